@@ -1,0 +1,462 @@
+//! Seeded generation of HMUL2 encodings: random across all forms and field values,
+//! full-factorial over a form's modifiers, and proptest strategies that shrink.
+//!
+//! Item `i` of seed `s` is drawn from its own stream ([`Rng::fork`]), so a run, a shard of it
+//! and a re-run of one item all see the same encodings on every machine.
+
+use crate::isa::*;
+use crate::rng::Rng;
+use crate::spec::{spec, Field};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// What to generate.
+#[derive(Clone, Debug)]
+pub struct GenOptions {
+    pub seed: u64,
+    /// Restrict to one form.
+    pub form: Option<Form>,
+    /// Share of words that nvdisasm must reject (negative tests).
+    pub illegal_share: f64,
+    /// Share of legal words with at least one field at a value nvdisasm calls INVALIDn.
+    pub invalid_share: f64,
+    /// Share of legal words with random bits set where the form has no field.
+    pub ignored_share: f64,
+}
+
+impl GenOptions {
+    /// Legal encodings only, no INVALIDn values, no ignored bits.
+    pub fn legal(seed: u64) -> GenOptions {
+        GenOptions { seed, form: None, illegal_share: 0.0, invalid_share: 0.0, ignored_share: 0.0 }
+    }
+}
+
+/// The operand-2 value that differs between forms, drawn with weight on the edges.
+fn draw_reg(r: &mut Rng) -> u8 {
+    match r.below(8) {
+        0 => RZ,
+        1 => 254,
+        2 => r.below(8) as u8,
+        _ => r.below(256) as u8,
+    }
+}
+
+fn draw_ureg(r: &mut Rng) -> u8 {
+    match r.below(8) {
+        0 => URZ,
+        1 => 62,
+        _ => r.below(64) as u8,
+    }
+}
+
+/// Interesting 16-bit patterns for immediates (both formats): zeros, ones, extremes, Inf, NaN.
+const SPECIAL_IMM: [u16; 16] = [
+    0x0000, 0x8000, 0x3c00, 0xbc00, 0x0001, 0x03ff, 0x0400, 0x7bff, 0x7c00, 0xfc00, 0x7e00, 0x7c01, 0x3f80, 0x7f80, 0x7fc0, 0x0080,
+];
+
+fn draw_imm(r: &mut Rng) -> u16 {
+    if r.below(4) == 0 {
+        *r.pick(&SPECIAL_IMM)
+    } else {
+        r.next_u32() as u16
+    }
+}
+
+fn draw_swizzle(r: &mut Rng, invalid: bool) -> Swizzle {
+    if invalid {
+        *r.pick(&Swizzle::ALL)
+    } else {
+        *r.pick(&[Swizzle::H1H0, Swizzle::H0H0, Swizzle::H1H1])
+    }
+}
+
+fn draw_mods(r: &mut Rng, invalid: bool) -> SrcMods {
+    SrcMods { neg: r.below(2) == 1, abs: r.below(2) == 1, swizzle: draw_swizzle(r, invalid) }
+}
+
+fn draw_operand2(r: &mut Rng, form: Form) -> Operand2 {
+    match form {
+        Form::Rrr => Operand2::Reg(draw_reg(r)),
+        Form::Imm => Operand2::Imm { first: draw_imm(r), second: draw_imm(r) },
+        Form::Const => {
+            let off = match r.below(6) {
+                0 => -0x8000,
+                1 => 0x7ffc,
+                2 => -4,
+                _ => (r.below(0x4000) as i32 - 0x2000) * 4,
+            };
+            Operand2::Const { bank: r.below(32) as u8, offset: off }
+        }
+        Form::ConstUr => {
+            let off = match r.below(6) {
+                0 => 0,
+                1 => 0xfffc,
+                _ => r.below(0x4000) * 4,
+            };
+            Operand2::ConstUr { ureg: draw_ureg(r), offset: off }
+        }
+        Form::Ur => Operand2::Ur(draw_ureg(r)),
+    }
+}
+
+/// Legal scheduling bits: any stall, yield only where nvdisasm allows it.
+fn draw_control(r: &mut Rng, form: Form) -> Control {
+    let stall = r.below(16) as u8;
+    let may_yield = spec()
+        .constraints
+        .iter()
+        .filter(|c| spec().fields[c.if_field].name == "yield" && spec().fields[c.field].name == "stall")
+        .all(|c| (c.min..=c.max).contains(&(stall as u32)));
+    Control {
+        stall,
+        yield_: may_yield && r.below(2) == 1,
+        wr_bar: r.below(8) as u8,
+        rd_bar: r.below(8) as u8,
+        wait: r.below(64) as u8,
+        reuse_a: r.below(4) == 0,
+        reuse_b: form == Form::Rrr && r.below(4) == 0,
+    }
+}
+
+/// One random legal instruction of `form`.
+pub fn random_inst(r: &mut Rng, form: Form, invalid: bool, ignored: bool) -> Hmul2 {
+    let formats: &[Format] = if invalid { &Format::ALL } else { &[Format::F16, Format::Bf16] };
+    let flushes: &[Flush] = if invalid { &Flush::ALL } else { &[Flush::None, Flush::Fmz, Flush::Ftz] };
+    let mut i = Hmul2 {
+        pred: Pred { index: r.below(8) as u8, negated: r.below(4) == 0 },
+        dst: draw_reg(r),
+        a: draw_reg(r),
+        a_mods: draw_mods(r, invalid),
+        b: draw_operand2(r, form),
+        b_mods: if form.has_b_mods() { draw_mods(r, invalid) } else { SrcMods::default() },
+        format: *r.pick(formats),
+        flush: *r.pick(flushes),
+        sat: r.below(2) == 1,
+        ctrl: draw_control(r, form),
+        ignored: 0,
+    };
+    if ignored {
+        let mask = form.spec().ignored_mask;
+        let bits = ((r.next_u64() as u128) << 64 | r.next_u64() as u128) & mask;
+        i.ignored = bits;
+    }
+    i
+}
+
+/// Ways to make a legal word illegal, read from the spec: a must-be-zero field set,
+/// a form selector no form has, a cross-field rule broken.
+fn break_word(r: &mut Rng, word: u128, form: Form) -> u128 {
+    let s = spec();
+    let fs = form.spec();
+    loop {
+        match r.below(3) {
+            0 if !fs.zero.is_empty() => {
+                let f = &s.fields[*r.pick(&fs.zero)];
+                let v = 1 + r.below(f.max());
+                return f.set(word, v).unwrap_or(word | f.mask);
+            }
+            1 => {
+                // a fixed field (not the opcode, which would make another instruction) at a value no form takes
+                let sel: Vec<&(usize, u32)> = fs.fixed.iter().filter(|(i, _)| s.fields[*i].name != "opcode").collect();
+                if sel.is_empty() {
+                    continue;
+                }
+                let &(fi, _) = *r.pick(&sel);
+                let f = &s.fields[fi];
+                let candidates: Vec<u32> = (0..=f.max())
+                    .map(|v| f.set(word, v).unwrap_or(word))
+                    .filter(|&w| crate::isa::decode::form_of(w).is_err())
+                    .map(|w| f.get(w))
+                    .collect();
+                if let Some(&v) = candidates.get(r.below(candidates.len().max(1) as u32) as usize) {
+                    return f.set(word, v).unwrap_or(word);
+                }
+            }
+            _ if !s.constraints.is_empty() => {
+                let c = r.pick(&s.constraints);
+                let (cf, tf) = (&s.fields[c.if_field], &s.fields[c.field]);
+                let bad: Vec<u32> = (0..=tf.max()).filter(|v| *v < c.min || *v > c.max).collect();
+                if bad.is_empty() {
+                    continue;
+                }
+                let w = cf.set(word, c.if_value).unwrap_or(word);
+                return tf.set(w, *r.pick(&bad)).unwrap_or(w);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Item `index` of a run.
+pub fn generate_one(opts: &GenOptions, index: u64) -> u128 {
+    let mut r = Rng::fork(opts.seed, index);
+    let form = opts.form.unwrap_or_else(|| *r.pick(&Form::ALL));
+    let invalid = r.chance(opts.invalid_share);
+    let ignored = r.chance(opts.ignored_share);
+    let illegal = r.chance(opts.illegal_share);
+    let inst = random_inst(&mut r, form, invalid, ignored);
+    let word = match encode(&inst) {
+        Ok(w) => w,
+        // random_inst draws only encodable values; this is the program's own invariant
+        Err(e) => panic!("generator drew an unencodable instruction {inst:?}: {e}"),
+    };
+    if illegal {
+        break_word(&mut r, word, form)
+    } else {
+        word
+    }
+}
+
+/// `count` words starting at item `start`.
+pub fn generate(opts: &GenOptions, start: u64, count: u64) -> Vec<u128> {
+    (start..start + count).map(|i| generate_one(opts, i)).collect()
+}
+
+/// Every combination of a form's modifiers (source neg/abs/half-select, format, flush, sat),
+/// with registers and operand 2 drawn from `seed`. RRR has 8192, the immediate form 512.
+pub fn factorial(form: Form, seed: u64) -> Vec<Hmul2> {
+    let mut out = Vec::new();
+    let mut r = Rng::new(seed);
+    let bools = [false, true];
+    let b_mod_list: Vec<SrcMods> = if form.has_b_mods() {
+        let mut v = Vec::new();
+        for neg in bools {
+            for abs in bools {
+                for swizzle in Swizzle::ALL {
+                    v.push(SrcMods { neg, abs, swizzle });
+                }
+            }
+        }
+        v
+    } else {
+        vec![SrcMods::default()]
+    };
+    for a_neg in bools {
+        for a_abs in bools {
+            for a_swz in Swizzle::ALL {
+                for &b_mods in &b_mod_list {
+                    for format in Format::ALL {
+                        for flush in Flush::ALL {
+                            for sat in bools {
+                                let mut i = random_inst(&mut r, form, false, false);
+                                i.a_mods = SrcMods { neg: a_neg, abs: a_abs, swizzle: a_swz };
+                                i.b_mods = b_mods;
+                                i.format = format;
+                                i.flush = flush;
+                                i.sat = sat;
+                                out.push(i);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Words that set every value of every field of every form one at a time on a plain
+/// instruction (values of wide fields: each single bit, zero and all ones).
+pub fn one_field_at_a_time() -> Vec<u128> {
+    let s = spec();
+    let mut out = Vec::new();
+    for form in Form::ALL {
+        let base = encode(&match form {
+            Form::Rrr => Hmul2::new(0, 1, Operand2::Reg(2)),
+            Form::Imm => Hmul2::new(0, 1, Operand2::Imm { first: 0x3c00, second: 0x4000 }),
+            Form::Const => Hmul2::new(0, 1, Operand2::Const { bank: 0, offset: 0 }),
+            Form::ConstUr => Hmul2::new(0, 1, Operand2::ConstUr { ureg: 0, offset: 0 }),
+            Form::Ur => Hmul2::new(0, 1, Operand2::Ur(2)),
+        })
+        .unwrap_or(0);
+        for &fi in form.spec().fields.iter().chain(form.spec().zero.iter()) {
+            let f = &s.fields[fi];
+            for v in field_values(f) {
+                if let Ok(w) = f.set(base, v) {
+                    out.push(w);
+                }
+            }
+        }
+        // every ignored bit alone
+        let ign = form.spec().ignored_mask;
+        for b in 0..128 {
+            if ign >> b & 1 == 1 {
+                out.push(base | 1u128 << b);
+            }
+        }
+    }
+    out
+}
+
+/// Every value for narrow fields; zero, all ones and each single bit for wide ones.
+pub fn field_values(f: &Field) -> Vec<u32> {
+    if f.width <= 8 {
+        (0..=f.max()).collect()
+    } else {
+        let mut v = vec![0, f.max()];
+        v.extend((0..f.width).map(|b| 1u32 << b));
+        v
+    }
+}
+
+/// Field-value coverage of a set of words.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Coverage {
+    pub words: u64,
+    pub legal: u64,
+    pub by_form: BTreeMap<String, u64>,
+    pub illegal_kinds: BTreeMap<String, u64>,
+    pub with_invalid_values: u64,
+    pub with_ignored_bits: u64,
+    /// For each field: how many legal words had each value (narrow fields), or each bit set (wide fields).
+    pub fields: BTreeMap<String, FieldCoverage>,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct FieldCoverage {
+    pub width: u32,
+    /// value (or "bitN") → count
+    pub seen: BTreeMap<String, u64>,
+    /// number of distinct values (narrow) or bits (wide) that can occur
+    pub possible: u64,
+}
+
+impl FieldCoverage {
+    pub fn covered(&self) -> u64 {
+        self.seen.values().filter(|&&c| c > 0).count() as u64
+    }
+}
+
+impl Coverage {
+    pub fn add(&mut self, word: u128) {
+        self.words += 1;
+        match decode(word) {
+            Ok(i) => {
+                self.legal += 1;
+                let form = i.form();
+                *self.by_form.entry(form.key().to_string()).or_default() += 1;
+                if i.has_invalid_value() {
+                    self.with_invalid_values += 1;
+                }
+                if i.ignored != 0 {
+                    self.with_ignored_bits += 1;
+                }
+                let s = spec();
+                for &fi in &form.spec().fields {
+                    let f = &s.fields[fi];
+                    let e = self.fields.entry(f.name.clone()).or_insert_with(|| FieldCoverage {
+                        width: f.width,
+                        seen: BTreeMap::new(),
+                        possible: if f.width <= 8 { 1u64 << f.width } else { f.width as u64 * 2 },
+                    });
+                    let v = f.get(word);
+                    if f.width <= 8 {
+                        *e.seen.entry(format!("{v}")).or_default() += 1;
+                    } else {
+                        for b in 0..f.width {
+                            let key = format!("bit{b}={}", v >> b & 1);
+                            *e.seen.entry(key).or_default() += 1;
+                        }
+                    }
+                }
+            }
+            Err(e) => *self.illegal_kinds.entry(e.kind()).or_default() += 1,
+        }
+    }
+
+    pub fn of(words: &[u128]) -> Coverage {
+        let mut c = Coverage::default();
+        for &w in words {
+            c.add(w);
+        }
+        c
+    }
+
+    /// A plain-text table: one line a field, covered / possible.
+    pub fn table(&self) -> String {
+        let mut s = format!("{} words, {} legal\n", self.words, self.legal);
+        for (k, v) in &self.by_form {
+            s += &format!("  form {k:<16} {v}\n");
+        }
+        for (k, v) in &self.illegal_kinds {
+            s += &format!("  illegal {k:<24} {v}\n");
+        }
+        s += &format!("  with INVALIDn values {}\n  with ignored bits set {}\n", self.with_invalid_values, self.with_ignored_bits);
+        for (name, f) in &self.fields {
+            let unit = if f.width <= 8 { "values" } else { "bit states" };
+            s += &format!("  field {name:<12} {:>4}/{:<4} {unit}\n", f.covered(), f.possible);
+        }
+        s
+    }
+}
+
+/// proptest strategies: a failing test shrinks towards a small seed and item index.
+pub mod strategies {
+    use super::*;
+    use proptest::prelude::{any, Strategy};
+
+    /// Any legal instruction (INVALIDn values and ignored bits included).
+    pub fn hmul2() -> impl Strategy<Value = Hmul2> {
+        (any::<u64>(), 0usize..5, any::<bool>(), any::<bool>()).prop_map(|(seed, form, invalid, ignored)| {
+            let mut r = Rng::new(seed);
+            random_inst(&mut r, Form::ALL[form], invalid, ignored)
+        })
+    }
+
+    /// Any legal word.
+    pub fn legal_word() -> impl Strategy<Value = u128> {
+        hmul2().prop_map(|i| match encode(&i) {
+            Ok(w) => w,
+            Err(e) => panic!("strategy drew an unencodable instruction: {e}"),
+        })
+    }
+
+    /// Any 128-bit word at all.
+    pub fn any_word() -> impl Strategy<Value = u128> {
+        any::<u128>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_seed_same_words() {
+        let o = GenOptions { illegal_share: 0.1, invalid_share: 0.2, ignored_share: 0.2, ..GenOptions::legal(42) };
+        assert_eq!(generate(&o, 0, 500), generate(&o, 0, 500));
+        assert_eq!(generate(&o, 100, 10), generate(&o, 0, 110)[100..].to_vec());
+        assert_ne!(generate(&o, 0, 50), generate(&GenOptions { seed: 43, ..o.clone() }, 0, 50));
+    }
+
+    #[test]
+    fn legal_option_gives_legal_words_and_shares_are_honoured() {
+        let words = generate(&GenOptions::legal(1), 0, 5000);
+        assert!(words.iter().all(|&w| decode(w).is_ok()));
+        assert!(words.iter().all(|&w| !decode(w).unwrap().has_invalid_value()));
+        let o = GenOptions { illegal_share: 0.5, ..GenOptions::legal(2) };
+        let bad = generate(&o, 0, 4000).into_iter().filter(|&w| decode(w).is_err()).count();
+        assert!((1700..2300).contains(&bad), "{bad} illegal of 4000");
+    }
+
+    #[test]
+    fn form_restriction_and_coverage() {
+        for form in Form::ALL {
+            let o = GenOptions { form: Some(form), invalid_share: 0.5, ..GenOptions::legal(7) };
+            let words = generate(&o, 0, 4000);
+            assert!(words.iter().all(|&w| decode(w).unwrap().form() == form));
+            let c = Coverage::of(&words);
+            assert_eq!(c.fields.len(), form.spec().fields.len());
+            for (name, f) in &c.fields {
+                assert_eq!(f.covered(), f.possible, "{form}: field {name} not fully covered: {:?}", f.seen);
+            }
+        }
+    }
+
+    #[test]
+    fn factorial_sizes() {
+        assert_eq!(factorial(Form::Rrr, 1).len(), 8192);
+        assert_eq!(factorial(Form::Imm, 1).len(), 512);
+        assert!(factorial(Form::Ur, 1).iter().all(|i| encode(i).is_ok()));
+    }
+}

@@ -1,0 +1,142 @@
+//! [`Hmul2`] → 128-bit word. Every value is checked against its field: nothing is truncated,
+//! and an instruction that nvdisasm would reject is refused with the same reason decode gives.
+
+use super::*;
+use crate::spec::{layout, spec, FieldOverflow};
+
+/// Why an instruction cannot be encoded.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum EncodeError {
+    #[error(transparent)]
+    Overflow(#[from] FieldOverflow),
+    #[error("constant offset {offset:#x} is not a multiple of 4")]
+    Misaligned { offset: i64 },
+    #[error("constant offset {offset:#x} is outside {min:#x}..={max:#x}")]
+    OffsetRange { offset: i64, min: i64, max: i64 },
+    #[error("the immediate form has no operand 2 modifiers")]
+    ImmediateMods,
+    #[error("reuse of operand 2 needs a register operand 2")]
+    ReuseB,
+    #[error("ignored bits {bits:#034x} lie outside the bits this form ignores")]
+    Ignored { bits: u128 },
+    #[error("illegal: {0}")]
+    Illegal(#[from] Illegal),
+}
+
+/// Encode one instruction.
+pub fn encode(i: &Hmul2) -> Result<u128, EncodeError> {
+    let l = layout();
+    let s = spec();
+    let form = i.form();
+    let fs = form.spec();
+    let mut w = 0u128;
+    for &(f, v) in &fs.fixed {
+        w = s.fields[f].set(w, v)?;
+    }
+    w = l.pred.set(w, i.pred.index as u32)?;
+    w = l.pred_neg.set(w, i.pred.negated as u32)?;
+    w = l.dst.set(w, i.dst as u32)?;
+    w = l.a.set(w, i.a as u32)?;
+    w = l.a_neg.set(w, i.a_mods.neg as u32)?;
+    w = l.a_abs.set(w, i.a_mods.abs as u32)?;
+    w = l.a_swizzle.set(w, i.a_mods.swizzle as u32)?;
+    match i.b {
+        Operand2::Reg(r) => w = l.b_reg.set(w, r as u32)?,
+        Operand2::Imm { first, second } => {
+            w = l.imm_hi.set(w, first as u32)?;
+            w = l.imm_lo.set(w, second as u32)?;
+        }
+        Operand2::Const { bank, offset } => {
+            w = l.cb_bank.set(w, bank as u32)?;
+            let scale = l.cb_offset.scale as i64;
+            let half = 1i64 << (l.cb_offset.width - 1);
+            let (min, max) = (-half * scale, (half - 1) * scale);
+            let off = offset as i64;
+            if off % scale != 0 {
+                return Err(EncodeError::Misaligned { offset: off });
+            }
+            if off < min || off > max {
+                return Err(EncodeError::OffsetRange { offset: off, min, max });
+            }
+            w = l.cb_offset.set(w, ((off / scale) as u32) & l.cb_offset.max())?;
+        }
+        Operand2::ConstUr { ureg, offset } => {
+            w = l.b_ureg.set(w, ureg as u32)?;
+            let scale = l.cb_offset.scale as i64;
+            let off = offset as i64;
+            let max = l.cb_offset.max() as i64 * scale;
+            if off % scale != 0 {
+                return Err(EncodeError::Misaligned { offset: off });
+            }
+            if off > max {
+                return Err(EncodeError::OffsetRange { offset: off, min: 0, max });
+            }
+            w = l.cb_offset.set(w, (off / scale) as u32)?;
+        }
+        Operand2::Ur(u) => w = l.b_ureg.set(w, u as u32)?,
+    }
+    if form.has_b_mods() {
+        w = l.b_neg.set(w, i.b_mods.neg as u32)?;
+        w = l.b_abs.set(w, i.b_mods.abs as u32)?;
+        w = l.b_swizzle.set(w, i.b_mods.swizzle as u32)?;
+    } else if i.b_mods != SrcMods::default() {
+        return Err(EncodeError::ImmediateMods);
+    }
+    w = l.format.set(w, i.format as u32)?;
+    w = l.flush.set(w, i.flush as u32)?;
+    w = l.sat.set(w, i.sat as u32)?;
+    let c = &i.ctrl;
+    w = l.stall.set(w, c.stall as u32)?;
+    w = l.yield_.set(w, c.yield_ as u32)?;
+    w = l.wr_bar.set(w, c.wr_bar as u32)?;
+    w = l.rd_bar.set(w, c.rd_bar as u32)?;
+    w = l.wait.set(w, c.wait as u32)?;
+    w = l.reuse_a.set(w, c.reuse_a as u32)?;
+    if c.reuse_b {
+        if form != Form::Rrr {
+            return Err(EncodeError::ReuseB);
+        }
+        w = l.reuse_b.set(w, 1)?;
+    }
+    if i.ignored & !fs.ignored_mask != 0 {
+        return Err(EncodeError::Ignored { bits: i.ignored & !fs.ignored_mask });
+    }
+    w |= i.ignored;
+    for k in &s.constraints {
+        if s.fields[k.if_field].get(w) == k.if_value {
+            let v = s.fields[k.field].get(w);
+            if v < k.min || v > k.max {
+                // decode names the broken rule exactly as it would for this word
+                return Err(EncodeError::Illegal(decode(w).err().unwrap_or(Illegal::UnknownForm { value: 0, ureg: 0 })));
+            }
+        }
+    }
+    Ok(w)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encodes_known_words() {
+        let mut i = Hmul2::new(0, 1, Operand2::Reg(2));
+        i.ctrl.stall = 1;
+        i.ctrl.yield_ = true;
+        assert_eq!(encode(&i).unwrap(), 0x000fe20000000000u128 << 64 | 0x0000000201007232);
+    }
+
+    #[test]
+    fn refuses_what_does_not_fit() {
+        let i = Hmul2::new(0, 1, Operand2::Ur(64));
+        assert!(matches!(encode(&i), Err(EncodeError::Overflow(_))));
+        let i = Hmul2::new(0, 1, Operand2::Const { bank: 0, offset: 2 });
+        assert!(matches!(encode(&i), Err(EncodeError::Misaligned { .. })));
+        let i = Hmul2::new(0, 1, Operand2::Const { bank: 0, offset: 0x8000 });
+        assert!(matches!(encode(&i), Err(EncodeError::OffsetRange { .. })));
+        let mut i = Hmul2::new(0, 1, Operand2::Reg(2));
+        i.ctrl.yield_ = true;
+        i.ctrl.stall = 0;
+        assert!(matches!(encode(&i), Err(EncodeError::Illegal(Illegal::Constraint { .. }))));
+    }
+}

@@ -1,0 +1,44 @@
+//! The command-line spelling of an instruction word: `0x` and 32 hex digits, the 128-bit
+//! word as one number, high 64 bits first (nvdisasm's second comment word is the high half).
+
+/// Why a text is not an instruction word.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum HexError {
+    #[error("malformed hex {0:?}: expected 0x and 32 hex digits")]
+    Malformed(String),
+}
+
+/// Parse `0x` + 32 hex digits (surrounding white space allowed).
+pub fn parse_hex(text: &str) -> Result<u128, HexError> {
+    let t = text.trim();
+    let digits = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")).ok_or_else(|| HexError::Malformed(t.into()))?;
+    if digits.len() != 32 || !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(HexError::Malformed(t.into()));
+    }
+    u128::from_str_radix(digits, 16).map_err(|_| HexError::Malformed(t.into()))
+}
+
+/// `0x` + 32 lower-case hex digits.
+pub fn format_hex(word: u128) -> String {
+    format!("{word:#034x}")
+}
+
+/// The word as the 16 bytes it occupies in instruction memory (little-endian).
+pub fn to_bytes(word: u128) -> [u8; 16] {
+    word.to_le_bytes()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_and_rejects() {
+        let w = 0x000fe200000000000000000201007232u128;
+        assert_eq!(format_hex(w), "0x000fe200000000000000000201007232");
+        assert_eq!(parse_hex(&format_hex(w)).unwrap(), w);
+        for bad in ["", "0x", "000fe200000000000000000201007232", "0x000fe20000000000000000020100723", "0x000fe2000000000000000002010072g2", "0x000fe2000000000000000002010072321"] {
+            assert!(parse_hex(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,255 @@
+//! nvdisasm-style text → [`Hmul2`]; the inverse of [`super::render`].
+//!
+//! Text carries less than the word: control bits other than `.reuse`, ignored bits and
+//! NaN payloads are not printed, and `HMUL2.INVALID3` names both format = INVALID3 and
+//! flush = INVALID3. Parsing takes control bits from [`Control::default`], zero ignored
+//! bits, canonical NaNs, and reads modifiers in field order (format, flush, sat), first fit.
+
+use super::floattext::{parse_imm, Half};
+use super::*;
+use crate::spec::{layout, Field};
+
+/// Why a text is not an HMUL2 instruction.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("cannot parse {text:?}: {reason}")]
+pub struct ParseError {
+    pub text: String,
+    pub reason: String,
+}
+
+fn err<T>(text: &str, reason: impl Into<String>) -> Result<T, ParseError> {
+    Err(ParseError { text: text.to_string(), reason: reason.into() })
+}
+
+fn reg_number(s: &str, prefix: &str, zero: u8, max: u32) -> Option<u8> {
+    let rest = s.strip_prefix(prefix)?;
+    if rest == "Z" {
+        return Some(zero);
+    }
+    if rest.is_empty() || !rest.bytes().all(|b| b.is_ascii_digit()) || (rest.len() > 1 && rest.starts_with('0')) {
+        return None;
+    }
+    let n: u32 = rest.parse().ok()?;
+    (n <= max && n != zero as u32).then_some(n as u8)
+}
+
+fn parse_hex_num(s: &str) -> Option<i64> {
+    let (neg, t) = match s.strip_prefix('-') {
+        Some(t) => (true, t),
+        None => (false, s),
+    };
+    let digits = t.strip_prefix("0x")?;
+    let v = i64::from_str_radix(digits, 16).ok()?;
+    Some(if neg { -v } else { v })
+}
+
+fn swizzle_by_name(field: &Field, name: &str) -> Option<Swizzle> {
+    field.values.iter().position(|v| !v.is_empty() && v == name).map(|i| Swizzle::from_bits(i as u32))
+}
+
+/// A source with its decorations stripped: `-|X.SWZ|`, `-|X|.reuse.SWZ`.
+struct Src<'a> {
+    core: &'a str,
+    mods: SrcMods,
+    reuse: bool,
+}
+
+fn parse_src<'a>(full: &str, op: &'a str, swz: &Field) -> Result<Src<'a>, ParseError> {
+    let mut s = op.trim();
+    let mut mods = SrcMods::default();
+    if let Some(r) = s.strip_prefix('-') {
+        mods.neg = true;
+        s = r;
+    }
+    let mut reuse = false;
+    if let Some(r) = s.strip_prefix('|') {
+        mods.abs = true;
+        // |X|.reuse.SWZ (registers) or |X.SWZ| (other operands)
+        let close = match r.rfind('|') {
+            Some(c) => c,
+            None => return err(full, format!("unbalanced | in {op:?}")),
+        };
+        let (inner, after) = (&r[..close], &r[close + 1..]);
+        let mut core = inner;
+        let mut tail = after;
+        if after.is_empty() {
+            // suffixes inside the bars
+            tail = "";
+            if let Some(dot) = inner.rfind('.') {
+                if let Some(z) = swizzle_by_name(swz, &inner[dot + 1..]) {
+                    mods.swizzle = z;
+                    core = &inner[..dot];
+                }
+            }
+        }
+        for part in tail.split('.').filter(|p| !p.is_empty()) {
+            if part == "reuse" && mods.swizzle == Swizzle::H1H0 {
+                reuse = true;
+            } else if let Some(z) = swizzle_by_name(swz, part) {
+                mods.swizzle = z;
+            } else {
+                return err(full, format!("unknown operand suffix .{part}"));
+            }
+        }
+        return Ok(Src { core, mods, reuse });
+    }
+    // X[.reuse][.SWZ]; a c[..] [..] core has no dots of its own
+    let mut parts = s.split('.');
+    let core = parts.next().unwrap_or("");
+    for part in parts {
+        if part == "reuse" && !reuse && mods.swizzle == Swizzle::H1H0 {
+            reuse = true;
+        } else if let Some(z) = swizzle_by_name(swz, part) {
+            if mods.swizzle != Swizzle::H1H0 {
+                return err(full, "two half selects");
+            }
+            mods.swizzle = z;
+        } else {
+            return err(full, format!("unknown operand suffix .{part}"));
+        }
+    }
+    Ok(Src { core, mods, reuse })
+}
+
+/// Parse one instruction text (a trailing `;` is allowed).
+pub fn parse(text: &str) -> Result<Hmul2, ParseError> {
+    let l = layout();
+    let full = text.trim();
+    let mut s = full.strip_suffix(';').unwrap_or(full).trim();
+    let mut pred = Pred::ALWAYS;
+    if let Some(r) = s.strip_prefix('@') {
+        let (p, rest) = r.split_once(' ').unwrap_or((r, ""));
+        let (neg, p) = match p.strip_prefix('!') {
+            Some(p) => (true, p),
+            None => (false, p),
+        };
+        let index = if p == "PT" {
+            PT
+        } else {
+            match p.strip_prefix('P').and_then(|n| n.parse::<u8>().ok()).filter(|&n| n < PT && p.len() == 2) {
+                Some(n) => n,
+                None => return err(full, format!("bad predicate @{p}")),
+            }
+        };
+        pred = Pred { index, negated: neg };
+        s = rest.trim_start();
+    }
+    let (head, ops) = s.split_once(' ').unwrap_or((s, ""));
+    let mut mods = head.split('.');
+    let mnemonic = mods.next().unwrap_or("");
+    if mnemonic != "HMUL2" {
+        return err(full, format!("unknown mnemonic {mnemonic:?}"));
+    }
+    let mods: Vec<&str> = mods.collect();
+    let mut k = 0;
+    let mut vals = [0u32; 3];
+    for (slot, f) in [&l.format, &l.flush, &l.sat].into_iter().enumerate() {
+        if let Some(m) = mods.get(k) {
+            if let Some(v) = f.values.iter().position(|n| !n.is_empty() && n == m) {
+                vals[slot] = v as u32;
+                k += 1;
+            }
+        }
+    }
+    if k != mods.len() {
+        return err(full, format!("unknown or misplaced modifier .{}", mods[k]));
+    }
+    let ops: Vec<&str> = ops.split(',').map(str::trim).collect();
+    if ops.len() < 3 {
+        return err(full, "expected at least three operands");
+    }
+    let dst = match reg_number(ops[0], "R", RZ, 254) {
+        Some(r) => r,
+        None => return err(full, format!("bad destination {:?}", ops[0])),
+    };
+    let a = parse_src(full, ops[1], &l.a_swizzle)?;
+    let a_reg = match reg_number(a.core, "R", RZ, 254) {
+        Some(r) => r,
+        None => return err(full, format!("bad operand 1 {:?}", ops[1])),
+    };
+    let format = Format::ALL[vals[0] as usize];
+    let mut ctrl = Control { reuse_a: a.reuse, ..Control::default() };
+    let (b, b_mods) = if ops.len() == 4 {
+        let h = if format == Format::Bf16 { Half::Bf16 } else { Half::F16 };
+        let first = parse_imm(h, ops[2]).ok_or_else(|| ParseError { text: full.into(), reason: format!("bad immediate {:?}", ops[2]) })?;
+        let second = parse_imm(h, ops[3]).ok_or_else(|| ParseError { text: full.into(), reason: format!("bad immediate {:?}", ops[3]) })?;
+        (Operand2::Imm { first, second }, SrcMods::default())
+    } else if ops.len() == 3 {
+        let src = parse_src(full, ops[2], &l.b_swizzle)?;
+        let core = src.core;
+        let b = if let Some(r) = reg_number(core, "R", RZ, 254) {
+            ctrl.reuse_b = src.reuse;
+            Operand2::Reg(r)
+        } else if let Some(u) = reg_number(core, "UR", URZ, 62) {
+            Operand2::Ur(u)
+        } else if let Some(rest) = core.strip_prefix("cx[") {
+            let (u, off) = rest.split_once("] [").ok_or_else(|| ParseError { text: full.into(), reason: format!("bad operand {core:?}") })?;
+            let ureg = reg_number(u, "UR", URZ, 62).ok_or_else(|| ParseError { text: full.into(), reason: format!("bad uniform register {u:?}") })?;
+            let off = off.strip_suffix(']').and_then(parse_hex_num).filter(|&o| (0..=u32::MAX as i64).contains(&o));
+            match off {
+                Some(o) => Operand2::ConstUr { ureg, offset: o as u32 },
+                None => return err(full, format!("bad offset in {core:?}")),
+            }
+        } else if let Some(rest) = core.strip_prefix("c[") {
+            let (bank, off) = rest.split_once("] [").ok_or_else(|| ParseError { text: full.into(), reason: format!("bad operand {core:?}") })?;
+            let bank = parse_hex_num(bank).filter(|b| (0..=255).contains(b));
+            let off = off.strip_suffix(']').and_then(parse_hex_num).filter(|o| (i32::MIN as i64..=i32::MAX as i64).contains(o));
+            match (bank, off) {
+                (Some(b), Some(o)) => Operand2::Const { bank: b as u8, offset: o as i32 },
+                _ => return err(full, format!("bad constant operand {core:?}")),
+            }
+        } else {
+            return err(full, format!("bad operand 2 {:?}", ops[2]));
+        };
+        if src.reuse && !matches!(b, Operand2::Reg(_)) {
+            return err(full, ".reuse on a non-register operand 2");
+        }
+        (b, src.mods)
+    } else {
+        return err(full, format!("expected 3 or 4 operands, found {}", ops.len()));
+    };
+    Ok(Hmul2 {
+        pred,
+        dst,
+        a: a_reg,
+        a_mods: a.mods,
+        b,
+        b_mods,
+        format,
+        flush: Flush::ALL[vals[1] as usize],
+        sat: vals[2] != 0,
+        ctrl,
+        ignored: 0,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_rendered_samples() {
+        for t in [
+            "@!P2 HMUL2 R0, -|R1|.reuse.H1_H1, -|R2|.reuse.H0_H0",
+            "HMUL2 R0, -|R1|.reuse.H1_H1, -|c[0x3] [0x14].H0_H0|",
+            "HMUL2 R0, -|R1|.reuse.H1_H1, -1, +INF",
+            "HMUL2.BF16_V2.FMZ.SAT R0, R1, -0.0078125, 2.65845599156983174581e+36",
+            "HMUL2 R0, -|R1|.reuse.H1_H1, -|UR2.H0_H0|",
+            "@!PT HMUL2 RZ, -RZ.reuse, RZ",
+            "HMUL2 R0, R1, c[0x1f] [-0x4]",
+            "HMUL2 R0, R1, cx[URZ] [0xfffc].INVALID1",
+            "HMUL2 R0, R0, -0.0 , 1",
+            "HMUL2.INVALID3.INVALID3.SAT R254, R1, R2.INVALID1",
+        ] {
+            let i = parse(t).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(render(&i), t);
+        }
+    }
+
+    #[test]
+    fn rejects_garbage() {
+        for t in ["", "HADD2 R0, R1, R2", "HMUL2 R0, R1", "HMUL2 R256, R1, R2", "HMUL2.FOO R0, R1, R2", "HMUL2 R0, R1, UR63", "@P7 HMUL2 R0, R1, R2", "HMUL2 R0, R1, 1.00000001, 0"] {
+            assert!(parse(t).is_err(), "{t}");
+        }
+    }
+}

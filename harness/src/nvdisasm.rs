@@ -1,0 +1,246 @@
+//! NVIDIA's disassembler as an oracle: finds the pinned binary, disassembles words in
+//! batches, and isolates the words it rejects.
+//!
+//! nvdisasm prints nothing for a file that holds one illegal word, but names that word's
+//! address; the batch is split there and the rest re-run, so a batch with k rejected
+//! words costs about 2k+1 calls instead of one call per word.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A tool could not be found or run.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    #[error("{tool} not found (looked in {looked}); install it with `bash ci/install-tools.sh` or set {env}")]
+    NotFound { tool: String, looked: String, env: String },
+    #[error("{tool}: {msg}")]
+    Failed { tool: String, msg: String },
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Locate a pinned NVIDIA tool: `$HMUL2_<TOOL>` if set, else `.tools/bin/<tool>` in the
+/// current folder or any parent, else beside the running binary's project, else `PATH`.
+pub fn find_tool(name: &str) -> Result<PathBuf, ToolError> {
+    let env = format!("HMUL2_{}", name.to_ascii_uppercase());
+    let mut looked = Vec::new();
+    if let Some(p) = std::env::var_os(&env) {
+        let p = PathBuf::from(p);
+        if p.is_file() {
+            return Ok(p);
+        }
+        looked.push(p.display().to_string());
+    }
+    let mut starts = Vec::new();
+    if let Ok(cwd) = std::env::current_dir() {
+        starts.push(cwd);
+    }
+    if let Ok(exe) = std::env::current_exe() {
+        starts.push(exe);
+    }
+    // The crate's own folder, for tests and benches run from anywhere inside the project.
+    starts.push(PathBuf::from(env!("CARGO_MANIFEST_DIR")));
+    for start in starts {
+        for dir in start.ancestors() {
+            let p = dir.join(".tools").join("bin").join(name);
+            if p.is_file() {
+                return Ok(p);
+            }
+        }
+        looked.push(format!("{}/**/.tools/bin", start.display()));
+    }
+    if let Some(paths) = std::env::var_os("PATH") {
+        for dir in std::env::split_paths(&paths) {
+            let p = dir.join(name);
+            if p.is_file() {
+                return Ok(p);
+            }
+        }
+        looked.push("PATH".into());
+    }
+    Err(ToolError::NotFound { tool: name.into(), looked: looked.join(", "), env })
+}
+
+/// What nvdisasm made of one word.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// The instruction text, without address, `;` and comments.
+    Text(String),
+    /// nvdisasm refused the word; its message.
+    Rejected(String),
+}
+
+/// A located nvdisasm.
+#[derive(Clone, Debug)]
+pub struct Nvdisasm {
+    pub path: PathBuf,
+    /// Words per call.
+    pub batch: usize,
+    /// Parallel calls.
+    pub jobs: usize,
+    /// Calls made so far (for reports and benches).
+    pub calls: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl Nvdisasm {
+    pub fn find() -> Result<Nvdisasm, ToolError> {
+        Ok(Nvdisasm::at(find_tool("nvdisasm")?))
+    }
+
+    pub fn at(path: PathBuf) -> Nvdisasm {
+        let jobs = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(8);
+        Nvdisasm { path, batch: 4096, jobs, calls: Default::default() }
+    }
+
+    /// `nvdisasm --version`'s release line.
+    pub fn version(&self) -> Result<String, ToolError> {
+        let out = Command::new(&self.path).arg("--version").output()?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        Ok(text.lines().rev().nth(1).unwrap_or("").trim().to_string())
+    }
+
+    /// Run nvdisasm once on `words`: Ok(texts) or Err((index of the first rejected word, message)).
+    fn call(&self, words: &[u128], tmp: &Path) -> Result<Result<Vec<String>, (Option<usize>, String)>, ToolError> {
+        self.calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        {
+            let mut f = std::io::BufWriter::new(std::fs::File::create(tmp)?);
+            for w in words {
+                f.write_all(&w.to_le_bytes())?;
+            }
+            f.flush()?;
+        }
+        let out = Command::new(&self.path).args(["-b", "SM90"]).arg(tmp).output()?;
+        if out.status.success() {
+            let texts = parse_listing(&String::from_utf8_lossy(&out.stdout), words.len())
+                .map_err(|msg| ToolError::Failed { tool: "nvdisasm".into(), msg })?;
+            return Ok(Ok(texts));
+        }
+        let err = String::from_utf8_lossy(&out.stderr);
+        let msg = err.lines().find(|l| !l.contains("Illegal instruction found")).unwrap_or("").trim();
+        let msg = msg.strip_prefix("nvdisasm error").map(|m| m.trim_start_matches([' ', ':']).trim()).unwrap_or(msg);
+        if msg.is_empty() {
+            return Err(ToolError::Failed { tool: "nvdisasm".into(), msg: format!("exited with {} and no message", out.status) });
+        }
+        let at = msg.rfind("at address 0x").and_then(|p| {
+            let hex: String = msg[p + 13..].chars().take_while(|c| c.is_ascii_hexdigit()).collect();
+            usize::from_str_radix(&hex, 16).ok()
+        });
+        let index = at.map(|a| a / 16).filter(|&i| i < words.len());
+        let clean = match msg.rfind(" at address") {
+            Some(p) => msg[..p].to_string(),
+            None => msg.to_string(),
+        };
+        Ok(Err((index, clean)))
+    }
+
+    fn run_isolated(&self, words: &[u128], tmp: &Path, out: &mut [Option<Verdict>]) -> Result<(), ToolError> {
+        if words.is_empty() {
+            return Ok(());
+        }
+        match self.call(words, tmp)? {
+            Ok(texts) => {
+                for (slot, t) in out.iter_mut().zip(texts) {
+                    *slot = Some(Verdict::Text(t));
+                }
+            }
+            Err((Some(k), msg)) => {
+                out[k] = Some(Verdict::Rejected(msg));
+                self.run_isolated(&words[..k], tmp, &mut out[..k])?;
+                self.run_isolated(&words[k + 1..], tmp, &mut out[k + 1..])?;
+            }
+            Err((None, msg)) => {
+                if words.len() == 1 {
+                    out[0] = Some(Verdict::Rejected(msg));
+                } else {
+                    let m = words.len() / 2;
+                    let (lo, hi) = out.split_at_mut(m);
+                    self.run_isolated(&words[..m], tmp, lo)?;
+                    self.run_isolated(&words[m..], tmp, hi)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// One verdict per word, in order.
+    pub fn disassemble(&self, words: &[u128]) -> Result<Vec<Verdict>, ToolError> {
+        let mut out: Vec<Option<Verdict>> = vec![None; words.len()];
+        let dir = std::env::temp_dir();
+        let chunks: Vec<(&[u128], &mut [Option<Verdict>])> =
+            words.chunks(self.batch.max(1)).zip(out.chunks_mut(self.batch.max(1))).collect();
+        let queue = std::sync::Mutex::new(chunks);
+        let first_error: std::sync::Mutex<Option<ToolError>> = std::sync::Mutex::new(None);
+        std::thread::scope(|s| {
+            for j in 0..self.jobs.max(1) {
+                let queue = &queue;
+                let first_error = &first_error;
+                let tmp = dir.join(format!("hmul2-nvdisasm-{}-{j}.bin", std::process::id()));
+                s.spawn(move || {
+                    loop {
+                        let job = match queue.lock() {
+                            Ok(mut q) => q.pop(),
+                            Err(_) => None,
+                        };
+                        let Some((ws, slots)) = job else { break };
+                        if let Err(e) = self.run_isolated(ws, &tmp, slots) {
+                            if let Ok(mut fe) = first_error.lock() {
+                                fe.get_or_insert(e);
+                            }
+                            break;
+                        }
+                    }
+                    let _ = std::fs::remove_file(&tmp);
+                });
+            }
+        });
+        if let Some(e) = first_error.into_inner().ok().flatten() {
+            return Err(e);
+        }
+        out.into_iter()
+            .enumerate()
+            .map(|(i, v)| v.ok_or_else(|| ToolError::Failed { tool: "nvdisasm".into(), msg: format!("no verdict for word {i}") }))
+            .collect()
+    }
+}
+
+/// Instruction texts of a `nvdisasm -b` listing, indexed by address.
+fn parse_listing(stdout: &str, n: usize) -> Result<Vec<String>, String> {
+    let mut texts: Vec<Option<String>> = vec![None; n];
+    for line in stdout.lines() {
+        let t = line.trim_start();
+        let Some(rest) = t.strip_prefix("/*") else { continue };
+        let Some(end) = rest.find("*/") else { continue };
+        let addr = &rest[..end];
+        if addr.is_empty() || !addr.bytes().all(|b| b.is_ascii_hexdigit()) {
+            continue;
+        }
+        let Ok(a) = usize::from_str_radix(addr, 16) else { continue };
+        let body = &rest[end + 2..];
+        let body = match body.find("/*") {
+            Some(p) => &body[..p],
+            None => body,
+        };
+        let body = body.trim().trim_end_matches(';').trim_end();
+        if a % 16 == 0 && a / 16 < n {
+            texts[a / 16] = Some(body.to_string());
+        }
+    }
+    texts
+        .into_iter()
+        .enumerate()
+        .map(|(i, t)| t.ok_or_else(|| format!("listing has no instruction at {:#06x}", i * 16)))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_a_listing() {
+        let l = "\t.headerflags\t@\"EF_CUDA_SM90\"\n        /*0000*/                   HMUL2 R0, R1, R2 ;            /* 0x0000000201007232 */\n                                                                 /* 0x000fe20000000000 */\n        /*0010*/                   HMUL2 R0, R0, -0.0 , 1 ;          /* 0x40003c0000007832 */\n";
+        assert_eq!(parse_listing(l, 2).unwrap(), vec!["HMUL2 R0, R1, R2".to_string(), "HMUL2 R0, R0, -0.0 , 1".to_string()]);
+        assert!(parse_listing(l, 3).is_err());
+    }
+}

@@ -1,0 +1,84 @@
+//! The project's decode + render judged by nvdisasm, word by word.
+
+use crate::isa::{decode, format_hex, render, Illegal};
+use crate::nvdisasm::{Nvdisasm, ToolError, Verdict};
+use serde::Serialize;
+
+/// One disagreement between the project and nvdisasm.
+#[derive(Clone, Debug, Serialize)]
+pub struct Mismatch {
+    pub word: String,
+    pub ours: String,
+    pub nvdisasm: String,
+}
+
+impl std::fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}\n    ours:     {}\n    nvdisasm: {}", self.word, self.ours, self.nvdisasm)
+    }
+}
+
+/// Totals of a comparison.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct OracleReport {
+    pub words: usize,
+    pub agreed_text: usize,
+    pub agreed_illegal: usize,
+    pub mismatches: Vec<Mismatch>,
+    pub nvdisasm_calls: u64,
+}
+
+impl OracleReport {
+    pub fn ok(&self) -> bool {
+        self.mismatches.is_empty() && self.words == self.agreed_text + self.agreed_illegal
+    }
+}
+
+/// What the project says of a word, in the shape nvdisasm's verdict is compared with.
+pub fn ours(word: u128) -> Result<String, Illegal> {
+    decode(word).map(|i| render(&i))
+}
+
+/// Compare one word's two verdicts; None when they agree.
+pub fn judge(word: u128, theirs: &Verdict) -> Option<Mismatch> {
+    let mine = ours(word);
+    let agree = match (&mine, theirs) {
+        (Ok(a), Verdict::Text(b)) => a == b,
+        // another instruction entirely: both say "not a legal HMUL2"
+        (Err(Illegal::NotHmul2 { .. }), Verdict::Text(b)) => !b.split_whitespace().any(|t| t.starts_with("HMUL2")),
+        (Err(_), Verdict::Rejected(_)) => true,
+        _ => false,
+    };
+    if agree {
+        return None;
+    }
+    Some(Mismatch {
+        word: format_hex(word),
+        ours: match mine {
+            Ok(t) => t,
+            Err(e) => format!("illegal: {e}"),
+        },
+        nvdisasm: match theirs {
+            Verdict::Text(t) => t.clone(),
+            Verdict::Rejected(m) => format!("rejected: {m}"),
+        },
+    })
+}
+
+/// Disassemble `words` with nvdisasm and compare every one.
+pub fn compare(nv: &Nvdisasm, words: &[u128]) -> Result<OracleReport, ToolError> {
+    let before = nv.calls.load(std::sync::atomic::Ordering::Relaxed);
+    let verdicts = nv.disassemble(words)?;
+    let mut r = OracleReport { words: words.len(), ..Default::default() };
+    for (&w, v) in words.iter().zip(&verdicts) {
+        match judge(w, v) {
+            Some(m) => r.mismatches.push(m),
+            None => match v {
+                Verdict::Text(_) if decode(w).is_ok() => r.agreed_text += 1,
+                _ => r.agreed_illegal += 1,
+            },
+        }
+    }
+    r.nvdisasm_calls = nv.calls.load(std::sync::atomic::Ordering::Relaxed) - before;
+    Ok(r)
+}

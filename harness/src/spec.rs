@@ -1,0 +1,464 @@
+//! The encoding spec: `spec/hmul2-sm90.json`, loaded once and compiled into masks.
+//!
+//! Every bit position of HMUL2 lives in that file. This module checks it (no field
+//! wider than its value, no two fields of a form sharing a bit, every name known) and
+//! turns it into [`Field`]s that the encoder and decoder use through [`Layout`].
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+/// The spec file, compiled in so that the binary needs nothing beside it.
+pub const SPEC_JSON: &str = include_str!("../spec/hmul2-sm90.json");
+/// The seed page the spec was started from (an automatically derived, untrusted "ISA viewer" page).
+pub const SEED_PAGE: &str = include_str!("../spec/seed-hmul2-sm90.txt");
+
+/// One field: where its bits are, what its values are called.
+#[derive(Debug, Clone)]
+pub struct Field {
+    pub name: String,
+    /// Inclusive `(lo, hi)` segments, least significant first.
+    pub segments: Vec<(u8, u8)>,
+    pub kind: String,
+    pub values: Vec<String>,
+    pub scale: u32,
+    pub doc: String,
+    /// All bits of the field, as a mask of the 128-bit word.
+    pub mask: u128,
+    pub width: u32,
+}
+
+impl Field {
+    /// The field's value in `word`.
+    #[inline]
+    pub fn get(&self, word: u128) -> u32 {
+        let mut v = 0u32;
+        let mut at = 0u32;
+        for &(lo, hi) in &self.segments {
+            let w = (hi - lo + 1) as u32;
+            v |= (((word >> lo) & ((1u128 << w) - 1)) as u32) << at;
+            at += w;
+        }
+        v
+    }
+
+    /// `word` with the field set to `value`; a value that does not fit is an error, never truncated.
+    #[inline]
+    pub fn set(&self, word: u128, value: u32) -> Result<u128, FieldOverflow> {
+        if self.width < 32 && value >> self.width != 0 {
+            return Err(FieldOverflow { field: self.name.clone(), value, width: self.width });
+        }
+        let mut w = word & !self.mask;
+        let mut at = 0u32;
+        for &(lo, hi) in &self.segments {
+            let n = (hi - lo + 1) as u32;
+            let part = ((value >> at) as u128) & ((1u128 << n) - 1);
+            w |= part << lo;
+            at += n;
+        }
+        Ok(w)
+    }
+
+    /// Largest value the field holds.
+    pub fn max(&self) -> u32 {
+        if self.width >= 32 { u32::MAX } else { (1u32 << self.width) - 1 }
+    }
+
+    /// Name of a value for enumerated fields ("" for the default); None when the field has no names.
+    pub fn value_name(&self, v: u32) -> Option<&str> {
+        self.values.get(v as usize).map(|s| s.as_str())
+    }
+}
+
+/// A value written into a field that cannot hold it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("value {value} does not fit the {width}-bit field {field}")]
+pub struct FieldOverflow {
+    pub field: String,
+    pub value: u32,
+    pub width: u32,
+}
+
+/// One operand form of HMUL2.
+#[derive(Debug, Clone)]
+pub struct FormSpec {
+    pub key: String,
+    pub syntax: String,
+    pub cli: String,
+    /// Fields with a required value (opcode, form selector), as indices into [`Spec::fields`].
+    pub fixed: Vec<(usize, u32)>,
+    /// Fields the form uses: the common ones and its own.
+    pub fields: Vec<usize>,
+    /// Fields that must be zero (nvdisasm rejects the word otherwise).
+    pub zero: Vec<usize>,
+    /// Fields read as two's complement in this form.
+    pub signed: Vec<usize>,
+    /// Bits nvdisasm ignores in this form: those of no field above.
+    pub ignored_mask: u128,
+}
+
+/// A cross-field legality rule: when `if_field == if_value`, `field` must lie in `min..=max`.
+#[derive(Debug, Clone)]
+pub struct Constraint {
+    pub id: String,
+    pub if_field: usize,
+    pub if_value: u32,
+    pub field: usize,
+    pub min: u32,
+    pub max: u32,
+    pub doc: String,
+}
+
+/// A correction of the seed page, with the words that show it.
+#[derive(Debug, Clone, Deserialize, serde::Serialize)]
+pub struct Erratum {
+    pub id: String,
+    pub forms: Vec<String>,
+    pub fields: Vec<String>,
+    pub seed: String,
+    pub nvdisasm: String,
+    /// Demonstrating words and the text nvdisasm prints for each (or `illegal`).
+    pub words: Vec<ErratumWord>,
+}
+
+#[derive(Debug, Clone, Deserialize, serde::Serialize)]
+pub struct ErratumWord {
+    pub hex: String,
+    pub nvdisasm: String,
+}
+
+/// The whole compiled spec.
+#[derive(Debug)]
+pub struct Spec {
+    pub mnemonic: String,
+    pub arch: String,
+    pub fields: Vec<Field>,
+    pub forms: Vec<FormSpec>,
+    pub constraints: Vec<Constraint>,
+    pub errata: Vec<Erratum>,
+    by_name: BTreeMap<String, usize>,
+}
+
+impl Spec {
+    pub fn field(&self, name: &str) -> &Field {
+        &self.fields[self.index(name)]
+    }
+    pub fn index(&self, name: &str) -> usize {
+        match self.by_name.get(name) {
+            Some(&i) => i,
+            None => panic!("spec has no field {name:?} (the code and spec/hmul2-sm90.json disagree)"),
+        }
+    }
+    pub fn try_index(&self, name: &str) -> Option<usize> {
+        self.by_name.get(name).copied()
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSpec {
+    mnemonic: String,
+    arch: String,
+    word_bits: u32,
+    #[allow(dead_code)]
+    seed_page: String,
+    #[allow(dead_code)]
+    doc: String,
+    fields: Vec<RawField>,
+    common_fields: Vec<String>,
+    forms: Vec<RawForm>,
+    constraints: Vec<RawConstraint>,
+    #[serde(default)]
+    errata: Vec<Erratum>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawField {
+    name: String,
+    bits: Vec<[u8; 2]>,
+    #[serde(default)]
+    kind: String,
+    #[serde(default)]
+    values: Vec<String>,
+    #[serde(default)]
+    scale: Option<u32>,
+    doc: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawForm {
+    key: String,
+    syntax: String,
+    cli: String,
+    fixed: BTreeMap<String, u32>,
+    fields: Vec<String>,
+    #[serde(default)]
+    zero: Vec<String>,
+    #[serde(default)]
+    signed: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConstraint {
+    id: String,
+    if_field: String,
+    if_value: u32,
+    field: String,
+    min: u32,
+    max: u32,
+    doc: String,
+}
+
+/// Why a spec text is not a consistent spec.
+#[derive(Debug, thiserror::Error)]
+pub enum SpecError {
+    #[error("spec JSON: {0}")]
+    Json(#[from] serde_json::Error),
+    #[error("spec: {0}")]
+    Invalid(String),
+}
+
+/// Parse and check a spec text.
+pub fn compile(text: &str) -> Result<Spec, SpecError> {
+    let raw: RawSpec = serde_json::from_str(text)?;
+    let bad = |m: String| Err(SpecError::Invalid(m));
+    if raw.word_bits != 128 {
+        return bad(format!("word_bits is {}, expected 128", raw.word_bits));
+    }
+    let mut fields = Vec::new();
+    let mut by_name = BTreeMap::new();
+    for f in raw.fields {
+        if f.bits.is_empty() {
+            return bad(format!("field {} has no bits", f.name));
+        }
+        let mut mask = 0u128;
+        let mut width = 0u32;
+        let mut segments = Vec::new();
+        for [lo, hi] in f.bits {
+            if lo > hi || hi > 127 {
+                return bad(format!("field {}: bad segment [{lo}, {hi}]", f.name));
+            }
+            for b in lo..=hi {
+                if mask >> b & 1 == 1 {
+                    return bad(format!("field {} names bit {b} twice", f.name));
+                }
+                mask |= 1u128 << b;
+            }
+            width += (hi - lo + 1) as u32;
+            segments.push((lo, hi));
+        }
+        if width > 32 {
+            return bad(format!("field {} is {width} bits wide; at most 32", f.name));
+        }
+        if !f.values.is_empty() && f.values.len() as u64 != 1u64 << width {
+            return bad(format!("field {} has {} value names for {width} bits", f.name, f.values.len()));
+        }
+        if by_name.insert(f.name.clone(), fields.len()).is_some() {
+            return bad(format!("field {} defined twice", f.name));
+        }
+        fields.push(Field {
+            name: f.name,
+            segments,
+            kind: f.kind,
+            values: f.values,
+            scale: f.scale.unwrap_or(1),
+            doc: f.doc,
+            mask,
+            width,
+        });
+    }
+    let idx = |n: &str| -> Result<usize, SpecError> {
+        by_name.get(n).copied().ok_or_else(|| SpecError::Invalid(format!("unknown field {n:?}")))
+    };
+    let common: Vec<usize> = raw.common_fields.iter().map(|n| idx(n)).collect::<Result<_, _>>()?;
+    let mut forms = Vec::new();
+    for f in raw.forms {
+        let fixed: Vec<(usize, u32)> =
+            f.fixed.iter().map(|(n, v)| Ok((idx(n)?, *v))).collect::<Result<_, SpecError>>()?;
+        let mut used: Vec<usize> = common.clone();
+        for n in &f.fields {
+            used.push(idx(n)?);
+        }
+        let zero: Vec<usize> = f.zero.iter().map(|n| idx(n)).collect::<Result<_, _>>()?;
+        let signed: Vec<usize> = f.signed.iter().map(|n| idx(n)).collect::<Result<_, _>>()?;
+        let mut covered = 0u128;
+        for &i in fixed.iter().map(|(i, _)| i).chain(used.iter()).chain(zero.iter()) {
+            if covered & fields[i].mask != 0 {
+                return bad(format!("form {}: field {} overlaps another field", f.key, fields[i].name));
+            }
+            covered |= fields[i].mask;
+        }
+        for &(i, v) in &fixed {
+            if v > fields[i].max() {
+                return bad(format!("form {}: fixed {} = {v} does not fit", f.key, fields[i].name));
+            }
+        }
+        forms.push(FormSpec {
+            key: f.key,
+            syntax: f.syntax,
+            cli: f.cli,
+            fixed,
+            fields: used,
+            zero,
+            signed,
+            ignored_mask: !covered,
+        });
+    }
+    let mut constraints = Vec::new();
+    for c in raw.constraints {
+        constraints.push(Constraint {
+            id: c.id,
+            if_field: idx(&c.if_field)?,
+            if_value: c.if_value,
+            field: idx(&c.field)?,
+            min: c.min,
+            max: c.max,
+            doc: c.doc,
+        });
+    }
+    for e in &raw.errata {
+        for n in &e.fields {
+            idx(n)?;
+        }
+        for k in &e.forms {
+            if !forms.iter().any(|f| &f.key == k) {
+                return bad(format!("erratum {}: unknown form {k}", e.id));
+            }
+        }
+    }
+    Ok(Spec {
+        mnemonic: raw.mnemonic,
+        arch: raw.arch,
+        fields,
+        forms,
+        constraints,
+        errata: raw.errata,
+        by_name,
+    })
+}
+
+/// The project's spec, compiled on first use.
+pub fn spec() -> &'static Spec {
+    static SPEC: OnceLock<Spec> = OnceLock::new();
+    SPEC.get_or_init(|| match compile(SPEC_JSON) {
+        Ok(s) => s,
+        // The spec is compiled into the binary and checked by tests: failing here is a build defect.
+        Err(e) => panic!("built-in spec/hmul2-sm90.json is inconsistent: {e}"),
+    })
+}
+
+/// Field handles resolved once by name, so hot paths do no lookups.
+#[derive(Debug)]
+pub struct Layout {
+    pub opcode: Field,
+    pub operand_form: Field,
+    pub ureg_flag: Field,
+    pub pred: Field,
+    pub pred_neg: Field,
+    pub dst: Field,
+    pub a: Field,
+    pub b_reg: Field,
+    pub b_ureg: Field,
+    pub imm_lo: Field,
+    pub imm_hi: Field,
+    pub cb_offset: Field,
+    pub cb_bank: Field,
+    pub b_swizzle: Field,
+    pub b_abs: Field,
+    pub b_neg: Field,
+    pub a_neg: Field,
+    pub a_abs: Field,
+    pub a_swizzle: Field,
+    pub flush: Field,
+    pub sat: Field,
+    pub format: Field,
+    pub stall: Field,
+    pub yield_: Field,
+    pub wr_bar: Field,
+    pub rd_bar: Field,
+    pub wait: Field,
+    pub reuse_a: Field,
+    pub reuse_b: Field,
+    pub reuse_c: Field,
+}
+
+/// The layout of the project's spec.
+pub fn layout() -> &'static Layout {
+    static L: OnceLock<Layout> = OnceLock::new();
+    L.get_or_init(|| {
+        let s = spec();
+        let f = |n: &str| s.field(n).clone();
+        Layout {
+            opcode: f("opcode"),
+            operand_form: f("operand_form"),
+            ureg_flag: f("ureg_flag"),
+            pred: f("pred"),
+            pred_neg: f("pred_neg"),
+            dst: f("dst"),
+            a: f("a"),
+            b_reg: f("b_reg"),
+            b_ureg: f("b_ureg"),
+            imm_lo: f("imm_lo"),
+            imm_hi: f("imm_hi"),
+            cb_offset: f("cb_offset"),
+            cb_bank: f("cb_bank"),
+            b_swizzle: f("b_swizzle"),
+            b_abs: f("b_abs"),
+            b_neg: f("b_neg"),
+            a_neg: f("a_neg"),
+            a_abs: f("a_abs"),
+            a_swizzle: f("a_swizzle"),
+            flush: f("flush"),
+            sat: f("sat"),
+            format: f("format"),
+            stall: f("stall"),
+            yield_: f("yield"),
+            wr_bar: f("wr_bar"),
+            rd_bar: f("rd_bar"),
+            wait: f("wait"),
+            reuse_a: f("reuse_a"),
+            reuse_b: f("reuse_b"),
+            reuse_c: f("reuse_c"),
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_spec_compiles_and_has_five_forms() {
+        let s = spec();
+        assert_eq!(s.forms.len(), 5);
+        assert_eq!(s.mnemonic, "HMUL2");
+        let _ = layout();
+    }
+
+    #[test]
+    fn set_refuses_values_that_do_not_fit() {
+        let f = spec().field("pred");
+        assert!(f.set(0, 8).is_err());
+        assert_eq!(f.set(0, 7).unwrap(), 7u128 << 12);
+    }
+
+    #[test]
+    fn split_fields_round_trip() {
+        let f = spec().field("flush");
+        for v in 0..4 {
+            let w = f.set(0, v).unwrap();
+            assert_eq!(f.get(w), v);
+        }
+        assert_eq!(f.set(0, 1).unwrap(), 1u128 << 76);
+        assert_eq!(f.set(0, 2).unwrap(), 1u128 << 80);
+    }
+
+    #[test]
+    fn overlapping_fields_are_rejected() {
+        let text = SPEC_JSON.replace("\"fields\": [\"b_reg\"", "\"fields\": [\"b_reg\", \"imm_lo\"");
+        assert!(matches!(compile(&text), Err(SpecError::Invalid(_))));
+    }
+}
