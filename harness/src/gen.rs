@@ -99,22 +99,15 @@ fn draw_operand2(r: &mut Rng, form: Form) -> Operand2 {
     }
 }
 
-/// Legal scheduling bits: any stall, yield only where nvdisasm allows it.
-fn draw_control(r: &mut Rng, form: Form) -> Control {
-    let stall = r.below(16) as u8;
-    let may_yield = spec()
-        .constraints
-        .iter()
-        .filter(|c| spec().fields[c.if_field].name == "yield" && spec().fields[c.field].name == "stall")
-        .all(|c| (c.min..=c.max).contains(&(stall as u32)));
+/// Scheduling bits, drawn freely; [`random_inst`] redraws the ones the spec's rules forbid.
+fn draw_control(r: &mut Rng) -> Control {
     Control {
-        stall,
-        yield_: may_yield && r.below(2) == 1,
+        stall: r.below(16) as u8,
+        yield_: r.below(2) == 1,
         wr_bar: r.below(8) as u8,
         rd_bar: r.below(8) as u8,
         wait: r.below(64) as u8,
-        reuse_a: r.below(4) == 0,
-        reuse_b: form == Form::Rrr && r.below(4) == 0,
+        reuse: if r.below(2) == 0 { 0 } else { r.below(8) as u8 },
     }
 }
 
@@ -132,9 +125,13 @@ pub fn random_inst(r: &mut Rng, form: Form, invalid: bool, ignored: bool) -> Hmu
         format: *r.pick(formats),
         flush: *r.pick(flushes),
         sat: r.below(2) == 1,
-        ctrl: draw_control(r, form),
+        ctrl: draw_control(r),
         ignored: 0,
     };
+    // Rejection sampling against the spec's cross-field rules: legal words, every legal combination reachable.
+    while let Err(EncodeError::Illegal(_)) = encode(&i) {
+        i.ctrl = draw_control(r);
+    }
     if ignored {
         let mask = form.spec().ignored_mask;
         let bits = ((r.next_u64() as u128) << 64 | r.next_u64() as u128) & mask;
@@ -143,19 +140,14 @@ pub fn random_inst(r: &mut Rng, form: Form, invalid: bool, ignored: bool) -> Hmu
     i
 }
 
-/// Ways to make a legal word illegal, read from the spec: a must-be-zero field set,
-/// a form selector no form has, a cross-field rule broken.
+/// Ways to make a legal word illegal, read from the spec: a form selector no form has,
+/// a cross-field rule broken.
 fn break_word(r: &mut Rng, word: u128, form: Form) -> u128 {
     let s = spec();
     let fs = form.spec();
     loop {
-        match r.below(3) {
-            0 if !fs.zero.is_empty() => {
-                let f = &s.fields[*r.pick(&fs.zero)];
-                let v = 1 + r.below(f.max());
-                return f.set(word, v).unwrap_or(word | f.mask);
-            }
-            1 => {
+        match r.below(2) {
+            0 => {
                 // a fixed field (not the opcode, which would make another instruction) at a value no form takes
                 let sel: Vec<&(usize, u32)> = fs.fixed.iter().filter(|(i, _)| s.fields[*i].name != "opcode").collect();
                 if sel.is_empty() {
@@ -172,17 +164,25 @@ fn break_word(r: &mut Rng, word: u128, form: Form) -> u128 {
                     return f.set(word, v).unwrap_or(word);
                 }
             }
-            _ if !s.constraints.is_empty() => {
-                let c = r.pick(&s.constraints);
-                let (cf, tf) = (&s.fields[c.if_field], &s.fields[c.field]);
-                let bad: Vec<u32> = (0..=tf.max()).filter(|v| *v < c.min || *v > c.max).collect();
+            _ => {
+                let rules: Vec<&crate::spec::Constraint> =
+                    s.constraints.iter().filter(|c| c.forms.is_empty() || c.forms.contains(&form.index())).collect();
+                if rules.is_empty() {
+                    continue;
+                }
+                let c = *r.pick(&rules);
+                let mut w = word;
+                for (f, ranges) in &c.when {
+                    let &(lo, hi) = r.pick(ranges);
+                    w = s.fields[*f].set(w, lo + r.below(hi - lo + 1)).unwrap_or(w);
+                }
+                let tf = &s.fields[c.field];
+                let bad: Vec<u32> = (0..=tf.max()).filter(|&v| !c.allows(v)).collect();
                 if bad.is_empty() {
                     continue;
                 }
-                let w = cf.set(word, c.if_value).unwrap_or(word);
                 return tf.set(w, *r.pick(&bad)).unwrap_or(w);
             }
-            _ => {}
         }
     }
 }
@@ -269,7 +269,7 @@ pub fn one_field_at_a_time() -> Vec<u128> {
             Form::Ur => Hmul2::new(0, 1, Operand2::Ur(2)),
         })
         .unwrap_or(0);
-        for &fi in form.spec().fields.iter().chain(form.spec().zero.iter()) {
+        for &fi in form.spec().fields.iter() {
             let f = &s.fields[fi];
             for v in field_values(f) {
                 if let Ok(w) = f.set(base, v) {
@@ -347,7 +347,7 @@ impl Coverage {
                     let e = self.fields.entry(f.name.clone()).or_insert_with(|| FieldCoverage {
                         width: f.width,
                         seen: BTreeMap::new(),
-                        possible: if f.width <= 8 { 1u64 << f.width } else { f.width as u64 * 2 },
+                        possible: if f.width <= 8 { s.reachable_values(form.index(), fi) } else { f.width as u64 * 2 },
                     });
                     let v = f.get(word);
                     if f.width <= 8 {

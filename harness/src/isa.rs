@@ -186,14 +186,26 @@ pub struct Control {
     pub rd_bar: u8,
     /// Scoreboards waited on.
     pub wait: u8,
-    pub reuse_a: bool,
-    pub reuse_b: bool,
+    /// Reuse flags: bit 0 operand 1, bit 1 operand 2, bit 2 a third source. nvdisasm prints
+    /// them (`.reuse`) only when `yield_` is set; without it their meaning is unknown.
+    pub reuse: u8,
+}
+
+impl Control {
+    /// Whether operand 1 shows `.reuse`.
+    pub fn shows_reuse_a(&self) -> bool {
+        self.yield_ && self.reuse & 1 != 0
+    }
+    /// Whether operand 2 shows `.reuse`.
+    pub fn shows_reuse_b(&self) -> bool {
+        self.yield_ && self.reuse & 2 != 0
+    }
 }
 
 impl Default for Control {
     /// A safe, legal control word: stall 1, no yield, no barriers, no wait.
     fn default() -> Self {
-        Control { stall: 1, yield_: false, wr_bar: 7, rd_bar: 7, wait: 0, reuse_a: false, reuse_b: false }
+        Control { stall: 1, yield_: false, wr_bar: 7, rd_bar: 7, wait: 0, reuse: 0 }
     }
 }
 

@@ -4,6 +4,8 @@
 //! encode, decode, render, parse) → [`gen`] (seeded random and factorial encodings) →
 //! [`nvdisasm`] (NVIDIA's disassembler as the judge of syntax and legality).
 
+pub mod cli;
+pub mod commands;
 pub mod gen;
 pub mod isa;
 pub mod nvdisasm;

@@ -1,1 +1,46 @@
-fn main() {}
+//! `hmul2-harness`: generate, disassemble, check and run SM90 HMUL2 encodings.
+//! Each subcommand lives beside the code it drives; this file only dispatches.
+
+use clap::{Parser, Subcommand};
+use hmul2_harness::cli::CliResult;
+use hmul2_harness::commands;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "hmul2-harness", version, about = "The truth about NVIDIA SM90 HMUL2, bit for bit")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Decode instruction words (0x + 32 hex digits, high 64 bits first) to nvdisasm-style text.
+    Decode(commands::DecodeArgs),
+    /// Encode nvdisasm-style text to an instruction word.
+    Encode(commands::EncodeArgs),
+    /// Generate seeded random (or full-factorial) HMUL2 encodings.
+    Generate(commands::GenerateArgs),
+    /// Compare decode + render with nvdisasm on generated encodings.
+    Oracle(commands::OracleArgs),
+    /// Print the seed-page errata recorded in the spec (as Markdown).
+    Errata(commands::ErrataArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result: CliResult = match cli.cmd {
+        Cmd::Decode(a) => commands::decode(a),
+        Cmd::Encode(a) => commands::encode(a),
+        Cmd::Generate(a) => commands::generate(a),
+        Cmd::Oracle(a) => commands::oracle(a),
+        Cmd::Errata(a) => commands::errata(a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(e.code)
+        }
+    }
+}

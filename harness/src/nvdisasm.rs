@@ -1,9 +1,9 @@
 //! NVIDIA's disassembler as an oracle: finds the pinned binary, disassembles words in
 //! batches, and isolates the words it rejects.
 //!
-//! nvdisasm prints nothing for a file that holds one illegal word, but names that word's
-//! address; the batch is split there and the rest re-run, so a batch with k rejected
-//! words costs about 2k+1 calls instead of one call per word.
+//! nvdisasm prints no listing for a file that holds an illegal word, but names the address
+//! of every illegal word; a second call on the rest lists them. A call costs ~0.4 s of
+//! start-up and ~20 µs a word, so batches are large and a batch costs two calls.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -90,7 +90,7 @@ impl Nvdisasm {
 
     pub fn at(path: PathBuf) -> Nvdisasm {
         let jobs = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(8);
-        Nvdisasm { path, batch: 4096, jobs, calls: Default::default() }
+        Nvdisasm { path, batch: 16384, jobs, calls: Default::default() }
     }
 
     /// `nvdisasm --version`'s release line.
@@ -100,8 +100,10 @@ impl Nvdisasm {
         Ok(text.lines().rev().nth(1).unwrap_or("").trim().to_string())
     }
 
-    /// Run nvdisasm once on `words`: Ok(texts) or Err((index of the first rejected word, message)).
-    fn call(&self, words: &[u128], tmp: &Path) -> Result<Result<Vec<String>, (Option<usize>, String)>, ToolError> {
+    /// Run nvdisasm once on `words`: Ok(texts), or Err(every rejected word's index and message).
+    /// nvdisasm prints no listing when any word is illegal, but it names every illegal word.
+    #[allow(clippy::type_complexity)]
+    fn call(&self, words: &[u128], tmp: &Path) -> Result<Result<Vec<String>, Vec<(Option<usize>, String)>>, ToolError> {
         self.calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         {
             let mut f = std::io::BufWriter::new(std::fs::File::create(tmp)?);
@@ -117,46 +119,66 @@ impl Nvdisasm {
             return Ok(Ok(texts));
         }
         let err = String::from_utf8_lossy(&out.stderr);
-        let msg = err.lines().find(|l| !l.contains("Illegal instruction found")).unwrap_or("").trim();
-        let msg = msg.strip_prefix("nvdisasm error").map(|m| m.trim_start_matches([' ', ':']).trim()).unwrap_or(msg);
-        if msg.is_empty() {
+        let mut rejected = Vec::new();
+        for line in err.lines().filter(|l| !l.contains("Illegal instruction found")) {
+            let msg = line.trim();
+            let msg = msg.strip_prefix("nvdisasm error").map(|m| m.trim_start_matches([' ', ':']).trim()).unwrap_or(msg);
+            if msg.is_empty() {
+                continue;
+            }
+            let at = msg.rfind("at address 0x").and_then(|p| {
+                let hex: String = msg[p + 13..].chars().take_while(|c| c.is_ascii_hexdigit()).collect();
+                usize::from_str_radix(&hex, 16).ok()
+            });
+            let index = at.map(|a| a / 16).filter(|&i| i < words.len());
+            let clean = match msg.rfind(" at address") {
+                Some(p) => msg[..p].to_string(),
+                None => msg.to_string(),
+            };
+            rejected.push((index, clean));
+        }
+        if rejected.is_empty() {
             return Err(ToolError::Failed { tool: "nvdisasm".into(), msg: format!("exited with {} and no message", out.status) });
         }
-        let at = msg.rfind("at address 0x").and_then(|p| {
-            let hex: String = msg[p + 13..].chars().take_while(|c| c.is_ascii_hexdigit()).collect();
-            usize::from_str_radix(&hex, 16).ok()
-        });
-        let index = at.map(|a| a / 16).filter(|&i| i < words.len());
-        let clean = match msg.rfind(" at address") {
-            Some(p) => msg[..p].to_string(),
-            None => msg.to_string(),
-        };
-        Ok(Err((index, clean)))
+        Ok(Err(rejected))
     }
 
+    /// Verdicts for `words`: one call names every rejected word, a second lists the rest.
     fn run_isolated(&self, words: &[u128], tmp: &Path, out: &mut [Option<Verdict>]) -> Result<(), ToolError> {
-        if words.is_empty() {
-            return Ok(());
-        }
-        match self.call(words, tmp)? {
-            Ok(texts) => {
-                for (slot, t) in out.iter_mut().zip(texts) {
-                    *slot = Some(Verdict::Text(t));
+        let mut pending: Vec<usize> = (0..words.len()).collect();
+        while !pending.is_empty() {
+            let batch: Vec<u128> = pending.iter().map(|&i| words[i]).collect();
+            match self.call(&batch, tmp)? {
+                Ok(texts) => {
+                    for (&i, t) in pending.iter().zip(texts) {
+                        out[i] = Some(Verdict::Text(t));
+                    }
+                    return Ok(());
                 }
-            }
-            Err((Some(k), msg)) => {
-                out[k] = Some(Verdict::Rejected(msg));
-                self.run_isolated(&words[..k], tmp, &mut out[..k])?;
-                self.run_isolated(&words[k + 1..], tmp, &mut out[k + 1..])?;
-            }
-            Err((None, msg)) => {
-                if words.len() == 1 {
-                    out[0] = Some(Verdict::Rejected(msg));
-                } else {
-                    let m = words.len() / 2;
-                    let (lo, hi) = out.split_at_mut(m);
-                    self.run_isolated(&words[..m], tmp, lo)?;
-                    self.run_isolated(&words[m..], tmp, hi)?;
+                Err(rejected) => {
+                    let located: Vec<(usize, String)> =
+                        rejected.iter().filter_map(|(k, m)| k.map(|k| (pending[k], m.clone()))).collect();
+                    if located.is_empty() {
+                        // no address to go by: halve until the culprit is alone
+                        if pending.len() == 1 {
+                            out[pending[0]] = Some(Verdict::Rejected(rejected[0].1.clone()));
+                            return Ok(());
+                        }
+                        let (lo, hi) = pending.split_at(pending.len() / 2);
+                        for part in [lo, hi] {
+                            let sub: Vec<u128> = part.iter().map(|&i| words[i]).collect();
+                            let mut sub_out = vec![None; sub.len()];
+                            self.run_isolated(&sub, tmp, &mut sub_out)?;
+                            for (&i, v) in part.iter().zip(sub_out) {
+                                out[i] = v;
+                            }
+                        }
+                        return Ok(());
+                    }
+                    for (i, m) in located {
+                        out[i] = Some(Verdict::Rejected(m));
+                    }
+                    pending.retain(|&i| out[i].is_none());
                 }
             }
         }

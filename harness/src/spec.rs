@@ -89,24 +89,38 @@ pub struct FormSpec {
     pub fixed: Vec<(usize, u32)>,
     /// Fields the form uses: the common ones and its own.
     pub fields: Vec<usize>,
-    /// Fields that must be zero (nvdisasm rejects the word otherwise).
-    pub zero: Vec<usize>,
     /// Fields read as two's complement in this form.
     pub signed: Vec<usize>,
     /// Bits nvdisasm ignores in this form: those of no field above.
     pub ignored_mask: u128,
 }
 
-/// A cross-field legality rule: when `if_field == if_value`, `field` must lie in `min..=max`.
+/// A cross-field legality rule: in the listed forms (all when empty), when every `when`
+/// field lies in its ranges, `field` must lie in one of the `allowed` ranges.
 #[derive(Debug, Clone)]
 pub struct Constraint {
     pub id: String,
-    pub if_field: usize,
-    pub if_value: u32,
+    pub forms: Vec<usize>,
+    pub when: Vec<(usize, Vec<(u32, u32)>)>,
     pub field: usize,
-    pub min: u32,
-    pub max: u32,
+    pub allowed: Vec<(u32, u32)>,
     pub doc: String,
+}
+
+fn in_ranges(v: u32, ranges: &[(u32, u32)]) -> bool {
+    ranges.iter().any(|&(lo, hi)| (lo..=hi).contains(&v))
+}
+
+impl Constraint {
+    /// Whether the rule speaks about `word` of form `form` (its conditions hold).
+    pub fn applies(&self, spec: &Spec, form: usize, word: u128) -> bool {
+        (self.forms.is_empty() || self.forms.contains(&form))
+            && self.when.iter().all(|(f, r)| in_ranges(spec.fields[*f].get(word), r))
+    }
+    /// Whether `value` of the constrained field is allowed.
+    pub fn allows(&self, value: u32) -> bool {
+        in_ranges(value, &self.allowed)
+    }
 }
 
 /// A correction of the seed page, with the words that show it.
@@ -195,8 +209,6 @@ struct RawForm {
     fixed: BTreeMap<String, u32>,
     fields: Vec<String>,
     #[serde(default)]
-    zero: Vec<String>,
-    #[serde(default)]
     signed: Vec<String>,
 }
 
@@ -204,11 +216,11 @@ struct RawForm {
 #[serde(deny_unknown_fields)]
 struct RawConstraint {
     id: String,
-    if_field: String,
-    if_value: u32,
+    #[serde(default)]
+    forms: Vec<String>,
+    when: BTreeMap<String, Vec<[u32; 2]>>,
     field: String,
-    min: u32,
-    max: u32,
+    allowed: Vec<[u32; 2]>,
     doc: String,
 }
 
@@ -282,10 +294,9 @@ pub fn compile(text: &str) -> Result<Spec, SpecError> {
         for n in &f.fields {
             used.push(idx(n)?);
         }
-        let zero: Vec<usize> = f.zero.iter().map(|n| idx(n)).collect::<Result<_, _>>()?;
         let signed: Vec<usize> = f.signed.iter().map(|n| idx(n)).collect::<Result<_, _>>()?;
         let mut covered = 0u128;
-        for &i in fixed.iter().map(|(i, _)| i).chain(used.iter()).chain(zero.iter()) {
+        for &i in fixed.iter().map(|(i, _)| i).chain(used.iter()) {
             if covered & fields[i].mask != 0 {
                 return bad(format!("form {}: field {} overlaps another field", f.key, fields[i].name));
             }
@@ -302,22 +313,22 @@ pub fn compile(text: &str) -> Result<Spec, SpecError> {
             cli: f.cli,
             fixed,
             fields: used,
-            zero,
             signed,
             ignored_mask: !covered,
         });
     }
     let mut constraints = Vec::new();
+    let ranges = |v: &[[u32; 2]]| v.iter().map(|[a, b]| (*a, *b)).collect::<Vec<_>>();
     for c in raw.constraints {
-        constraints.push(Constraint {
-            id: c.id,
-            if_field: idx(&c.if_field)?,
-            if_value: c.if_value,
-            field: idx(&c.field)?,
-            min: c.min,
-            max: c.max,
-            doc: c.doc,
-        });
+        let mut cforms = Vec::new();
+        for k in &c.forms {
+            match forms.iter().position(|f| &f.key == k) {
+                Some(i) => cforms.push(i),
+                None => return bad(format!("constraint {}: unknown form {k}", c.id)),
+            }
+        }
+        let when = c.when.iter().map(|(n, r)| Ok((idx(n)?, ranges(r)))).collect::<Result<Vec<_>, SpecError>>()?;
+        constraints.push(Constraint { id: c.id, forms: cforms, when, field: idx(&c.field)?, allowed: ranges(&c.allowed), doc: c.doc });
     }
     for e in &raw.errata {
         for n in &e.fields {
@@ -338,6 +349,67 @@ pub fn compile(text: &str) -> Result<Spec, SpecError> {
         errata: raw.errata,
         by_name,
     })
+}
+
+/// A broken cross-field rule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Violation {
+    pub rule: String,
+    pub field: String,
+    pub value: u32,
+}
+
+impl Spec {
+    /// The first cross-field rule `word` (of form index `form`) breaks.
+    pub fn check(&self, form: usize, word: u128) -> Result<(), Violation> {
+        for c in &self.constraints {
+            if c.applies(self, form, word) {
+                let v = self.fields[c.field].get(word);
+                if !c.allows(v) {
+                    return Err(Violation { rule: c.id.clone(), field: self.fields[c.field].name.clone(), value: v });
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Spec {
+    /// How many values of `field` occur in some legal word of form index `form`: all of them,
+    /// unless the cross-field rules exclude some whatever the other fields hold. Found by
+    /// enumerating every combination of the fields the form's rules mention.
+    pub fn reachable_values(&self, form: usize, field: usize) -> u64 {
+        let f = &self.fields[field];
+        let rules: Vec<&Constraint> = self.constraints.iter().filter(|c| c.forms.is_empty() || c.forms.contains(&form)).collect();
+        let mut involved: Vec<usize> = Vec::new();
+        for c in &rules {
+            for i in c.when.iter().map(|(i, _)| *i).chain([c.field]) {
+                if !involved.contains(&i) {
+                    involved.push(i);
+                }
+            }
+        }
+        if !involved.contains(&field) || f.width > 16 {
+            return 1u64 << f.width.min(63);
+        }
+        let others: Vec<usize> = involved.into_iter().filter(|&i| i != field).collect();
+        let combos: u64 = others.iter().map(|&i| 1u64 << self.fields[i].width).product();
+        let mut n = 0;
+        for v in 0..=f.max() {
+            let base = f.set(0, v).unwrap_or(0);
+            let ok = (0..combos).any(|mut k| {
+                let mut w = base;
+                for &i in &others {
+                    let fi = &self.fields[i];
+                    w = fi.set(w, (k & fi.max() as u64) as u32).unwrap_or(w);
+                    k >>= fi.width;
+                }
+                self.check(form, w).is_ok()
+            });
+            n += ok as u64;
+        }
+        n
+    }
 }
 
 /// The project's spec, compiled on first use.
@@ -380,9 +452,7 @@ pub struct Layout {
     pub wr_bar: Field,
     pub rd_bar: Field,
     pub wait: Field,
-    pub reuse_a: Field,
-    pub reuse_b: Field,
-    pub reuse_c: Field,
+    pub reuse: Field,
 }
 
 /// The layout of the project's spec.
@@ -419,9 +489,7 @@ pub fn layout() -> &'static Layout {
             wr_bar: f("wr_bar"),
             rd_bar: f("rd_bar"),
             wait: f("wait"),
-            reuse_a: f("reuse_a"),
-            reuse_b: f("reuse_b"),
-            reuse_c: f("reuse_c"),
+            reuse: f("reuse"),
         }
     })
 }

@@ -15,8 +15,6 @@ pub enum EncodeError {
     OffsetRange { offset: i64, min: i64, max: i64 },
     #[error("the immediate form has no operand 2 modifiers")]
     ImmediateMods,
-    #[error("reuse of operand 2 needs a register operand 2")]
-    ReuseB,
     #[error("ignored bits {bits:#034x} lie outside the bits this form ignores")]
     Ignored { bits: u128 },
     #[error("illegal: {0}")]
@@ -91,25 +89,13 @@ pub fn encode(i: &Hmul2) -> Result<u128, EncodeError> {
     w = l.wr_bar.set(w, c.wr_bar as u32)?;
     w = l.rd_bar.set(w, c.rd_bar as u32)?;
     w = l.wait.set(w, c.wait as u32)?;
-    w = l.reuse_a.set(w, c.reuse_a as u32)?;
-    if c.reuse_b {
-        if form != Form::Rrr {
-            return Err(EncodeError::ReuseB);
-        }
-        w = l.reuse_b.set(w, 1)?;
-    }
+    w = l.reuse.set(w, c.reuse as u32)?;
     if i.ignored & !fs.ignored_mask != 0 {
         return Err(EncodeError::Ignored { bits: i.ignored & !fs.ignored_mask });
     }
     w |= i.ignored;
-    for k in &s.constraints {
-        if s.fields[k.if_field].get(w) == k.if_value {
-            let v = s.fields[k.field].get(w);
-            if v < k.min || v > k.max {
-                // decode names the broken rule exactly as it would for this word
-                return Err(EncodeError::Illegal(decode(w).err().unwrap_or(Illegal::UnknownForm { value: 0, ureg: 0 })));
-            }
-        }
+    if let Err(v) = s.check(form.index(), w) {
+        return Err(EncodeError::Illegal(Illegal::Constraint { form, rule: v.rule, field: v.field, value: v.value }));
     }
     Ok(w)
 }

@@ -3,7 +3,8 @@
 //! Text carries less than the word: control bits other than `.reuse`, ignored bits and
 //! NaN payloads are not printed, and `HMUL2.INVALID3` names both format = INVALID3 and
 //! flush = INVALID3. Parsing takes control bits from [`Control::default`], zero ignored
-//! bits, canonical NaNs, and reads modifiers in field order (format, flush, sat), first fit.
+//! bits, canonical NaNs (the yield bit is set when a `.reuse` is shown, as nvdisasm shows
+//! it only then), and reads modifiers in field order (format, flush, sat), first fit.
 
 use super::floattext::{parse_imm, Half};
 use super::*;
@@ -168,7 +169,10 @@ pub fn parse(text: &str) -> Result<Hmul2, ParseError> {
         None => return err(full, format!("bad operand 1 {:?}", ops[1])),
     };
     let format = Format::ALL[vals[0] as usize];
-    let mut ctrl = Control { reuse_a: a.reuse, ..Control::default() };
+    let mut ctrl = Control::default();
+    if a.reuse {
+        ctrl.reuse |= 1;
+    }
     let (b, b_mods) = if ops.len() == 4 {
         let h = if format == Format::Bf16 { Half::Bf16 } else { Half::F16 };
         let first = parse_imm(h, ops[2]).ok_or_else(|| ParseError { text: full.into(), reason: format!("bad immediate {:?}", ops[2]) })?;
@@ -178,7 +182,9 @@ pub fn parse(text: &str) -> Result<Hmul2, ParseError> {
         let src = parse_src(full, ops[2], &l.b_swizzle)?;
         let core = src.core;
         let b = if let Some(r) = reg_number(core, "R", RZ, 254) {
-            ctrl.reuse_b = src.reuse;
+            if src.reuse {
+                ctrl.reuse |= 2;
+            }
             Operand2::Reg(r)
         } else if let Some(u) = reg_number(core, "UR", URZ, 62) {
             Operand2::Ur(u)
@@ -208,6 +214,10 @@ pub fn parse(text: &str) -> Result<Hmul2, ParseError> {
     } else {
         return err(full, format!("expected 3 or 4 operands, found {}", ops.len()));
     };
+    // nvdisasm prints .reuse only with the yield bit set
+    if ctrl.reuse != 0 {
+        ctrl.yield_ = true;
+    }
     Ok(Hmul2 {
         pred,
         dst,

@@ -81,11 +81,11 @@ pub fn render_into(i: &Hmul2, out: &mut String) {
     out.push(' ');
     push_reg(out, "R", i.dst, RZ);
     out.push_str(", ");
-    push_reg_src(out, i.a, i.a_mods, i.ctrl.reuse_a, &l.a_swizzle);
+    push_reg_src(out, i.a, i.a_mods, i.ctrl.shows_reuse_a(), &l.a_swizzle);
     out.push_str(", ");
     let m = i.b_mods;
     match i.b {
-        Operand2::Reg(r) => push_reg_src(out, r, m, i.ctrl.reuse_b, &l.b_swizzle),
+        Operand2::Reg(r) => push_reg_src(out, r, m, i.ctrl.shows_reuse_b(), &l.b_swizzle),
         Operand2::Imm { first, second } => {
             let h = if i.format == Format::Bf16 { Half::Bf16 } else { Half::F16 };
             out.push_str(imm_text(h, first));

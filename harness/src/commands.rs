@@ -1,0 +1,247 @@
+//! The encoding-model subcommands: decode, encode, generate, oracle, errata.
+
+use crate::cli::{exit_for, read_lines, CliError, CliResult};
+use crate::gen::{self, Coverage, GenOptions};
+use crate::isa::{self, decode as decode_word, format_hex, parse_hex, render, Form};
+use crate::nvdisasm::Nvdisasm;
+use crate::oracle;
+use clap::Args;
+use std::io::Write;
+use std::process::ExitCode;
+
+/// A seed given on the command line, or one drawn from the clock; always printed.
+pub fn resolve_seed(seed: Option<u64>) -> u64 {
+    let s = seed.unwrap_or_else(|| {
+        let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+        (t as u64) ^ (t >> 64) as u64 ^ std::process::id() as u64
+    });
+    eprintln!("seed: {s}");
+    s
+}
+
+pub fn parse_form(name: &str) -> Result<Form, String> {
+    Form::from_cli(name).ok_or_else(|| {
+        let names: Vec<&str> = Form::ALL.iter().map(|f| f.cli_name()).collect();
+        format!("unknown form {name:?}; one of {}", names.join(", "))
+    })
+}
+
+#[derive(Args)]
+pub struct DecodeArgs {
+    /// Words: 0x + 32 hex digits, high 64 bits first. One a line on stdin when none are given.
+    pub hex: Vec<String>,
+}
+
+pub fn decode(a: DecodeArgs) -> CliResult {
+    let inputs = if a.hex.is_empty() { read_lines("-")? } else { a.hex };
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let mut bad = 0usize;
+    let mut first_bad = String::new();
+    for line in &inputs {
+        let text = match parse_hex(line) {
+            Ok(w) => match decode_word(w) {
+                Ok(i) => render(&i),
+                Err(e) => format!("illegal: {e}"),
+            },
+            Err(e) => {
+                bad += 1;
+                if first_bad.is_empty() {
+                    first_bad = line.trim().to_string();
+                }
+                format!("error: {e}")
+            }
+        };
+        writeln!(out, "{text}").map_err(|e| CliError::input(format!("stdout: {e}")))?;
+    }
+    out.flush().map_err(|e| CliError::input(format!("stdout: {e}")))?;
+    if bad > 0 {
+        return Err(CliError::input(format!("{bad} of {} inputs are not 0x + 32 hex digits (first: {first_bad:?})", inputs.len())));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Args)]
+pub struct EncodeArgs {
+    /// Instruction text as nvdisasm prints it, e.g. 'HMUL2.FTZ R0, -R1.H0_H0, c[0x3] [0x10]'.
+    pub text: String,
+}
+
+pub fn encode(a: EncodeArgs) -> CliResult {
+    let inst = isa::parse(&a.text)?;
+    let word = isa::encode(&inst).map_err(|e| CliError::input(format!("{:?}: {e}", a.text)))?;
+    println!("{}", format_hex(word));
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Args)]
+pub struct GenerateArgs {
+    /// Seed; drawn from the clock (and printed) when absent.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Number of encodings.
+    #[arg(long, default_value_t = 16)]
+    pub count: u64,
+    /// Restrict to one form: rrr, imm, const, constx, ur (or the seed page's key).
+    #[arg(long, value_parser = parse_form)]
+    pub form: Option<Form>,
+    /// Share (0..1) of encodings nvdisasm rejects.
+    #[arg(long, default_value_t = 0.0)]
+    pub illegal_share: f64,
+    /// Share (0..1) of encodings with INVALIDn field values.
+    #[arg(long, default_value_t = 0.0)]
+    pub invalid_share: f64,
+    /// Share (0..1) of encodings with bits set that nvdisasm ignores.
+    #[arg(long, default_value_t = 0.0)]
+    pub ignored_share: f64,
+    /// Every modifier combination of --form instead of random encodings (--count is ignored).
+    #[arg(long)]
+    pub factorial: bool,
+    /// JSON Lines: encoding, text, form, legal, reason.
+    #[arg(long)]
+    pub json: bool,
+    /// Print field-value coverage of what was emitted to stderr.
+    #[arg(long)]
+    pub coverage: bool,
+}
+
+fn check_share(name: &str, v: f64) -> Result<(), CliError> {
+    if (0.0..=1.0).contains(&v) {
+        Ok(())
+    } else {
+        Err(CliError::input(format!("--{name} {v} is outside 0..1")))
+    }
+}
+
+pub fn generate(a: GenerateArgs) -> CliResult {
+    check_share("illegal-share", a.illegal_share)?;
+    check_share("invalid-share", a.invalid_share)?;
+    check_share("ignored-share", a.ignored_share)?;
+    let seed = resolve_seed(a.seed);
+    let words: Vec<u128> = if a.factorial {
+        let form = a.form.ok_or_else(|| CliError::input("--factorial needs --form"))?;
+        let insts = gen::factorial(form, seed);
+        insts.iter().map(|i| isa::encode(i).map_err(|e| CliError::input(e.to_string()))).collect::<Result<_, _>>()?
+    } else {
+        let o = GenOptions { seed, form: a.form, illegal_share: a.illegal_share, invalid_share: a.invalid_share, ignored_share: a.ignored_share };
+        gen::generate(&o, 0, a.count)
+    };
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    for &w in &words {
+        let line = if a.json {
+            let d = decode_word(w);
+            serde_json::json!({
+                "encoding": format_hex(w),
+                "legal": d.is_ok(),
+                "form": d.as_ref().ok().map(|i| i.form().key()),
+                "text": d.as_ref().ok().map(render),
+                "reason": d.as_ref().err().map(|e| e.to_string()),
+            })
+            .to_string()
+        } else {
+            format_hex(w)
+        };
+        writeln!(out, "{line}").map_err(|e| CliError::input(format!("stdout: {e}")))?;
+    }
+    out.flush().map_err(|e| CliError::input(format!("stdout: {e}")))?;
+    if a.coverage {
+        eprint!("{}", Coverage::of(&words).table());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Args)]
+pub struct OracleArgs {
+    /// Seed; drawn from the clock (and printed) when absent.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Number of random encodings.
+    #[arg(long, default_value_t = 20000)]
+    pub count: u64,
+    /// Restrict to one form.
+    #[arg(long, value_parser = parse_form)]
+    pub form: Option<Form>,
+    /// Share of encodings nvdisasm must reject.
+    #[arg(long, default_value_t = 0.01)]
+    pub illegal_share: f64,
+    /// Share of encodings with INVALIDn values.
+    #[arg(long, default_value_t = 0.25)]
+    pub invalid_share: f64,
+    /// Share of encodings with ignored bits set.
+    #[arg(long, default_value_t = 0.1)]
+    pub ignored_share: f64,
+    /// Also every value of every field set one at a time, and the spec's errata words.
+    #[arg(long)]
+    pub fields: bool,
+    /// Write the report (totals, mismatches, coverage) as JSON to this file.
+    #[arg(long)]
+    pub json: Option<std::path::PathBuf>,
+}
+
+/// Words of the errata in the spec.
+pub fn errata_words() -> Vec<u128> {
+    crate::spec::spec().errata.iter().flat_map(|e| e.words.iter()).filter_map(|w| parse_hex(&w.hex).ok()).collect()
+}
+
+pub fn oracle(a: OracleArgs) -> CliResult {
+    check_share("illegal-share", a.illegal_share)?;
+    check_share("invalid-share", a.invalid_share)?;
+    check_share("ignored-share", a.ignored_share)?;
+    let nv = Nvdisasm::find().map_err(|e| CliError::input(e.to_string()))?;
+    let seed = resolve_seed(a.seed);
+    let o = GenOptions { seed, form: a.form, illegal_share: a.illegal_share, invalid_share: a.invalid_share, ignored_share: a.ignored_share };
+    let mut words = gen::generate(&o, 0, a.count);
+    if a.fields {
+        words.extend(gen::one_field_at_a_time());
+        words.extend(errata_words());
+    }
+    let t = std::time::Instant::now();
+    let rep = oracle::compare(&nv, &words).map_err(|e| CliError::input(e.to_string()))?;
+    for m in &rep.mismatches {
+        println!("mismatch {m}");
+    }
+    println!(
+        "oracle: {} words, {} same text, {} rejected by both, {} mismatches ({} nvdisasm calls, {:.1} s, {})",
+        rep.words,
+        rep.agreed_text,
+        rep.agreed_illegal,
+        rep.mismatches.len(),
+        rep.nvdisasm_calls,
+        t.elapsed().as_secs_f64(),
+        nv.version().unwrap_or_default()
+    );
+    if let Some(path) = &a.json {
+        let cov = Coverage::of(&words);
+        let v = serde_json::json!({"seed": seed, "report": rep, "coverage": cov});
+        std::fs::write(path, serde_json::to_string_pretty(&v).unwrap_or_default())
+            .map_err(|e| CliError::input(format!("{}: {e}", path.display())))?;
+    }
+    Ok(exit_for(rep.ok()))
+}
+
+#[derive(Args)]
+pub struct ErrataArgs {}
+
+/// docs/seed-errata.md, generated from the spec (a test keeps the committed file equal to it).
+pub fn errata_markdown() -> String {
+    let s = crate::spec::spec();
+    let mut md = String::from(
+        "# Seed-page errata\n\nThe seed page (`harness/spec/seed-hmul2-sm90.txt`) was derived by fuzzing a disassembler. \
+Where `nvdisasm -b SM90` (13.2) disagrees with it, nvdisasm wins; each correction below is recorded in \
+`harness/spec/hmul2-sm90.json` and re-checked against nvdisasm by the oracle test. Generated by \
+`hmul2-harness errata`; do not edit by hand.\n",
+    );
+    for e in &s.errata {
+        md += &format!("\n## {}\n\n- forms: {}\n- fields: {}\n- seed page says: {}\n- nvdisasm shows: {}\n\n| word | nvdisasm |\n|---|---|\n", e.id, e.forms.join(", "), e.fields.join(", "), e.seed, e.nvdisasm);
+        for w in &e.words {
+            md += &format!("| `{}` | `{}` |\n", w.hex, w.nvdisasm);
+        }
+    }
+    md
+}
+
+pub fn errata(_a: ErrataArgs) -> CliResult {
+    print!("{}", errata_markdown());
+    Ok(ExitCode::SUCCESS)
+}
