@@ -7,6 +7,7 @@
 pub mod cli;
 pub mod commands;
 pub mod gen;
+pub mod inputs;
 pub mod isa;
 pub mod nvdisasm;
 pub mod oracle;
