@@ -12,4 +12,5 @@ pub mod isa;
 pub mod nvdisasm;
 pub mod oracle;
 pub mod rng;
+pub mod seedpage;
 pub mod spec;
