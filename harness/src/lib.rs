@@ -5,6 +5,7 @@
 //! [`nvdisasm`] (NVIDIA's disassembler as the judge of syntax and legality).
 
 pub mod cli;
+pub mod explain;
 pub mod commands;
 pub mod gen;
 pub mod inputs;

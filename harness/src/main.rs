@@ -25,6 +25,8 @@ enum Cmd {
     Oracle(commands::OracleArgs),
     /// Print the seed-page errata recorded in the spec (as Markdown).
     Errata(commands::ErrataArgs),
+    /// Lay out one instruction word bit by bit, every field named with its value and meaning.
+    Explain(hmul2_harness::explain::ExplainArgs),
 }
 
 fn main() -> ExitCode {
@@ -35,6 +37,7 @@ fn main() -> ExitCode {
         Cmd::Generate(a) => commands::generate(a),
         Cmd::Oracle(a) => commands::oracle(a),
         Cmd::Errata(a) => commands::errata(a),
+        Cmd::Explain(a) => hmul2_harness::explain::run(a),
     };
     match result {
         Ok(code) => code,
