@@ -86,7 +86,7 @@ fn meaning(s: &Spec, fi: usize, v: u32, form: Option<Form>, word: u128) -> Strin
             if f.kind == "control" {
                 let doc = f.doc.trim_start_matches("Control: ");
                 let first = doc.split(['.', ';']).next().unwrap_or(doc);
-                return format!("{v}: {first}{}", if doc.contains("(7 = none)") { " (7 = none)" } else { "" });
+                return format!("{v}: {first}");
             }
             format!("{v}")
         }
