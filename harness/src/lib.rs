@@ -12,6 +12,7 @@ pub mod inputs;
 pub mod isa;
 pub mod nvdisasm;
 pub mod oracle;
+pub mod report;
 pub mod rng;
 pub mod seedpage;
 pub mod spec;

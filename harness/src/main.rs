@@ -27,6 +27,8 @@ enum Cmd {
     Errata(commands::ErrataArgs),
     /// Lay out one instruction word bit by bit, every field named with its value and meaning.
     Explain(hmul2_harness::explain::ExplainArgs),
+    /// Write one self-contained HTML page showing, per bit of every form, what is proven and by what.
+    Report(hmul2_harness::report::ReportArgs),
 }
 
 fn main() -> ExitCode {
@@ -38,6 +40,7 @@ fn main() -> ExitCode {
         Cmd::Oracle(a) => commands::oracle(a),
         Cmd::Errata(a) => commands::errata(a),
         Cmd::Explain(a) => hmul2_harness::explain::run(a),
+        Cmd::Report(a) => hmul2_harness::report::run(a),
     };
     match result {
         Ok(code) => code,
