@@ -32,6 +32,10 @@ impl Field {
     /// The field's value in `word`.
     #[inline]
     pub fn get(&self, word: u128) -> u32 {
+        if self.segments.len() == 1 {
+            // the common case, kept branch-light for the decoder's hot path
+            return ((word >> self.segments[0].0) as u32) & self.max();
+        }
         let mut v = 0u32;
         let mut at = 0u32;
         for &(lo, hi) in &self.segments {
@@ -60,6 +64,7 @@ impl Field {
     }
 
     /// Largest value the field holds.
+    #[inline]
     pub fn max(&self) -> u32 {
         if self.width >= 32 { u32::MAX } else { (1u32 << self.width) - 1 }
     }
@@ -425,6 +430,11 @@ pub fn spec() -> &'static Spec {
 /// Field handles resolved once by name, so hot paths do no lookups.
 #[derive(Debug)]
 pub struct Layout {
+    /// The opcode value every form fixes.
+    pub opcode_value: u32,
+    /// Form index by (operand_form, ureg_flag) when the form's fixed fields are exactly these two
+    /// and the opcode; derived from the spec's `fixed` lists.
+    pub form_by_selector: Vec<Option<usize>>,
     pub opcode: Field,
     pub operand_form: Field,
     pub ureg_flag: Field,
@@ -461,7 +471,23 @@ pub fn layout() -> &'static Layout {
     L.get_or_init(|| {
         let s = spec();
         let f = |n: &str| s.field(n).clone();
+        let opcode = s.index("opcode");
+        let (of, uf) = (s.index("operand_form"), s.index("ureg_flag"));
+        let opcode_value = s.forms.first().and_then(|fm| fm.fixed.iter().find(|(i, _)| *i == opcode)).map(|(_, v)| *v).unwrap_or(0);
+        let ureg_values = 1usize << s.fields[uf].width;
+        let mut form_by_selector = vec![None; (1usize << s.fields[of].width) * ureg_values];
+        for (k, fm) in s.forms.iter().enumerate() {
+            let get = |i: usize| fm.fixed.iter().find(|(j, _)| *j == i).map(|(_, v)| *v as usize);
+            match (get(of), get(uf), get(opcode)) {
+                (Some(o), Some(u), Some(op)) if fm.fixed.len() == 3 && op as u32 == opcode_value => {
+                    form_by_selector[o * ureg_values + u] = Some(k)
+                }
+                _ => panic!("form {} must fix exactly opcode, operand_form and ureg_flag (the decoder's table relies on it)", fm.key),
+            }
+        }
         Layout {
+            opcode_value,
+            form_by_selector,
             opcode: f("opcode"),
             operand_form: f("operand_form"),
             ureg_flag: f("ureg_flag"),

@@ -8,14 +8,43 @@
 use super::floattext::{imm_text, Half};
 use super::*;
 use crate::spec::layout;
-use std::fmt::Write;
+/// Decimal digits without the formatting machinery (the renderer is on a hot path).
+fn push_dec(out: &mut String, mut v: u32) {
+    let mut buf = [0u8; 10];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    out.push_str(std::str::from_utf8(&buf[i..]).unwrap_or("?"));
+}
+
+/// `0x` and lower-case hex digits, as nvdisasm prints offsets and banks.
+fn push_hex(out: &mut String, mut v: u64) {
+    let mut buf = [0u8; 16];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b"0123456789abcdef"[(v & 15) as usize];
+        v >>= 4;
+        if v == 0 {
+            break;
+        }
+    }
+    out.push_str("0x");
+    out.push_str(std::str::from_utf8(&buf[i..]).unwrap_or("?"));
+}
 
 fn push_reg(out: &mut String, prefix: &str, r: u8, zero: u8) {
     out.push_str(prefix);
     if r == zero {
         out.push('Z');
     } else {
-        let _ = write!(out, "{r}");
+        push_dec(out, r as u32);
     }
 }
 
@@ -48,10 +77,9 @@ fn push_reg_src(out: &mut String, r: u8, m: SrcMods, reuse: bool, swz_field: &cr
 
 fn push_hex_signed(out: &mut String, v: i64) {
     if v < 0 {
-        let _ = write!(out, "-{:#x}", -v);
-    } else {
-        let _ = write!(out, "{v:#x}");
+        out.push('-');
     }
+    push_hex(out, v.unsigned_abs());
 }
 
 /// Append the text of `i` to `out`.
@@ -65,7 +93,8 @@ pub fn render_into(i: &Hmul2, out: &mut String) {
         if i.pred.index == PT {
             out.push_str("PT");
         } else {
-            let _ = write!(out, "P{}", i.pred.index);
+            out.push('P');
+            push_dec(out, i.pred.index as u32);
         }
         out.push(' ');
     }
@@ -88,9 +117,9 @@ pub fn render_into(i: &Hmul2, out: &mut String) {
         Operand2::Reg(r) => push_reg_src(out, r, m, i.ctrl.shows_reuse_b(), &l.b_swizzle),
         Operand2::Imm { first, second } => {
             let h = if i.format == Format::Bf16 { Half::Bf16 } else { Half::F16 };
-            out.push_str(imm_text(h, first));
+            out.push_str(&imm_text(h, first));
             out.push_str(", ");
-            out.push_str(imm_text(h, second));
+            out.push_str(&imm_text(h, second));
         }
         _ => {
             if m.neg {
@@ -101,13 +130,17 @@ pub fn render_into(i: &Hmul2, out: &mut String) {
             }
             match i.b {
                 Operand2::Const { bank, offset } => {
-                    let _ = write!(out, "c[{bank:#x}] [");
+                    out.push_str("c[");
+                    push_hex(out, bank as u64);
+                    out.push_str("] [");
                     push_hex_signed(out, offset as i64);
                     out.push(']');
                 }
                 Operand2::ConstUr { ureg, offset } => {
                     push_reg(out, "cx[UR", ureg, URZ);
-                    let _ = write!(out, "] [{offset:#x}]");
+                    out.push_str("] [");
+                    push_hex(out, offset as u64);
+                    out.push(']');
                 }
                 Operand2::Ur(u) => push_reg(out, "UR", u, URZ),
                 _ => {}
