@@ -12,8 +12,10 @@
 //!   with `hardware.used`).
 //! - `hardware-mismatch`: a finding of a hardware run touches the field (see [`touched_fields`]).
 //!
-//! The colour of a bit is the first that applies of: hardware-mismatch, contradicted,
-//! hardware, confirmed, seed-only. Bits of no field are `ignored`.
+//! The colour of a bit is the first that applies of: hardware-mismatch, hardware,
+//! contradicted, confirmed, seed-only (the order, strongest evidence first); a
+//! contradicted bit still shows the seed's claim in red beneath it. Bits of no field are
+//! `ignored` unless an erratum speaks about them.
 
 pub mod html;
 pub mod inputs;
@@ -35,8 +37,8 @@ pub enum Evidence {
     Ignored,
     SeedOnly,
     Confirmed,
-    Hardware,
     Contradicted,
+    Hardware,
     HardwareMismatch,
 }
 

@@ -295,7 +295,8 @@ pub struct BitComparison {
     pub spec: SpecBit,
     pub seed: SeedCell,
     pub class: BitClass,
-    /// Ids of the errata that speak about this bit (its spec field or the field the seed names).
+    /// Ids of the errata that speak about this bit: its spec field, the field the seed names
+    /// where the spec has none, or (an erratum naming no field) a bit of no field.
     pub errata: Vec<String>,
 }
 
@@ -396,7 +397,9 @@ pub fn compare(spec: &Spec, page: &SeedPage) -> Result<Vec<FormComparison>, Stri
                 .iter()
                 .filter(|e| erratum_applies(e, &fs.key))
                 .filter(|e| {
-                    e.fields.iter().any(|n| {
+                    // an erratum that names no field is about the bits of no field
+                    (e.fields.is_empty() && sb[b] == SpecBit::Ignored)
+                        || e.fields.iter().any(|n| {
                         spec.try_index(n).is_some_and(|i| sb[b].field() == Some(i) || (sb[b] == SpecBit::Ignored && seed_fields.contains(&i)))
                     })
                 })

@@ -40,6 +40,7 @@ code,.mono{font-family:"DejaVu Sans Mono",monospace;font-size:12px}
 .ev-seed-only{background:var(--seed)}.ev-confirmed{background:var(--confirmed)}.ev-contradicted{background:var(--contradicted)}
 .ev-hardware{background:var(--hardware)}.ev-hardware-mismatch{background:var(--hwm);color:#fff}
 .ev-ignored{background:repeating-linear-gradient(135deg,#f4f6f8 0 3px,#e3e7eb 3px 5px);color:#9aa3ad}
+td.ign.ev-contradicted{background:repeating-linear-gradient(135deg,#fbe0d9 0 3px,#f59d86 3px 5px)}
 article.form{background:#fff;border:1px solid var(--line);border-radius:6px;padding:10px 12px 6px;margin:0 0 14px}
 .syntax{font-weight:normal;color:#55606e;margin-left:8px}
 .counts{color:#55606e;font-size:12px}
@@ -130,12 +131,13 @@ fn half(out: &mut String, m: &Model, fi: usize, h: usize) {
         let errata = if v.errata.is_empty() { String::new() } else { format!("; errata: {}", v.errata.join(", ")) };
         match &v.spec {
             SpecBit::Ignored => {
+                let what = if v.primary == Evidence::Ignored { String::new() } else { format!("; {}{errata}", evidence_title(v)) };
                 let _ = write!(
                     out,
-                    "<td colspan=\"{w}\" class=\"ev-ignored{}\" data-evidence=\"ignored\" data-bits=\"{}\" title=\"bits {}: no field in this form (nvdisasm ignores them)\"></td>",
+                    "<td colspan=\"{w}\" class=\"ign ev-{ev}{}\" data-evidence=\"{ev}\" data-bits=\"{}\" title=\"{}\"></td>",
                     byte(b),
                     bits_range(b, e - 1),
-                    bits_range(b, e - 1)
+                    esc(&format!("bits {}: no field in this form (nvdisasm ignores them){what}", bits_range(b, e - 1)))
                 );
             }
             SpecBit::Fixed { field, value } => {
@@ -540,8 +542,8 @@ pub fn render(m: &Model) -> String {
         form_section(&mut out, m, fi);
     }
     out.push_str("</section>");
-    errata_section(&mut out);
     findings_section(&mut out, m);
+    errata_section(&mut out);
     semantics_section(&mut out, m);
     coverage_section(&mut out, m);
     out.push_str("</body></html>\n");
