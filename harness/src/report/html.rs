@@ -41,7 +41,7 @@ code,.mono{font-family:"DejaVu Sans Mono",monospace;font-size:12px}
 .ev-hardware{background:var(--hardware)}.ev-hardware-mismatch{background:var(--hwm);color:#fff}
 .ev-ignored{background:repeating-linear-gradient(135deg,#f4f6f8 0 3px,#e3e7eb 3px 5px);color:#9aa3ad}
 td.ign.ev-contradicted{background:repeating-linear-gradient(135deg,#fbe0d9 0 3px,#f59d86 3px 5px)}
-article.form{background:#fff;border:1px solid var(--line);border-radius:6px;padding:10px 12px 6px;margin:0 0 14px}
+article.form{background:#fff;border:1px solid var(--line);border-radius:6px;padding:8px 12px 4px;margin:0 0 10px}
 .syntax{font-weight:normal;color:#55606e;margin-left:8px}
 .counts{color:#55606e;font-size:12px}
 .counts b{color:#1c2330}
@@ -52,15 +52,15 @@ table.bits td{border:1px solid var(--line);text-align:center;padding:0 1px;overf
 table.bits td.byte{border-left:2px solid #5b6573}
 tr.bitno td{border:none;font-size:8px;color:#7b8590;height:13px;padding:0}
 tr.bitno td.byte{border-left:2px solid transparent}
-tr.spec td{height:60px;font-weight:bold}
-tr.seed td{height:46px;background:#fff;color:#4b5563;font-size:10px}
-td .vert{display:inline-block;writing-mode:vertical-rl;transform:rotate(180deg);max-height:56px;overflow:hidden;text-overflow:ellipsis}
-tr.seed td .vert{max-height:42px}
+tr.spec td{height:50px;font-weight:bold}
+tr.seed td{height:36px;background:#fff;color:#4b5563;font-size:10px}
+td .vert{display:inline-block;writing-mode:vertical-rl;transform:rotate(180deg);max-height:47px;overflow:hidden;text-overflow:ellipsis}
+tr.seed td .vert{max-height:33px}
 tr.seed td.cmp-agrees{background:#f2f4f6}
 tr.seed td.cmp-seed-only{background:repeating-linear-gradient(45deg,#fff 0 3px,#f1f1f1 3px 6px);color:#8a929c;font-style:italic}
 tr.seed td.cmp-contradicted{background:#fde8e4;color:#b3261e;font-weight:bold;box-shadow:inset 0 0 0 2px #e0533d}
 td.fixed{font-family:"DejaVu Sans Mono",monospace}
-ul.disputes{margin:2px 0 6px;padding-left:18px;color:#3c4654;font-size:12px}
+ul.disputes{margin:2px 0 4px;padding-left:18px;color:#3c4654;font-size:12px;columns:2;column-gap:28px}
 ul.disputes li{margin:1px 0}
 table.data{border-collapse:collapse;width:100%;background:#fff}
 table.data th,table.data td{border:1px solid var(--line);padding:3px 6px;vertical-align:top;text-align:left}
