@@ -74,6 +74,8 @@ table.data td.num{text-align:right;font-variant-numeric:tabular-nums}
 .val.zero{color:#b3261e;border-color:#e0533d}
 .empty{color:#7b8590;font-style:italic}
 details summary{cursor:pointer;color:#33506e}
+table.findings code{white-space:nowrap}
+table.findings .in{white-space:nowrap}
 "#;
 
 fn evidence_title(b: &super::BitView) -> String {
@@ -405,6 +407,49 @@ fn coverage_section(out: &mut String, m: &Model) {
 
 fn findings_section(out: &mut String, m: &Model) {
     let s = spec();
+    out.push_str("<section id=\"findings\"><h3>Mismatches and faults of the given runs</h3>");
+    let all: Vec<(usize, &super::inputs::Finding)> = m.runs.iter().enumerate().flat_map(|(i, r)| r.mismatches.iter().chain(&r.faults).map(move |f| (i, f))).collect();
+    if all.is_empty() {
+        out.push_str("<p class=\"empty\">The given runs report no mismatch and no fault.</p>");
+    } else {
+        out.push_str("<table class=\"data findings\"><tr><th>kind</th><th>form and run</th><th>minimized encoding and text</th><th>inputs</th><th>expected</th><th>got</th><th>touches</th><th>detail</th></tr>");
+        for (ri, f) in all {
+            let r = &m.runs[ri];
+            let form = f.word().and_then(|w| form_of(w).ok()).map(|x| x.key().to_string()).unwrap_or_else(|| "?".into());
+            let touched = m
+                .hw_touch
+                .iter()
+                .find(|(i, g, _, _)| *i == ri && g.encoding == f.encoding && g.minimized == f.minimized && g.kind == f.kind)
+                .map(|(_, _, _, fl)| fl.iter().map(|&i| s.fields[i].name.clone()).collect::<Vec<_>>().join(", "))
+                .unwrap_or_else(|| "(software run)".into());
+            let inputs = if f.inputs.is_empty() { "<span class=\"empty\">none</span>".to_string() } else { f.inputs.iter().map(|(k, v)| format!("<div class=\"in\">{} <code>{}</code></div>", esc(k), esc(v))).collect::<String>() };
+            let (enc, text) = if f.minimized.is_empty() { (&f.encoding, &f.text) } else { (&f.minimized, &f.minimized_text) };
+            let kind: String = f.kind.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '-').collect();
+            let _ = write!(
+                out,
+                "<tr data-kind=\"{}\" data-encoding=\"{}\" data-minimized=\"{}\"><td><span class=\"tag {kind}\">{}</span></td><td><b>{}</b><br><span class=\"sub\">{}{}</span></td><td><code>{}</code><br><code>{}</code>{}</td><td>{inputs}</td><td><code>{}</code></td><td><code>{}</code></td><td>{}</td><td>{}</td></tr>",
+                esc(&f.kind),
+                esc(&f.encoding),
+                esc(&f.minimized),
+                esc(&f.kind),
+                esc(&form),
+                esc(&r.dir),
+                if r.hardware.used { format!(" on {}", esc(&r.hardware.gpu)) } else { " (no GPU)".to_string() },
+                esc(enc),
+                esc(text),
+                if f.minimized.is_empty() || f.minimized == f.encoding { String::new() } else { format!("<br><span class=\"sub\">from <code>{}</code> <code>{}</code></span>", esc(&f.encoding), esc(&f.text)) },
+                esc(&f.expected),
+                esc(&f.got),
+                esc(&touched),
+                esc(&f.detail)
+            );
+        }
+        out.push_str("</table>");
+    }
+    out.push_str("</section>");
+}
+
+fn sources_section(out: &mut String, m: &Model) {
     out.push_str("<section id=\"runs\"><h3>Runs</h3>");
     if m.runs.is_empty() {
         out.push_str("<p class=\"empty\">No run report was given.</p>");
@@ -431,45 +476,6 @@ fn findings_section(out: &mut String, m: &Model) {
                 t.mismatches,
                 t.faults,
                 t.undefined
-            );
-        }
-        out.push_str("</table>");
-    }
-    out.push_str("</section><section id=\"findings\"><h3>Mismatches and faults</h3>");
-    let all: Vec<(usize, &super::inputs::Finding)> = m.runs.iter().enumerate().flat_map(|(i, r)| r.mismatches.iter().chain(&r.faults).map(move |f| (i, f))).collect();
-    if all.is_empty() {
-        out.push_str("<p class=\"empty\">The given runs report no mismatch and no fault.</p>");
-    } else {
-        out.push_str("<table class=\"data\"><tr><th>kind</th><th>run</th><th>form</th><th>minimized encoding and text</th><th>inputs</th><th>expected</th><th>got</th><th>touches</th><th>detail</th></tr>");
-        for (ri, f) in all {
-            let r = &m.runs[ri];
-            let form = f.word().and_then(|w| form_of(w).ok()).map(|x| x.key().to_string()).unwrap_or_else(|| "?".into());
-            let touched = m
-                .hw_touch
-                .iter()
-                .find(|(i, g, _, _)| *i == ri && g.encoding == f.encoding && g.minimized == f.minimized && g.kind == f.kind)
-                .map(|(_, _, _, fl)| fl.iter().map(|&i| s.fields[i].name.clone()).collect::<Vec<_>>().join(", "))
-                .unwrap_or_else(|| "(software run)".into());
-            let inputs = if f.inputs.is_empty() { "<span class=\"empty\">none</span>".to_string() } else { f.inputs.iter().map(|(k, v)| format!("{} <code>{}</code>", esc(k), esc(v))).collect::<Vec<_>>().join("<br>") };
-            let (enc, text) = if f.minimized.is_empty() { (&f.encoding, &f.text) } else { (&f.minimized, &f.minimized_text) };
-            let kind: String = f.kind.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '-').collect();
-            let _ = write!(
-                out,
-                "<tr data-kind=\"{}\" data-encoding=\"{}\" data-minimized=\"{}\"><td><span class=\"tag {kind}\">{}</span></td><td><code>{}</code>{}</td><td>{}</td><td><code>{}</code><br><code>{}</code>{}</td><td>{inputs}</td><td><code>{}</code></td><td><code>{}</code></td><td>{}</td><td>{}</td></tr>",
-                esc(&f.kind),
-                esc(&f.encoding),
-                esc(&f.minimized),
-                esc(&f.kind),
-                esc(&r.dir),
-                if r.hardware.used { format!("<br>{}", esc(&r.hardware.gpu)) } else { String::new() },
-                esc(&form),
-                esc(enc),
-                esc(text),
-                if f.minimized.is_empty() || f.minimized == f.encoding { String::new() } else { format!("<br><span class=\"sub\">from <code>{}</code> <code>{}</code></span>", esc(&f.encoding), esc(&f.text)) },
-                esc(&f.expected),
-                esc(&f.got),
-                esc(&touched),
-                esc(&f.detail)
             );
         }
         out.push_str("</table>");
@@ -537,13 +543,14 @@ pub fn render(m: &Model) -> String {
         if s.errata.len() == 1 { "um" } else { "a" }
     );
     legend(&mut out);
+    findings_section(&mut out, m);
     out.push_str("<section id=\"forms\">");
     for fi in 0..s.forms.len() {
         form_section(&mut out, m, fi);
     }
     out.push_str("</section>");
-    findings_section(&mut out, m);
     errata_section(&mut out);
+    sources_section(&mut out, m);
     semantics_section(&mut out, m);
     coverage_section(&mut out, m);
     out.push_str("</body></html>\n");
