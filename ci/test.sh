@@ -5,4 +5,5 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 bash ci/install-tools.sh
+bash ci/install-browser.sh
 cargo test --workspace --locked "$@"
