@@ -262,7 +262,7 @@ pub struct ExplainArgs {
 /// Colour only for a terminal, and never when NO_COLOR is set (https://no-color.org).
 fn use_color() -> bool {
     use std::io::IsTerminal;
-    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").map_or(true, |v| v.is_empty())
 }
 
 pub fn run(a: ExplainArgs) -> CliResult {

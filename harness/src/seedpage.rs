@@ -251,16 +251,16 @@ pub fn spec_bits(spec: &Spec, form: usize) -> Vec<SpecBit> {
     for &(fi, v) in &fs.fixed {
         let f = &spec.fields[fi];
         let word = f.set(0, v).unwrap_or(0);
-        for b in 0..128 {
+        for (b, o) in out.iter_mut().enumerate() {
             if f.mask >> b & 1 == 1 {
-                out[b] = SpecBit::Fixed { field: fi, value: word >> b & 1 == 1 };
+                *o = SpecBit::Fixed { field: fi, value: word >> b & 1 == 1 };
             }
         }
     }
     for &fi in &fs.fields {
-        for b in 0..128 {
+        for (b, o) in out.iter_mut().enumerate() {
             if spec.fields[fi].mask >> b & 1 == 1 {
-                out[b] = SpecBit::Field { field: fi };
+                *o = SpecBit::Field { field: fi };
             }
         }
     }
@@ -380,9 +380,9 @@ pub fn compare(spec: &Spec, page: &SeedPage) -> Result<Vec<FormComparison>, Stri
         let sf = page.form(&fs.key).ok_or_else(|| format!("the seed page has no form {}", fs.key))?;
         let sb = spec_bits(spec, fi);
         let mut bits = Vec::with_capacity(128);
-        for b in 0..128usize {
+        for (b, spec_bit) in sb.iter().enumerate() {
             let seed = sf.cells[b].clone();
-            let class = match (&sb[b], &seed) {
+            let class = match (spec_bit, &seed) {
                 (SpecBit::Fixed { value, .. }, SeedCell::Fixed(v)) if v == value => BitClass::Agrees,
                 (SpecBit::Field { field }, SeedCell::Field { label, .. }) if denotes(spec, label, *field) => BitClass::Agrees,
                 (SpecBit::Ignored, _) => BitClass::SeedOnly,
@@ -398,14 +398,14 @@ pub fn compare(spec: &Spec, page: &SeedPage) -> Result<Vec<FormComparison>, Stri
                 .filter(|e| erratum_applies(e, &fs.key))
                 .filter(|e| {
                     // an erratum that names no field is about the bits of no field
-                    (e.fields.is_empty() && sb[b] == SpecBit::Ignored)
+                    (e.fields.is_empty() && *spec_bit == SpecBit::Ignored)
                         || e.fields.iter().any(|n| {
-                        spec.try_index(n).is_some_and(|i| sb[b].field() == Some(i) || (sb[b] == SpecBit::Ignored && seed_fields.contains(&i)))
+                        spec.try_index(n).is_some_and(|i| spec_bit.field() == Some(i) || (*spec_bit == SpecBit::Ignored && seed_fields.contains(&i)))
                     })
                 })
                 .map(|e| e.id.clone())
                 .collect();
-            bits.push(BitComparison { bit: b as u8, spec: sb[b].clone(), seed, class, errata });
+            bits.push(BitComparison { bit: b as u8, spec: spec_bit.clone(), seed, class, errata });
         }
         out.push(FormComparison { key: fs.key.clone(), form: fi, bits });
     }

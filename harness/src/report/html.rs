@@ -305,7 +305,7 @@ fn errata_section(out: &mut String) {
                 "<tr data-erratum=\"{}\"><td><b>{}</b></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{words}</td></tr>",
                 esc(&e.id),
                 esc(&e.id),
-                esc(&if e.forms.is_empty() { "all".to_string() } else { e.forms.join(", ") }),
+                esc(&if e.forms.is_empty() || s.forms.iter().all(|f| e.forms.contains(&f.key)) { "all".to_string() } else { e.forms.join(", ") }),
                 esc(&e.fields.join(", ")),
                 esc(&e.seed),
                 esc(&e.nvdisasm)
@@ -564,6 +564,28 @@ mod tests {
     #[test]
     fn escapes_markup_and_quotes() {
         assert_eq!(esc("<script>alert('x')</script>&\""), "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;&quot;");
+    }
+
+    #[test]
+    fn every_row_draws_64_bits_and_every_cell_names_its_evidence() {
+        let m = super::super::build(vec![], vec![], vec![], None).unwrap();
+        let p = render(&m);
+        let mut rows = 0;
+        for class in ["spec", "seed"] {
+            for row in p.split(&format!("<tr class=\"{class}\">")).skip(1) {
+                let row = &row[..row.find("</tr>").unwrap()];
+                let mut bits = 0;
+                for td in row.split("<td").skip(1) {
+                    let tag = &td[..td.find('>').unwrap()];
+                    bits += tag.split("colspan=\"").nth(1).map(|x| x[..x.find('"').unwrap()].parse::<usize>().unwrap()).unwrap_or(1);
+                    let attr = if class == "spec" { "data-evidence=\"" } else { "data-compare=\"" };
+                    assert!(tag.contains(attr), "{tag}");
+                }
+                assert_eq!(bits, 64, "{class} row: {row}");
+                rows += 1;
+            }
+        }
+        assert_eq!(rows, 20, "5 forms x 2 halves x (spec, seed)");
     }
 
     #[test]
