@@ -443,7 +443,7 @@ pub struct Violation {
 
 impl Spec {
     /// The first cross-field rule `word` (of form index `form`) breaks.
-    #[inline]
+    #[inline(always)]
     pub fn check(&self, form: usize, word: u128) -> Result<(), Violation> {
         let fs = &self.forms[form];
         let mut combo = 0usize;
