@@ -30,7 +30,7 @@ impl Illegal {
 }
 
 /// Which form a word is, from its fixed fields; the error says why none fits.
-#[inline]
+#[inline(always)]
 pub fn form_of(word: u128) -> Result<Form, Illegal> {
     let l = layout();
     let opcode = l.opcode.get(word);
@@ -45,18 +45,18 @@ pub fn form_of(word: u128) -> Result<Form, Illegal> {
     }
 }
 
-#[inline]
+#[inline(always)]
 fn flag(f: &Field, w: u128) -> bool {
     f.get(w) != 0
 }
 
-#[inline]
+#[inline(always)]
 fn mods(neg: &Field, abs: &Field, swz: &Field, w: u128) -> SrcMods {
     SrcMods { neg: flag(neg, w), abs: flag(abs, w), swizzle: Swizzle::from_bits(swz.get(w)) }
 }
 
 /// Sign-extend a `width`-bit value.
-#[inline]
+#[inline(always)]
 fn sext(v: u32, width: u32) -> i32 {
     let shift = 32 - width;
     ((v << shift) as i32) >> shift
