@@ -7,9 +7,11 @@
 pub mod cli;
 pub mod commands;
 pub mod gen;
+pub mod gpu;
 pub mod inputs;
 pub mod isa;
 pub mod nvdisasm;
 pub mod oracle;
 pub mod rng;
+pub mod run;
 pub mod spec;

@@ -25,6 +25,15 @@ enum Cmd {
     Oracle(commands::OracleArgs),
     /// Print the seed-page errata recorded in the spec (as Markdown).
     Errata(commands::ErrataArgs),
+    /// Report the CUDA driver and SM90 devices found (exit 0 even without a GPU).
+    GpuInfo(hmul2_harness::gpu::GpuInfoArgs),
+    /// Run encodings on SM90 hardware and compare bit for bit with the reference.
+    Run(hmul2_harness::run::RunArgs),
+    /// Join shard report folders into one summary.json + junit.xml.
+    Merge(hmul2_harness::run::MergeArgs),
+    /// Internal: execute jobs from stdin on one device (fault isolation).
+    #[command(hide = true)]
+    Worker(hmul2_harness::gpu::worker::WorkerArgs),
 }
 
 fn main() -> ExitCode {
@@ -35,6 +44,10 @@ fn main() -> ExitCode {
         Cmd::Generate(a) => commands::generate(a),
         Cmd::Oracle(a) => commands::oracle(a),
         Cmd::Errata(a) => commands::errata(a),
+        Cmd::GpuInfo(a) => hmul2_harness::gpu::gpu_info(a),
+        Cmd::Run(a) => hmul2_harness::run::run(a),
+        Cmd::Merge(a) => hmul2_harness::run::merge(a),
+        Cmd::Worker(a) => hmul2_harness::gpu::worker::worker_main(a),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,190 @@
+//! One batch from instructions to findings: inputs, build, execute (bisecting faults down
+//! to single instructions), compare bit for bit with the reference, minimize mismatches.
+//! Pure over a [`Backend`] and an [`Executor`]: the same code runs on hardware and in tests.
+
+use super::journal::{BatchRecord, ItemRecord};
+use super::minimize::minimize;
+use super::pipeline::{Backend, Case};
+use super::report::{hex32, Finding, FindingInputs, Totals};
+use crate::gpu::{ExecError, Executor};
+use crate::inputs::Inputs;
+use crate::isa::{decode, encode, format_hex, render, Hmul2};
+
+/// Settings of a batch run.
+#[derive(Clone, Debug)]
+pub struct EngineOptions {
+    /// Register files per instruction.
+    pub inputs: usize,
+    pub seed: u64,
+    /// Most executions spent minimizing one mismatch (0: do not minimize).
+    pub minimize_budget: usize,
+}
+
+/// One hardware observation: the stuff of a hardware vector line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Observed {
+    pub word: u128,
+    pub inputs: Inputs,
+    pub got: u32,
+}
+
+pub struct BatchOutcome {
+    pub record: BatchRecord,
+    /// Results whose reference value is defined (written as vectors when asked).
+    pub observed: Vec<Observed>,
+}
+
+/// Extra text beside a fault (nvdisasm's view of the word, when available).
+pub type Describe<'a> = &'a (dyn Fn(u128) -> Option<String> + Sync);
+
+/// The seed of item `index`'s inputs: its own stream, so shards agree.
+pub fn input_seed(seed: u64, index: u64) -> u64 {
+    crate::rng::Rng::fork(seed ^ 0x1f1f_0000_2e2e_0001, index).next_u64()
+}
+
+/// Outcome of one attempt to run some cases: Ok(results) | Err(failure blamed on them).
+type Attempt = Result<Vec<Vec<u32>>, String>;
+
+/// Build and run `cases` once. `Err` only for failures that bisecting cannot help.
+pub fn attempt(backend: &dyn Backend, exec: &mut dyn Executor, cases: &[Case]) -> Result<Attempt, ExecError> {
+    let prepared = match backend.build(cases) {
+        Ok(p) => p,
+        Err(e) => return Ok(Err(format!("patcher could not build the kernel: {e}"))),
+    };
+    match exec.execute(&prepared.job) {
+        Ok(out) => Ok(match backend.results(&prepared, &out) {
+            Ok(r) if r.len() == cases.len() && r.iter().zip(cases).all(|(v, c)| v.len() == c.inputs.len()) => Ok(r),
+            Ok(r) => Err(format!("output holds {} cases, want {}", r.len(), cases.len())),
+            Err(e) => Err(format!("output unreadable: {e}")),
+        }),
+        Err(e) if e.blames_instructions() => Ok(Err(e.to_string())),
+        Err(e) => Err(e),
+    }
+}
+
+/// Run `cases`, splitting on blamed failures until single instructions are left. Each slot
+/// of the answer is the case's results or the failure its lone run raised. A group that
+/// fails while none of its halves does is reported in `group_faults` (never silently lost).
+fn bisect(backend: &dyn Backend, exec: &mut dyn Executor, cases: &[Case], out: &mut Vec<Result<Vec<u32>, String>>, group_faults: &mut Vec<(usize, usize, String)>, base: usize) -> Result<usize, ExecError> {
+    match attempt(backend, exec, cases)? {
+        Ok(r) => {
+            out.extend(r.into_iter().map(Ok));
+            Ok(0)
+        }
+        Err(e) if cases.len() == 1 => {
+            out.push(Err(e));
+            Ok(1)
+        }
+        Err(e) => {
+            let mid = cases.len() / 2;
+            let f = bisect(backend, exec, &cases[..mid], out, group_faults, base)? + bisect(backend, exec, &cases[mid..], out, group_faults, base + mid)?;
+            if f == 0 {
+                group_faults.push((base, cases.len(), e));
+            }
+            Ok(f.max(1))
+        }
+    }
+}
+
+/// Run a batch of `(index, word)` items.
+pub fn run_batch(backend: &dyn Backend, exec: &mut dyn Executor, items: &[(u64, u128)], o: &EngineOptions, describe: Describe) -> Result<BatchOutcome, ExecError> {
+    let mut rec = BatchRecord::default();
+    let mut observed = Vec::new();
+    // instructions that can run, with their inputs
+    let mut run: Vec<(usize, Hmul2, Case)> = Vec::new();
+    let mut item_totals: Vec<Totals> = vec![Totals { instructions: 1, ..Default::default() }; items.len()];
+    let forms: Vec<String> = items.iter().map(|&(_, w)| crate::isa::decode::form_of(w).map(|f| f.key().to_string()).unwrap_or_else(|_| "illegal".into())).collect();
+    for (k, &(index, word)) in items.iter().enumerate() {
+        let ready = decode(word).map_err(|e| format!("illegal: {e}")).and_then(|inst| backend.runnable(word).map(|_| inst));
+        match ready {
+            Ok(inst) => {
+                let inputs = backend.input_set(&inst, input_seed(o.seed, index), o.inputs);
+                item_totals[k].inputs = inputs.len() as u64;
+                run.push((k, inst, Case { word, inputs }));
+            }
+            Err(_) => item_totals[k].not_runnable = 1,
+        }
+    }
+    let cases: Vec<Case> = run.iter().map(|r| r.2.clone()).collect();
+    let mut results = Vec::with_capacity(cases.len());
+    let mut group_faults = Vec::new();
+    if !cases.is_empty() {
+        bisect(backend, exec, &cases, &mut results, &mut group_faults, 0)?;
+    }
+    for (base, n, e) in group_faults {
+        let (k, inst, _) = &run[base];
+        rec.findings.push(Finding {
+            kind: "fault".into(),
+            encoding: format_hex(items[*k].1),
+            text: render(inst),
+            minimized: None,
+            minimized_text: None,
+            inputs: None,
+            expected: None,
+            got: None,
+            detail: format!("a batch of {n} instructions starting here failed ({e}) but no single one of them does alone"),
+        });
+    }
+    for ((k, inst, case), res) in run.iter().zip(results) {
+        let t = &mut item_totals[*k];
+        let got = match res {
+            Ok(g) => g,
+            Err(e) => {
+                t.faults = 1;
+                let nv = describe(case.word).map(|s| format!("; nvdisasm: {s}")).unwrap_or_default();
+                rec.findings.push(Finding {
+                    kind: "fault".into(),
+                    encoding: format_hex(case.word),
+                    text: render(inst),
+                    minimized: None,
+                    minimized_text: None,
+                    inputs: None,
+                    expected: None,
+                    got: None,
+                    detail: format!("{e}{nv}"),
+                });
+                continue;
+            }
+        };
+        let mut first_bad: Option<(Inputs, u32, u32)> = None;
+        for (inp, &g) in case.inputs.iter().zip(&got) {
+            match backend.expect(inst, inp) {
+                Ok(e) => {
+                    t.compared += 1;
+                    observed.push(Observed { word: case.word, inputs: *inp, got: g });
+                    if e != g {
+                        t.mismatches += 1;
+                        first_bad.get_or_insert((*inp, e, g));
+                    }
+                }
+                Err(_) => t.undefined += 1,
+            }
+        }
+        if let Some((inp, e, g)) = first_bad {
+            let min = if o.minimize_budget > 0 {
+                let mut still = |c: &Hmul2| -> bool {
+                    let Ok(w) = encode(c) else { return false };
+                    let Ok(want) = backend.expect(c, &inp) else { return false };
+                    matches!(attempt(backend, exec, &[Case { word: w, inputs: vec![inp] }]), Ok(Ok(r)) if r[0][0] != want)
+                };
+                let m = minimize(inst, o.minimize_budget, &mut still);
+                (m != *inst).then_some(m)
+            } else {
+                None
+            };
+            rec.findings.push(Finding {
+                kind: "mismatch".into(),
+                encoding: format_hex(case.word),
+                text: render(inst),
+                minimized: min.as_ref().and_then(|m| encode(m).ok()).map(format_hex),
+                minimized_text: min.as_ref().map(render),
+                inputs: Some(FindingInputs::of(&inp)),
+                expected: Some(hex32(e)),
+                got: Some(hex32(g)),
+                detail: format!("{} of {} inputs differ", t.mismatches, t.compared),
+            });
+        }
+    }
+    rec.items = items.iter().zip(item_totals).zip(forms).map(|((&(index, _), totals), form)| ItemRecord { index, form, totals }).collect();
+    Ok(BatchOutcome { record: rec, observed })
+}
