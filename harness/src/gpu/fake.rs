@@ -5,7 +5,8 @@
 //! directives: `ok`; `crash-on:HEX` (abort the process when a job holds that word: the
 //! parent's real spawn/read/death-detection/restart path runs); `fault-on:HEX` (answer an
 //! illegal-instruction fault); `hang-on:HEX` (never answer); `flip-if:MASK:VALUE` (the
-//! "hardware" result's bit 0 flips when `word & MASK == VALUE`: a mismatch to find).
+//! "hardware" result's bit 0 flips when `word & MASK == VALUE`: a mismatch to find);
+//! `flip-a:HEX32` (bit 0 flips when operand 1's register holds that value).
 
 use super::{ExecError, Executor, LaunchJob};
 use crate::inputs::Inputs;
@@ -29,6 +30,7 @@ pub struct FakeExecutor {
     pub fault_on: Vec<u128>,
     pub hang_on: Vec<u128>,
     pub flip_if: Vec<(u128, u128)>,
+    pub flip_a: Vec<u32>,
     pub jobs: u64,
 }
 
@@ -44,6 +46,9 @@ impl FakeExecutor {
                 f.fault_on.push(hex(h)?);
             } else if let Some(h) = d.strip_prefix("hang-on:") {
                 f.hang_on.push(hex(h)?);
+            } else if let Some(h) = d.strip_prefix("flip-a:") {
+                let v = u32::from_str_radix(h.trim_start_matches("0x"), 16).map_err(|e| format!("{}: {d:?}: {e}", super::FAKE_ENV))?;
+                f.flip_a.push(v);
             } else if let Some(r) = d.strip_prefix("flip-if:") {
                 let (m, v) = r.split_once(':').ok_or_else(|| format!("{}: {d:?}: want flip-if:MASK:VALUE", super::FAKE_ENV))?;
                 f.flip_if.push((hex(m)?, hex(v)?));
@@ -56,7 +61,7 @@ impl FakeExecutor {
 
     /// The simulated hardware's answer for one execution.
     pub fn hardware(&self, word: u128, i: &Inputs) -> u32 {
-        let flip = self.flip_if.iter().any(|&(m, v)| word & m == v);
+        let flip = self.flip_if.iter().any(|&(m, v)| word & m == v) || self.flip_a.contains(&i.a);
         fake_eval(word, i) ^ flip as u32
     }
 
