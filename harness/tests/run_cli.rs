@@ -172,11 +172,15 @@ fn shards_merged_equal_one_unsharded_run() {
     let d = tmp("shard");
     let m = format_hex(sat_mask());
     let fake = format!("flip-if:{m}:{m},crash-on:{}", format_hex(words(14, 50)[7]));
-    let run = |out: &Path, shard: &str| {
-        let o = harness(Some(&fake), &["run", "--seed", "14", "--count", "50", "--inputs", "4", "--batch", "7", "--shard", shard, "--minimize-budget", "8", "--out", out.to_str().unwrap()]);
+    let run_on = |out: &Path, shard: &str, devices: &str| {
+        let o = harness(Some(&fake), &["run", "--seed", "14", "--count", "50", "--inputs", "4", "--batch", "7", "--shard", shard, "--minimize-budget", "8", "--devices", devices, "--out", out.to_str().unwrap()]);
         assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     };
+    let run = |out: &Path, shard: &str| run_on(out, shard, "0");
     run(&d.join("one"), "0/1");
+    // two workers (one per device) share the batches: same results
+    run_on(&d.join("two"), "0/1", "0,1");
+    assert_eq!(essence(&summary(&d.join("two"))), essence(&summary(&d.join("one"))));
     run(&d.join("s0"), "0/2");
     run(&d.join("s1"), "1/2");
     let o = harness(None, &["merge", d.join("s0").to_str().unwrap(), d.join("s1").to_str().unwrap(), "--out", d.join("merged").to_str().unwrap()]);
@@ -218,14 +222,15 @@ fn a_mismatch_is_minimized_to_its_essential_field_and_written_as_vectors() {
         assert!(f["expected"].is_string() && f["got"].is_string() && f["inputs"]["a"].is_string());
     }
     // every observed result is a vector line in the agreed format
-    let files: Vec<_> = std::fs::read_dir(vec_dir.join("hardware")).unwrap().collect();
+    assert!(!vec_dir.join("hardware").exists(), "a simulation never writes hardware vectors");
+    let files: Vec<_> = std::fs::read_dir(vec_dir.join("simulated")).unwrap().collect();
     assert_eq!(files.len(), 1);
     let body = std::fs::read_to_string(files[0].as_ref().unwrap().path()).unwrap();
     assert_eq!(body.lines().count(), 512 * 2);
     let v: Value = serde_json::from_str(body.lines().next().unwrap()).unwrap();
     let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
     assert_eq!(keys, ["a", "b", "d", "encoding", "expect", "origin", "pred"]);
-    assert!(v["origin"].as_str().unwrap().starts_with("hardware:"));
+    assert!(v["origin"].as_str().unwrap().starts_with("simulated:"));
 }
 
 #[test]

@@ -97,7 +97,8 @@ pub struct RunArgs {
     /// Continue the run journaled in --out.
     #[arg(long)]
     pub resume: bool,
-    /// Write every hardware result as vector lines under DIR/hardware/.
+    /// Write every hardware result as vector lines under DIR/hardware/ (a simulated run
+    /// writes under DIR/simulated/ with origin `simulated:...`, never as hardware).
     #[arg(long)]
     pub vectors: Option<PathBuf>,
     /// Vectors replayed by the software check.
@@ -379,14 +380,19 @@ pub fn run(a: RunArgs) -> CliResult {
     }
     let mut vec_file = match &a.vectors {
         Some(dir) => {
-            let d = dir.join("hardware");
+            // simulated results never land beside hardware truth
+            let d = dir.join(if base.hardware.simulated { "simulated" } else { "hardware" });
             std::fs::create_dir_all(&d).map_err(|e| CliError::input(format!("{}: {e}", d.display())))?;
             let p = d.join(format!("{}-seed{seed}-{}-shard{}of{}.jsonl", &base.started[..10], a.mode.name(), a.shard.index, a.shard.count));
             Some((std::fs::OpenOptions::new().create(true).append(true).open(&p).map_err(|e| CliError::input(format!("{}: {e}", p.display())))?, p))
         }
         None => None,
     };
-    let origin = format!("hardware:{}:{}:{}", base.hardware.gpu.as_deref().unwrap_or("simulated"), base.hardware.driver.as_deref().unwrap_or("none"), &base.started[..10]);
+    let origin = if base.hardware.simulated {
+        format!("simulated:{FAKE_ENV}:none:{}", &base.started[..10])
+    } else {
+        format!("hardware:{}:{}:{}", base.hardware.gpu.as_deref().unwrap_or("unknown GPU"), base.hardware.driver.as_deref().unwrap_or("unknown driver"), &base.started[..10])
+    };
     let exe = std::env::current_exe().map_err(|e| CliError::input(format!("cannot find this program for its workers: {e}")))?;
     let opts = EngineOptions { inputs: a.inputs, seed, minimize_budget: a.minimize_budget };
     let nv = crate::nvdisasm::Nvdisasm::find().ok();

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Example: the nightly hardware run as a Slurm job array, one shard per array task, each
+# on one node with its SM90 GPUs (one worker per device), then a dependent merge job.
+#   sbatch ci/examples/slurm-array.sh          # submits the array and the merge
+#SBATCH --job-name=hmul2-nightly
+#SBATCH --array=0-7
+#SBATCH --gres=gpu:h100:4
+#SBATCH --cpus-per-task=16
+#SBATCH --time=04:00:00
+#SBATCH --output=slurm-%A_%a.out
+set -euo pipefail
+N=8
+root="${SLURM_SUBMIT_DIR:-$(pwd)}"
+cd "$root"
+seed="${SEED:-$(date -u +%Y%m%d)}"
+out="reports/$seed"
+if [[ -z "${SLURM_ARRAY_TASK_ID:-}" ]]; then
+  # not inside the array: submit it and a merge that runs after every task, pass or fail
+  jid=$(sbatch --parsable --export=ALL,SEED="$seed" "$0")
+  sbatch --dependency=afterany:"$jid" --job-name=hmul2-merge --time=00:20:00 --wrap \
+    "cd '$root' && for k in \$(ls $out/shard-0); do target/release/hmul2-harness merge $out/shard-*/\$k --out $out/merged/\$k; done"
+  echo "submitted array $jid (seed $seed) and its merge"
+  exit 0
+fi
+SEED="$seed" SHARD="$SLURM_ARRAY_TASK_ID/$N" ci/nightly "$out/shard-$SLURM_ARRAY_TASK_ID"
