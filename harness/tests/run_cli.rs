@@ -86,7 +86,7 @@ fn a_crashing_worker_is_survived_and_the_fault_isolated() {
     assert_eq!(s["hardware"]["used"], false, "the simulation is never reported as hardware");
     assert_eq!(s["hardware"]["simulated"], true);
     let faults: Vec<&str> = s["faults"].as_array().unwrap().iter().map(|f| f["encoding"].as_str().unwrap()).collect();
-    let mut want = vec![format_hex(bad1), format_hex(bad2)];
+    let mut want = [format_hex(bad1), format_hex(bad2)];
     want.sort();
     assert_eq!(faults, want.iter().map(String::as_str).collect::<Vec<_>>());
     for f in s["faults"].as_array().unwrap() {

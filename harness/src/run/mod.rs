@@ -311,6 +311,10 @@ pub fn run(a: RunArgs) -> CliResult {
     if a.inputs == 0 || a.batch == 0 {
         return Err(CliError::input("--inputs and --batch must be at least 1"));
     }
+    if a.mode == Mode::Exhaustive {
+        let enc = a.encoding.as_deref().ok_or_else(|| CliError::input("--mode exhaustive needs --encoding HEX"))?;
+        parse_hex(enc).map_err(|e| CliError::input(format!("--encoding {enc:?}: {e}")))?;
+    }
     std::fs::create_dir_all(&a.out).map_err(|e| CliError::input(format!("{}: {e}", a.out.display())))?;
     let started = utc_now();
     let hw = choose_hardware(&a)?;
@@ -486,6 +490,7 @@ pub fn run(a: RunArgs) -> CliResult {
         }
         // one line; what was obtained is journaled and summarized
         base.finished = utc_now();
+        base.hardware.reason = Some(format!("run stopped early: {}", e.message));
         let s = summarize(&records, base);
         let _ = write_report(&a.out, &s);
         return Err(e);
