@@ -103,6 +103,12 @@ pub fn is_kernel_fault(code: i32) -> bool {
     matches!(code, 700 | 702 | 714 | 715 | 716 | 717 | 718 | 719)
 }
 
+/// Error codes with which the driver refuses a module image: the patched instructions may
+/// be the cause (so bisection should look), but the context survives.
+pub fn is_image_rejection(code: i32) -> bool {
+    matches!(code, 200 | 209 | 218 | 300)
+}
+
 impl Api {
     /// Load libcuda through cudarc and resolve every entry point; never panics.
     pub fn load() -> Result<Api, DriverError> {
@@ -257,6 +263,9 @@ impl CudaExecutor {
             // cuModuleLoadData wants the image; a cubin is an ELF with its own length.
             let mut m: sys::CUmodule = std::ptr::null_mut();
             let r = (a.cuModuleLoadData)(&mut m, job.cubin.as_ptr() as *const c_void);
+            if is_image_rejection(r) {
+                return Err(ExecError::Fault { code: r, name: a.error_name(r), stage: "cuModuleLoadData".into() });
+            }
             if r != CUDA_SUCCESS {
                 return Err(self.fail("cuModuleLoadData", r));
             }
