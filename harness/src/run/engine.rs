@@ -188,3 +188,57 @@ pub fn run_batch(backend: &dyn Backend, exec: &mut dyn Executor, items: &[(u64, 
     rec.items = items.iter().zip(item_totals).zip(forms).map(|((&(index, _), totals), form)| ItemRecord { index, form, totals }).collect();
     Ok(BatchOutcome { record: rec, observed })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gpu::fake::FakeExecutor;
+    use crate::gpu::LaunchJob;
+    use crate::run::pipeline::FakeBackend;
+
+    /// Counts launches, to check bisection stays logarithmic.
+    struct Counting(FakeExecutor, u64);
+    impl Executor for Counting {
+        fn execute(&mut self, job: &LaunchJob) -> Result<Vec<u8>, ExecError> {
+            self.1 += 1;
+            self.0.execute(job)
+        }
+    }
+
+    fn opts() -> EngineOptions {
+        EngineOptions { inputs: 3, seed: 9, minimize_budget: 16 }
+    }
+
+    #[test]
+    fn bisection_isolates_each_faulting_instruction_in_few_launches() {
+        let words = crate::gen::generate(&crate::gen::GenOptions::legal(4), 0, 64);
+        let items: Vec<(u64, u128)> = words.iter().enumerate().map(|(i, &w)| (i as u64, w)).collect();
+        let mut exec = Counting(FakeExecutor { fault_on: vec![words[3], words[40]], ..Default::default() }, 0);
+        let out = run_batch(&FakeBackend, &mut exec, &items, &opts(), &|_| Some("nv text".into())).unwrap();
+        let faults: Vec<&str> = out.record.findings.iter().filter(|f| f.kind == "fault").map(|f| f.encoding.as_str()).collect();
+        assert_eq!(faults, [format_hex(words[3]), format_hex(words[40])]);
+        assert!(out.record.findings.iter().all(|f| f.detail.contains("ILLEGAL_INSTRUCTION") && f.detail.contains("nvdisasm: nv text")));
+        let t: Vec<&Totals> = out.record.items.iter().map(|i| &i.totals).collect();
+        assert_eq!(t.iter().map(|t| t.faults).sum::<u64>(), 2);
+        assert_eq!(t.iter().map(|t| t.compared).sum::<u64>(), 62 * 3);
+        assert!(exec.1 <= 1 + 2 * 2 * 6, "{} launches", exec.1);
+        assert_eq!(out.observed.len(), 62 * 3);
+    }
+
+    #[test]
+    fn a_clean_batch_is_one_launch_and_a_setup_error_stops() {
+        let words = crate::gen::generate(&crate::gen::GenOptions::legal(5), 0, 10);
+        let items: Vec<(u64, u128)> = words.iter().enumerate().map(|(i, &w)| (i as u64, w)).collect();
+        let mut exec = Counting(FakeExecutor::default(), 0);
+        let out = run_batch(&FakeBackend, &mut exec, &items, &opts(), &|_| None).unwrap();
+        assert_eq!(exec.1, 1);
+        assert!(out.record.findings.is_empty());
+        struct Broken;
+        impl Executor for Broken {
+            fn execute(&mut self, _: &LaunchJob) -> Result<Vec<u8>, ExecError> {
+                Err(ExecError::Setup("out of memory".into()))
+            }
+        }
+        assert!(matches!(run_batch(&FakeBackend, &mut Broken, &items, &opts(), &|_| None), Err(ExecError::Setup(_))));
+    }
+}
