@@ -290,6 +290,10 @@ fn finish(out: &Path, s: &Summary) -> CliResult {
         println!("FAILED: {} mismatching executions, {} faults", s.totals.mismatches, s.totals.faults);
         return Ok(ExitCode::from(1));
     }
+    if (s.hardware.used || s.hardware.simulated) && s.totals.instructions > 0 && s.totals.compared == 0 {
+        println!("FAILED: {} instructions but not one result was compared (all skipped or undefined)", s.totals.instructions);
+        return Ok(ExitCode::from(1));
+    }
     if !s.software_ok() {
         println!("FAILED: a software check failed (see summary.json software_checks)");
         return Ok(ExitCode::from(1));
