@@ -50,7 +50,12 @@ fn cubin(name: &str, ptx: &str) -> Vec<u8> {
     std::fs::create_dir_all(&dir).unwrap();
     let (src, out) = (dir.join("k.ptx"), dir.join("k.cubin"));
     std::fs::write(&src, ptx).unwrap();
-    let o = std::process::Command::new(ptxas).args(["-arch=sm_90", "-o"]).arg(&out).arg(&src).output().unwrap();
+    let o = std::process::Command::new(ptxas)
+        .args(["-arch=sm_90", "-o"])
+        .arg(&out)
+        .arg(&src)
+        .output()
+        .unwrap();
     assert!(o.status.success(), "ptxas: {}", String::from_utf8_lossy(&o.stderr));
     std::fs::read(out).unwrap()
 }
@@ -58,7 +63,15 @@ fn cubin(name: &str, ptx: &str) -> Vec<u8> {
 fn copy_job(n: u32) -> (LaunchJob, Vec<u8>) {
     let input: Vec<u8> = (0..n).flat_map(|i| (i.wrapping_mul(0x9e37_79b9)).to_le_bytes()).collect();
     let want: Vec<u8> = (0..n).flat_map(|i| (i.wrapping_mul(0x9e37_79b9) ^ 0x5a5a_5a5a).to_le_bytes()).collect();
-    let job = LaunchJob { cubin: cubin("copy", COPY_PTX), kernel_name: "smoke_copy".into(), grid: [1, 1, 1], block: [n, 1, 1], shared_bytes: 0, input, output_bytes: 4 * n as usize };
+    let job = LaunchJob {
+        cubin: cubin("copy", COPY_PTX),
+        kernel_name: "smoke_copy".into(),
+        grid: [1, 1, 1],
+        block: [n, 1, 1],
+        shared_bytes: 0,
+        input,
+        output_bytes: 4 * n as usize,
+    };
     (job, want)
 }
 
@@ -79,7 +92,13 @@ fn real_gpu_runs_a_kernel_and_survives_a_fault() {
     let mut w = WorkerExecutor::new(BIN.into(), dev, Duration::from_secs(60));
     let (job, want) = copy_job(128);
     assert_eq!(w.execute(&job).unwrap(), want, "the copy kernel's output, bit for bit");
-    let trap = LaunchJob { cubin: cubin("trap", TRAP_PTX), kernel_name: "smoke_trap".into(), output_bytes: 4, input: vec![0; 4], ..job.clone() };
+    let trap = LaunchJob {
+        cubin: cubin("trap", TRAP_PTX),
+        kernel_name: "smoke_trap".into(),
+        output_bytes: 4,
+        input: vec![0; 4],
+        ..job.clone()
+    };
     let r = w.execute(&trap);
     eprintln!("trap answered: {r:?}");
     assert!(matches!(r, Err(ExecError::Fault { .. })), "{r:?}");
@@ -87,7 +106,10 @@ fn real_gpu_runs_a_kernel_and_survives_a_fault() {
     assert_eq!(w.execute(&job).unwrap(), want);
     assert_eq!(w.spawned, 2);
     // a kernel name the module lacks is a setup error, not a fault
-    let missing = LaunchJob { kernel_name: "no_such_kernel".into(), ..job.clone() };
+    let missing = LaunchJob {
+        kernel_name: "no_such_kernel".into(),
+        ..job.clone()
+    };
     assert!(matches!(w.execute(&missing), Err(ExecError::Setup(_))));
     assert_eq!(w.execute(&job).unwrap(), want);
 }

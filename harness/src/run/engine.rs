@@ -65,7 +65,14 @@ pub fn attempt(backend: &dyn Backend, exec: &mut dyn Executor, cases: &[Case]) -
 /// Run `cases`, splitting on blamed failures until single instructions are left. Each slot
 /// of the answer is the case's results or the failure its lone run raised. A group that
 /// fails while none of its halves does is reported in `group_faults` (never silently lost).
-fn bisect(backend: &dyn Backend, exec: &mut dyn Executor, cases: &[Case], out: &mut Vec<Result<Vec<u32>, String>>, group_faults: &mut Vec<(usize, usize, String)>, base: usize) -> Result<usize, ExecError> {
+fn bisect(
+    backend: &dyn Backend,
+    exec: &mut dyn Executor,
+    cases: &[Case],
+    out: &mut Vec<Result<Vec<u32>, String>>,
+    group_faults: &mut Vec<(usize, usize, String)>,
+    base: usize,
+) -> Result<usize, ExecError> {
     match attempt(backend, exec, cases)? {
         Ok(r) => {
             out.extend(r.into_iter().map(Ok));
@@ -87,15 +94,32 @@ fn bisect(backend: &dyn Backend, exec: &mut dyn Executor, cases: &[Case], out: &
 }
 
 /// Run a batch of `(index, word)` items.
-pub fn run_batch(backend: &dyn Backend, exec: &mut dyn Executor, items: &[(u64, u128)], o: &EngineOptions, describe: Describe) -> Result<BatchOutcome, ExecError> {
+pub fn run_batch(
+    backend: &dyn Backend,
+    exec: &mut dyn Executor,
+    items: &[(u64, u128)],
+    o: &EngineOptions,
+    describe: Describe,
+) -> Result<BatchOutcome, ExecError> {
     let mut rec = BatchRecord::default();
     let mut observed = Vec::new();
     // instructions that can run, with their inputs
     let mut run: Vec<(usize, Hmul2, Case)> = Vec::new();
-    let mut item_totals: Vec<Totals> = vec![Totals { instructions: 1, ..Default::default() }; items.len()];
-    let forms: Vec<String> = items.iter().map(|&(_, w)| crate::isa::decode::form_of(w).map(|f| f.key().to_string()).unwrap_or_else(|_| "illegal".into())).collect();
+    let mut item_totals: Vec<Totals> = vec![
+        Totals {
+            instructions: 1,
+            ..Default::default()
+        };
+        items.len()
+    ];
+    let forms: Vec<String> = items
+        .iter()
+        .map(|&(_, w)| crate::isa::decode::form_of(w).map(|f| f.key().to_string()).unwrap_or_else(|_| "illegal".into()))
+        .collect();
     for (k, &(index, word)) in items.iter().enumerate() {
-        let ready = decode(word).map_err(|e| format!("illegal: {e}")).and_then(|inst| backend.runnable(word).map(|_| inst));
+        let ready = decode(word)
+            .map_err(|e| format!("illegal: {e}"))
+            .and_then(|inst| backend.runnable(word).map(|_| inst));
         match ready {
             Ok(inst) => {
                 let inputs = backend.input_set(&inst, input_seed(o.seed, index), o.inputs);
@@ -151,7 +175,11 @@ pub fn run_batch(backend: &dyn Backend, exec: &mut dyn Executor, items: &[(u64, 
             match backend.expect(inst, inp) {
                 Ok(e) => {
                     t.compared += 1;
-                    observed.push(Observed { word: case.word, inputs: *inp, got: g });
+                    observed.push(Observed {
+                        word: case.word,
+                        inputs: *inp,
+                        got: g,
+                    });
                     if e != g {
                         t.mismatches += 1;
                         first_bad.get_or_insert((*inp, e, g));
@@ -185,7 +213,12 @@ pub fn run_batch(backend: &dyn Backend, exec: &mut dyn Executor, items: &[(u64, 
             });
         }
     }
-    rec.items = items.iter().zip(item_totals).zip(forms).map(|((&(index, _), totals), form)| ItemRecord { index, form, totals }).collect();
+    rec.items = items
+        .iter()
+        .zip(item_totals)
+        .zip(forms)
+        .map(|((&(index, _), totals), form)| ItemRecord { index, form, totals })
+        .collect();
     Ok(BatchOutcome { record: rec, observed })
 }
 
@@ -206,18 +239,32 @@ mod tests {
     }
 
     fn opts() -> EngineOptions {
-        EngineOptions { inputs: 3, seed: 9, minimize_budget: 16 }
+        EngineOptions {
+            inputs: 3,
+            seed: 9,
+            minimize_budget: 16,
+        }
     }
 
     #[test]
     fn bisection_isolates_each_faulting_instruction_in_few_launches() {
         let words = crate::gen::generate(&crate::gen::GenOptions::legal(4), 0, 64);
         let items: Vec<(u64, u128)> = words.iter().enumerate().map(|(i, &w)| (i as u64, w)).collect();
-        let mut exec = Counting(FakeExecutor { fault_on: vec![words[3], words[40]], ..Default::default() }, 0);
+        let mut exec = Counting(
+            FakeExecutor {
+                fault_on: vec![words[3], words[40]],
+                ..Default::default()
+            },
+            0,
+        );
         let out = run_batch(&FakeBackend, &mut exec, &items, &opts(), &|_| Some("nv text".into())).unwrap();
         let faults: Vec<&str> = out.record.findings.iter().filter(|f| f.kind == "fault").map(|f| f.encoding.as_str()).collect();
         assert_eq!(faults, [format_hex(words[3]), format_hex(words[40])]);
-        assert!(out.record.findings.iter().all(|f| f.detail.contains("ILLEGAL_INSTRUCTION") && f.detail.contains("nvdisasm: nv text")));
+        assert!(out
+            .record
+            .findings
+            .iter()
+            .all(|f| f.detail.contains("ILLEGAL_INSTRUCTION") && f.detail.contains("nvdisasm: nv text")));
         let t: Vec<&Totals> = out.record.items.iter().map(|i| &i.totals).collect();
         assert_eq!(t.iter().map(|t| t.faults).sum::<u64>(), 2);
         assert_eq!(t.iter().map(|t| t.compared).sum::<u64>(), 62 * 3);
@@ -239,6 +286,9 @@ mod tests {
                 Err(ExecError::Setup("out of memory".into()))
             }
         }
-        assert!(matches!(run_batch(&FakeBackend, &mut Broken, &items, &opts(), &|_| None), Err(ExecError::Setup(_))));
+        assert!(matches!(
+            run_batch(&FakeBackend, &mut Broken, &items, &opts(), &|_| None),
+            Err(ExecError::Setup(_))
+        ));
     }
 }

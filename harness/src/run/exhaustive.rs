@@ -25,7 +25,12 @@ pub const PRED_ALL: u8 = 0x7f;
 pub fn inputs_for(k: u64) -> Inputs {
     let x = ((k >> 16) & 0xffff) as u32;
     let y = (k & 0xffff) as u32;
-    Inputs { a: x * 0x10001, b: y * 0x10001, d: D_FILL, pred: PRED_ALL }
+    Inputs {
+        a: x * 0x10001,
+        b: y * 0x10001,
+        d: D_FILL,
+        pred: PRED_ALL,
+    }
 }
 
 pub fn mix(k: u64, r: u32) -> u64 {
@@ -64,7 +69,13 @@ impl DigestRequest {
         w.copy_from_slice(&p[..16]);
         let mut f = [0u8; 8];
         f.copy_from_slice(&p[24..32]);
-        let r = DigestRequest { word: u128::from_le_bytes(w), space_bits: u32_at(16), chunk_bits: u32_at(20), first_chunk: u64::from_le_bytes(f), chunks: u32_at(32) };
+        let r = DigestRequest {
+            word: u128::from_le_bytes(w),
+            space_bits: u32_at(16),
+            chunk_bits: u32_at(20),
+            first_chunk: u64::from_le_bytes(f),
+            chunks: u32_at(32),
+        };
         if r.space_bits > 32 || r.chunk_bits > r.space_bits || (r.first_chunk + r.chunks as u64) << r.chunk_bits > 1u64 << r.space_bits {
             return Err(format!("digest request out of range: {r:?}"));
         }
@@ -94,11 +105,22 @@ pub fn reference_digest(req: &DigestRequest, chunk: u64, expect: &(dyn Fn(&Input
 
 /// Reference digests for all chunks of `req`, on all cores.
 pub fn reference_digests(req: &DigestRequest, expect: &(dyn Fn(&Inputs) -> Result<u32, String> + Sync)) -> Vec<Option<u64>> {
-    let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(req.chunks.max(1) as usize);
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(req.chunks.max(1) as usize);
     let chunks: Vec<u64> = (req.first_chunk..req.first_chunk + req.chunks as u64).collect();
     let per = chunks.len().div_ceil(threads.max(1)).max(1);
     std::thread::scope(|s| {
-        let hs: Vec<_> = chunks.chunks(per).map(|cs| (cs.len(), s.spawn(move || cs.iter().map(|&c| reference_digest(req, c, expect)).collect::<Vec<_>>()))).collect();
+        let hs: Vec<_> = chunks
+            .chunks(per)
+            .map(|cs| {
+                (
+                    cs.len(),
+                    s.spawn(move || cs.iter().map(|&c| reference_digest(req, c, expect)).collect::<Vec<_>>()),
+                )
+            })
+            .collect();
         // a thread that died yields "undefined" chunks, which are then fetched and compared
         hs.into_iter().flat_map(|(n, h)| h.join().unwrap_or_else(|_| vec![None; n])).collect()
     })

@@ -2,7 +2,7 @@
 //! a time while it still mismatches. Generic over the "still mismatches?" test, so the
 //! same code runs against hardware and against a fake in tests.
 
-use crate::isa::{encode, Flush, Format, Hmul2, Operand2, Pred, SrcMods, Swizzle, Control};
+use crate::isa::{encode, Control, Flush, Format, Hmul2, Operand2, Pred, SrcMods, Swizzle};
 
 /// Every instruction one simplification away from `i` (same form, still encodable).
 pub fn simpler(i: &Hmul2) -> Vec<Hmul2> {
@@ -73,7 +73,10 @@ mod tests {
     #[test]
     fn shrinks_to_the_essential_field() {
         // a "bug" that needs .SAT and a negated operand 1, nothing else
-        let busy = factorial(Form::Rrr, 5).into_iter().find(|i| i.sat && i.a_mods.neg && i.a_mods.abs && i.flush == Flush::Ftz && i.b_mods.neg).unwrap();
+        let busy = factorial(Form::Rrr, 5)
+            .into_iter()
+            .find(|i| i.sat && i.a_mods.neg && i.a_mods.abs && i.flush == Flush::Ftz && i.b_mods.neg)
+            .unwrap();
         let m = minimize(&busy, 1000, &mut |c: &Hmul2| c.sat && c.a_mods.neg);
         assert!(m.sat && m.a_mods.neg);
         assert!(!m.a_mods.abs && m.flush == Flush::None && m.b_mods == SrcMods::default() && m.format == Format::F16);

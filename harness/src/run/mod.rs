@@ -52,7 +52,10 @@ impl Shard {
     pub const ALL: Shard = Shard { index: 0, count: 1 };
     pub fn parse(s: &str) -> Result<Shard, String> {
         let (i, n) = s.split_once('/').ok_or_else(|| format!("shard {s:?}: want I/N, e.g. 0/4"))?;
-        let (index, count) = (i.trim().parse::<u64>().map_err(|e| format!("shard {s:?}: {e}"))?, n.trim().parse::<u64>().map_err(|e| format!("shard {s:?}: {e}"))?);
+        let (index, count) = (
+            i.trim().parse::<u64>().map_err(|e| format!("shard {s:?}: {e}"))?,
+            n.trim().parse::<u64>().map_err(|e| format!("shard {s:?}: {e}"))?,
+        );
         if count == 0 || index >= count {
             return Err(format!("shard {s:?}: need 0 <= I < N"));
         }
@@ -132,7 +135,10 @@ pub struct RunArgs {
 
 /// UTC time as ISO 8601, without a date crate (civil-from-days, Hinnant).
 pub fn utc_now() -> String {
-    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0) as i64;
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0) as i64;
     let (days, rem) = (secs.div_euclid(86400), secs.rem_euclid(86400));
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
@@ -150,7 +156,10 @@ pub fn utc_now() -> String {
 pub fn all_items(a: &RunArgs, seed: u64) -> Result<Vec<(u64, u128)>, CliError> {
     Ok(match a.mode {
         Mode::Random => {
-            let o = crate::gen::GenOptions { form: a.form, ..crate::gen::GenOptions::legal(seed) };
+            let o = crate::gen::GenOptions {
+                form: a.form,
+                ..crate::gen::GenOptions::legal(seed)
+            };
             (0..a.count).map(|i| (i, crate::gen::generate_one(&o, i))).collect()
         }
         Mode::Factorial => {
@@ -187,7 +196,9 @@ fn choose_hardware(a: &RunArgs) -> Result<Hw, CliError> {
     if let Ok(spec) = std::env::var(FAKE_ENV) {
         gpu::fake::FakeExecutor::parse(&spec).map_err(CliError::input)?;
         let n = if a.devices == "all" { 1 } else { a.devices.split(',').count().max(1) };
-        return Ok(Hw::Simulated(format!("simulated executor ({FAKE_ENV}={spec}), {n} worker(s); no hardware was used")));
+        return Ok(Hw::Simulated(format!(
+            "simulated executor ({FAKE_ENV}={spec}), {n} worker(s); no hardware was used"
+        )));
     }
     let det = detect::detect();
     if let Some(p) = &det.problem {
@@ -201,7 +212,9 @@ fn choose_hardware(a: &RunArgs) -> Result<Hw, CliError> {
         for s in a.devices.split(',') {
             let d: i32 = s.trim().parse().map_err(|e| CliError::input(format!("--devices {:?}: {e}", a.devices)))?;
             if !usable.contains(&d) {
-                return Err(CliError::input(format!("--devices: device {d} is not a usable SM90 device (usable: {usable:?})")));
+                return Err(CliError::input(format!(
+                    "--devices: device {d} is not a usable SM90 device (usable: {usable:?})"
+                )));
             }
             v.push(d);
         }
@@ -230,7 +243,10 @@ fn software_checks(a: &RunArgs, words: &[u128]) -> SoftwareChecks {
             Err(e) => serde_json::json!({"ran": true, "ok": false, "reason": e.to_string()}),
         },
     };
-    SoftwareChecks { verify: Some(verify), oracle: Some(oracle) }
+    SoftwareChecks {
+        verify: Some(verify),
+        oracle: Some(oracle),
+    }
 }
 
 /// Summary of journaled batches.
@@ -282,8 +298,19 @@ fn finish(out: &Path, s: &Summary) -> CliResult {
     write_report(out, s)?;
     print!("{}", s.table());
     for f in s.mismatches.iter().chain(&s.faults).take(20) {
-        println!("{} {} {}  expected {} got {}  {}{}", f.kind, f.encoding, f.text, f.expected.as_deref().unwrap_or("-"), f.got.as_deref().unwrap_or("-"), f.detail,
-            f.minimized_text.as_deref().map(|m| format!("  minimized: {} {m}", f.minimized.as_deref().unwrap_or(""))).unwrap_or_default());
+        println!(
+            "{} {} {}  expected {} got {}  {}{}",
+            f.kind,
+            f.encoding,
+            f.text,
+            f.expected.as_deref().unwrap_or("-"),
+            f.got.as_deref().unwrap_or("-"),
+            f.detail,
+            f.minimized_text
+                .as_deref()
+                .map(|m| format!("  minimized: {} {m}", f.minimized.as_deref().unwrap_or("")))
+                .unwrap_or_default()
+        );
     }
     println!("report: {}", out.display());
     if !s.hardware_clean() {
@@ -291,7 +318,10 @@ fn finish(out: &Path, s: &Summary) -> CliResult {
         return Ok(ExitCode::from(1));
     }
     if (s.hardware.used || s.hardware.simulated) && s.totals.instructions > 0 && s.totals.compared == 0 {
-        println!("FAILED: {} instructions but not one result was compared (all skipped or undefined)", s.totals.instructions);
+        println!(
+            "FAILED: {} instructions but not one result was compared (all skipped or undefined)",
+            s.totals.instructions
+        );
         return Ok(ExitCode::from(1));
     }
     if !s.software_ok() {
@@ -323,7 +353,11 @@ pub fn run(a: RunArgs) -> CliResult {
     let started = utc_now();
     let hw = choose_hardware(&a)?;
     let items: Vec<(u64, u128)> = all_items(&a, seed)?.into_iter().filter(|(i, _)| a.shard.owns(*i)).collect();
-    let words: Vec<u128> = if a.mode == Mode::Exhaustive { a.encoding.as_deref().and_then(|e| parse_hex(e).ok()).into_iter().collect() } else { items.iter().map(|x| x.1).collect() };
+    let words: Vec<u128> = if a.mode == Mode::Exhaustive {
+        a.encoding.as_deref().and_then(|e| parse_hex(e).ok()).into_iter().collect()
+    } else {
+        items.iter().map(|x| x.1).collect()
+    };
     let coverage = serde_json::to_value(crate::gen::Coverage::of(&words)).ok();
     let mut base = Summary {
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -332,7 +366,14 @@ pub fn run(a: RunArgs) -> CliResult {
         mode: a.mode.name().to_string(),
         started,
         finished: String::new(),
-        hardware: Hardware { used: false, reason: None, gpu: None, driver: None, devices: 0, simulated: false },
+        hardware: Hardware {
+            used: false,
+            reason: None,
+            gpu: None,
+            driver: None,
+            devices: 0,
+            simulated: false,
+        },
         totals: Totals::default(),
         by_form: BTreeMap::new(),
         mismatches: Vec::new(),
@@ -391,18 +432,40 @@ pub fn run(a: RunArgs) -> CliResult {
             // simulated results never land beside hardware truth
             let d = dir.join(if base.hardware.simulated { "simulated" } else { "hardware" });
             std::fs::create_dir_all(&d).map_err(|e| CliError::input(format!("{}: {e}", d.display())))?;
-            let p = d.join(format!("{}-seed{seed}-{}-shard{}of{}.jsonl", &base.started[..10], a.mode.name(), a.shard.index, a.shard.count));
-            Some((std::fs::OpenOptions::new().create(true).append(true).open(&p).map_err(|e| CliError::input(format!("{}: {e}", p.display())))?, p))
+            let p = d.join(format!(
+                "{}-seed{seed}-{}-shard{}of{}.jsonl",
+                &base.started[..10],
+                a.mode.name(),
+                a.shard.index,
+                a.shard.count
+            ));
+            Some((
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(&p)
+                    .map_err(|e| CliError::input(format!("{}: {e}", p.display())))?,
+                p,
+            ))
         }
         None => None,
     };
     let origin = if base.hardware.simulated {
         format!("simulated:{FAKE_ENV}:none:{}", &base.started[..10])
     } else {
-        format!("hardware:{}:{}:{}", base.hardware.gpu.as_deref().unwrap_or("unknown GPU"), base.hardware.driver.as_deref().unwrap_or("unknown driver"), &base.started[..10])
+        format!(
+            "hardware:{}:{}:{}",
+            base.hardware.gpu.as_deref().unwrap_or("unknown GPU"),
+            base.hardware.driver.as_deref().unwrap_or("unknown driver"),
+            &base.started[..10]
+        )
     };
     let exe = std::env::current_exe().map_err(|e| CliError::input(format!("cannot find this program for its workers: {e}")))?;
-    let opts = EngineOptions { inputs: a.inputs, seed, minimize_budget: a.minimize_budget };
+    let opts = EngineOptions {
+        inputs: a.inputs,
+        seed,
+        minimize_budget: a.minimize_budget,
+    };
     let nv = crate::nvdisasm::Nvdisasm::find().ok();
     let describe = move |w: u128| -> Option<String> {
         let nv = nv.as_ref()?;
@@ -420,7 +483,10 @@ pub fn run(a: RunArgs) -> CliResult {
             return Err(CliError::input("need chunk_bits <= space_bits <= 32"));
         }
         let groups = 1u64 << (a.space_bits - a.chunk_bits).saturating_sub(exhaustive_group_bits(&a));
-        (0..groups).filter(|g| a.shard.owns(*g) && !done_items.contains(g)).map(|g| vec![(g, word)]).collect()
+        (0..groups)
+            .filter(|g| a.shard.owns(*g) && !done_items.contains(g))
+            .map(|g| vec![(g, word)])
+            .collect()
     } else {
         let todo: Vec<(u64, u128)> = items.iter().copied().filter(|(i, _)| !done_items.contains(i)).collect();
         todo.chunks(a.batch).map(|c| c.to_vec()).collect()
@@ -444,7 +510,9 @@ pub fn run(a: RunArgs) -> CliResult {
                     if stop.load(std::sync::atomic::Ordering::SeqCst) {
                         return;
                     }
-                    let Some(batch) = queue.lock().ok().and_then(|mut q| q.pop_front()) else { return };
+                    let Some(batch) = queue.lock().ok().and_then(|mut q| q.pop_front()) else {
+                        return;
+                    };
                     let r = if mode == Mode::Exhaustive {
                         exhaustive_group(backend, &mut *exec, batch[0].1, batch[0].0, a)
                     } else {
@@ -475,13 +543,18 @@ pub fn run(a: RunArgs) -> CliResult {
                     journaled += 1;
                     if a.stop_after_batches == Some(journaled) {
                         stop.store(true, std::sync::atomic::Ordering::SeqCst);
-                        error.get_or_insert(CliError { message: format!("stopped after {journaled} batches (--stop-after-batches); resume with --resume"), code: 3 });
+                        error.get_or_insert(CliError {
+                            message: format!("stopped after {journaled} batches (--stop-after-batches); resume with --resume"),
+                            code: 3,
+                        });
                         break;
                     }
                 }
                 Err((dev, e)) => {
                     stop.store(true, std::sync::atomic::Ordering::SeqCst);
-                    error.get_or_insert(CliError::input(format!("device {dev}: {e}; results so far are in the journal, continue with --resume")));
+                    error.get_or_insert(CliError::input(format!(
+                        "device {dev}: {e}; results so far are in the journal, continue with --resume"
+                    )));
                 }
             }
         }
@@ -528,18 +601,47 @@ fn exhaustive_group(backend: &dyn Backend, exec: &mut dyn Executor, word: u128, 
     use exhaustive::{inputs_for, DigestRequest};
     let inst = crate::isa::decode(word).map_err(|e| gpu::ExecError::Setup(format!("--encoding {}: illegal: {e}", format_hex(word))))?;
     let gb = exhaustive_group_bits(a);
-    let req = DigestRequest { word, space_bits: a.space_bits, chunk_bits: a.chunk_bits, first_chunk: group << gb, chunks: 1 << gb };
+    let req = DigestRequest {
+        word,
+        space_bits: a.space_bits,
+        chunk_bits: a.chunk_bits,
+        first_chunk: group << gb,
+        chunks: 1 << gb,
+    };
     let job = backend.digest_job(&req).map_err(gpu::ExecError::Setup)?;
     let form = inst.form().key().to_string();
-    let mut totals = Totals { instructions: (group == 0) as u64, inputs: (req.chunks as u64) << req.chunk_bits, ..Default::default() };
+    let mut totals = Totals {
+        instructions: (group == 0) as u64,
+        inputs: (req.chunks as u64) << req.chunk_bits,
+        ..Default::default()
+    };
     let mut rec = BatchRecord::default();
     let mut observed = Vec::new();
     let dev: Vec<u64> = match exec.execute(&job) {
-        Ok(out) if out.len() == 8 * req.chunks as usize => out.chunks_exact(8).map(|b| u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]])).collect(),
-        Ok(out) => return Err(gpu::ExecError::Protocol(format!("digest job returned {} bytes, want {}", out.len(), 8 * req.chunks))),
+        Ok(out) if out.len() == 8 * req.chunks as usize => out
+            .chunks_exact(8)
+            .map(|b| u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
+            .collect(),
+        Ok(out) => {
+            return Err(gpu::ExecError::Protocol(format!(
+                "digest job returned {} bytes, want {}",
+                out.len(),
+                8 * req.chunks
+            )))
+        }
         Err(e) if e.blames_instructions() => {
             totals.faults = 1;
-            rec.findings.push(report::Finding { kind: "fault".into(), encoding: format_hex(word), text: crate::isa::render(&inst), minimized: None, minimized_text: None, inputs: None, expected: None, got: None, detail: format!("digest job for chunks {}..{}: {e}", req.first_chunk, req.first_chunk + req.chunks as u64) });
+            rec.findings.push(report::Finding {
+                kind: "fault".into(),
+                encoding: format_hex(word),
+                text: crate::isa::render(&inst),
+                minimized: None,
+                minimized_text: None,
+                inputs: None,
+                expected: None,
+                got: None,
+                detail: format!("digest job for chunks {}..{}: {e}", req.first_chunk, req.first_chunk + req.chunks as u64),
+            });
             rec.items.push(journal::ItemRecord { index: group, form, totals });
             return Ok(BatchOutcome { record: rec, observed });
         }
@@ -559,7 +661,17 @@ fn exhaustive_group(backend: &dyn Backend, exec: &mut dyn Executor, word: u128, 
             Ok(mut g) => g.swap_remove(0),
             Err(e) => {
                 totals.faults += 1;
-                rec.findings.push(report::Finding { kind: "fault".into(), encoding: format_hex(word), text: crate::isa::render(&inst), minimized: None, minimized_text: None, inputs: None, expected: None, got: None, detail: format!("fetching chunk {c}: {e}") });
+                rec.findings.push(report::Finding {
+                    kind: "fault".into(),
+                    encoding: format_hex(word),
+                    text: crate::isa::render(&inst),
+                    minimized: None,
+                    minimized_text: None,
+                    inputs: None,
+                    expected: None,
+                    got: None,
+                    detail: format!("fetching chunk {c}: {e}"),
+                });
                 continue;
             }
         };
@@ -573,7 +685,17 @@ fn exhaustive_group(backend: &dyn Backend, exec: &mut dyn Executor, word: u128, 
                         totals.mismatches += 1;
                         if listed < 16 {
                             listed += 1;
-                            rec.findings.push(report::Finding { kind: "mismatch".into(), encoding: format_hex(word), text: crate::isa::render(&inst), minimized: None, minimized_text: None, inputs: Some(report::FindingInputs::of(inp)), expected: Some(report::hex32(e)), got: Some(report::hex32(g)), detail: format!("exhaustive chunk {c}") });
+                            rec.findings.push(report::Finding {
+                                kind: "mismatch".into(),
+                                encoding: format_hex(word),
+                                text: crate::isa::render(&inst),
+                                minimized: None,
+                                minimized_text: None,
+                                inputs: Some(report::FindingInputs::of(inp)),
+                                expected: Some(report::hex32(e)),
+                                got: Some(report::hex32(g)),
+                                detail: format!("exhaustive chunk {c}"),
+                            });
                         }
                     }
                 }
@@ -583,7 +705,17 @@ fn exhaustive_group(backend: &dyn Backend, exec: &mut dyn Executor, word: u128, 
         if r.is_some() && listed == 0 {
             // digests differed but every element matched: the device digest is wrong
             totals.faults += 1;
-            rec.findings.push(report::Finding { kind: "fault".into(), encoding: format_hex(word), text: crate::isa::render(&inst), minimized: None, minimized_text: None, inputs: None, expected: None, got: None, detail: format!("chunk {c}: device digest {d:#018x} differs from the reference's but every fetched element matches (digest kernel bug)") });
+            rec.findings.push(report::Finding {
+                kind: "fault".into(),
+                encoding: format_hex(word),
+                text: crate::isa::render(&inst),
+                minimized: None,
+                minimized_text: None,
+                inputs: None,
+                expected: None,
+                got: None,
+                detail: format!("chunk {c}: device digest {d:#018x} differs from the reference's but every fetched element matches (digest kernel bug)"),
+            });
         }
     }
     rec.items.push(journal::ItemRecord { index: group, form, totals });

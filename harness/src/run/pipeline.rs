@@ -120,7 +120,14 @@ impl Backend for FakeBackend {
     }
     fn input_set(&self, _inst: &Hmul2, seed: u64, n: usize) -> Vec<Inputs> {
         let mut r = crate::rng::Rng::new(seed);
-        (0..n).map(|_| Inputs { a: r.next_u32(), b: r.next_u32(), d: r.next_u32(), pred: r.next_u32() as u8 & 0x7f }).collect()
+        (0..n)
+            .map(|_| Inputs {
+                a: r.next_u32(),
+                b: r.next_u32(),
+                d: r.next_u32(),
+                pred: r.next_u32() as u8 & 0x7f,
+            })
+            .collect()
     }
     fn digest_job(&self, req: &DigestRequest) -> Result<LaunchJob, String> {
         Ok(LaunchJob {
