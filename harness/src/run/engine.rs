@@ -42,6 +42,15 @@ pub fn input_seed(seed: u64, index: u64) -> u64 {
     crate::rng::Rng::fork(seed ^ 0x1f1f_0000_2e2e_0001, index).next_u64()
 }
 
+/// The decoder's view of a word for a finding: its text, and its classification.
+pub fn classify(word: u128) -> (String, String) {
+    match decode(word) {
+        Ok(i) if i.has_invalid_value() => (render(&i), "decoder: legal, with INVALIDn values (meaning unknown)".into()),
+        Ok(i) => (render(&i), "decoder: legal".into()),
+        Err(e) => (format!("illegal: {e}"), format!("decoder: illegal ({})", e.kind())),
+    }
+}
+
 /// Outcome of one attempt to run some cases: Ok(results) | Err(failure blamed on them).
 type Attempt = Result<Vec<Vec<u32>>, String>;
 
@@ -103,8 +112,9 @@ pub fn run_batch(
 ) -> Result<BatchOutcome, ExecError> {
     let mut rec = BatchRecord::default();
     let mut observed = Vec::new();
-    // instructions that can run, with their inputs
-    let mut run: Vec<(usize, Hmul2, Case)> = Vec::new();
+    // instructions that can run, with their inputs; None = a word the decoder calls illegal
+    // that the patcher still places (the hardware decides; the reference has no value)
+    let mut run: Vec<(usize, Option<Hmul2>, Case)> = Vec::new();
     let mut item_totals: Vec<Totals> = vec![
         Totals {
             instructions: 1,
@@ -117,12 +127,11 @@ pub fn run_batch(
         .map(|&(_, w)| crate::isa::decode::form_of(w).map(|f| f.key().to_string()).unwrap_or_else(|_| "illegal".into()))
         .collect();
     for (k, &(index, word)) in items.iter().enumerate() {
-        let ready = decode(word)
-            .map_err(|e| format!("illegal: {e}"))
-            .and_then(|inst| backend.runnable(word).map(|_| inst));
-        match ready {
-            Ok(inst) => {
-                let inputs = backend.input_set(&inst, input_seed(o.seed, index), o.inputs);
+        let inst = decode(word).ok();
+        match backend.runnable(word) {
+            Ok(()) => {
+                let proxy = Hmul2::new(0, 1, crate::isa::Operand2::Reg(2));
+                let inputs = backend.input_set(inst.as_ref().unwrap_or(&proxy), input_seed(o.seed, index), o.inputs);
                 item_totals[k].inputs = inputs.len() as u64;
                 run.push((k, inst, Case { word, inputs }));
             }
@@ -136,11 +145,11 @@ pub fn run_batch(
         bisect(backend, exec, &cases, &mut results, &mut group_faults, 0)?;
     }
     for (base, n, e) in group_faults {
-        let (k, inst, _) = &run[base];
+        let (k, _, _) = &run[base];
         rec.findings.push(Finding {
             kind: "fault".into(),
             encoding: format_hex(items[*k].1),
-            text: render(inst),
+            text: classify(items[*k].1).0,
             minimized: None,
             minimized_text: None,
             inputs: None,
@@ -156,19 +165,25 @@ pub fn run_batch(
             Err(e) => {
                 t.faults = 1;
                 let nv = describe(case.word).map(|s| format!("; nvdisasm: {s}")).unwrap_or_default();
+                let (text, class) = classify(case.word);
                 rec.findings.push(Finding {
                     kind: "fault".into(),
                     encoding: format_hex(case.word),
-                    text: render(inst),
+                    text,
                     minimized: None,
                     minimized_text: None,
                     inputs: None,
                     expected: None,
                     got: None,
-                    detail: format!("{e}{nv}"),
+                    detail: format!("{e}; {class}{nv}"),
                 });
                 continue;
             }
+        };
+        let Some(inst) = inst else {
+            // ran without a fault, but there is no reference value for an illegal word
+            t.undefined += got.len() as u64;
+            continue;
         };
         let mut first_bad: Option<(Inputs, u32, u32)> = None;
         for (inp, &g) in case.inputs.iter().zip(&got) {
@@ -290,5 +305,23 @@ mod tests {
             run_batch(&FakeBackend, &mut Broken, &items, &opts(), &|_| None),
             Err(ExecError::Setup(_))
         ));
+    }
+
+    #[test]
+    fn illegal_words_run_where_placeable_and_faults_carry_the_decoders_classification() {
+        let o = crate::gen::GenOptions { illegal_share: 0.5, ..crate::gen::GenOptions::legal(6) };
+        let words = crate::gen::generate(&o, 0, 40);
+        let bad = *words.iter().find(|&&w| decode(w).is_err()).unwrap();
+        let items: Vec<(u64, u128)> = words.iter().enumerate().map(|(i, &w)| (i as u64, w)).collect();
+        let mut exec = FakeExecutor { fault_on: vec![bad], ..Default::default() };
+        let out = run_batch(&FakeBackend, &mut exec, &items, &opts(), &|_| None).unwrap();
+        assert_eq!(out.record.findings.len(), 1);
+        let f = &out.record.findings[0];
+        assert_eq!(f.encoding, format_hex(bad));
+        assert!(f.text.starts_with("illegal: ") && f.detail.contains("decoder: illegal ("), "{f:?}");
+        let illegal = words.iter().filter(|&&w| decode(w).is_err()).count() as u64;
+        let undefined: u64 = out.record.items.iter().map(|i| i.totals.undefined).sum();
+        assert_eq!(undefined, (illegal - 1) * 3, "illegal words that ran have no reference value");
+        assert!(out.observed.iter().all(|x| decode(x.word).is_ok()), "no vectors without a reference");
     }
 }

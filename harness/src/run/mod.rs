@@ -85,6 +85,13 @@ pub struct RunArgs {
     pub form: Option<Form>,
     #[arg(long, value_enum, default_value_t = Mode::Random)]
     pub mode: Mode,
+    /// Random mode: share (0..1) of words with INVALIDn field values (legal, meaning unknown).
+    #[arg(long, default_value_t = 0.0)]
+    pub invalid_share: f64,
+    /// Random mode: share (0..1) of words nvdisasm rejects, run anyway where the patcher can
+    /// place them (fault hunting; no reference value).
+    #[arg(long, default_value_t = 0.0)]
+    pub illegal_share: f64,
     /// Exhaustive mode: the one instruction to run on every input pair.
     #[arg(long)]
     pub encoding: Option<String>,
@@ -158,6 +165,8 @@ pub fn all_items(a: &RunArgs, seed: u64) -> Result<Vec<(u64, u128)>, CliError> {
         Mode::Random => {
             let o = crate::gen::GenOptions {
                 form: a.form,
+                invalid_share: a.invalid_share,
+                illegal_share: a.illegal_share,
                 ..crate::gen::GenOptions::legal(seed)
             };
             (0..a.count).map(|i| (i, crate::gen::generate_one(&o, i))).collect()
@@ -182,6 +191,7 @@ fn config_json(a: &RunArgs, seed: u64) -> serde_json::Value {
         "seed": seed, "mode": a.mode.name(), "form": a.form.map(|f| f.key()), "count": a.count,
         "inputs": a.inputs, "shard": a.shard.to_string(), "encoding": a.encoding,
         "space_bits": a.space_bits, "chunk_bits": a.chunk_bits,
+        "invalid_share": a.invalid_share, "illegal_share": a.illegal_share,
     })
 }
 
@@ -342,6 +352,11 @@ fn make_executor(exe: &Path, device: i32, timeout: u64) -> Box<dyn Executor + Se
 pub fn run(a: RunArgs) -> CliResult {
     let seed = crate::commands::resolve_seed(a.seed);
     println!("seed: {seed}");
+    for (name, v) in [("invalid-share", a.invalid_share), ("illegal-share", a.illegal_share)] {
+        if !(0.0..=1.0).contains(&v) {
+            return Err(CliError::input(format!("--{name} {v} is outside 0..1")));
+        }
+    }
     if a.inputs == 0 || a.batch == 0 {
         return Err(CliError::input("--inputs and --batch must be at least 1"));
     }
