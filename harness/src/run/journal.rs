@@ -157,3 +157,14 @@ impl Journal {
         self.write_line(&Line::Batch(b.clone()))
     }
 }
+
+/// The seed in a journal's header, if the file exists and has one.
+pub fn header_seed(path: &Path) -> Option<u64> {
+    let f = std::fs::File::open(path).ok()?;
+    let mut first = String::new();
+    std::io::BufReader::new(f).read_line(&mut first).ok()?;
+    match serde_json::from_str::<Line>(&first).ok()? {
+        Line::Header { config } => config.get("seed")?.as_u64(),
+        Line::Batch(_) => None,
+    }
+}

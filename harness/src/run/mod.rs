@@ -350,7 +350,9 @@ fn make_executor(exe: &Path, device: i32, timeout: u64) -> Box<dyn Executor + Se
 }
 
 pub fn run(a: RunArgs) -> CliResult {
-    let seed = crate::commands::resolve_seed(a.seed);
+    // resuming without --seed continues the journaled run's seed
+    let journaled_seed = if a.resume && a.seed.is_none() { journal::header_seed(&a.out.join("journal.jsonl")) } else { None };
+    let seed = crate::commands::resolve_seed(a.seed.or(journaled_seed));
     println!("seed: {seed}");
     for (name, v) in [("invalid-share", a.invalid_share), ("illegal-share", a.illegal_share)] {
         if !(0.0..=1.0).contains(&v) {
