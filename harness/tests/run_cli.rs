@@ -221,6 +221,44 @@ fn journal_and_resume_lose_nothing() {
 }
 
 #[test]
+fn a_run_killed_mid_batch_resumes_without_loss() {
+    let d = tmp("kill");
+    let ws = words(17, 80);
+    let m = format_hex(sat_mask());
+    let args = |out: &Path| -> Vec<String> {
+        ["run", "--seed", "17", "--count", "80", "--inputs", "2", "--batch", "5", "--timeout", "600", "--out", out.to_str().unwrap()]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    };
+    let strs = |v: &[String]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let whole = d.join("whole");
+    let o = harness(Some(&format!("flip-if:{m}:{m}")), &strs(&args(&whole)).iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    // the same run, with item 52 hanging its batch: kill the process there (SIGKILL)
+    let part = d.join("part");
+    let mut child = Command::new(BIN)
+        .args(args(&part))
+        .env("HMUL2_FAKE_EXECUTOR", format!("flip-if:{m}:{m},hang-on:{}", format_hex(ws[52])))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let journal = part.join("journal.jsonl");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while std::fs::read_to_string(&journal).map(|j| j.lines().count()).unwrap_or(0) < 11 {
+        assert!(std::time::Instant::now() < deadline, "the run never reached the hanging batch");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let o = harness(Some(&format!("flip-if:{m}:{m}")), &[strs(&args(&part)), vec!["--resume".into()]].concat().iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("50 items already journaled"), "{}", text(&o));
+    assert_eq!(essence(&summary(&part)), essence(&summary(&whole)));
+}
+
+#[test]
 fn shards_merged_equal_one_unsharded_run() {
     let d = tmp("shard");
     let m = format_hex(sat_mask());

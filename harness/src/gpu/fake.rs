@@ -74,8 +74,16 @@ impl FakeExecutor {
                 std::process::abort();
             }
             if self.hang_on.contains(w) {
+                // hang like a stuck kernel, but leave once orphaned so tests that kill the
+                // parent leave no stray process behind
+                #[cfg(unix)]
+                let parent = std::os::unix::process::parent_id();
                 loop {
-                    std::thread::sleep(std::time::Duration::from_secs(3600));
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                    #[cfg(unix)]
+                    if std::os::unix::process::parent_id() != parent {
+                        std::process::exit(9);
+                    }
                 }
             }
             if self.fault_on.contains(w) {
