@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Example: the nightly hardware run as a Slurm job array, one shard per array task, each
 # on one node with its SM90 GPUs (one worker per device), then a dependent merge job.
-#   sbatch ci/examples/slurm-array.sh          # submits the array and the merge
+#   bash ci/examples/slurm-array.sh     # on the login node: builds, submits the array and the merge
 #SBATCH --job-name=hmul2-nightly
 #SBATCH --array=0-7
 #SBATCH --gres=gpu:4               # SM90 nodes (H100/H200); one worker per GPU
@@ -20,7 +20,7 @@ if [[ -z "${SLURM_ARRAY_TASK_ID:-}" ]]; then
   cargo build --release -p hmul2-harness
   jid=$(sbatch --parsable --export=ALL,SEED="$seed" "$0")
   sbatch --dependency=afterany:"$jid" --job-name=hmul2-merge --time=00:20:00 --wrap \
-    "cd '$root' && for k in \$(ls $out/shard-0); do target/release/hmul2-harness merge $out/shard-*/\$k --out $out/merged/\$k; done"
+    "cd '$root' && for d in $out/shard-0/*/; do k=\$(basename \$d); target/release/hmul2-harness merge $out/shard-*/\$k --out $out/merged/\$k; done"
   echo "submitted array $jid (seed $seed) and its merge"
   exit 0
 fi
