@@ -307,6 +307,17 @@ fn write_report(out: &Path, s: &Summary) -> Result<(), CliError> {
 fn finish(out: &Path, s: &Summary) -> CliResult {
     write_report(out, s)?;
     print!("{}", s.table());
+    for (name, c) in [("verify", &s.software_checks.verify), ("oracle", &s.software_checks.oracle)] {
+        let line = match c {
+            None => "not run".to_string(),
+            Some(v) if v.get("ran").and_then(|r| r.as_bool()) == Some(false) => {
+                format!("did not run ({})", v.get("reason").and_then(|r| r.as_str()).unwrap_or("no reason recorded"))
+            }
+            Some(v) if v.get("ok").and_then(|o| o.as_bool()) == Some(false) => format!("FAILED {v}"),
+            Some(v) => format!("passed {v}"),
+        };
+        println!("software check {name}: {line}");
+    }
     for f in s.mismatches.iter().chain(&s.faults).take(20) {
         println!(
             "{} {} {}  expected {} got {}  {}{}",
