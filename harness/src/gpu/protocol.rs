@@ -21,6 +21,9 @@ pub const MAX_PAYLOAD: u32 = 1 << 30;
 pub enum FrameError {
     #[error("stream closed")]
     Eof,
+    /// The stream ended inside a frame (the writer died while writing).
+    #[error("stream ended inside a frame")]
+    Truncated,
     #[error("io: {0}")]
     Io(#[from] std::io::Error),
     #[error("bad frame: {0}")]
@@ -54,7 +57,7 @@ pub fn read_frame(r: &mut impl Read) -> Result<(u8, Vec<u8>), FrameError> {
     let mut payload = vec![0u8; len as usize];
     r.read_exact(&mut payload).map_err(|e| {
         if e.kind() == std::io::ErrorKind::UnexpectedEof {
-            FrameError::Bad("truncated payload".into())
+            FrameError::Truncated
         } else {
             e.into()
         }

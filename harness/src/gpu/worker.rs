@@ -212,7 +212,7 @@ impl Executor for WorkerExecutor {
                     Err(ExecError::Protocol(e.to_string()))
                 }
             },
-            Ok(Err(FrameError::Eof)) | Err(RecvTimeoutError::Disconnected) => {
+            Ok(Err(FrameError::Eof | FrameError::Truncated | FrameError::Io(_))) | Err(RecvTimeoutError::Disconnected) => {
                 let status = match self.live.take() {
                     Some(mut l) => {
                         drop(l.stdin);
