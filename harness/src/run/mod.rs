@@ -159,7 +159,8 @@ pub fn utc_now() -> String {
     format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
 }
 
-/// The items of a run (index, word), before sharding.
+/// The items of a run (index, word); random items outside the shard are not generated
+/// (the caller still filters every mode by shard).
 pub fn all_items(a: &RunArgs, seed: u64) -> Result<Vec<(u64, u128)>, CliError> {
     Ok(match a.mode {
         Mode::Random => {
@@ -169,7 +170,7 @@ pub fn all_items(a: &RunArgs, seed: u64) -> Result<Vec<(u64, u128)>, CliError> {
                 illegal_share: a.illegal_share,
                 ..crate::gen::GenOptions::legal(seed)
             };
-            (0..a.count).map(|i| (i, crate::gen::generate_one(&o, i))).collect()
+            (0..a.count).filter(|i| a.shard.owns(*i)).map(|i| (i, crate::gen::generate_one(&o, i))).collect()
         }
         Mode::Factorial => {
             let forms: Vec<Form> = a.form.map(|f| vec![f]).unwrap_or_else(|| Form::ALL.to_vec());
