@@ -235,7 +235,7 @@ Where `nvdisasm -b SM90` (13.2) disagrees with it, nvdisasm wins; each correctio
     for e in &s.errata {
         md += &format!("\n## {}\n\n- forms: {}\n- fields: {}\n- seed page says: {}\n- nvdisasm shows: {}\n\n| word | nvdisasm |\n|---|---|\n", e.id, e.forms.join(", "), e.fields.join(", "), e.seed, e.nvdisasm);
         for w in &e.words {
-            md += &format!("| `{}` | `{}` |\n", w.hex, w.nvdisasm);
+            md += &format!("| `{}` | `{}` |\n", w.hex, w.nvdisasm.replace('|', "\\|"));
         }
     }
     md

@@ -310,6 +310,27 @@ pub struct Coverage {
     pub with_ignored_bits: u64,
     /// For each field: how many legal words had each value (narrow fields), or each bit set (wide fields).
     pub fields: BTreeMap<String, FieldCoverage>,
+    /// The same per form key, so that a report can say which form exercised a shared field.
+    pub fields_by_form: BTreeMap<String, BTreeMap<String, FieldCoverage>>,
+}
+
+/// Count `word`'s value of field `fi` (of `form`) into `map`.
+fn tally(map: &mut BTreeMap<String, FieldCoverage>, form: Form, fi: usize, word: u128) {
+    let s = spec();
+    let f = &s.fields[fi];
+    let e = map.entry(f.name.clone()).or_insert_with(|| FieldCoverage {
+        width: f.width,
+        seen: BTreeMap::new(),
+        possible: if f.width <= 8 { s.reachable_values(form.index(), fi) } else { f.width as u64 * 2 },
+    });
+    let v = f.get(word);
+    if f.width <= 8 {
+        *e.seen.entry(format!("{v}")).or_default() += 1;
+    } else {
+        for b in 0..f.width {
+            *e.seen.entry(format!("bit{b}={}", v >> b & 1)).or_default() += 1;
+        }
+    }
 }
 
 #[derive(Clone, Debug, Default, Serialize)]
@@ -341,23 +362,10 @@ impl Coverage {
                 if i.ignored != 0 {
                     self.with_ignored_bits += 1;
                 }
-                let s = spec();
+                let per_form = self.fields_by_form.entry(form.key().to_string()).or_default();
                 for &fi in &form.spec().fields {
-                    let f = &s.fields[fi];
-                    let e = self.fields.entry(f.name.clone()).or_insert_with(|| FieldCoverage {
-                        width: f.width,
-                        seen: BTreeMap::new(),
-                        possible: if f.width <= 8 { s.reachable_values(form.index(), fi) } else { f.width as u64 * 2 },
-                    });
-                    let v = f.get(word);
-                    if f.width <= 8 {
-                        *e.seen.entry(format!("{v}")).or_default() += 1;
-                    } else {
-                        for b in 0..f.width {
-                            let key = format!("bit{b}={}", v >> b & 1);
-                            *e.seen.entry(key).or_default() += 1;
-                        }
-                    }
+                    tally(&mut self.fields, form, fi, word);
+                    tally(per_form, form, fi, word);
                 }
             }
             Err(e) => *self.illegal_kinds.entry(e.kind()).or_default() += 1,

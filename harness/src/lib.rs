@@ -5,6 +5,7 @@
 //! [`nvdisasm`] (NVIDIA's disassembler as the judge of syntax and legality).
 
 pub mod cli;
+pub mod explain;
 pub mod commands;
 pub mod gen;
 pub mod gpu;
@@ -12,6 +13,8 @@ pub mod inputs;
 pub mod isa;
 pub mod nvdisasm;
 pub mod oracle;
+pub mod report;
 pub mod rng;
 pub mod run;
+pub mod seedpage;
 pub mod spec;

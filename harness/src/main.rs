@@ -25,6 +25,10 @@ enum Cmd {
     Oracle(commands::OracleArgs),
     /// Print the seed-page errata recorded in the spec (as Markdown).
     Errata(commands::ErrataArgs),
+    /// Lay out one instruction word bit by bit, every field named with its value and meaning.
+    Explain(hmul2_harness::explain::ExplainArgs),
+    /// Write one self-contained HTML page showing, per bit of every form, what is proven and by what.
+    Report(hmul2_harness::report::ReportArgs),
     /// Report the CUDA driver and SM90 devices found (exit 0 even without a GPU).
     GpuInfo(hmul2_harness::gpu::GpuInfoArgs),
     /// Run encodings on SM90 hardware and compare bit for bit with the reference.
@@ -44,6 +48,8 @@ fn main() -> ExitCode {
         Cmd::Generate(a) => commands::generate(a),
         Cmd::Oracle(a) => commands::oracle(a),
         Cmd::Errata(a) => commands::errata(a),
+        Cmd::Explain(a) => hmul2_harness::explain::run(a),
+        Cmd::Report(a) => hmul2_harness::report::run(a),
         Cmd::GpuInfo(a) => hmul2_harness::gpu::gpu_info(a),
         Cmd::Run(a) => hmul2_harness::run::run(a),
         Cmd::Merge(a) => hmul2_harness::run::merge(a),

@@ -197,7 +197,10 @@ impl Nvdisasm {
             for j in 0..self.jobs.max(1) {
                 let queue = &queue;
                 let first_error = &first_error;
-                let tmp = dir.join(format!("hmul2-nvdisasm-{}-{j}.bin", std::process::id()));
+                // unique per call and thread: several disassemblies may run at once in one process
+                static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+                let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let tmp = dir.join(format!("hmul2-nvdisasm-{}-{n}-{j}.bin", std::process::id()));
                 s.spawn(move || {
                     loop {
                         let job = match queue.lock() {

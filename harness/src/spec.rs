@@ -26,12 +26,21 @@ pub struct Field {
     /// All bits of the field, as a mask of the 128-bit word.
     pub mask: u128,
     pub width: u32,
+    /// Largest value (all ones in `width` bits).
+    vmax: u32,
+    /// The lowest bit, for the one-segment fast path.
+    lo: u32,
+    single: bool,
 }
 
 impl Field {
     /// The field's value in `word`.
-    #[inline]
+    #[inline(always)]
     pub fn get(&self, word: u128) -> u32 {
+        if self.single {
+            // the common case, kept branch-light for the decoder's hot path
+            return ((word >> self.lo) as u32) & self.vmax;
+        }
         let mut v = 0u32;
         let mut at = 0u32;
         for &(lo, hi) in &self.segments {
@@ -60,8 +69,9 @@ impl Field {
     }
 
     /// Largest value the field holds.
+    #[inline]
     pub fn max(&self) -> u32 {
-        if self.width >= 32 { u32::MAX } else { (1u32 << self.width) - 1 }
+        self.vmax
     }
 
     /// Name of a value for enumerated fields ("" for the default); None when the field has no names.
@@ -93,6 +103,10 @@ pub struct FormSpec {
     pub signed: Vec<usize>,
     /// Bits nvdisasm ignores in this form: those of no field above.
     pub ignored_mask: u128,
+    /// The form's cross-field rules, tabulated: the fields they mention (at most 12 bits in
+    /// all) index a bit set of legal combinations. Filled by [`compile`] from `constraints`.
+    pub rule_fields: Vec<usize>,
+    pub rule_legal: Vec<u64>,
 }
 
 /// A cross-field legality rule: in the listed forms (all when empty), when every `when`
@@ -105,6 +119,21 @@ pub struct Constraint {
     pub field: usize,
     pub allowed: Vec<(u32, u32)>,
     pub doc: String,
+    /// The same rule as bit sets, for the decoder's hot path: bit f of `form_set` is form f;
+    /// bit v of a value set is value v (rules speak of fields at most 6 bits wide).
+    form_set: u32,
+    when_sets: Vec<(usize, u64)>,
+    allowed_set: u64,
+}
+
+fn range_set(ranges: &[(u32, u32)]) -> u64 {
+    let mut s = 0u64;
+    for &(lo, hi) in ranges {
+        for v in lo..=hi.min(63) {
+            s |= 1 << v;
+        }
+    }
+    s
 }
 
 fn in_ranges(v: u32, ranges: &[(u32, u32)]) -> bool {
@@ -113,13 +142,18 @@ fn in_ranges(v: u32, ranges: &[(u32, u32)]) -> bool {
 
 impl Constraint {
     /// Whether the rule speaks about `word` of form `form` (its conditions hold).
+    #[inline]
     pub fn applies(&self, spec: &Spec, form: usize, word: u128) -> bool {
-        (self.forms.is_empty() || self.forms.contains(&form))
-            && self.when.iter().all(|(f, r)| in_ranges(spec.fields[*f].get(word), r))
+        self.form_set >> form & 1 == 1 && self.applies_fields(&spec.fields, word)
+    }
+    fn applies_fields(&self, fields: &[Field], word: u128) -> bool {
+        self.when_sets.iter().all(|&(f, set)| set >> fields[f].get(word) & 1 == 1)
     }
     /// Whether `value` of the constrained field is allowed.
+    #[inline]
     pub fn allows(&self, value: u32) -> bool {
-        in_ranges(value, &self.allowed)
+        debug_assert_eq!(self.allowed_set >> value.min(63) & 1 == 1, in_ranges(value, &self.allowed));
+        value < 64 && self.allowed_set >> value & 1 == 1
     }
 }
 
@@ -273,13 +307,16 @@ pub fn compile(text: &str) -> Result<Spec, SpecError> {
         }
         fields.push(Field {
             name: f.name,
-            segments,
             kind: f.kind,
             values: f.values,
             scale: f.scale.unwrap_or(1),
             doc: f.doc,
             mask,
             width,
+            vmax: if width >= 32 { u32::MAX } else { (1u32 << width) - 1 },
+            lo: segments[0].0 as u32,
+            single: segments.len() == 1,
+            segments,
         });
     }
     let idx = |n: &str| -> Result<usize, SpecError> {
@@ -315,6 +352,8 @@ pub fn compile(text: &str) -> Result<Spec, SpecError> {
             fields: used,
             signed,
             ignored_mask: !covered,
+            rule_fields: Vec::new(),
+            rule_legal: Vec::new(),
         });
     }
     let mut constraints = Vec::new();
@@ -328,8 +367,51 @@ pub fn compile(text: &str) -> Result<Spec, SpecError> {
             }
         }
         let when = c.when.iter().map(|(n, r)| Ok((idx(n)?, ranges(r)))).collect::<Result<Vec<_>, SpecError>>()?;
-        constraints.push(Constraint { id: c.id, forms: cforms, when, field: idx(&c.field)?, allowed: ranges(&c.allowed), doc: c.doc });
+        let field = idx(&c.field)?;
+        for &i in when.iter().map(|(i, _)| i).chain([&field]) {
+            if fields[i].width > 6 {
+                return bad(format!("constraint {}: field {} is wider than the 6 bits rules may speak of", c.id, fields[i].name));
+            }
+        }
+        let allowed = ranges(&c.allowed);
+        let form_set = if cforms.is_empty() { u32::MAX } else { cforms.iter().fold(0, |s, &f| s | 1 << f) };
+        let when_sets = when.iter().map(|(i, r)| (*i, range_set(r))).collect();
+        let allowed_set = range_set(&allowed);
+        constraints.push(Constraint { id: c.id, forms: cforms, when, field, allowed, doc: c.doc, form_set, when_sets, allowed_set });
     }
+    let mut spec_fields = fields;
+    for (k, form) in forms.iter_mut().enumerate() {
+        let rules: Vec<&Constraint> = constraints.iter().filter(|c| c.form_set >> k & 1 == 1).collect();
+        let mut involved: Vec<usize> = Vec::new();
+        for c in &rules {
+            for i in c.when.iter().map(|(i, _)| *i).chain([c.field]) {
+                if !involved.contains(&i) {
+                    involved.push(i);
+                }
+            }
+        }
+        let bits: u32 = involved.iter().map(|&i| spec_fields[i].width).sum();
+        if bits > 12 {
+            return bad(format!("form {}: its rules mention {bits} bits; at most 12", form.key));
+        }
+        let mut legal = vec![0u64; ((1usize << bits) + 63) / 64];
+        for combo in 0..1u32 << bits {
+            let mut w = 0u128;
+            let mut k2 = combo;
+            for &i in &involved {
+                let f = &spec_fields[i];
+                w = f.set(w, k2 & f.max()).unwrap_or(w);
+                k2 >>= f.width;
+            }
+            let ok = rules.iter().all(|c| !c.applies_fields(&spec_fields, w) || c.allows(spec_fields[c.field].get(w)));
+            if ok {
+                legal[combo as usize / 64] |= 1 << (combo % 64);
+            }
+        }
+        form.rule_fields = involved;
+        form.rule_legal = legal;
+    }
+    let fields = std::mem::take(&mut spec_fields);
     for e in &raw.errata {
         for n in &e.fields {
             idx(n)?;
@@ -361,7 +443,20 @@ pub struct Violation {
 
 impl Spec {
     /// The first cross-field rule `word` (of form index `form`) breaks.
+    #[inline(always)]
     pub fn check(&self, form: usize, word: u128) -> Result<(), Violation> {
+        let fs = &self.forms[form];
+        let mut combo = 0usize;
+        let mut at = 0u32;
+        for &i in &fs.rule_fields {
+            let f = &self.fields[i];
+            combo |= (f.get(word) as usize) << at;
+            at += f.width;
+        }
+        if fs.rule_legal[combo / 64] >> (combo % 64) & 1 == 1 {
+            return Ok(());
+        }
+        // illegal: find the rule to name
         for c in &self.constraints {
             if c.applies(self, form, word) {
                 let v = self.fields[c.field].get(word);
@@ -370,7 +465,8 @@ impl Spec {
                 }
             }
         }
-        Ok(())
+        // the table is built from these rules, so this is not reached; decode still never panics
+        Err(Violation { rule: "rule-table".into(), field: String::new(), value: combo as u32 })
     }
 }
 
@@ -425,6 +521,11 @@ pub fn spec() -> &'static Spec {
 /// Field handles resolved once by name, so hot paths do no lookups.
 #[derive(Debug)]
 pub struct Layout {
+    /// The opcode value every form fixes.
+    pub opcode_value: u32,
+    /// Form index by (operand_form, ureg_flag) when the form's fixed fields are exactly these two
+    /// and the opcode; derived from the spec's `fixed` lists.
+    pub form_by_selector: Vec<Option<usize>>,
     pub opcode: Field,
     pub operand_form: Field,
     pub ureg_flag: Field,
@@ -461,7 +562,23 @@ pub fn layout() -> &'static Layout {
     L.get_or_init(|| {
         let s = spec();
         let f = |n: &str| s.field(n).clone();
+        let opcode = s.index("opcode");
+        let (of, uf) = (s.index("operand_form"), s.index("ureg_flag"));
+        let opcode_value = s.forms.first().and_then(|fm| fm.fixed.iter().find(|(i, _)| *i == opcode)).map(|(_, v)| *v).unwrap_or(0);
+        let ureg_values = 1usize << s.fields[uf].width;
+        let mut form_by_selector = vec![None; (1usize << s.fields[of].width) * ureg_values];
+        for (k, fm) in s.forms.iter().enumerate() {
+            let get = |i: usize| fm.fixed.iter().find(|(j, _)| *j == i).map(|(_, v)| *v as usize);
+            match (get(of), get(uf), get(opcode)) {
+                (Some(o), Some(u), Some(op)) if fm.fixed.len() == 3 && op as u32 == opcode_value => {
+                    form_by_selector[o * ureg_values + u] = Some(k)
+                }
+                _ => panic!("form {} must fix exactly opcode, operand_form and ureg_flag (the decoder's table relies on it)", fm.key),
+            }
+        }
         Layout {
+            opcode_value,
+            form_by_selector,
             opcode: f("opcode"),
             operand_form: f("operand_form"),
             ureg_flag: f("ureg_flag"),

@@ -30,35 +30,33 @@ impl Illegal {
 }
 
 /// Which form a word is, from its fixed fields; the error says why none fits.
+#[inline(always)]
 pub fn form_of(word: u128) -> Result<Form, Illegal> {
     let l = layout();
-    let s = spec();
     let opcode = l.opcode.get(word);
-    // All forms share one opcode value; the spec says which.
-    let expected = s.forms[0].fixed.iter().find(|(i, _)| s.fields[*i].name == "opcode").map(|(_, v)| *v).unwrap_or(0);
-    if opcode != expected {
-        return Err(Illegal::NotHmul2 { opcode, expected });
+    if opcode != l.opcode_value {
+        return Err(Illegal::NotHmul2 { opcode, expected: l.opcode_value });
     }
-    for form in Form::ALL {
-        if form.spec().fixed.iter().all(|&(i, v)| s.fields[i].get(word) == v) {
-            return Ok(form);
-        }
+    let (of, uf) = (l.operand_form.get(word), l.ureg_flag.get(word));
+    let slot = (of as usize) << l.ureg_flag.width | uf as usize;
+    match l.form_by_selector.get(slot).copied().flatten() {
+        Some(k) => Ok(Form::ALL[k]),
+        None => Err(Illegal::UnknownForm { value: of, ureg: uf }),
     }
-    Err(Illegal::UnknownForm { value: l.operand_form.get(word), ureg: l.ureg_flag.get(word) })
 }
 
-#[inline]
+#[inline(always)]
 fn flag(f: &Field, w: u128) -> bool {
     f.get(w) != 0
 }
 
-#[inline]
+#[inline(always)]
 fn mods(neg: &Field, abs: &Field, swz: &Field, w: u128) -> SrcMods {
     SrcMods { neg: flag(neg, w), abs: flag(abs, w), swizzle: Swizzle::from_bits(swz.get(w)) }
 }
 
 /// Sign-extend a `width`-bit value.
-#[inline]
+#[inline(always)]
 fn sext(v: u32, width: u32) -> i32 {
     let shift = 32 - width;
     ((v << shift) as i32) >> shift

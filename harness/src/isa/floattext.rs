@@ -100,8 +100,16 @@ fn table(h: Half) -> &'static [String] {
 }
 
 /// nvdisasm's text for an immediate (possibly with a trailing space, see the module doc).
-pub fn imm_text(h: Half, bits: u16) -> &'static str {
-    &table(h)[bits as usize]
+/// The first few hundred calls spell each value; after that a 2^16-entry table is built
+/// once, so a one-word `decode` starts fast and a million-word one runs fast.
+pub fn imm_text(h: Half, bits: u16) -> std::borrow::Cow<'static, str> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static CALLS: AtomicUsize = AtomicUsize::new(0);
+    if CALLS.load(Ordering::Relaxed) < 512 {
+        CALLS.fetch_add(1, Ordering::Relaxed);
+        return std::borrow::Cow::Owned(spell(h, bits));
+    }
+    std::borrow::Cow::Borrowed(&table(h)[bits as usize])
 }
 
 /// The pattern nvdisasm's text stands for. NaN spellings name a class, not a payload:
@@ -170,7 +178,7 @@ mod tests {
     fn every_pattern_parses_back() {
         for h in [Half::F16, Half::Bf16] {
             for b in 0..=u16::MAX {
-                let back = parse_imm(h, imm_text(h, b)).unwrap();
+                let back = parse_imm(h, &imm_text(h, b)).unwrap();
                 if to_f64(h, b).is_nan() {
                     assert!(to_f64(h, back).is_nan());
                     assert_eq!(imm_text(h, back), imm_text(h, b));

@@ -8,15 +8,89 @@
 use super::floattext::{imm_text, Half};
 use super::*;
 use crate::spec::layout;
-use std::fmt::Write;
-
-fn push_reg(out: &mut String, prefix: &str, r: u8, zero: u8) {
-    out.push_str(prefix);
-    if r == zero {
-        out.push('Z');
-    } else {
-        let _ = write!(out, "{r}");
+/// Decimal digits without the formatting machinery (the renderer is on a hot path).
+fn push_dec(out: &mut String, mut v: u32) {
+    let mut buf = [0u8; 10];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
     }
+    out.push_str(std::str::from_utf8(&buf[i..]).unwrap_or("?"));
+}
+
+/// `0x` and lower-case hex digits, as nvdisasm prints offsets and banks.
+fn push_hex(out: &mut String, mut v: u64) {
+    let mut buf = [0u8; 16];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b"0123456789abcdef"[(v & 15) as usize];
+        v >>= 4;
+        if v == 0 {
+            break;
+        }
+    }
+    out.push_str("0x");
+    out.push_str(std::str::from_utf8(&buf[i..]).unwrap_or("?"));
+}
+
+/// Operand spellings computed once: register names, banks, offsets, predicates.
+struct Names {
+    r: Vec<String>,
+    ur: Vec<String>,
+    hex: Vec<String>,
+    /// c[] offsets by their 14-bit field value (two's complement, in words).
+    c_off: Vec<String>,
+    /// cx[] offsets by their 14-bit field value (unsigned, in words).
+    cx_off: Vec<String>,
+}
+
+fn names() -> &'static Names {
+    static N: std::sync::OnceLock<Names> = std::sync::OnceLock::new();
+    N.get_or_init(|| {
+        let reg = |prefix: &str, r: u32, zero: u32| {
+            let mut s = String::from(prefix);
+            if r == zero {
+                s.push('Z');
+            } else {
+                push_dec(&mut s, r);
+            }
+            s
+        };
+        let l = layout();
+        let scale = l.cb_offset.scale as i64;
+        let width = l.cb_offset.width;
+        let sext = |v: u32| -> i64 { (((v << (32 - width)) as i32) >> (32 - width)) as i64 };
+        Names {
+            r: (0..256).map(|r| reg("R", r, RZ as u32)).collect(),
+            ur: (0..256).map(|r| reg("UR", r, URZ as u32)).collect(),
+            hex: (0..256u64).map(|v| {
+                let mut s = String::new();
+                push_hex(&mut s, v);
+                s
+            }).collect(),
+            c_off: (0..=l.cb_offset.max()).map(|v| {
+                let mut s = String::new();
+                push_hex_signed(&mut s, sext(v) * scale);
+                s
+            }).collect(),
+            cx_off: (0..=l.cb_offset.max()).map(|v| {
+                let mut s = String::new();
+                push_hex(&mut s, v as u64 * scale as u64);
+                s
+            }).collect(),
+        }
+    })
+}
+
+fn push_reg(out: &mut String, prefix: &str, r: u8, _zero: u8) {
+    let n = names();
+    out.push_str(if prefix == "R" { &n.r[r as usize] } else { &n.ur[r as usize] });
 }
 
 fn push_swizzle(out: &mut String, s: Swizzle, field: &crate::spec::Field) {
@@ -48,29 +122,28 @@ fn push_reg_src(out: &mut String, r: u8, m: SrcMods, reuse: bool, swz_field: &cr
 
 fn push_hex_signed(out: &mut String, v: i64) {
     if v < 0 {
-        let _ = write!(out, "-{:#x}", -v);
-    } else {
-        let _ = write!(out, "{v:#x}");
+        out.push('-');
     }
+    push_hex(out, v.unsigned_abs());
 }
 
-/// Append the text of `i` to `out`.
-pub fn render_into(i: &Hmul2, out: &mut String) {
+fn push_head(out: &mut String, pred: Pred, format: u32, flush: u32, sat: u32) {
     let l = layout();
-    if i.pred.index != PT || i.pred.negated {
+    if pred.index != PT || pred.negated {
         out.push('@');
-        if i.pred.negated {
+        if pred.negated {
             out.push('!');
         }
-        if i.pred.index == PT {
+        if pred.index == PT {
             out.push_str("PT");
         } else {
-            let _ = write!(out, "P{}", i.pred.index);
+            out.push('P');
+            push_dec(out, pred.index as u32);
         }
         out.push(' ');
     }
     out.push_str("HMUL2");
-    for (f, v) in [(&l.format, i.format as u32), (&l.flush, i.flush as u32), (&l.sat, i.sat as u32)] {
+    for (f, v) in [(&l.format, format), (&l.flush, flush), (&l.sat, sat)] {
         if let Some(name) = f.value_name(v) {
             if !name.is_empty() {
                 out.push('.');
@@ -79,48 +152,131 @@ pub fn render_into(i: &Hmul2, out: &mut String) {
         }
     }
     out.push(' ');
-    push_reg(out, "R", i.dst, RZ);
+}
+
+/// A non-register operand 2 with its modifiers: `-|c[0x3] [0x14].H0_H0|`.
+fn push_other_src(out: &mut String, b: Operand2, m: SrcMods) {
+    let l = layout();
+    if m.neg {
+        out.push('-');
+    }
+    if m.abs {
+        out.push('|');
+    }
+    match b {
+        Operand2::Const { bank, offset } => {
+            let n = names();
+            out.push_str("c[");
+            out.push_str(&n.hex[bank as usize]);
+            out.push_str("] [");
+            let scale = l.cb_offset.scale as i32;
+            let v = offset / scale;
+            if offset % scale == 0 && (-(1 << (l.cb_offset.width - 1))..(1 << (l.cb_offset.width - 1))).contains(&v) {
+                out.push_str(&n.c_off[(v as u32 & l.cb_offset.max()) as usize]);
+            } else {
+                push_hex_signed(out, offset as i64);
+            }
+            out.push(']');
+        }
+        Operand2::ConstUr { ureg, offset } => {
+            let n = names();
+            out.push_str("cx[");
+            out.push_str(&n.ur[ureg as usize]);
+            out.push_str("] [");
+            let scale = l.cb_offset.scale;
+            match n.cx_off.get((offset / scale) as usize) {
+                Some(t) if offset % scale == 0 => out.push_str(t),
+                _ => push_hex(out, offset as u64),
+            }
+            out.push(']');
+        }
+        Operand2::Ur(u) => push_reg(out, "UR", u, URZ),
+        Operand2::Reg(_) | Operand2::Imm { .. } => {}
+    }
+    push_swizzle(out, m.swizzle, &l.b_swizzle);
+    if m.abs {
+        out.push('|');
+    }
+}
+
+/// Texts of instruction parts, computed once by the functions above: the renderer then
+/// appends a handful of ready strings per instruction (it runs at hundreds of times
+/// nvdisasm's speed; see the decode bench).
+struct Parts {
+    /// by pred (4 bits: index, negated) × format × flush × sat
+    head: Vec<String>,
+    /// by register | neg << 8 | abs << 9 | reuse << 10 | swizzle << 11, for operand 1 and operand 2
+    src_a: Vec<String>,
+    src_b: Vec<String>,
+    /// by uniform register | neg << 8 | abs << 9 | swizzle << 10
+    ur: Vec<String>,
+}
+
+fn src_key(r: u8, m: SrcMods, reuse: bool) -> usize {
+    r as usize | (m.neg as usize) << 8 | (m.abs as usize) << 9 | (reuse as usize) << 10 | (m.swizzle as usize) << 11
+}
+
+fn head_key(p: Pred, format: u32, flush: u32, sat: u32) -> usize {
+    (p.index as usize & 7) | (p.negated as usize) << 3 | (format as usize & 3) << 4 | (flush as usize & 3) << 6 | (sat as usize & 1) << 8
+}
+
+fn parts() -> &'static Parts {
+    static P: std::sync::OnceLock<Parts> = std::sync::OnceLock::new();
+    P.get_or_init(|| {
+        let l = layout();
+        let mut head = vec![String::new(); 512];
+        for (k, slot) in head.iter_mut().enumerate() {
+            let p = Pred { index: (k & 7) as u8, negated: k >> 3 & 1 == 1 };
+            push_head(slot, p, (k >> 4 & 3) as u32, (k >> 6 & 3) as u32, (k >> 8 & 1) as u32);
+        }
+        let src = |field: &crate::spec::Field| {
+            let mut v = vec![String::new(); 1 << 13];
+            for r in 0..=255u8 {
+                for bits in 0..32usize {
+                    let m = SrcMods { neg: bits & 1 == 1, abs: bits & 2 == 2, swizzle: Swizzle::from_bits((bits >> 3) as u32) };
+                    let reuse = bits & 4 == 4;
+                    push_reg_src(&mut v[src_key(r, m, reuse)], r, m, reuse, field);
+                }
+            }
+            v
+        };
+        let mut ur = vec![String::new(); 1 << 12];
+        for u in 0..=255u8 {
+            for bits in 0..16usize {
+                let m = SrcMods { neg: bits & 1 == 1, abs: bits & 2 == 2, swizzle: Swizzle::from_bits((bits >> 2) as u32) };
+                push_other_src(&mut ur[u as usize | bits << 8], Operand2::Ur(u), m);
+            }
+        }
+        Parts { head, src_a: src(&l.a_swizzle), src_b: src(&l.b_swizzle), ur }
+    })
+}
+
+/// Append the text of `i` to `out`.
+pub fn render_into(i: &Hmul2, out: &mut String) {
+    let p = parts();
+    out.push_str(&p.head[head_key(i.pred, i.format as u32, i.flush as u32, i.sat as u32)]);
+    out.push_str(&names().r[i.dst as usize]);
     out.push_str(", ");
-    push_reg_src(out, i.a, i.a_mods, i.ctrl.shows_reuse_a(), &l.a_swizzle);
+    out.push_str(&p.src_a[src_key(i.a, i.a_mods, i.ctrl.shows_reuse_a())]);
     out.push_str(", ");
     let m = i.b_mods;
     match i.b {
-        Operand2::Reg(r) => push_reg_src(out, r, m, i.ctrl.shows_reuse_b(), &l.b_swizzle),
+        Operand2::Reg(r) => out.push_str(&p.src_b[src_key(r, m, i.ctrl.shows_reuse_b())]),
         Operand2::Imm { first, second } => {
             let h = if i.format == Format::Bf16 { Half::Bf16 } else { Half::F16 };
-            out.push_str(imm_text(h, first));
+            out.push_str(&imm_text(h, first));
             out.push_str(", ");
-            out.push_str(imm_text(h, second));
-        }
-        _ => {
-            if m.neg {
-                out.push('-');
-            }
-            if m.abs {
-                out.push('|');
-            }
-            match i.b {
-                Operand2::Const { bank, offset } => {
-                    let _ = write!(out, "c[{bank:#x}] [");
-                    push_hex_signed(out, offset as i64);
-                    out.push(']');
-                }
-                Operand2::ConstUr { ureg, offset } => {
-                    push_reg(out, "cx[UR", ureg, URZ);
-                    let _ = write!(out, "] [{offset:#x}]");
-                }
-                Operand2::Ur(u) => push_reg(out, "UR", u, URZ),
-                _ => {}
-            }
-            push_swizzle(out, m.swizzle, &l.b_swizzle);
-            if m.abs {
-                out.push('|');
+            out.push_str(&imm_text(h, second));
+            // Special immediates end in a space that nvdisasm prints before a comma, not before ';'.
+            while out.ends_with(' ') {
+                out.pop();
             }
         }
-    }
-    // Special immediates end in a space that nvdisasm prints before a comma, not before ';'.
-    while out.ends_with(' ') {
-        out.pop();
+        Operand2::Ur(u) => {
+            let bits = m.neg as usize | (m.abs as usize) << 1 | (m.swizzle as usize) << 2;
+            out.push_str(&p.ur[u as usize | bits << 8]);
+        }
+        other => push_other_src(out, other, m),
     }
 }
 

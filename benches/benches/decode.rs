@@ -1,0 +1,60 @@
+//! Decode + render throughput against nvdisasm on the same 100,000 words.
+//! Run: `cargo bench -p hmul2-benches --bench decode` (needs `bash ci/install-tools.sh`).
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use hmul2_harness::gen::{self, GenOptions};
+use hmul2_harness::isa::{decode, render_into};
+use hmul2_harness::nvdisasm::find_tool;
+use std::hint::black_box;
+use std::io::Write;
+
+const N: u64 = 100_000;
+
+fn words() -> Vec<u128> {
+    let o = GenOptions { invalid_share: 0.25, ..GenOptions::legal(1) };
+    gen::generate(&o, 0, N)
+}
+
+fn bench(c: &mut Criterion) {
+    let words = words();
+    let mut g = c.benchmark_group("decode_render_100k");
+    g.throughput(Throughput::Elements(N));
+    g.sample_size(10);
+    g.bench_function("hmul2-harness", |b| {
+        let mut s = String::with_capacity(128);
+        b.iter(|| {
+            let mut total = 0usize;
+            for &w in &words {
+                s.clear();
+                if let Ok(i) = decode(black_box(w)) {
+                    render_into(&i, &mut s);
+                }
+                total += s.len();
+            }
+            black_box(total)
+        })
+    });
+    match find_tool("nvdisasm") {
+        Ok(nv) => {
+            let path = std::env::temp_dir().join(format!("hmul2-bench-{}.bin", std::process::id()));
+            let mut f = std::fs::File::create(&path).expect("temp file");
+            for w in &words {
+                f.write_all(&w.to_le_bytes()).expect("write");
+            }
+            drop(f);
+            g.bench_function("nvdisasm", |b| {
+                b.iter(|| {
+                    let out = std::process::Command::new(&nv).args(["-b", "SM90"]).arg(&path).output().expect("nvdisasm runs");
+                    assert!(out.status.success(), "nvdisasm rejected the legal words");
+                    black_box(out.stdout.len())
+                })
+            });
+            let _ = std::fs::remove_file(&path);
+        }
+        Err(e) => panic!("the comparison needs nvdisasm: {e}"),
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,600 @@
+//! The report as one HTML file: inline CSS, no script, no external asset, every text escaped.
+//! Elements carry stable `id`/`data-*` attributes (`data-form`, `data-field`, `data-evidence`,
+//! `data-erratum`, `data-kind`) so that tests can query the rendered DOM.
+
+use super::{Evidence, Model};
+use crate::isa::decode::form_of;
+use crate::seedpage::{BitClass, FieldClass, SeedCell, SpecBit};
+use crate::spec::spec;
+use std::collections::BTreeSet;
+use std::fmt::Write;
+
+/// Text for HTML content and attribute values: nothing in it can open a tag or end an attribute.
+pub fn esc(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&#39;"),
+            c if c.is_control() && c != '\n' && c != '\t' => o.push('\u{fffd}'),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+const CSS: &str = r#"
+:root{--seed:#f9e3a0;--confirmed:#b5e0ab;--contradicted:#f59d86;--hardware:#93c2f3;--hwm:#c2185b;--ignored:#eceff1;--line:#c3c9d2}
+*{box-sizing:border-box}
+body{font:13px/1.45 "DejaVu Sans",Verdana,sans-serif;margin:22px 26px;color:#1c2330;background:#fbfcfd}
+h1{font-size:22px;margin:0 0 2px}h2{font-size:16px;margin:0 0 2px}h3{font-size:14px;margin:16px 0 6px}
+section{margin:18px 0 26px}
+code,.mono{font-family:"DejaVu Sans Mono",monospace;font-size:12px}
+.sub{color:#55606e;margin:0 0 10px}
+.legend{display:flex;flex-wrap:wrap;gap:6px 18px;padding:10px 12px;background:#fff;border:1px solid var(--line);border-radius:6px}
+.legend span.item{display:flex;align-items:center;gap:6px}
+.swatch{display:inline-block;width:22px;height:14px;border:1px solid #8a94a3;border-radius:2px}
+.ev-seed-only{background:var(--seed)}.ev-confirmed{background:var(--confirmed)}.ev-contradicted{background:var(--contradicted)}
+.ev-hardware{background:var(--hardware)}.ev-hardware-mismatch{background:var(--hwm);color:#fff}
+.ev-ignored{background:repeating-linear-gradient(135deg,#f4f6f8 0 3px,#e3e7eb 3px 5px);color:#9aa3ad}
+td.ign.ev-contradicted{background:repeating-linear-gradient(135deg,#fbe0d9 0 3px,#f59d86 3px 5px)}
+article.form{background:#fff;border:1px solid var(--line);border-radius:6px;padding:8px 12px 4px;margin:0 0 10px}
+.syntax{font-weight:normal;color:#55606e;margin-left:8px}
+.counts{color:#55606e;font-size:12px}
+.counts b{color:#1c2330}
+table.bits{border-collapse:collapse;table-layout:fixed;width:100%;margin:6px 0 4px}
+table.bits col.lab{width:58px}
+table.bits th{font-size:10px;font-weight:normal;color:#55606e;text-align:right;padding-right:6px;white-space:nowrap}
+table.bits td{border:1px solid var(--line);text-align:center;padding:0 1px;overflow:hidden;white-space:nowrap;text-overflow:ellipsis;font-size:11px}
+table.bits td.byte{border-left:2px solid #5b6573}
+tr.bitno td{border:none;font-size:8px;color:#7b8590;height:13px;padding:0}
+tr.bitno td.byte{border-left:2px solid transparent}
+tr.spec td{height:50px;font-weight:bold}
+tr.seed td{height:36px;background:#fff;color:#4b5563;font-size:10px}
+td .vert{display:inline-block;writing-mode:vertical-rl;transform:rotate(180deg);max-height:47px;overflow:hidden;text-overflow:ellipsis}
+tr.seed td .vert{max-height:33px}
+tr.seed td.cmp-agrees{background:#f2f4f6}
+tr.seed td.cmp-seed-only{background:repeating-linear-gradient(45deg,#fff 0 3px,#f1f1f1 3px 6px);color:#8a929c;font-style:italic}
+tr.seed td.cmp-contradicted{background:#fde8e4;color:#b3261e;font-weight:bold;box-shadow:inset 0 0 0 2px #e0533d}
+td.fixed{font-family:"DejaVu Sans Mono",monospace}
+ul.disputes{margin:2px 0 4px;padding-left:18px;color:#3c4654;font-size:12px;columns:2;column-gap:28px}
+ul.disputes li{margin:1px 0}
+table.data{border-collapse:collapse;width:100%;background:#fff}
+table.data th,table.data td{border:1px solid var(--line);padding:3px 6px;vertical-align:top;text-align:left}
+table.data th{background:#eef1f4;font-size:12px}
+table.data td.num{text-align:right;font-variant-numeric:tabular-nums}
+.tag{display:inline-block;padding:0 6px;border-radius:9px;font-size:11px;border:1px solid #8a94a3}
+.tag.assumed{background:var(--seed)}.tag.hardware-confirmed{background:var(--hardware)}
+.tag.mismatch{background:var(--hwm);color:#fff;border-color:var(--hwm)}.tag.fault{background:#5b2a86;color:#fff;border-color:#5b2a86}
+.vals{display:flex;flex-wrap:wrap;gap:3px}
+.val{border:1px solid var(--line);border-radius:3px;padding:0 4px;font-size:11px;background:#f7f8fa}
+.val.zero{color:#b3261e;border-color:#e0533d}
+.empty{color:#7b8590;font-style:italic}
+details summary{cursor:pointer;color:#33506e}
+table.findings code{white-space:nowrap}
+table.findings .in{white-space:nowrap}
+"#;
+
+fn evidence_title(b: &super::BitView) -> String {
+    b.all.iter().rev().map(|e| e.name()).collect::<Vec<_>>().join(", ")
+}
+
+fn cell_label(text: &str, width: usize) -> String {
+    if width <= 2 && text.chars().count() > 2 {
+        format!("<span class=\"vert\">{}</span>", esc(text))
+    } else {
+        esc(text)
+    }
+}
+
+fn bits_range(lo: usize, hi: usize) -> String {
+    if lo == hi {
+        format!("{lo}")
+    } else {
+        format!("{lo}..{hi}")
+    }
+}
+
+/// One half (64 bits) of one form: bit numbers, the spec's fields by evidence, the seed's claims.
+fn half(out: &mut String, m: &Model, fi: usize, h: usize) {
+    let s = spec();
+    let bits = &m.bits[fi];
+    let cmp = &m.comparisons[fi];
+    let base = h * 64;
+    let byte = |b: usize| if b % 8 == 0 && b != base { " byte" } else { "" };
+    let _ = write!(out, "<table class=\"bits\" data-half=\"{h}\"><colgroup><col class=\"lab\">");
+    out.push_str(&"<col>".repeat(64));
+    out.push_str("</colgroup><tr class=\"bitno\"><th>bit</th>");
+    for b in base..base + 64 {
+        let _ = write!(out, "<td class=\"{}\">{b}</td>", byte(b).trim());
+    }
+    out.push_str("</tr><tr class=\"spec\"><th>spec</th>");
+    let mut b = base;
+    while b < base + 64 {
+        let v = &bits[b];
+        let mut e = b + 1;
+        if !matches!(v.spec, SpecBit::Fixed { .. }) {
+            while e < base + 64 && bits[e].spec == v.spec && bits[e].primary == v.primary && !matches!(bits[e].spec, SpecBit::Fixed { .. }) {
+                // a field's run stops at a segment boundary too (split fields)
+                if let SpecBit::Field { field } = v.spec {
+                    if s.fields[field].mask >> e & 1 == 0 {
+                        break;
+                    }
+                }
+                e += 1;
+            }
+        }
+        let w = e - b;
+        let ev = v.primary.name();
+        let all = v.all.iter().map(|x| x.name()).collect::<Vec<_>>().join(" ");
+        let errata = if v.errata.is_empty() { String::new() } else { format!("; errata: {}", v.errata.join(", ")) };
+        match &v.spec {
+            SpecBit::Ignored => {
+                let what = if v.primary == Evidence::Ignored { String::new() } else { format!("; {}{errata}", evidence_title(v)) };
+                let _ = write!(
+                    out,
+                    "<td colspan=\"{w}\" class=\"ign ev-{ev}{}\" data-evidence=\"{ev}\" data-bits=\"{}\" title=\"{}\"></td>",
+                    byte(b),
+                    bits_range(b, e - 1),
+                    esc(&format!("bits {}: no field in this form (nvdisasm ignores them){what}", bits_range(b, e - 1)))
+                );
+            }
+            SpecBit::Fixed { field, value } => {
+                let f = &s.fields[*field];
+                let _ = write!(
+                    out,
+                    "<td class=\"fixed ev-{ev}{}\" data-field=\"{}\" data-fixed=\"{}\" data-evidence=\"{ev}\" data-evidence-all=\"{all}\" data-bits=\"{b}\" title=\"{}\">{}</td>",
+                    byte(b),
+                    esc(&f.name),
+                    *value as u8,
+                    esc(&format!("bit {b}: {} (fixed) = {}; {}{errata}", f.name, *value as u8, evidence_title(v))),
+                    *value as u8
+                );
+            }
+            SpecBit::Field { field } => {
+                let f = &s.fields[*field];
+                let segs = f.segments.iter().map(|&(lo, hi)| bits_range(lo as usize, hi as usize)).collect::<Vec<_>>().join(",");
+                let title = format!("{} (bits {segs}) — bits {} here: {}{errata}. {}", f.name, bits_range(b, e - 1), evidence_title(v), f.doc);
+                let _ = write!(
+                    out,
+                    "<td colspan=\"{w}\" class=\"ev-{ev}{}\" data-field=\"{}\" data-evidence=\"{ev}\" data-evidence-all=\"{all}\" data-bits=\"{}\" title=\"{}\">{}</td>",
+                    byte(b),
+                    esc(&f.name),
+                    bits_range(b, e - 1),
+                    esc(&title),
+                    cell_label(&f.name, w)
+                );
+            }
+        }
+        b = e;
+    }
+    out.push_str("</tr><tr class=\"seed\"><th>seed page</th>");
+    let mut b = base;
+    while b < base + 64 {
+        let c = &cmp.bits[b];
+        let mut e = b + 1;
+        if let SeedCell::Field { lo, .. } = &c.seed {
+            while e < base + 64 && matches!(&cmp.bits[e].seed, SeedCell::Field { lo: l2, .. } if l2 == lo) && cmp.bits[e].class == c.class {
+                e += 1;
+            }
+        }
+        let w = e - b;
+        let class = c.class.name();
+        match &c.seed {
+            SeedCell::Fixed(v) => {
+                let _ = write!(
+                    out,
+                    "<td class=\"fixed cmp-{class}{}\" data-seed-fixed=\"{}\" data-compare=\"{class}\" title=\"{}\">{}</td>",
+                    byte(b),
+                    *v as u8,
+                    esc(&format!("seed page: bit {b} is fixed {} ({class})", *v as u8)),
+                    *v as u8
+                );
+            }
+            SeedCell::Field { label, lo, hi } => {
+                let _ = write!(
+                    out,
+                    "<td colspan=\"{w}\" class=\"cmp-{class}{}\" data-seed-label=\"{}\" data-compare=\"{class}\" title=\"{}\">{}</td>",
+                    byte(b),
+                    esc(label),
+                    esc(&format!("seed page: {label} at bits {} ({class} at bits {})", bits_range(*lo as usize, *hi as usize), bits_range(b, e - 1))),
+                    cell_label(label, w)
+                );
+            }
+        }
+        b = e;
+    }
+    out.push_str("</tr></table>");
+}
+
+fn form_section(out: &mut String, m: &Model, fi: usize) {
+    let s = spec();
+    let fs = &s.forms[fi];
+    let seed = m.page.form(&fs.key);
+    let bits = &m.bits[fi];
+    let _ = write!(out, "<article class=\"form\" id=\"form-{k}\" data-form=\"{k}\">", k = esc(&fs.key));
+    let _ = write!(out, "<h2>{}<span class=\"syntax\">{}</span></h2>", esc(&fs.key), esc(&fs.syntax));
+    let mut counts = String::new();
+    for e in Evidence::CLASSES.iter().rev().chain([&Evidence::Ignored]) {
+        let n = bits.iter().filter(|b| b.primary == *e).count();
+        let _ = write!(counts, "<span data-count=\"{}\"><b>{n}</b> {}</span> · ", e.name(), e.name());
+    }
+    let _ = write!(
+        out,
+        "<div class=\"counts\">bits: {}seed page's distilled text: <code>{}</code></div>",
+        counts,
+        esc(seed.map(|f| f.distilled.as_str()).unwrap_or(""))
+    );
+    half(out, m, fi, 0);
+    half(out, m, fi, 1);
+    // the seed's claims that are not the spec's, field by field
+    let cmp = &m.comparisons[fi];
+    let mut items = String::new();
+    let mut fields: Vec<usize> = fs.fixed.iter().map(|&(i, _)| i).chain(fs.fields.iter().copied()).collect();
+    fields.sort_by_key(|&i| s.fields[i].segments[0].0);
+    for fidx in fields {
+        let (class, spans) = cmp.field_verdict(s, fidx);
+        if class == FieldClass::Agrees {
+            continue;
+        }
+        let f = &s.fields[fidx];
+        let segs = f.segments.iter().map(|&(lo, hi)| bits_range(lo as usize, hi as usize)).collect::<Vec<_>>().join(",");
+        let claim = if spans.is_empty() { "fixed bits".to_string() } else { spans.iter().map(|x| format!("{} {}", x.label, bits_range(x.lo as usize, x.hi as usize))).collect::<Vec<_>>().join(", ") };
+        let errata: BTreeSet<&String> = cmp.bits.iter().filter(|b| f.mask >> b.bit & 1 == 1).flat_map(|b| b.errata.iter()).collect();
+        let errata = if errata.is_empty() {
+            if class == FieldClass::Contradicted { "; no erratum recorded".to_string() } else { String::new() }
+        } else {
+            format!("; erratum {}", errata.into_iter().cloned().collect::<Vec<_>>().join(", "))
+        };
+        let _ = write!(
+            items,
+            "<li data-field=\"{}\" data-verdict=\"{}\"><b>{}</b> <span class=\"mono\">{}</span> — seed page: {} ({}{})</li>",
+            esc(&f.name),
+            class.name(),
+            esc(&f.name),
+            esc(&segs),
+            esc(&claim),
+            class.name(),
+            esc(&errata)
+        );
+    }
+    let seed_only: Vec<usize> = cmp.bits.iter().filter(|b| b.class == BitClass::SeedOnly && matches!(b.seed, SeedCell::Field { .. })).map(|b| b.bit as usize).collect();
+    if !seed_only.is_empty() {
+        let _ = write!(items, "<li data-verdict=\"seed-only\">the seed page names bits {} that no field of this form holds</li>", esc(&seed_only.iter().map(|b| b.to_string()).collect::<Vec<_>>().join(", ")));
+    }
+    if !items.is_empty() {
+        let _ = write!(out, "<ul class=\"disputes\">{items}</ul>");
+    }
+    out.push_str("</article>");
+}
+
+fn legend(out: &mut String) {
+    out.push_str("<section id=\"legend\"><div class=\"legend\">");
+    for e in Evidence::CLASSES.iter().chain([&Evidence::Ignored]) {
+        let _ = write!(out, "<span class=\"item\" data-legend=\"{n}\"><span class=\"swatch ev-{n}\"></span>{}</span>", esc(e.legend()), n = e.name());
+    }
+    out.push_str("</div><div class=\"legend\" style=\"margin-top:6px\"><span class=\"item\"><b>seed page row:</b></span>");
+    for (c, t) in [
+        ("agrees", "the seed's claim matches the spec"),
+        ("seed-only", "the seed claims a bit no field of the form holds"),
+        ("contradicted", "the seed's claim differs from the spec"),
+    ] {
+        let _ = write!(out, "<span class=\"item\" data-legend=\"seed-{c}\"><span class=\"swatch\" style=\"{}\"></span>{t}</span>", match c {
+            "agrees" => "background:#f2f4f6",
+            "seed-only" => "background:repeating-linear-gradient(45deg,#fff 0 3px,#e4e4e4 3px 6px)",
+            _ => "background:#fde8e4;box-shadow:inset 0 0 0 2px #e0533d",
+        });
+    }
+    out.push_str("</div></section>");
+}
+
+fn errata_section(out: &mut String) {
+    let s = spec();
+    out.push_str("<section id=\"errata\"><h3>Seed-page errata (nvdisasm wins)</h3>");
+    if s.errata.is_empty() {
+        out.push_str("<p class=\"empty\">The spec records no errata.</p>");
+    } else {
+        out.push_str("<table class=\"data\"><tr><th>id</th><th>forms</th><th>fields</th><th>seed page says</th><th>nvdisasm shows</th><th>words</th></tr>");
+        for e in &s.errata {
+            let words = e.words.iter().map(|w| format!("<div><code>{}</code> → <code>{}</code></div>", esc(&w.hex), esc(&w.nvdisasm))).collect::<String>();
+            let _ = write!(
+                out,
+                "<tr data-erratum=\"{}\"><td><b>{}</b></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{words}</td></tr>",
+                esc(&e.id),
+                esc(&e.id),
+                esc(&if e.forms.is_empty() || s.forms.iter().all(|f| e.forms.contains(&f.key)) { "all".to_string() } else { e.forms.join(", ") }),
+                esc(&e.fields.join(", ")),
+                esc(&e.seed),
+                esc(&e.nvdisasm)
+            );
+        }
+        out.push_str("</table>");
+    }
+    out.push_str("</section>");
+}
+
+fn semantics_section(out: &mut String, m: &Model) {
+    out.push_str("<section id=\"semantics\"><h3>Semantics: assumptions and what confirms them</h3>");
+    match &m.semantics {
+        None => out.push_str("<p class=\"empty\">No semantics file was given (harness/spec/semantics.json is absent).</p>"),
+        Some((path, list)) => {
+            let _ = write!(out, "<p class=\"sub\">from <code>{}</code>: {} assumptions, {} hardware-confirmed</p>", esc(path), list.len(), list.iter().filter(|a| a.status == "hardware-confirmed").count());
+            out.push_str("<table class=\"data\"><tr><th>id</th><th>topic</th><th>assumption</th><th>alternatives</th><th>status</th><th>confirming vector</th></tr>");
+            for a in list {
+                let ev = match &a.evidence_vector {
+                    Some(v) => format!(
+                        "<code>{}</code><br>a <code>{}</code> b <code>{}</code> d <code>{}</code> pred <code>{}</code> → <code>{}</code><br><span class=\"sub\">{}</span>",
+                        esc(&v.encoding),
+                        esc(&v.a),
+                        esc(&v.b),
+                        esc(&v.d),
+                        esc(&v.pred),
+                        esc(&v.expect),
+                        esc(&v.origin)
+                    ),
+                    None if a.evidence.is_empty() => "<span class=\"empty\">none</span>".to_string(),
+                    None => format!("<code>{}</code>", esc(&a.evidence)),
+                };
+                let status_class: String = a.status.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '-').collect();
+                let _ = write!(
+                    out,
+                    "<tr data-semantics=\"{}\" data-status=\"{}\"><td><b>{}</b></td><td>{}</td><td>{}</td><td>{}</td><td><span class=\"tag {status_class}\">{}</span></td><td>{ev}</td></tr>",
+                    esc(&a.id),
+                    esc(&a.status),
+                    esc(&a.id),
+                    esc(&a.topic),
+                    esc(&a.assumption),
+                    esc(&a.alternatives),
+                    esc(&a.status)
+                );
+            }
+            out.push_str("</table>");
+        }
+    }
+    out.push_str("</section>");
+}
+
+fn coverage_section(out: &mut String, m: &Model) {
+    let s = spec();
+    out.push_str("<section id=\"coverage\"><h3>Coverage: instructions that exercised each field value</h3>");
+    out.push_str("<p class=\"sub\">software: oracle runs, reference vectors and runs without a GPU; hardware: hardware vectors and runs on a GPU. Wide fields count each bit's two states. A value in red was never exercised.</p>");
+    out.push_str("<table class=\"data\"><tr><th>field</th><th>bits</th><th>forms</th><th>software</th><th>hardware</th><th>values (software / hardware)</th></tr>");
+    for (fi, f) in s.fields.iter().enumerate() {
+        let forms: Vec<&str> = s.forms.iter().filter(|fs| fs.fields.contains(&fi)).map(|fs| fs.key.as_str()).collect();
+        if forms.is_empty() {
+            continue;
+        }
+        let keys: Vec<(String, String)> = if f.width <= 8 {
+            (0..=f.max()).map(|v| (v.to_string(), f.value_name(v).map(|n| if n.is_empty() { "default".to_string() } else { n.to_string() }).unwrap_or_default())).collect()
+        } else {
+            (0..f.width).flat_map(|i| [(format!("bit{i}=0"), String::new()), (format!("bit{i}=1"), String::new())]).collect()
+        };
+        let counts = m.coverage.get(&f.name);
+        let get = |k: &str| counts.and_then(|c| c.get(k)).copied().unwrap_or((0, 0));
+        let sw_seen = keys.iter().filter(|(k, _)| get(k).0 > 0).count();
+        let hw_seen = keys.iter().filter(|(k, _)| get(k).1 > 0).count();
+        let mut vals = String::new();
+        for (k, name) in &keys {
+            let (a, b) = get(k);
+            let label = if name.is_empty() { k.clone() } else { format!("{k} {name}") };
+            let _ = write!(
+                vals,
+                "<span class=\"val{}\" data-field=\"{}\" data-value=\"{}\" data-sw=\"{a}\" data-hw=\"{b}\">{}: {a} / {b}</span>",
+                if a == 0 && b == 0 { " zero" } else { "" },
+                esc(&f.name),
+                esc(k),
+                esc(&label)
+            );
+        }
+        let vals = if keys.len() <= 8 { format!("<div class=\"vals\">{vals}</div>") } else { format!("<details><summary>{} values</summary><div class=\"vals\">{vals}</div></details>", keys.len()) };
+        let segs = f.segments.iter().map(|&(lo, hi)| bits_range(lo as usize, hi as usize)).collect::<Vec<_>>().join(",");
+        let _ = write!(
+            out,
+            "<tr data-field=\"{}\"><td><b>{}</b></td><td class=\"mono\">{}</td><td>{}</td><td class=\"num\">{sw_seen}/{}</td><td class=\"num\">{hw_seen}/{}</td><td>{vals}</td></tr>",
+            esc(&f.name),
+            esc(&f.name),
+            esc(&segs),
+            esc(&forms.iter().map(|k| k.trim_start_matches("HMUL2_")).collect::<Vec<_>>().join(" ")),
+            keys.len(),
+            keys.len()
+        );
+    }
+    out.push_str("</table></section>");
+}
+
+fn findings_section(out: &mut String, m: &Model) {
+    let s = spec();
+    out.push_str("<section id=\"findings\"><h3>Mismatches and faults of the given runs</h3>");
+    let all: Vec<(usize, &super::inputs::Finding)> = m.runs.iter().enumerate().flat_map(|(i, r)| r.mismatches.iter().chain(&r.faults).map(move |f| (i, f))).collect();
+    if all.is_empty() {
+        out.push_str("<p class=\"empty\">The given runs report no mismatch and no fault.</p>");
+    } else {
+        out.push_str("<table class=\"data findings\"><tr><th>kind</th><th>form and run</th><th>minimized encoding and text</th><th>inputs</th><th>expected</th><th>got</th><th>touches</th><th>detail</th></tr>");
+        for (ri, f) in all {
+            let r = &m.runs[ri];
+            let form = f.word().and_then(|w| form_of(w).ok()).map(|x| x.key().to_string()).unwrap_or_else(|| "?".into());
+            let touched = m
+                .hw_touch
+                .iter()
+                .find(|(i, g, _, _)| *i == ri && g.encoding == f.encoding && g.minimized == f.minimized && g.kind == f.kind)
+                .map(|(_, _, _, fl)| fl.iter().map(|&i| s.fields[i].name.clone()).collect::<Vec<_>>().join(", "))
+                .unwrap_or_else(|| "(software run)".into());
+            let inputs = if f.inputs.is_empty() { "<span class=\"empty\">none</span>".to_string() } else { f.inputs.iter().map(|(k, v)| format!("<div class=\"in\">{} <code>{}</code></div>", esc(k), esc(v))).collect::<String>() };
+            let (enc, text) = if f.minimized.is_empty() { (&f.encoding, &f.text) } else { (&f.minimized, &f.minimized_text) };
+            let kind: String = f.kind.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '-').collect();
+            let _ = write!(
+                out,
+                "<tr data-kind=\"{}\" data-encoding=\"{}\" data-minimized=\"{}\"><td><span class=\"tag {kind}\">{}</span></td><td><b>{}</b><br><span class=\"sub\">{}{}</span></td><td><code>{}</code><br><code>{}</code>{}</td><td>{inputs}</td><td><code>{}</code></td><td><code>{}</code></td><td>{}</td><td>{}</td></tr>",
+                esc(&f.kind),
+                esc(&f.encoding),
+                esc(&f.minimized),
+                esc(&f.kind),
+                esc(&form),
+                esc(&r.dir),
+                if r.hardware.used { format!(" on {}", esc(&r.hardware.gpu)) } else { " (no GPU)".to_string() },
+                esc(enc),
+                esc(text),
+                if f.minimized.is_empty() || f.minimized == f.encoding { String::new() } else { format!("<br><span class=\"sub\">from <code>{}</code> <code>{}</code></span>", esc(&f.encoding), esc(&f.text)) },
+                esc(&f.expected),
+                esc(&f.got),
+                esc(&touched),
+                esc(&f.detail)
+            );
+        }
+        out.push_str("</table>");
+    }
+    out.push_str("</section>");
+}
+
+fn sources_section(out: &mut String, m: &Model) {
+    out.push_str("<section id=\"runs\"><h3>Runs</h3>");
+    if m.runs.is_empty() {
+        out.push_str("<p class=\"empty\">No run report was given.</p>");
+    } else {
+        out.push_str("<table class=\"data\"><tr><th>run</th><th>tool</th><th>seed / shard</th><th>time</th><th>hardware</th><th>instructions</th><th>inputs</th><th>compared</th><th>mismatches</th><th>faults</th><th>undefined</th></tr>");
+        for r in &m.runs {
+            let hw = if r.hardware.used { format!("{} (driver {}) {}", r.hardware.gpu, r.hardware.driver, r.hardware.devices) } else { format!("not used: {}", r.hardware.reason) };
+            let t = &r.totals;
+            let _ = write!(
+                out,
+                "<tr data-run=\"{}\" data-hardware=\"{}\"><td><code>{}</code></td><td>{}</td><td>{} / {}</td><td>{} – {}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+                esc(&r.dir),
+                r.hardware.used,
+                esc(&r.dir),
+                esc(&r.tool_version),
+                esc(&r.seed),
+                esc(&r.shard),
+                esc(&r.started),
+                esc(&r.finished),
+                esc(&hw),
+                t.instructions,
+                t.inputs,
+                t.compared,
+                t.mismatches,
+                t.faults,
+                t.undefined
+            );
+        }
+        out.push_str("</table>");
+    }
+    out.push_str("</section><section id=\"oracle\"><h3>nvdisasm oracle runs</h3>");
+    if m.oracles.is_empty() {
+        out.push_str("<p class=\"empty\">No oracle result was given: no bit is confirmed by nvdisasm.</p>");
+    } else {
+        out.push_str("<table class=\"data\"><tr><th>file</th><th>seed</th><th>words</th><th>same text</th><th>rejected by both</th><th>mismatches</th></tr>");
+        for o in &m.oracles {
+            let mm = if o.mismatches.is_empty() {
+                "0".to_string()
+            } else {
+                o.mismatches.iter().map(|x| format!("<div data-oracle-mismatch=\"{}\"><code>{}</code> ours <code>{}</code> nvdisasm <code>{}</code></div>", esc(&x.word), esc(&x.word), esc(&x.ours), esc(&x.nvdisasm))).collect()
+            };
+            let _ = write!(
+                out,
+                "<tr data-oracle=\"{}\"><td><code>{}</code></td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{mm}</td></tr>",
+                esc(&o.path),
+                esc(&o.path),
+                esc(&o.seed),
+                o.words,
+                o.agreed_text,
+                o.agreed_illegal
+            );
+        }
+        out.push_str("</table>");
+    }
+    let hw = m.vectors.iter().filter(|v| v.is_hardware()).count();
+    let _ = write!(
+        out,
+        "</section><section id=\"vectors\"><h3>Vectors</h3><p data-vectors=\"{}\" data-hardware-vectors=\"{hw}\">{} vectors: {} from the reference, {hw} measured on hardware{}</p></section>",
+        m.vectors.len(),
+        m.vectors.len(),
+        m.vectors.len() - hw,
+        {
+            let origins: BTreeSet<&str> = m.vectors.iter().filter(|v| v.is_hardware()).map(|v| v.origin.as_str()).collect();
+            if origins.is_empty() { String::new() } else { format!(" ({})", esc(&origins.into_iter().collect::<Vec<_>>().join(", "))) }
+        }
+    );
+}
+
+/// The whole page.
+pub fn render(m: &Model) -> String {
+    let s = spec();
+    let mut out = String::with_capacity(400_000);
+    let _ = write!(
+        out,
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{} {}: what is proven, per bit</title><style>{CSS}</style></head><body>",
+        esc(&s.mnemonic),
+        esc(&s.arch)
+    );
+    let hw_runs = m.runs.iter().filter(|r| r.hardware.used).count();
+    let _ = write!(
+        out,
+        "<header><h1>{} on {}: what is proven, per bit</h1><p class=\"sub\">hmul2-harness {} · {} oracle file(s), {} run(s) ({} on hardware), {} vector(s), {} errat{}, seed page <code>harness/spec/seed-hmul2-sm90.txt</code> (untrusted: nvdisasm wins)</p></header>",
+        esc(&s.mnemonic),
+        esc(&s.arch),
+        env!("CARGO_PKG_VERSION"),
+        m.oracles.len(),
+        m.runs.len(),
+        hw_runs,
+        m.vectors.len(),
+        s.errata.len(),
+        if s.errata.len() == 1 { "um" } else { "a" }
+    );
+    legend(&mut out);
+    findings_section(&mut out, m);
+    out.push_str("<section id=\"forms\">");
+    for fi in 0..s.forms.len() {
+        form_section(&mut out, m, fi);
+    }
+    out.push_str("</section>");
+    errata_section(&mut out);
+    sources_section(&mut out, m);
+    semantics_section(&mut out, m);
+    coverage_section(&mut out, m);
+    out.push_str("</body></html>\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_markup_and_quotes() {
+        assert_eq!(esc("<script>alert('x')</script>&\""), "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;&quot;");
+    }
+
+    #[test]
+    fn every_row_draws_64_bits_and_every_cell_names_its_evidence() {
+        let m = super::super::build(vec![], vec![], vec![], None).unwrap();
+        let p = render(&m);
+        let mut rows = 0;
+        for class in ["spec", "seed"] {
+            for row in p.split(&format!("<tr class=\"{class}\">")).skip(1) {
+                let row = &row[..row.find("</tr>").unwrap()];
+                let mut bits = 0;
+                for td in row.split("<td").skip(1) {
+                    let tag = &td[..td.find('>').unwrap()];
+                    bits += tag.split("colspan=\"").nth(1).map(|x| x[..x.find('"').unwrap()].parse::<usize>().unwrap()).unwrap_or(1);
+                    let attr = if class == "spec" { "data-evidence=\"" } else { "data-compare=\"" };
+                    assert!(tag.contains(attr), "{tag}");
+                }
+                assert_eq!(bits, 64, "{class} row: {row}");
+                rows += 1;
+            }
+        }
+        assert_eq!(rows, 20, "5 forms x 2 halves x (spec, seed)");
+    }
+
+    #[test]
+    fn page_has_five_forms_and_no_external_asset() {
+        let m = super::super::build(vec![], vec![], vec![], None).unwrap();
+        let p = render(&m);
+        for k in ["HMUL2_R_R_R", "HMUL2_R_R_F_F", "HMUL2_R_R_I_I", "HMUL2_R_R_UR_I", "HMUL2_R_R_UR"] {
+            assert_eq!(p.matches(&format!("<article class=\"form\" id=\"form-{k}\" data-form=\"{k}\">")).count(), 1, "{k}");
+        }
+        assert!(!p.contains("http://") && !p.contains("https://") && !p.contains("<script") && !p.contains("<link"));
+    }
+}

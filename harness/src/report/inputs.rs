@@ -1,0 +1,487 @@
+//! The report's inputs, read tolerantly: a missing key takes its default, a present key of
+//! the wrong type is an error, and every error is one line that names the file.
+
+use crate::isa::parse_hex;
+use serde::Deserialize;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// A report input that cannot be read; printed as one line naming the file.
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: {message}")]
+pub struct InputError {
+    pub path: String,
+    pub message: String,
+}
+
+fn err(path: &Path, message: impl Into<String>) -> InputError {
+    InputError { path: path.display().to_string(), message: message.into() }
+}
+
+fn read_json(path: &Path) -> Result<Value, InputError> {
+    let text = std::fs::read_to_string(path).map_err(|e| err(path, e.to_string()))?;
+    serde_json::from_str(&text).map_err(|e| err(path, format!("not JSON: {e}")))
+}
+
+/// A string-ish value: missing and null are "", numbers and booleans their text.
+fn text_of(v: Option<&Value>, key: &str, path: &Path) -> Result<String, InputError> {
+    match v {
+        None | Some(Value::Null) => Ok(String::new()),
+        Some(Value::String(s)) => Ok(s.clone()),
+        Some(Value::Number(n)) => Ok(n.to_string()),
+        Some(Value::Bool(b)) => Ok(b.to_string()),
+        Some(other) => Err(err(path, format!("{key}: expected a string, found {}", kind(other)))),
+    }
+}
+
+fn u64_of(v: Option<&Value>, key: &str, path: &Path) -> Result<u64, InputError> {
+    match v {
+        None | Some(Value::Null) => Ok(0),
+        Some(Value::Number(n)) => n.as_u64().ok_or_else(|| err(path, format!("{key}: expected a count, found {n}"))),
+        Some(other) => Err(err(path, format!("{key}: expected a count, found {}", kind(other)))),
+    }
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Any JSON value as one line of text (lists joined, objects compact).
+fn display(v: Option<&Value>) -> String {
+    match v {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(a)) => a.iter().map(|x| display(Some(x))).collect::<Vec<_>>().join("; "),
+        Some(other) => other.to_string(),
+    }
+}
+
+/// Field-value coverage as `gen::Coverage` serialises it (optionally split by form).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct FieldCov {
+    pub width: u32,
+    pub seen: BTreeMap<String, u64>,
+    pub possible: u64,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct CoverageIn {
+    pub words: u64,
+    pub legal: u64,
+    pub by_form: BTreeMap<String, u64>,
+    pub illegal_kinds: BTreeMap<String, u64>,
+    pub with_invalid_values: u64,
+    pub with_ignored_bits: u64,
+    pub fields: BTreeMap<String, FieldCov>,
+    /// Per form, when a producer records it; without it a field's coverage is credited to
+    /// every form that uses the field and had words.
+    pub fields_by_form: BTreeMap<String, BTreeMap<String, FieldCov>>,
+}
+
+impl CoverageIn {
+    pub fn of_words(words: &[u128]) -> CoverageIn {
+        let c = crate::gen::Coverage::of(words);
+        serde_json::to_value(&c).ok().and_then(|v| serde_json::from_value(v).ok()).unwrap_or_default()
+    }
+}
+
+fn coverage_of(v: Option<&Value>, key: &str, path: &Path) -> Result<Option<CoverageIn>, InputError> {
+    match v {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => serde_json::from_value(v.clone()).map(Some).map_err(|e| err(path, format!("{key}: {e}"))),
+    }
+}
+
+/// One oracle mismatch.
+#[derive(Clone, Debug)]
+pub struct OracleMismatch {
+    pub word: String,
+    pub ours: String,
+    pub nvdisasm: String,
+}
+
+/// `hmul2-harness oracle --json FILE`.
+#[derive(Clone, Debug)]
+pub struct OracleFile {
+    pub path: String,
+    pub seed: String,
+    pub words: u64,
+    pub agreed_text: u64,
+    pub agreed_illegal: u64,
+    pub mismatches: Vec<OracleMismatch>,
+    pub coverage: Option<CoverageIn>,
+}
+
+pub fn read_oracle(path: &Path) -> Result<OracleFile, InputError> {
+    let v = read_json(path)?;
+    let o = v.as_object().ok_or_else(|| err(path, format!("expected an object, found {}", kind(&v))))?;
+    let empty = serde_json::Map::new();
+    let r = match o.get("report") {
+        None | Some(Value::Null) => &empty,
+        Some(Value::Object(m)) => m,
+        Some(other) => return Err(err(path, format!("report: expected an object, found {}", kind(other)))),
+    };
+    let mut mismatches = Vec::new();
+    match r.get("mismatches") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(a)) => {
+            for (i, m) in a.iter().enumerate() {
+                let k = format!("report.mismatches[{i}]");
+                let m = m.as_object().ok_or_else(|| err(path, format!("{k}: expected an object")))?;
+                mismatches.push(OracleMismatch {
+                    word: text_of(m.get("word"), &k, path)?,
+                    ours: text_of(m.get("ours"), &k, path)?,
+                    nvdisasm: text_of(m.get("nvdisasm"), &k, path)?,
+                });
+            }
+        }
+        Some(other) => return Err(err(path, format!("report.mismatches: expected a list, found {}", kind(other)))),
+    }
+    Ok(OracleFile {
+        path: path.display().to_string(),
+        seed: text_of(o.get("seed"), "seed", path)?,
+        words: u64_of(r.get("words"), "report.words", path)?,
+        agreed_text: u64_of(r.get("agreed_text"), "report.agreed_text", path)?,
+        agreed_illegal: u64_of(r.get("agreed_illegal"), "report.agreed_illegal", path)?,
+        mismatches,
+        coverage: coverage_of(o.get("coverage"), "coverage", path)?,
+    })
+}
+
+/// One test vector (a JSON Lines line).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Vector {
+    pub file: String,
+    pub line: usize,
+    pub encoding: String,
+    pub word: u128,
+    pub a: String,
+    pub b: String,
+    pub d: String,
+    pub pred: String,
+    pub expect: String,
+    pub origin: String,
+}
+
+impl Vector {
+    /// `hardware:<GPU>:<driver>:<date>` vectors were measured on a GPU.
+    pub fn is_hardware(&self) -> bool {
+        self.origin.starts_with("hardware:")
+    }
+}
+
+/// A vector from a JSON object (a vector line, or a semantics entry's evidence).
+pub fn vector_of(v: &Value, file: &str, line: usize) -> Result<Vector, String> {
+    let o = v.as_object().ok_or_else(|| format!("expected an object, found {}", kind(v)))?;
+    let p = Path::new(file);
+    let t = |k: &str| text_of(o.get(k), k, p).map_err(|e| e.message);
+    let encoding = t("encoding")?;
+    let word = parse_hex(&encoding).map_err(|e| format!("encoding: {e}"))?;
+    Ok(Vector { file: file.to_string(), line, encoding, word, a: t("a")?, b: t("b")?, d: t("d")?, pred: t("pred")?, expect: t("expect")?, origin: t("origin")? })
+}
+
+/// Vectors of a `.jsonl` file, or of every `.jsonl` file under a folder (sorted, recursive).
+pub fn read_vectors(path: &Path) -> Result<Vec<Vector>, InputError> {
+    let mut files: Vec<PathBuf> = Vec::new();
+    if path.is_dir() {
+        collect_jsonl(path, &mut files)?;
+        files.sort();
+    } else {
+        files.push(path.to_path_buf());
+    }
+    let mut out = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).map_err(|e| err(&f, e.to_string()))?;
+        for (i, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let at = format!("{}:{}", f.display(), i + 1);
+            let v: Value = serde_json::from_str(line).map_err(|e| InputError { path: at.clone(), message: format!("not JSON: {e}") })?;
+            out.push(vector_of(&v, &f.display().to_string(), i + 1).map_err(|m| InputError { path: at, message: m })?);
+        }
+    }
+    Ok(out)
+}
+
+fn collect_jsonl(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), InputError> {
+    let rd = std::fs::read_dir(dir).map_err(|e| err(dir, e.to_string()))?;
+    for entry in rd {
+        let p = entry.map_err(|e| err(dir, e.to_string()))?.path();
+        if p.is_dir() {
+            collect_jsonl(&p, out)?;
+        } else if p.extension().is_some_and(|x| x == "jsonl") {
+            out.push(p);
+        }
+    }
+    Ok(())
+}
+
+/// One assumption about HMUL2's semantics (`harness/spec/semantics.json`).
+#[derive(Clone, Debug)]
+pub struct Assumption {
+    pub id: String,
+    pub topic: String,
+    pub assumption: String,
+    pub alternatives: String,
+    pub status: String,
+    /// The confirming vector line, as given.
+    pub evidence: String,
+    /// The confirming vector, when the evidence parses as one.
+    pub evidence_vector: Option<Vector>,
+}
+
+pub fn read_semantics(path: &Path) -> Result<Vec<Assumption>, InputError> {
+    let v = read_json(path)?;
+    let list = v.as_array().ok_or_else(|| err(path, format!("expected a list of assumptions, found {}", kind(&v))))?;
+    let mut out = Vec::new();
+    for (i, e) in list.iter().enumerate() {
+        let k = format!("[{i}]");
+        let o = e.as_object().ok_or_else(|| err(path, format!("{k}: expected an object")))?;
+        let ev = o.get("evidence");
+        // the evidence is a vector line: a JSON object, or its text
+        let parsed = match ev {
+            Some(Value::Object(_)) => ev.cloned(),
+            Some(Value::String(s)) => serde_json::from_str::<Value>(s).ok(),
+            _ => None,
+        };
+        let evidence_vector = parsed.and_then(|p| vector_of(&p, &path.display().to_string(), 0).ok());
+        out.push(Assumption {
+            id: text_of(o.get("id"), &format!("{k}.id"), path)?,
+            topic: text_of(o.get("topic"), &format!("{k}.topic"), path)?,
+            assumption: display(o.get("assumption")),
+            alternatives: display(o.get("alternatives")),
+            status: text_of(o.get("status"), &format!("{k}.status"), path)?,
+            evidence: match ev {
+                Some(Value::Object(_)) => ev.map(|x| x.to_string()).unwrap_or_default(),
+                other => display(other),
+            },
+            evidence_vector,
+        });
+    }
+    Ok(out)
+}
+
+/// Totals of a run or of one form in it.
+#[derive(Clone, Debug, Default)]
+pub struct Totals {
+    pub instructions: u64,
+    pub inputs: u64,
+    pub compared: u64,
+    pub mismatches: u64,
+    pub faults: u64,
+    pub undefined: u64,
+}
+
+fn totals_of(v: Option<&Value>, key: &str, path: &Path) -> Result<Totals, InputError> {
+    let o = match v {
+        None | Some(Value::Null) => return Ok(Totals::default()),
+        Some(Value::Object(o)) => o,
+        Some(other) => return Err(err(path, format!("{key}: expected an object, found {}", kind(other)))),
+    };
+    let g = |k: &str| u64_of(o.get(k), &format!("{key}.{k}"), path);
+    Ok(Totals { instructions: g("instructions")?, inputs: g("inputs")?, compared: g("compared")?, mismatches: g("mismatches")?, faults: g("faults")?, undefined: g("undefined")? })
+}
+
+/// A mismatch or a fault of a run.
+#[derive(Clone, Debug, Default)]
+pub struct Finding {
+    pub kind: String,
+    pub encoding: String,
+    pub text: String,
+    pub minimized: String,
+    pub minimized_text: String,
+    /// a, b, d, pred (empty when the finding has no inputs).
+    pub inputs: Vec<(String, String)>,
+    pub expected: String,
+    pub got: String,
+    pub detail: String,
+}
+
+impl Finding {
+    /// The word the finding is about: the minimized one when there is one.
+    pub fn word(&self) -> Option<u128> {
+        parse_hex(&self.minimized).or_else(|_| parse_hex(&self.encoding)).ok()
+    }
+}
+
+fn findings_of(v: Option<&Value>, key: &str, default_kind: &str, path: &Path) -> Result<Vec<Finding>, InputError> {
+    let list = match v {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Array(a)) => a,
+        Some(other) => return Err(err(path, format!("{key}: expected a list, found {}", kind(other)))),
+    };
+    let mut out = Vec::new();
+    for (i, f) in list.iter().enumerate() {
+        let k = format!("{key}[{i}]");
+        let o = f.as_object().ok_or_else(|| err(path, format!("{k}: expected an object")))?;
+        let t = |x: &str| text_of(o.get(x), &format!("{k}.{x}"), path);
+        let inputs = match o.get("inputs") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Object(m)) => ["a", "b", "d", "pred"]
+                .iter()
+                .map(|n| Ok((n.to_string(), text_of(m.get(*n), &format!("{k}.inputs.{n}"), path)?)))
+                .collect::<Result<_, InputError>>()?,
+            Some(other) => return Err(err(path, format!("{k}.inputs: expected an object, found {}", kind(other)))),
+        };
+        let mut kind_ = t("kind")?;
+        if kind_.is_empty() {
+            kind_ = default_kind.to_string();
+        }
+        out.push(Finding {
+            kind: kind_,
+            encoding: t("encoding")?,
+            text: t("text")?,
+            minimized: t("minimized")?,
+            minimized_text: t("minimized_text")?,
+            inputs,
+            expected: t("expected")?,
+            got: t("got")?,
+            detail: t("detail")?,
+        });
+    }
+    Ok(out)
+}
+
+/// Whether and where a run used a GPU.
+#[derive(Clone, Debug, Default)]
+pub struct HardwareInfo {
+    pub used: bool,
+    pub reason: String,
+    pub gpu: String,
+    pub driver: String,
+    pub devices: String,
+}
+
+/// A run report folder's `summary.json`.
+#[derive(Clone, Debug, Default)]
+pub struct RunReport {
+    pub dir: String,
+    pub tool_version: String,
+    pub seed: String,
+    pub shard: String,
+    pub started: String,
+    pub finished: String,
+    pub hardware: HardwareInfo,
+    pub totals: Totals,
+    pub by_form: BTreeMap<String, Totals>,
+    pub mismatches: Vec<Finding>,
+    pub faults: Vec<Finding>,
+    pub software_checks: String,
+    pub coverage: Option<CoverageIn>,
+}
+
+pub fn read_run(dir: &Path) -> Result<RunReport, InputError> {
+    let path = dir.join("summary.json");
+    let path = path.as_path();
+    let v = read_json(path)?;
+    let o = v.as_object().ok_or_else(|| err(path, format!("expected an object, found {}", kind(&v))))?;
+    let t = |k: &str| text_of(o.get(k), k, path);
+    let hardware = match o.get("hardware") {
+        None | Some(Value::Null) => HardwareInfo::default(),
+        Some(Value::Object(h)) => HardwareInfo {
+            used: match h.get("used") {
+                None | Some(Value::Null) => false,
+                Some(Value::Bool(b)) => *b,
+                Some(other) => return Err(err(path, format!("hardware.used: expected a boolean, found {}", kind(other)))),
+            },
+            reason: text_of(h.get("reason"), "hardware.reason", path)?,
+            gpu: text_of(h.get("gpu"), "hardware.gpu", path)?,
+            driver: text_of(h.get("driver"), "hardware.driver", path)?,
+            devices: display(h.get("devices")),
+        },
+        Some(other) => return Err(err(path, format!("hardware: expected an object, found {}", kind(other)))),
+    };
+    let mut by_form = BTreeMap::new();
+    match o.get("by_form") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(m)) => {
+            for (k, v) in m {
+                by_form.insert(k.clone(), totals_of(Some(v), &format!("by_form.{k}"), path)?);
+            }
+        }
+        Some(other) => return Err(err(path, format!("by_form: expected an object, found {}", kind(other)))),
+    }
+    Ok(RunReport {
+        dir: dir.display().to_string(),
+        tool_version: t("tool_version")?,
+        seed: t("seed")?,
+        shard: display(o.get("shard")),
+        started: t("started")?,
+        finished: t("finished")?,
+        hardware,
+        totals: totals_of(o.get("totals"), "totals", path)?,
+        by_form,
+        mismatches: findings_of(o.get("mismatches"), "mismatches", "mismatch", path)?,
+        faults: findings_of(o.get("faults"), "faults", "fault", path)?,
+        software_checks: display(o.get("software_checks")),
+        coverage: coverage_of(o.get("coverage"), "coverage", path)?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tmp(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("hmul2-report-inputs-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn malformed_files_are_one_line_errors_naming_them() {
+        let d = tmp("bad");
+        std::fs::write(d.join("summary.json"), "{\"totals\": {\"mismatches\": \"many\"}}").unwrap();
+        let e = read_run(&d).unwrap_err().to_string();
+        assert!(e.contains("summary.json") && e.contains("totals.mismatches"), "{e}");
+        assert!(!e.contains('\n'));
+        std::fs::write(d.join("o.json"), "[1,").unwrap();
+        let e = read_oracle(&d.join("o.json")).unwrap_err().to_string();
+        assert!(e.contains("o.json") && e.contains("not JSON"), "{e}");
+        std::fs::write(d.join("v.jsonl"), "{\"encoding\": \"0x12\"}\n").unwrap();
+        let e = read_vectors(&d.join("v.jsonl")).unwrap_err().to_string();
+        assert!(e.contains("v.jsonl:1") && e.contains("encoding"), "{e}");
+        assert!(read_run(&d.join("missing")).unwrap_err().to_string().contains("missing"));
+        std::fs::write(d.join("s.json"), "{\"id\": 1}").unwrap();
+        assert!(read_semantics(&d.join("s.json")).unwrap_err().to_string().contains("expected a list"));
+    }
+
+    #[test]
+    fn missing_keys_take_defaults() {
+        let d = tmp("min");
+        std::fs::write(d.join("summary.json"), "{\"hardware\": {\"used\": true, \"gpu\": \"H200\"}, \"mismatches\": [{\"encoding\": \"0x0\"}]}").unwrap();
+        let r = read_run(&d).unwrap();
+        assert!(r.hardware.used);
+        assert_eq!(r.hardware.gpu, "H200");
+        assert_eq!(r.mismatches[0].kind, "mismatch");
+        assert_eq!(r.totals.instructions, 0);
+        assert!(r.coverage.is_none());
+    }
+
+    #[test]
+    fn semantics_evidence_parses_as_a_vector() {
+        let d = tmp("sem");
+        let line = r#"{"encoding":"0x000fe200000000000000000201007232","a":"0x3c003c00","b":"0x3c003c00","d":"0x00000000","pred":"0x00","expect":"0x3c003c00","origin":"hardware:H200:580:2026-12-02"}"#;
+        let text = serde_json::json!([
+            {"id": "S1", "topic": "ftz", "assumption": "a", "alternatives": ["b", "c"], "status": "hardware-confirmed", "evidence": line},
+            {"id": "S2", "topic": "sat", "assumption": "x", "alternatives": [], "status": "assumed", "evidence": null}
+        ]);
+        std::fs::write(d.join("s.json"), text.to_string()).unwrap();
+        let s = read_semantics(&d.join("s.json")).unwrap();
+        assert_eq!(s[0].alternatives, "b; c");
+        assert!(s[0].evidence_vector.as_ref().unwrap().is_hardware());
+        assert!(s[1].evidence_vector.is_none());
+    }
+}

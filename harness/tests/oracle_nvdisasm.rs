@@ -1,0 +1,111 @@
+//! nvdisasm judges the project's decode + render. These tests FAIL when nvdisasm is missing:
+//! `bash ci/install-tools.sh` installs the pinned one (CI runs it first).
+
+use hmul2_harness::commands::errata_words;
+use hmul2_harness::gen::{self, GenOptions};
+use hmul2_harness::isa::*;
+use hmul2_harness::nvdisasm::Nvdisasm;
+use hmul2_harness::oracle::{compare, OracleReport};
+use hmul2_harness::spec::spec;
+
+fn nvdisasm() -> Nvdisasm {
+    match Nvdisasm::find() {
+        Ok(n) => {
+            eprintln!("nvdisasm: {} ({})", n.path.display(), n.version().unwrap_or_default());
+            n
+        }
+        Err(e) => panic!("the nvdisasm oracle cannot run: {e}"),
+    }
+}
+
+fn assert_agrees(what: &str, rep: &OracleReport) {
+    for m in rep.mismatches.iter().take(50) {
+        eprintln!("mismatch {m}");
+    }
+    eprintln!(
+        "{what}: {} words, {} same text, {} rejected by both, {} mismatches, {} nvdisasm calls",
+        rep.words,
+        rep.agreed_text,
+        rep.agreed_illegal,
+        rep.mismatches.len(),
+        rep.nvdisasm_calls
+    );
+    assert!(rep.ok(), "{what}: {} mismatches with nvdisasm (listed above)", rep.mismatches.len());
+}
+
+fn random_run(seed: u64) {
+    eprintln!("seed: {seed}");
+    let o = GenOptions { seed, form: None, illegal_share: 0.01, invalid_share: 0.25, ignored_share: 0.1 };
+    let words = gen::generate(&o, 0, 20_000);
+    let rep = compare(&nvdisasm(), &words).expect("nvdisasm ran");
+    assert!(rep.agreed_illegal > 50, "the run must include rejected words");
+    let forms: std::collections::BTreeSet<_> = words.iter().filter_map(|&w| decode(w).ok()).map(|i| i.form()).collect();
+    assert_eq!(forms.len(), 5);
+    assert_agrees(&format!("random seed {seed}"), &rep);
+}
+
+#[test]
+fn random_encodings_fixed_seed() {
+    random_run(1);
+}
+
+#[test]
+fn random_encodings_fresh_seed() {
+    let seed = std::env::var("HMUL2_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or_else(|| {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0)
+    });
+    random_run(seed);
+}
+
+#[test]
+fn every_field_value_one_at_a_time_and_errata() {
+    let mut words = gen::one_field_at_a_time();
+    let n_fields = words.len();
+    words.extend(errata_words());
+    // every value of the control fields the cross-field rules mention, in every form
+    let s = spec();
+    let (y, st, re) = (s.field("yield"), s.field("stall"), s.field("reuse"));
+    for form in Form::ALL {
+        let base = encode(&match form {
+            Form::Rrr => Hmul2::new(3, 4, Operand2::Reg(5)),
+            Form::Imm => Hmul2::new(3, 4, Operand2::Imm { first: 0x3c00, second: 0xc000 }),
+            Form::Const => Hmul2::new(3, 4, Operand2::Const { bank: 3, offset: 16 }),
+            Form::ConstUr => Hmul2::new(3, 4, Operand2::ConstUr { ureg: 4, offset: 16 }),
+            Form::Ur => Hmul2::new(3, 4, Operand2::Ur(5)),
+        })
+        .unwrap();
+        for yv in 0..=y.max() {
+            for sv in 0..=st.max() {
+                for rv in 0..=re.max() {
+                    words.push(re.set(st.set(y.set(base, yv).unwrap(), sv).unwrap(), rv).unwrap());
+                }
+            }
+        }
+    }
+    // every operand-form selector with both ureg_flag values
+    let (of, uf) = (s.field("operand_form"), s.field("ureg_flag"));
+    let base = encode(&Hmul2::new(0, 1, Operand2::Reg(2))).unwrap();
+    for v in 0..=of.max() {
+        for u in 0..=uf.max() {
+            words.push(uf.set(of.set(base, v).unwrap(), u).unwrap());
+        }
+    }
+    eprintln!("{n_fields} one-field words, {} in all", words.len());
+    let rep = compare(&nvdisasm(), &words).expect("nvdisasm ran");
+    assert_agrees("fields one at a time, errata, control combinations", &rep);
+}
+
+#[test]
+fn every_immediate_pattern_in_both_formats() {
+    let mut words = Vec::new();
+    for format in [Format::F16, Format::Bf16] {
+        for v in 0..=u16::MAX {
+            let mut i = Hmul2::new(0, 1, Operand2::Imm { first: v, second: v.rotate_left(7) });
+            i.format = format;
+            words.push(encode(&i).unwrap());
+        }
+    }
+    let rep = compare(&nvdisasm(), &words).expect("nvdisasm ran");
+    assert_agrees("all immediates", &rep);
+    assert_eq!(rep.agreed_text, 2 * 65536);
+}
