@@ -29,6 +29,15 @@ enum Cmd {
     Explain(hmul2_harness::explain::ExplainArgs),
     /// Write one self-contained HTML page showing, per bit of every form, what is proven and by what.
     Report(hmul2_harness::report::ReportArgs),
+    /// Report the CUDA driver and SM90 devices found (exit 0 even without a GPU).
+    GpuInfo(hmul2_harness::gpu::GpuInfoArgs),
+    /// Run encodings on SM90 hardware and compare bit for bit with the reference.
+    Run(hmul2_harness::run::RunArgs),
+    /// Join shard report folders into one summary.json + junit.xml.
+    Merge(hmul2_harness::run::MergeArgs),
+    /// Internal: execute jobs from stdin on one device (fault isolation).
+    #[command(hide = true)]
+    Worker(hmul2_harness::gpu::worker::WorkerArgs),
 }
 
 fn main() -> ExitCode {
@@ -41,6 +50,10 @@ fn main() -> ExitCode {
         Cmd::Errata(a) => commands::errata(a),
         Cmd::Explain(a) => hmul2_harness::explain::run(a),
         Cmd::Report(a) => hmul2_harness::report::run(a),
+        Cmd::GpuInfo(a) => hmul2_harness::gpu::gpu_info(a),
+        Cmd::Run(a) => hmul2_harness::run::run(a),
+        Cmd::Merge(a) => hmul2_harness::run::merge(a),
+        Cmd::Worker(a) => hmul2_harness::gpu::worker::worker_main(a),
     };
     match result {
         Ok(code) => code,

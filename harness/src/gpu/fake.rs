@@ -1,0 +1,174 @@
+//! A simulated GPU for CPU-only tests: executes the fake job format that
+//! [`crate::run::pipeline::FakeBackend`] builds, with scripted misbehaviour.
+//!
+//! Selected in workers and in `run` by `HMUL2_FAKE_EXECUTOR`, a comma-separated list of
+//! directives: `ok`; `crash-on:HEX` (abort the process when a job holds that word: the
+//! parent's real spawn/read/death-detection/restart path runs); `fault-on:HEX` (answer an
+//! illegal-instruction fault); `hang-on:HEX` (never answer); `flip-if:MASK:VALUE` (the
+//! "hardware" result's bit 0 flips when `word & MASK == VALUE`: a mismatch to find);
+//! `flip-a:HEX32` (bit 0 flips when operand 1's register holds that value).
+
+use super::{ExecError, Executor, LaunchJob};
+use crate::inputs::Inputs;
+use crate::isa::parse_hex;
+
+pub const FAKE_CUBIN: &[u8] = b"HMUL2-FAKE-CUBIN";
+pub const FAKE_DIGEST_CUBIN: &[u8] = b"HMUL2-FAKE-DIGEST";
+
+/// The simulated instruction semantics; the fake reference computes the same, so only
+/// `flip-if` makes them differ.
+pub fn fake_eval(word: u128, i: &Inputs) -> u32 {
+    let w = (word as u64) ^ (word >> 64) as u64;
+    let x = (i.a as u64).wrapping_mul(i.b as u64 | 1) ^ w ^ ((i.d as u64) << 7) ^ i.pred as u64;
+    let x = (x ^ (x >> 29)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    (x ^ (x >> 32)) as u32
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct FakeExecutor {
+    pub crash_on: Vec<u128>,
+    pub fault_on: Vec<u128>,
+    pub hang_on: Vec<u128>,
+    pub flip_if: Vec<(u128, u128)>,
+    pub flip_a: Vec<u32>,
+    pub jobs: u64,
+}
+
+impl FakeExecutor {
+    pub fn parse(spec: &str) -> Result<FakeExecutor, String> {
+        let mut f = FakeExecutor::default();
+        for d in spec.split(',').map(str::trim).filter(|d| !d.is_empty()) {
+            let hex = |s: &str| parse_hex(s).map_err(|e| format!("{}: {d:?}: {e}", super::FAKE_ENV));
+            if d == "ok" {
+            } else if let Some(h) = d.strip_prefix("crash-on:") {
+                f.crash_on.push(hex(h)?);
+            } else if let Some(h) = d.strip_prefix("fault-on:") {
+                f.fault_on.push(hex(h)?);
+            } else if let Some(h) = d.strip_prefix("hang-on:") {
+                f.hang_on.push(hex(h)?);
+            } else if let Some(h) = d.strip_prefix("flip-a:") {
+                let v = u32::from_str_radix(h.trim_start_matches("0x"), 16).map_err(|e| format!("{}: {d:?}: {e}", super::FAKE_ENV))?;
+                f.flip_a.push(v);
+            } else if let Some(r) = d.strip_prefix("flip-if:") {
+                let (m, v) = r
+                    .split_once(':')
+                    .ok_or_else(|| format!("{}: {d:?}: want flip-if:MASK:VALUE", super::FAKE_ENV))?;
+                f.flip_if.push((hex(m)?, hex(v)?));
+            } else {
+                return Err(format!("{}: unknown directive {d:?}", super::FAKE_ENV));
+            }
+        }
+        Ok(f)
+    }
+
+    /// The simulated hardware's answer for one execution.
+    pub fn hardware(&self, word: u128, i: &Inputs) -> u32 {
+        let flip = self.flip_if.iter().any(|&(m, v)| word & m == v) || self.flip_a.contains(&i.a);
+        fake_eval(word, i) ^ flip as u32
+    }
+
+    fn misbehave(&self, words: &[u128]) -> Result<(), ExecError> {
+        for w in words {
+            if self.crash_on.contains(w) {
+                eprintln!("fake executor: crashing on {}", crate::isa::format_hex(*w));
+                std::process::abort();
+            }
+            if self.hang_on.contains(w) {
+                // hang like a stuck kernel, but leave once orphaned so tests that kill the
+                // parent leave no stray process behind
+                #[cfg(unix)]
+                let parent = std::os::unix::process::parent_id();
+                loop {
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                    #[cfg(unix)]
+                    if std::os::unix::process::parent_id() != parent {
+                        std::process::exit(9);
+                    }
+                }
+            }
+            if self.fault_on.contains(w) {
+                return Err(ExecError::Fault {
+                    code: 715,
+                    name: "CUDA_ERROR_ILLEGAL_INSTRUCTION".into(),
+                    stage: "cuCtxSynchronize".into(),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The fake job layout: per case, word (u128 LE), n (u32), n × (a, b, d, pred as u32).
+pub fn encode_cases(cases: &[(u128, &[Inputs])]) -> Vec<u8> {
+    let mut v = Vec::new();
+    for (w, ins) in cases {
+        v.extend_from_slice(&w.to_le_bytes());
+        v.extend_from_slice(&(ins.len() as u32).to_le_bytes());
+        for i in *ins {
+            for x in [i.a, i.b, i.d, i.pred as u32] {
+                v.extend_from_slice(&x.to_le_bytes());
+            }
+        }
+    }
+    v
+}
+
+pub fn decode_cases(mut p: &[u8]) -> Result<Vec<(u128, Vec<Inputs>)>, String> {
+    let mut out = Vec::new();
+    let take = |p: &mut &[u8], n: usize| -> Result<Vec<u8>, String> {
+        if p.len() < n {
+            return Err("fake job input ends early".into());
+        }
+        let (a, b) = p.split_at(n);
+        *p = b;
+        Ok(a.to_vec())
+    };
+    let u32_of = |b: &[u8]| u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+    while !p.is_empty() {
+        let w = u128::from_le_bytes(take(&mut p, 16)?.try_into().map_err(|_| "word")?);
+        let n = u32_of(&take(&mut p, 4)?) as usize;
+        let mut ins = Vec::with_capacity(n);
+        for _ in 0..n {
+            let b = take(&mut p, 16)?;
+            ins.push(Inputs {
+                a: u32_of(&b[0..]),
+                b: u32_of(&b[4..]),
+                d: u32_of(&b[8..]),
+                pred: u32_of(&b[12..]) as u8,
+            });
+        }
+        out.push((w, ins));
+    }
+    Ok(out)
+}
+
+impl Executor for FakeExecutor {
+    fn execute(&mut self, job: &LaunchJob) -> Result<Vec<u8>, ExecError> {
+        self.jobs += 1;
+        if job.cubin == FAKE_DIGEST_CUBIN {
+            let req = crate::run::exhaustive::DigestRequest::decode(&job.input).map_err(ExecError::Setup)?;
+            self.misbehave(&[req.word])?;
+            let digests = req.compute(|w, i| self.hardware(w, i));
+            return Ok(digests.iter().flat_map(|d| d.to_le_bytes()).collect());
+        }
+        if job.cubin != FAKE_CUBIN {
+            return Err(ExecError::Setup("the fake executor runs only fake jobs".into()));
+        }
+        let cases = decode_cases(&job.input).map_err(ExecError::Setup)?;
+        self.misbehave(&cases.iter().map(|c| c.0).collect::<Vec<_>>())?;
+        let mut out = Vec::with_capacity(job.output_bytes);
+        for (w, ins) in &cases {
+            for i in ins {
+                out.extend_from_slice(&self.hardware(*w, i).to_le_bytes());
+            }
+        }
+        if out.len() != job.output_bytes {
+            return Err(ExecError::Setup(format!(
+                "fake job wants {} output bytes, computed {}",
+                job.output_bytes,
+                out.len()
+            )));
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,88 @@
+//! Executing patched cubins on an SM90 GPU: driver detection ([`detect`]), the real
+//! cudarc-backed executor ([`driver`]), the worker process that isolates faults ([`worker`]),
+//! its wire format ([`protocol`]) and a simulated executor for CPU-only tests ([`fake`]).
+//!
+//! Everything above this module talks to an [`Executor`]; nothing above it knows whether a
+//! GPU, a worker process or a simulation answered.
+
+pub mod detect;
+pub mod driver;
+pub mod fake;
+pub mod protocol;
+pub mod worker;
+
+/// One kernel launch: generic, so the runner needs nothing from the patcher but bytes.
+/// The kernel takes exactly two u64 device pointers: the input buffer and the output buffer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LaunchJob {
+    pub cubin: Vec<u8>,
+    pub kernel_name: String,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub shared_bytes: u32,
+    pub input: Vec<u8>,
+    pub output_bytes: usize,
+}
+
+/// Why a job produced no output.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ExecError {
+    /// The GPU raised an error while running the job (illegal instruction, misaligned
+    /// address, ...): the instructions are to blame, and the process's context is lost.
+    #[error("GPU fault {name} ({code}) during {stage}")]
+    Fault { code: i32, name: String, stage: String },
+    /// The worker process exited or was killed without answering (e.g. a driver abort).
+    #[error("worker died: {0}")]
+    WorkerDied(String),
+    /// The worker did not answer within the time limit (a hung kernel); it was killed.
+    #[error("worker timed out after {0} s")]
+    Timeout(u64),
+    /// Driver or setup failure not attributable to one instruction (no device, out of
+    /// memory, module rejected...): retrying smaller batches will not help.
+    #[error("setup: {0}")]
+    Setup(String),
+    /// The worker answered something that is not the protocol.
+    #[error("worker protocol: {0}")]
+    Protocol(String),
+}
+
+impl ExecError {
+    /// Whether the failure may be caused by an instruction in the batch, so that bisecting
+    /// the batch can find it.
+    pub fn blames_instructions(&self) -> bool {
+        matches!(self, ExecError::Fault { .. } | ExecError::WorkerDied(_) | ExecError::Timeout(_))
+    }
+}
+
+/// Runs launch jobs somewhere (a GPU, a worker process, a simulation).
+pub trait Executor {
+    fn execute(&mut self, job: &LaunchJob) -> Result<Vec<u8>, ExecError>;
+}
+
+impl<E: Executor + ?Sized> Executor for Box<E> {
+    fn execute(&mut self, job: &LaunchJob) -> Result<Vec<u8>, ExecError> {
+        (**self).execute(job)
+    }
+}
+
+/// The env var that replaces the GPU by [`fake::FakeExecutor`] in workers and selects the
+/// fake backend in `run` (CPU-only tests; never reports hardware).
+pub const FAKE_ENV: &str = "HMUL2_FAKE_EXECUTOR";
+
+/// `hmul2-harness gpu-info`.
+#[derive(clap::Args)]
+pub struct GpuInfoArgs {
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn gpu_info(a: GpuInfoArgs) -> crate::cli::CliResult {
+    let d = detect::detect();
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&d).unwrap_or_default());
+    } else {
+        print!("{}", d.text());
+    }
+    Ok(std::process::ExitCode::SUCCESS)
+}

@@ -1,0 +1,252 @@
+//! Fault isolation: jobs run in a child process (`hmul2-harness worker`), because an
+//! illegal-instruction fault leaves a CUDA context, and so the process, unusable.
+//!
+//! Child: says hello (or why it cannot run), then answers job frames on stdout until stdin
+//! closes; after a fault it answers and exits. Parent ([`WorkerExecutor`]): spawns the
+//! child lazily, reads its frames on a thread so a hung kernel becomes a timeout, and
+//! reports a dead child as [`ExecError::WorkerDied`]; the next job starts a fresh child.
+
+use super::protocol::{self, FrameError, KIND_JOB, KIND_SETUP};
+use super::{ExecError, Executor, FAKE_ENV};
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::Duration;
+
+/// Hello frame: the worker is ready; payload names what executes (device or "simulated").
+pub const KIND_HELLO: u8 = 5;
+
+#[derive(clap::Args)]
+pub struct WorkerArgs {
+    /// CUDA device ordinal.
+    #[arg(long, default_value_t = 0)]
+    pub device: i32,
+}
+
+/// The child's main loop. Exit codes: 0 stdin closed; 3 after a fault; 4 setup failed;
+/// 5 protocol error.
+pub fn worker_main(a: WorkerArgs) -> crate::cli::CliResult {
+    let stdin = std::io::stdin();
+    let mut input = stdin.lock();
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    let mut exec: Box<dyn Executor> = match std::env::var(FAKE_ENV) {
+        Ok(spec) => match super::fake::FakeExecutor::parse(&spec) {
+            Ok(f) => {
+                let _ = protocol::write_frame(&mut out, KIND_HELLO, b"simulated executor");
+                Box::new(f)
+            }
+            Err(e) => {
+                let _ = protocol::write_frame(&mut out, KIND_SETUP, e.as_bytes());
+                return Ok(std::process::ExitCode::from(4));
+            }
+        },
+        Err(_) => match super::driver::CudaExecutor::open(a.device) {
+            Ok(c) => {
+                let _ = protocol::write_frame(&mut out, KIND_HELLO, format!("device {}", a.device).as_bytes());
+                Box::new(c)
+            }
+            Err(e) => {
+                let _ = protocol::write_frame(&mut out, KIND_SETUP, e.to_string().as_bytes());
+                return Ok(std::process::ExitCode::from(4));
+            }
+        },
+    };
+    loop {
+        let (kind, payload) = match protocol::read_frame(&mut input) {
+            Ok(f) => f,
+            Err(FrameError::Eof) => return Ok(std::process::ExitCode::SUCCESS),
+            Err(e) => {
+                eprintln!("worker: stdin: {e}");
+                return Ok(std::process::ExitCode::from(5));
+            }
+        };
+        if kind != KIND_JOB {
+            eprintln!("worker: unexpected frame kind {kind}");
+            return Ok(std::process::ExitCode::from(5));
+        }
+        let r = match protocol::decode_job(&payload) {
+            Ok(job) => exec.execute(&job),
+            Err(e) => Err(ExecError::Protocol(e.to_string())),
+        };
+        let (k, p) = protocol::encode_answer(&r);
+        if protocol::write_frame(&mut out, k, &p).is_err() {
+            return Ok(std::process::ExitCode::from(5));
+        }
+        if matches!(r, Err(ExecError::Fault { .. })) {
+            return Ok(std::process::ExitCode::from(3));
+        }
+    }
+}
+
+struct Live {
+    child: Child,
+    stdin: ChildStdin,
+    frames: Receiver<Result<(u8, Vec<u8>), FrameError>>,
+}
+
+/// Parent side: an [`Executor`] backed by a worker process on one device.
+pub struct WorkerExecutor {
+    exe: PathBuf,
+    device: i32,
+    timeout: Duration,
+    env: Vec<(String, String)>,
+    live: Option<Live>,
+    /// Workers started so far (1 + restarts).
+    pub spawned: u64,
+}
+
+impl WorkerExecutor {
+    /// `exe` is this program (`std::env::current_exe()`), run as `exe worker --device N`.
+    pub fn new(exe: PathBuf, device: i32, timeout: Duration) -> WorkerExecutor {
+        WorkerExecutor {
+            exe,
+            device,
+            timeout,
+            env: Vec::new(),
+            live: None,
+            spawned: 0,
+        }
+    }
+    /// An extra environment variable for the child (tests pass the fake executor this way).
+    pub fn with_env(mut self, k: &str, v: &str) -> WorkerExecutor {
+        self.env.push((k.into(), v.into()));
+        self
+    }
+
+    fn spawn(&mut self) -> Result<(), ExecError> {
+        let mut cmd = Command::new(&self.exe);
+        cmd.arg("worker").arg("--device").arg(self.device.to_string());
+        cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::inherit());
+        for (k, v) in &self.env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| ExecError::Setup(format!("{}: cannot start worker: {e}", self.exe.display())))?;
+        self.spawned += 1;
+        let stdin = child.stdin.take().ok_or_else(|| ExecError::Setup("worker stdin".into()))?;
+        let mut stdout = child.stdout.take().ok_or_else(|| ExecError::Setup("worker stdout".into()))?;
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || loop {
+            let f = protocol::read_frame(&mut stdout);
+            let end = f.is_err();
+            if tx.send(f).is_err() || end {
+                return;
+            }
+        });
+        let mut live = Live { child, stdin, frames: rx };
+        // The hello decides whether this worker can run anything: failures here are setup
+        // errors, never blamed on instructions.
+        let hello = live.frames.recv_timeout(self.timeout.max(Duration::from_secs(60)));
+        match hello {
+            Ok(Ok((KIND_HELLO, _))) => {
+                self.live = Some(live);
+                Ok(())
+            }
+            Ok(Ok((KIND_SETUP, p))) => {
+                reap(&mut live.child);
+                Err(ExecError::Setup(String::from_utf8_lossy(&p).into_owned()))
+            }
+            other => {
+                let _ = live.child.kill();
+                let status = reap(&mut live.child);
+                Err(ExecError::Setup(format!("worker did not start ({other:?}, {status})")))
+            }
+        }
+    }
+
+    /// Stop the current worker (if any); the next job starts a new one.
+    pub fn stop(&mut self) {
+        if let Some(mut l) = self.live.take() {
+            drop(l.stdin);
+            let _ = l.child.kill();
+            reap(&mut l.child);
+        }
+    }
+}
+
+/// Wait for a child and describe how it ended.
+fn reap(child: &mut Child) -> String {
+    match child.wait() {
+        Ok(s) => {
+            #[cfg(unix)]
+            {
+                use std::os::unix::process::ExitStatusExt;
+                if let Some(sig) = s.signal() {
+                    return format!("killed by signal {sig}");
+                }
+            }
+            format!("exit status {}", s.code().unwrap_or(-1))
+        }
+        Err(e) => format!("wait failed: {e}"),
+    }
+}
+
+impl Executor for WorkerExecutor {
+    fn execute(&mut self, job: &super::LaunchJob) -> Result<Vec<u8>, ExecError> {
+        if self.live.is_none() {
+            self.spawn()?;
+        }
+        let Some(live) = self.live.as_mut() else {
+            return Err(ExecError::Setup("worker not running".into()));
+        };
+        let payload = protocol::encode_job(job);
+        let sent = protocol::write_frame(&mut live.stdin, KIND_JOB, &payload).and_then(|_| live.stdin.flush());
+        let answer = match sent {
+            Ok(()) => live.frames.recv_timeout(self.timeout),
+            Err(_) => Err(RecvTimeoutError::Disconnected),
+        };
+        match answer {
+            Ok(Ok((kind, p))) => match protocol::decode_answer(kind, p) {
+                Ok(r) => {
+                    if matches!(r, Err(ExecError::Fault { .. }) | Err(ExecError::Setup(_))) {
+                        // the worker exits after a fault; a setup error may have left it unusable
+                        self.stop();
+                    }
+                    r
+                }
+                Err(e) => {
+                    self.stop();
+                    Err(ExecError::Protocol(e.to_string()))
+                }
+            },
+            Ok(Err(FrameError::Eof | FrameError::Truncated | FrameError::Io(_))) | Err(RecvTimeoutError::Disconnected) => {
+                let status = match self.live.take() {
+                    Some(mut l) => {
+                        drop(l.stdin);
+                        reap(&mut l.child)
+                    }
+                    None => "unknown".into(),
+                };
+                Err(ExecError::WorkerDied(status))
+            }
+            Ok(Err(e)) => {
+                self.stop();
+                Err(ExecError::Protocol(e.to_string()))
+            }
+            Err(RecvTimeoutError::Timeout) => {
+                self.stop();
+                Err(ExecError::Timeout(self.timeout.as_secs()))
+            }
+        }
+    }
+}
+
+impl Drop for WorkerExecutor {
+    fn drop(&mut self) {
+        if let Some(mut l) = self.live.take() {
+            drop(l.stdin); // EOF: the worker exits by itself
+            let deadline = std::time::Instant::now() + Duration::from_secs(5);
+            while std::time::Instant::now() < deadline {
+                if let Ok(Some(_)) = l.child.try_wait() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let _ = l.child.kill();
+            let _ = l.child.wait();
+        }
+    }
+}

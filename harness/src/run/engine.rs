@@ -1,0 +1,327 @@
+//! One batch from instructions to findings: inputs, build, execute (bisecting faults down
+//! to single instructions), compare bit for bit with the reference, minimize mismatches.
+//! Pure over a [`Backend`] and an [`Executor`]: the same code runs on hardware and in tests.
+
+use super::journal::{BatchRecord, ItemRecord};
+use super::minimize::minimize;
+use super::pipeline::{Backend, Case};
+use super::report::{hex32, Finding, FindingInputs, Totals};
+use crate::gpu::{ExecError, Executor};
+use crate::inputs::Inputs;
+use crate::isa::{decode, encode, format_hex, render, Hmul2};
+
+/// Settings of a batch run.
+#[derive(Clone, Debug)]
+pub struct EngineOptions {
+    /// Register files per instruction.
+    pub inputs: usize,
+    pub seed: u64,
+    /// Most executions spent minimizing one mismatch (0: do not minimize).
+    pub minimize_budget: usize,
+}
+
+/// One hardware observation: the stuff of a hardware vector line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Observed {
+    pub word: u128,
+    pub inputs: Inputs,
+    pub got: u32,
+}
+
+pub struct BatchOutcome {
+    pub record: BatchRecord,
+    /// Results whose reference value is defined (written as vectors when asked).
+    pub observed: Vec<Observed>,
+}
+
+/// Extra text beside a fault (nvdisasm's view of the word, when available).
+pub type Describe<'a> = &'a (dyn Fn(u128) -> Option<String> + Sync);
+
+/// The seed of item `index`'s inputs: its own stream, so shards agree.
+pub fn input_seed(seed: u64, index: u64) -> u64 {
+    crate::rng::Rng::fork(seed ^ 0x1f1f_0000_2e2e_0001, index).next_u64()
+}
+
+/// The decoder's view of a word for a finding: its text, and its classification.
+pub fn classify(word: u128) -> (String, String) {
+    match decode(word) {
+        Ok(i) if i.has_invalid_value() => (render(&i), "decoder: legal, with INVALIDn values (meaning unknown)".into()),
+        Ok(i) => (render(&i), "decoder: legal".into()),
+        Err(e) => (format!("illegal: {e}"), format!("decoder: illegal ({})", e.kind())),
+    }
+}
+
+/// Outcome of one attempt to run some cases: Ok(results) | Err(failure blamed on them).
+type Attempt = Result<Vec<Vec<u32>>, String>;
+
+/// Build and run `cases` once. `Err` only for failures that bisecting cannot help.
+pub fn attempt(backend: &dyn Backend, exec: &mut dyn Executor, cases: &[Case]) -> Result<Attempt, ExecError> {
+    let prepared = match backend.build(cases) {
+        Ok(p) => p,
+        Err(e) => return Ok(Err(format!("patcher could not build the kernel: {e}"))),
+    };
+    match exec.execute(&prepared.job) {
+        Ok(out) => Ok(match backend.results(&prepared, &out) {
+            Ok(r) if r.len() == cases.len() && r.iter().zip(cases).all(|(v, c)| v.len() == c.inputs.len()) => Ok(r),
+            Ok(r) => Err(format!("output holds {} cases, want {}", r.len(), cases.len())),
+            Err(e) => Err(format!("output unreadable: {e}")),
+        }),
+        Err(e) if e.blames_instructions() => Ok(Err(e.to_string())),
+        Err(e) => Err(e),
+    }
+}
+
+/// Run `cases`, splitting on blamed failures until single instructions are left. Each slot
+/// of the answer is the case's results or the failure its lone run raised. A group that
+/// fails while none of its halves does is reported in `group_faults` (never silently lost).
+fn bisect(
+    backend: &dyn Backend,
+    exec: &mut dyn Executor,
+    cases: &[Case],
+    out: &mut Vec<Result<Vec<u32>, String>>,
+    group_faults: &mut Vec<(usize, usize, String)>,
+    base: usize,
+) -> Result<usize, ExecError> {
+    match attempt(backend, exec, cases)? {
+        Ok(r) => {
+            out.extend(r.into_iter().map(Ok));
+            Ok(0)
+        }
+        Err(e) if cases.len() == 1 => {
+            out.push(Err(e));
+            Ok(1)
+        }
+        Err(e) => {
+            let mid = cases.len() / 2;
+            let f = bisect(backend, exec, &cases[..mid], out, group_faults, base)? + bisect(backend, exec, &cases[mid..], out, group_faults, base + mid)?;
+            if f == 0 {
+                group_faults.push((base, cases.len(), e));
+            }
+            Ok(f.max(1))
+        }
+    }
+}
+
+/// Run a batch of `(index, word)` items.
+pub fn run_batch(
+    backend: &dyn Backend,
+    exec: &mut dyn Executor,
+    items: &[(u64, u128)],
+    o: &EngineOptions,
+    describe: Describe,
+) -> Result<BatchOutcome, ExecError> {
+    let mut rec = BatchRecord::default();
+    let mut observed = Vec::new();
+    // instructions that can run, with their inputs; None = a word the decoder calls illegal
+    // that the patcher still places (the hardware decides; the reference has no value)
+    let mut run: Vec<(usize, Option<Hmul2>, Case)> = Vec::new();
+    let mut item_totals: Vec<Totals> = vec![
+        Totals {
+            instructions: 1,
+            ..Default::default()
+        };
+        items.len()
+    ];
+    let forms: Vec<String> = items
+        .iter()
+        .map(|&(_, w)| crate::isa::decode::form_of(w).map(|f| f.key().to_string()).unwrap_or_else(|_| "illegal".into()))
+        .collect();
+    for (k, &(index, word)) in items.iter().enumerate() {
+        let inst = decode(word).ok();
+        match backend.runnable(word) {
+            Ok(()) => {
+                let proxy = Hmul2::new(0, 1, crate::isa::Operand2::Reg(2));
+                let inputs = backend.input_set(inst.as_ref().unwrap_or(&proxy), input_seed(o.seed, index), o.inputs);
+                item_totals[k].inputs = inputs.len() as u64;
+                run.push((k, inst, Case { word, inputs }));
+            }
+            Err(_) => item_totals[k].not_runnable = 1,
+        }
+    }
+    let cases: Vec<Case> = run.iter().map(|r| r.2.clone()).collect();
+    let mut results = Vec::with_capacity(cases.len());
+    let mut group_faults = Vec::new();
+    if !cases.is_empty() {
+        bisect(backend, exec, &cases, &mut results, &mut group_faults, 0)?;
+    }
+    for (base, n, e) in group_faults {
+        let (k, _, _) = &run[base];
+        rec.findings.push(Finding {
+            kind: "fault".into(),
+            encoding: format_hex(items[*k].1),
+            text: classify(items[*k].1).0,
+            minimized: None,
+            minimized_text: None,
+            inputs: None,
+            expected: None,
+            got: None,
+            detail: format!("a batch of {n} instructions starting here failed ({e}) but no single one of them does alone"),
+        });
+    }
+    for ((k, inst, case), res) in run.iter().zip(results) {
+        let t = &mut item_totals[*k];
+        let got = match res {
+            Ok(g) => g,
+            Err(e) => {
+                t.faults = 1;
+                let nv = describe(case.word).map(|s| format!("; nvdisasm: {s}")).unwrap_or_default();
+                let (text, class) = classify(case.word);
+                rec.findings.push(Finding {
+                    kind: "fault".into(),
+                    encoding: format_hex(case.word),
+                    text,
+                    minimized: None,
+                    minimized_text: None,
+                    inputs: None,
+                    expected: None,
+                    got: None,
+                    detail: format!("{e}; {class}{nv}"),
+                });
+                continue;
+            }
+        };
+        let Some(inst) = inst else {
+            // ran without a fault, but there is no reference value for an illegal word
+            t.undefined += got.len() as u64;
+            continue;
+        };
+        let mut first_bad: Option<(Inputs, u32, u32)> = None;
+        for (inp, &g) in case.inputs.iter().zip(&got) {
+            match backend.expect(inst, inp) {
+                Ok(e) => {
+                    t.compared += 1;
+                    observed.push(Observed {
+                        word: case.word,
+                        inputs: *inp,
+                        got: g,
+                    });
+                    if e != g {
+                        t.mismatches += 1;
+                        first_bad.get_or_insert((*inp, e, g));
+                    }
+                }
+                Err(_) => t.undefined += 1,
+            }
+        }
+        if let Some((inp, e, g)) = first_bad {
+            let min = if o.minimize_budget > 0 {
+                let mut still = |c: &Hmul2| -> bool {
+                    let Ok(w) = encode(c) else { return false };
+                    let Ok(want) = backend.expect(c, &inp) else { return false };
+                    matches!(attempt(backend, exec, &[Case { word: w, inputs: vec![inp] }]), Ok(Ok(r)) if r[0][0] != want)
+                };
+                let m = minimize(inst, o.minimize_budget, &mut still);
+                (m != *inst).then_some(m)
+            } else {
+                None
+            };
+            rec.findings.push(Finding {
+                kind: "mismatch".into(),
+                encoding: format_hex(case.word),
+                text: render(inst),
+                minimized: min.as_ref().and_then(|m| encode(m).ok()).map(format_hex),
+                minimized_text: min.as_ref().map(render),
+                inputs: Some(FindingInputs::of(&inp)),
+                expected: Some(hex32(e)),
+                got: Some(hex32(g)),
+                detail: format!("{} of {} inputs differ", t.mismatches, t.compared),
+            });
+        }
+    }
+    rec.items = items
+        .iter()
+        .zip(item_totals)
+        .zip(forms)
+        .map(|((&(index, _), totals), form)| ItemRecord { index, form, totals })
+        .collect();
+    Ok(BatchOutcome { record: rec, observed })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gpu::fake::FakeExecutor;
+    use crate::gpu::LaunchJob;
+    use crate::run::pipeline::FakeBackend;
+
+    /// Counts launches, to check bisection stays logarithmic.
+    struct Counting(FakeExecutor, u64);
+    impl Executor for Counting {
+        fn execute(&mut self, job: &LaunchJob) -> Result<Vec<u8>, ExecError> {
+            self.1 += 1;
+            self.0.execute(job)
+        }
+    }
+
+    fn opts() -> EngineOptions {
+        EngineOptions {
+            inputs: 3,
+            seed: 9,
+            minimize_budget: 16,
+        }
+    }
+
+    #[test]
+    fn bisection_isolates_each_faulting_instruction_in_few_launches() {
+        let words = crate::gen::generate(&crate::gen::GenOptions::legal(4), 0, 64);
+        let items: Vec<(u64, u128)> = words.iter().enumerate().map(|(i, &w)| (i as u64, w)).collect();
+        let mut exec = Counting(
+            FakeExecutor {
+                fault_on: vec![words[3], words[40]],
+                ..Default::default()
+            },
+            0,
+        );
+        let out = run_batch(&FakeBackend, &mut exec, &items, &opts(), &|_| Some("nv text".into())).unwrap();
+        let faults: Vec<&str> = out.record.findings.iter().filter(|f| f.kind == "fault").map(|f| f.encoding.as_str()).collect();
+        assert_eq!(faults, [format_hex(words[3]), format_hex(words[40])]);
+        assert!(out
+            .record
+            .findings
+            .iter()
+            .all(|f| f.detail.contains("ILLEGAL_INSTRUCTION") && f.detail.contains("nvdisasm: nv text")));
+        let t: Vec<&Totals> = out.record.items.iter().map(|i| &i.totals).collect();
+        assert_eq!(t.iter().map(|t| t.faults).sum::<u64>(), 2);
+        assert_eq!(t.iter().map(|t| t.compared).sum::<u64>(), 62 * 3);
+        assert!(exec.1 <= 1 + 2 * 2 * 6, "{} launches", exec.1);
+        assert_eq!(out.observed.len(), 62 * 3);
+    }
+
+    #[test]
+    fn a_clean_batch_is_one_launch_and_a_setup_error_stops() {
+        let words = crate::gen::generate(&crate::gen::GenOptions::legal(5), 0, 10);
+        let items: Vec<(u64, u128)> = words.iter().enumerate().map(|(i, &w)| (i as u64, w)).collect();
+        let mut exec = Counting(FakeExecutor::default(), 0);
+        let out = run_batch(&FakeBackend, &mut exec, &items, &opts(), &|_| None).unwrap();
+        assert_eq!(exec.1, 1);
+        assert!(out.record.findings.is_empty());
+        struct Broken;
+        impl Executor for Broken {
+            fn execute(&mut self, _: &LaunchJob) -> Result<Vec<u8>, ExecError> {
+                Err(ExecError::Setup("out of memory".into()))
+            }
+        }
+        assert!(matches!(
+            run_batch(&FakeBackend, &mut Broken, &items, &opts(), &|_| None),
+            Err(ExecError::Setup(_))
+        ));
+    }
+
+    #[test]
+    fn illegal_words_run_where_placeable_and_faults_carry_the_decoders_classification() {
+        let o = crate::gen::GenOptions { illegal_share: 0.5, ..crate::gen::GenOptions::legal(6) };
+        let words = crate::gen::generate(&o, 0, 40);
+        let bad = *words.iter().find(|&&w| decode(w).is_err()).unwrap();
+        let items: Vec<(u64, u128)> = words.iter().enumerate().map(|(i, &w)| (i as u64, w)).collect();
+        let mut exec = FakeExecutor { fault_on: vec![bad], ..Default::default() };
+        let out = run_batch(&FakeBackend, &mut exec, &items, &opts(), &|_| None).unwrap();
+        assert_eq!(out.record.findings.len(), 1);
+        let f = &out.record.findings[0];
+        assert_eq!(f.encoding, format_hex(bad));
+        assert!(f.text.starts_with("illegal: ") && f.detail.contains("decoder: illegal ("), "{f:?}");
+        let illegal = words.iter().filter(|&&w| decode(w).is_err()).count() as u64;
+        let undefined: u64 = out.record.items.iter().map(|i| i.totals.undefined).sum();
+        assert_eq!(undefined, (illegal - 1) * 3, "illegal words that ran have no reference value");
+        assert!(out.observed.iter().all(|x| decode(x.word).is_ok()), "no vectors without a reference");
+    }
+}

@@ -1,0 +1,775 @@
+//! `hmul2-harness run` (the main hardware job) and `merge` (joining shard reports).
+//!
+//! Flow: items (seeded, sharded by index) → batches → workers, one per device → bit-exact
+//! comparison with the reference → journal (per batch) → report folder. Without a usable
+//! GPU only the software checks run, and every report says the hardware part did not.
+
+pub mod engine;
+pub mod exhaustive;
+pub mod journal;
+pub mod minimize;
+pub mod pipeline;
+pub mod report;
+
+use crate::cli::{CliError, CliResult};
+use crate::gpu::{self, detect, worker::WorkerExecutor, Executor, FAKE_ENV};
+use crate::isa::{format_hex, parse_hex, Form};
+use engine::{BatchOutcome, EngineOptions, Observed};
+use journal::{BatchRecord, Journal};
+use pipeline::Backend;
+use report::{Hardware, SoftwareChecks, Summary, Totals};
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Mode {
+    Random,
+    Factorial,
+    Exhaustive,
+}
+
+impl Mode {
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Random => "random",
+            Mode::Factorial => "factorial",
+            Mode::Exhaustive => "exhaustive",
+        }
+    }
+}
+
+/// `I/N`: this process runs the items whose index ≡ I (mod N).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    pub index: u64,
+    pub count: u64,
+}
+
+impl Shard {
+    pub const ALL: Shard = Shard { index: 0, count: 1 };
+    pub fn parse(s: &str) -> Result<Shard, String> {
+        let (i, n) = s.split_once('/').ok_or_else(|| format!("shard {s:?}: want I/N, e.g. 0/4"))?;
+        let (index, count) = (
+            i.trim().parse::<u64>().map_err(|e| format!("shard {s:?}: {e}"))?,
+            n.trim().parse::<u64>().map_err(|e| format!("shard {s:?}: {e}"))?,
+        );
+        if count == 0 || index >= count {
+            return Err(format!("shard {s:?}: need 0 <= I < N"));
+        }
+        Ok(Shard { index, count })
+    }
+    pub fn owns(&self, item: u64) -> bool {
+        item % self.count == self.index
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+#[derive(clap::Args, Clone)]
+pub struct RunArgs {
+    /// Seed; drawn from the clock (and printed) when absent.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Random mode: number of instructions (across all shards).
+    #[arg(long, default_value_t = 4096)]
+    pub count: u64,
+    /// Restrict to one form (rrr, imm, const, constx, ur).
+    #[arg(long, value_parser = crate::commands::parse_form)]
+    pub form: Option<Form>,
+    #[arg(long, value_enum, default_value_t = Mode::Random)]
+    pub mode: Mode,
+    /// Random mode: share (0..1) of words with INVALIDn field values (legal, meaning unknown).
+    #[arg(long, default_value_t = 0.0)]
+    pub invalid_share: f64,
+    /// Random mode: share (0..1) of words nvdisasm rejects, run anyway where the patcher can
+    /// place them (fault hunting; no reference value).
+    #[arg(long, default_value_t = 0.0)]
+    pub illegal_share: f64,
+    /// Exhaustive mode: the one instruction to run on every input pair.
+    #[arg(long)]
+    pub encoding: Option<String>,
+    /// Register files per instruction.
+    #[arg(long, default_value_t = 256)]
+    pub inputs: usize,
+    /// This shard of the work, I/N (items split by index, not by timing).
+    #[arg(long, default_value = "0/1", value_parser = Shard::parse)]
+    pub shard: Shard,
+    /// Report folder: summary.json, junit.xml, journal.jsonl.
+    #[arg(long, default_value = "run-report")]
+    pub out: PathBuf,
+    /// Continue the run journaled in --out.
+    #[arg(long)]
+    pub resume: bool,
+    /// Write every hardware result as vector lines under DIR/hardware/ (a simulated run
+    /// writes under DIR/simulated/ with origin `simulated:...`, never as hardware).
+    #[arg(long)]
+    pub vectors: Option<PathBuf>,
+    /// Vectors replayed by the software check.
+    #[arg(long, default_value = "vectors")]
+    pub verify_dir: PathBuf,
+    /// Devices: a list of ordinals (0,1,3) or "all" (every SM90 device, one worker each).
+    #[arg(long, default_value = "all")]
+    pub devices: String,
+    /// Instructions per batch (one kernel launch).
+    #[arg(long, default_value_t = 256)]
+    pub batch: usize,
+    /// Seconds a worker may take for one launch before it is killed as hung.
+    #[arg(long, default_value_t = 120)]
+    pub timeout: u64,
+    /// Executions spent minimizing each mismatch (0: off).
+    #[arg(long, default_value_t = 64)]
+    pub minimize_budget: usize,
+    /// Exit 2 when no usable GPU is found (for jobs that were promised one).
+    #[arg(long)]
+    pub require_gpu: bool,
+    /// Exhaustive mode: log2 of the input space (32 = every pair).
+    #[arg(long, default_value_t = 32, hide = true)]
+    pub space_bits: u32,
+    /// Exhaustive mode: log2 of inputs per digest chunk.
+    #[arg(long, default_value_t = 20, hide = true)]
+    pub chunk_bits: u32,
+    /// Testing: stop (as if killed) after journaling this many batches.
+    #[arg(long, hide = true)]
+    pub stop_after_batches: Option<u64>,
+}
+
+/// UTC time as ISO 8601, without a date crate (civil-from-days, Hinnant).
+pub fn utc_now() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0) as i64;
+    let (days, rem) = (secs.div_euclid(86400), secs.rem_euclid(86400));
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + (m <= 2) as i64;
+    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
+}
+
+/// The items of a run (index, word); random items outside the shard are not generated
+/// (the caller still filters every mode by shard).
+pub fn all_items(a: &RunArgs, seed: u64) -> Result<Vec<(u64, u128)>, CliError> {
+    Ok(match a.mode {
+        Mode::Random => {
+            let o = crate::gen::GenOptions {
+                form: a.form,
+                invalid_share: a.invalid_share,
+                illegal_share: a.illegal_share,
+                ..crate::gen::GenOptions::legal(seed)
+            };
+            (0..a.count).filter(|i| a.shard.owns(*i)).map(|i| (i, crate::gen::generate_one(&o, i))).collect()
+        }
+        Mode::Factorial => {
+            let forms: Vec<Form> = a.form.map(|f| vec![f]).unwrap_or_else(|| Form::ALL.to_vec());
+            let mut words = Vec::new();
+            for f in forms {
+                for i in crate::gen::factorial(f, seed) {
+                    words.push(crate::isa::encode(&i).map_err(|e| CliError::input(format!("factorial {f}: {e}")))?);
+                }
+            }
+            words.into_iter().enumerate().map(|(i, w)| (i as u64, w)).collect()
+        }
+        Mode::Exhaustive => Vec::new(),
+    })
+}
+
+/// The journal's header: everything that decides which items exist and what they hold.
+fn config_json(a: &RunArgs, seed: u64) -> serde_json::Value {
+    serde_json::json!({
+        "seed": seed, "mode": a.mode.name(), "form": a.form.map(|f| f.key()), "count": a.count,
+        "inputs": a.inputs, "shard": a.shard.to_string(), "encoding": a.encoding,
+        "space_bits": a.space_bits, "chunk_bits": a.chunk_bits,
+        "invalid_share": a.invalid_share, "illegal_share": a.illegal_share,
+    })
+}
+
+/// The hardware side: which devices, and what executes a job on each.
+enum Hw {
+    Real { det: detect::Detection, devices: Vec<i32> },
+    Simulated(String),
+    None(String),
+}
+
+fn choose_hardware(a: &RunArgs) -> Result<Hw, CliError> {
+    if let Ok(spec) = std::env::var(FAKE_ENV) {
+        gpu::fake::FakeExecutor::parse(&spec).map_err(CliError::input)?;
+        let n = if a.devices == "all" { 1 } else { a.devices.split(',').count().max(1) };
+        return Ok(Hw::Simulated(format!(
+            "simulated executor ({FAKE_ENV}={spec}), {n} worker(s); no hardware was used"
+        )));
+    }
+    let det = detect::detect();
+    if let Some(p) = &det.problem {
+        return Ok(Hw::None(p.clone()));
+    }
+    let usable = det.usable();
+    let devices: Vec<i32> = if a.devices == "all" {
+        usable.clone()
+    } else {
+        let mut v = Vec::new();
+        for s in a.devices.split(',') {
+            let d: i32 = s.trim().parse().map_err(|e| CliError::input(format!("--devices {:?}: {e}", a.devices)))?;
+            if !usable.contains(&d) {
+                return Err(CliError::input(format!(
+                    "--devices: device {d} is not a usable SM90 device (usable: {usable:?})"
+                )));
+            }
+            v.push(d);
+        }
+        v
+    };
+    Ok(Hw::Real { det, devices })
+}
+
+fn worker_ordinals(a: &RunArgs, hw: &Hw) -> Vec<i32> {
+    match hw {
+        Hw::Real { devices, .. } => devices.clone(),
+        _ if a.devices == "all" => vec![0],
+        _ => a.devices.split(',').enumerate().map(|(i, _)| i as i32).collect(),
+    }
+}
+
+/// The software-only checks: vector replay and the nvdisasm oracle on this run's words.
+fn software_checks(a: &RunArgs, words: &[u128]) -> SoftwareChecks {
+    let verify = pipeline::verify_vectors(&a.verify_dir);
+    let oracle = match crate::nvdisasm::Nvdisasm::find() {
+        Err(e) => serde_json::json!({"ran": false, "reason": format!("nvdisasm not available: {e}")}),
+        Ok(nv) => match crate::oracle::compare(&nv, words) {
+            Ok(r) => serde_json::json!({"ran": true, "ok": r.ok(), "words": r.words, "agreed_text": r.agreed_text,
+                "agreed_illegal": r.agreed_illegal, "mismatches": r.mismatches.len(),
+                "first_mismatch": r.mismatches.first().map(|m| m.to_string()), "nvdisasm": nv.version().ok()}),
+            Err(e) => serde_json::json!({"ran": true, "ok": false, "reason": e.to_string()}),
+        },
+    };
+    SoftwareChecks {
+        verify: Some(verify),
+        oracle: Some(oracle),
+    }
+}
+
+/// Summary of journaled batches.
+fn summarize(records: &[BatchRecord], mut base: Summary) -> Summary {
+    let mut totals = Totals::default();
+    let mut by_form: BTreeMap<String, Totals> = BTreeMap::new();
+    for r in records {
+        for it in &r.items {
+            totals.add(&it.totals);
+            by_form.entry(it.form.clone()).or_default().add(&it.totals);
+        }
+        for f in &r.findings {
+            if f.kind == "mismatch" {
+                base.mismatches.push(f.clone());
+            } else {
+                base.faults.push(f.clone());
+            }
+        }
+    }
+    base.totals = totals;
+    base.by_form = by_form;
+    base.canonicalize();
+    base
+}
+
+/// Hardware vector lines (the reference engineer's `vectors` format).
+fn vector_lines(obs: &[Observed], origin: &str) -> String {
+    let mut s = String::new();
+    for o in obs {
+        s += &serde_json::json!({
+            "encoding": format_hex(o.word), "a": report::hex32(o.inputs.a), "b": report::hex32(o.inputs.b),
+            "d": report::hex32(o.inputs.d), "pred": format!("0x{:02x}", o.inputs.pred), "expect": report::hex32(o.got), "origin": origin,
+        })
+        .to_string();
+        s.push('\n');
+    }
+    s
+}
+
+fn write_report(out: &Path, s: &Summary) -> Result<(), CliError> {
+    let p = out.join("summary.json");
+    std::fs::write(&p, serde_json::to_string_pretty(s).unwrap_or_default() + "\n").map_err(|e| CliError::input(format!("{}: {e}", p.display())))?;
+    let p = out.join("junit.xml");
+    std::fs::write(&p, report::junit(s)).map_err(|e| CliError::input(format!("{}: {e}", p.display())))
+}
+
+/// Exit status for a finished summary: 1 on any mismatch, fault or failed software check.
+fn finish(out: &Path, s: &Summary) -> CliResult {
+    write_report(out, s)?;
+    print!("{}", s.table());
+    for (name, c) in [("verify", &s.software_checks.verify), ("oracle", &s.software_checks.oracle)] {
+        let line = match c {
+            None => "not run".to_string(),
+            Some(v) if v.get("ran").and_then(|r| r.as_bool()) == Some(false) => {
+                format!("did not run ({})", v.get("reason").and_then(|r| r.as_str()).unwrap_or("no reason recorded"))
+            }
+            Some(v) if v.get("ok").and_then(|o| o.as_bool()) == Some(false) => format!("FAILED {v}"),
+            Some(v) => format!("passed {v}"),
+        };
+        println!("software check {name}: {line}");
+    }
+    for f in s.mismatches.iter().chain(&s.faults).take(20) {
+        println!(
+            "{} {} {}  expected {} got {}  {}{}",
+            f.kind,
+            f.encoding,
+            f.text,
+            f.expected.as_deref().unwrap_or("-"),
+            f.got.as_deref().unwrap_or("-"),
+            f.detail,
+            f.minimized_text
+                .as_deref()
+                .map(|m| format!("  minimized: {} {m}", f.minimized.as_deref().unwrap_or("")))
+                .unwrap_or_default()
+        );
+    }
+    println!("report: {}", out.display());
+    if !s.hardware_clean() {
+        println!("FAILED: {} mismatching executions, {} faults", s.totals.mismatches, s.totals.faults);
+        return Ok(ExitCode::from(1));
+    }
+    if (s.hardware.used || s.hardware.simulated) && s.totals.instructions > 0 && s.totals.compared == 0 {
+        println!(
+            "FAILED: {} instructions but not one result was compared (all skipped or undefined)",
+            s.totals.instructions
+        );
+        return Ok(ExitCode::from(1));
+    }
+    if !s.software_ok() {
+        println!("FAILED: a software check failed (see summary.json software_checks)");
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn make_executor(exe: &Path, device: i32, timeout: u64) -> Box<dyn Executor + Send> {
+    let mut w = WorkerExecutor::new(exe.to_path_buf(), device, Duration::from_secs(timeout.max(1)));
+    if let Ok(spec) = std::env::var(FAKE_ENV) {
+        w = w.with_env(FAKE_ENV, &spec);
+    }
+    Box::new(w)
+}
+
+pub fn run(a: RunArgs) -> CliResult {
+    // resuming without --seed continues the journaled run's seed
+    let journaled_seed = if a.resume && a.seed.is_none() { journal::header_seed(&a.out.join("journal.jsonl")) } else { None };
+    let seed = crate::commands::resolve_seed(a.seed.or(journaled_seed));
+    println!("seed: {seed}");
+    for (name, v) in [("invalid-share", a.invalid_share), ("illegal-share", a.illegal_share)] {
+        if !(0.0..=1.0).contains(&v) {
+            return Err(CliError::input(format!("--{name} {v} is outside 0..1")));
+        }
+    }
+    if a.inputs == 0 || a.batch == 0 {
+        return Err(CliError::input("--inputs and --batch must be at least 1"));
+    }
+    if a.mode == Mode::Exhaustive {
+        let enc = a.encoding.as_deref().ok_or_else(|| CliError::input("--mode exhaustive needs --encoding HEX"))?;
+        parse_hex(enc).map_err(|e| CliError::input(format!("--encoding {enc:?}: {e}")))?;
+    }
+    std::fs::create_dir_all(&a.out).map_err(|e| CliError::input(format!("{}: {e}", a.out.display())))?;
+    let started = utc_now();
+    let hw = choose_hardware(&a)?;
+    let items: Vec<(u64, u128)> = all_items(&a, seed)?.into_iter().filter(|(i, _)| a.shard.owns(*i)).collect();
+    let words: Vec<u128> = if a.mode == Mode::Exhaustive {
+        a.encoding.as_deref().and_then(|e| parse_hex(e).ok()).into_iter().collect()
+    } else {
+        items.iter().map(|x| x.1).collect()
+    };
+    let coverage = serde_json::to_value(crate::gen::Coverage::of(&words)).ok();
+    let mut base = Summary {
+        tool_version: env!("CARGO_PKG_VERSION").to_string(),
+        seed,
+        shard: a.shard.to_string(),
+        mode: a.mode.name().to_string(),
+        started,
+        finished: String::new(),
+        hardware: Hardware {
+            used: false,
+            reason: None,
+            gpu: None,
+            driver: None,
+            devices: 0,
+            simulated: false,
+        },
+        totals: Totals::default(),
+        by_form: BTreeMap::new(),
+        mismatches: Vec::new(),
+        faults: Vec::new(),
+        software_checks: SoftwareChecks { verify: None, oracle: None },
+        coverage,
+    };
+    let (backend, ordinals): (Box<dyn Backend>, Vec<i32>) = match &hw {
+        Hw::None(why) => {
+            let why = format!("no usable GPU: {why}");
+            println!("hardware: did not run ({why}); the hardware checks were not run, only the software checks");
+            if a.require_gpu {
+                return Err(CliError::input(format!("--require-gpu: {why}")));
+            }
+            base.hardware.reason = Some(why);
+            base.software_checks = software_checks(&a, &words);
+            base.finished = utc_now();
+            return finish(&a.out, &base);
+        }
+        Hw::Simulated(why) => {
+            println!("hardware: not used; {why}");
+            base.hardware.reason = Some(why.clone());
+            base.hardware.simulated = true;
+            (Box::new(pipeline::FakeBackend), worker_ordinals(&a, &hw))
+        }
+        Hw::Real { det, devices } => match pipeline::hardware_backend() {
+            Ok(b) => {
+                base.hardware.used = true;
+                base.hardware.gpu = det.devices.iter().find(|d| devices.contains(&d.ordinal)).map(|d| d.name.clone());
+                base.hardware.driver = det.driver.clone();
+                base.hardware.devices = devices.len() as u64;
+                (b, devices.clone())
+            }
+            Err(why) => {
+                println!("hardware: did not run ({why}); the hardware checks were not run, only the software checks");
+                if a.require_gpu {
+                    return Err(CliError::input(format!("--require-gpu: {why}")));
+                }
+                base.hardware.reason = Some(why);
+                base.software_checks = software_checks(&a, &words);
+                base.finished = utc_now();
+                return finish(&a.out, &base);
+            }
+        },
+    };
+    if ordinals.is_empty() {
+        return Err(CliError::input("--devices selects no device"));
+    }
+    let (mut journal, done) = Journal::open(&a.out.join("journal.jsonl"), &config_json(&a, seed), a.resume).map_err(|e| CliError::input(e.to_string()))?;
+    let done_items: BTreeSet<u64> = done.iter().flat_map(|b| b.items.iter().map(|i| i.index)).collect();
+    if a.resume {
+        println!("resume: {} items already journaled in {} batches", done_items.len(), done.len());
+    }
+    let mut vec_file = match &a.vectors {
+        Some(dir) => {
+            // simulated results never land beside hardware truth
+            let d = dir.join(if base.hardware.simulated { "simulated" } else { "hardware" });
+            std::fs::create_dir_all(&d).map_err(|e| CliError::input(format!("{}: {e}", d.display())))?;
+            let p = d.join(format!(
+                "{}-seed{seed}-{}-shard{}of{}.jsonl",
+                &base.started[..10],
+                a.mode.name(),
+                a.shard.index,
+                a.shard.count
+            ));
+            Some((
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(&p)
+                    .map_err(|e| CliError::input(format!("{}: {e}", p.display())))?,
+                p,
+            ))
+        }
+        None => None,
+    };
+    let origin = if base.hardware.simulated {
+        format!("simulated:{FAKE_ENV}:none:{}", &base.started[..10])
+    } else {
+        format!(
+            "hardware:{}:{}:{}",
+            base.hardware.gpu.as_deref().unwrap_or("unknown GPU"),
+            base.hardware.driver.as_deref().unwrap_or("unknown driver"),
+            &base.started[..10]
+        )
+    };
+    let exe = std::env::current_exe().map_err(|e| CliError::input(format!("cannot find this program for its workers: {e}")))?;
+    let opts = EngineOptions {
+        inputs: a.inputs,
+        seed,
+        minimize_budget: a.minimize_budget,
+    };
+    let nv = crate::nvdisasm::Nvdisasm::find().ok();
+    let describe = move |w: u128| -> Option<String> {
+        let nv = nv.as_ref()?;
+        match nv.disassemble(&[w]).ok()?.into_iter().next()? {
+            crate::nvdisasm::Verdict::Text(t) => Some(t),
+            crate::nvdisasm::Verdict::Rejected(m) => Some(format!("rejected: {m}")),
+        }
+    };
+
+    // The work: batches of instructions, or groups of exhaustive chunks.
+    let batches: Vec<Vec<(u64, u128)>> = if a.mode == Mode::Exhaustive {
+        let enc = a.encoding.as_deref().ok_or_else(|| CliError::input("--mode exhaustive needs --encoding HEX"))?;
+        let word = parse_hex(enc).map_err(|e| CliError::input(format!("--encoding {enc:?}: {e}")))?;
+        if a.space_bits > 32 || a.chunk_bits > a.space_bits {
+            return Err(CliError::input("need chunk_bits <= space_bits <= 32"));
+        }
+        let groups = 1u64 << (a.space_bits - a.chunk_bits).saturating_sub(exhaustive_group_bits(&a));
+        (0..groups)
+            .filter(|g| a.shard.owns(*g) && !done_items.contains(g))
+            .map(|g| vec![(g, word)])
+            .collect()
+    } else {
+        let todo: Vec<(u64, u128)> = items.iter().copied().filter(|(i, _)| !done_items.contains(i)).collect();
+        todo.chunks(a.batch).map(|c| c.to_vec()).collect()
+    };
+    let total_units: u64 = batches.iter().map(|b| b.len() as u64).sum();
+    let bar = progress_bar(total_units);
+    let queue = std::sync::Mutex::new(batches.into_iter().collect::<std::collections::VecDeque<_>>());
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let (tx, rx) = std::sync::mpsc::channel::<Result<BatchOutcome, (i32, gpu::ExecError)>>();
+    let mut records = done;
+    let mut error: Option<CliError> = None;
+    let mut journaled = 0u64;
+    let mode = a.mode;
+    std::thread::scope(|s| {
+        for &dev in &ordinals {
+            let tx = tx.clone();
+            let (queue, stop, backend, opts, exe, describe, a) = (&queue, &stop, &*backend, &opts, &exe, &describe, &a);
+            s.spawn(move || {
+                let mut exec = make_executor(exe, dev, a.timeout);
+                loop {
+                    if stop.load(std::sync::atomic::Ordering::SeqCst) {
+                        return;
+                    }
+                    let Some(batch) = queue.lock().ok().and_then(|mut q| q.pop_front()) else {
+                        return;
+                    };
+                    let r = if mode == Mode::Exhaustive {
+                        exhaustive_group(backend, &mut *exec, batch[0].1, batch[0].0, a)
+                    } else {
+                        engine::run_batch(backend, &mut *exec, &batch, opts, describe)
+                    };
+                    let failed = r.is_err();
+                    if tx.send(r.map_err(|e| (dev, e))).is_err() || failed {
+                        return;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        for r in rx {
+            match r {
+                Ok(outcome) => {
+                    if let Some((f, p)) = vec_file.as_mut() {
+                        if let Err(e) = f.write_all(vector_lines(&outcome.observed, &origin).as_bytes()).and_then(|_| f.flush()) {
+                            error.get_or_insert(CliError::input(format!("{}: {e}", p.display())));
+                        }
+                    }
+                    if let Err(e) = journal.append(&outcome.record) {
+                        error.get_or_insert(CliError::input(e.to_string()));
+                        stop.store(true, std::sync::atomic::Ordering::SeqCst);
+                    }
+                    bar.inc(outcome.record.items.len() as u64);
+                    records.push(outcome.record);
+                    journaled += 1;
+                    if a.stop_after_batches == Some(journaled) {
+                        stop.store(true, std::sync::atomic::Ordering::SeqCst);
+                        error.get_or_insert(CliError {
+                            message: format!("stopped after {journaled} batches (--stop-after-batches); resume with --resume"),
+                            code: 3,
+                        });
+                        break;
+                    }
+                }
+                Err((dev, e)) => {
+                    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+                    error.get_or_insert(CliError::input(format!(
+                        "device {dev}: {e}; results so far are in the journal, continue with --resume"
+                    )));
+                }
+            }
+        }
+    });
+    bar.finish_and_clear();
+    if let Some(e) = error {
+        if e.code == 3 {
+            // simulated kill: no report, exactly like a killed process
+            return Err(e);
+        }
+        // one line; what was obtained is journaled and summarized
+        base.finished = utc_now();
+        base.hardware.reason = Some(format!("run stopped early: {}", e.message));
+        let s = summarize(&records, base);
+        let _ = write_report(&a.out, &s);
+        return Err(e);
+    }
+    base.software_checks = software_checks(&a, &words);
+    base.finished = utc_now();
+    let s = summarize(&records, base);
+    finish(&a.out, &s)
+}
+
+fn progress_bar(total: u64) -> indicatif::ProgressBar {
+    use std::io::IsTerminal;
+    if !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let b = indicatif::ProgressBar::new(total);
+    if let Ok(st) = indicatif::ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} {per_sec} eta {eta}") {
+        b.set_style(st);
+    }
+    b
+}
+
+/// log2 of chunks per digest job.
+fn exhaustive_group_bits(a: &RunArgs) -> u32 {
+    (a.space_bits - a.chunk_bits).min(8)
+}
+
+/// One group of exhaustive chunks: device digests vs reference digests; differing or
+/// partly undefined chunks fetched and compared element by element.
+fn exhaustive_group(backend: &dyn Backend, exec: &mut dyn Executor, word: u128, group: u64, a: &RunArgs) -> Result<BatchOutcome, gpu::ExecError> {
+    use exhaustive::{inputs_for, DigestRequest};
+    let inst = crate::isa::decode(word).map_err(|e| gpu::ExecError::Setup(format!("--encoding {}: illegal: {e}", format_hex(word))))?;
+    let gb = exhaustive_group_bits(a);
+    let req = DigestRequest {
+        word,
+        space_bits: a.space_bits,
+        chunk_bits: a.chunk_bits,
+        first_chunk: group << gb,
+        chunks: 1 << gb,
+    };
+    let job = backend.digest_job(&req).map_err(gpu::ExecError::Setup)?;
+    let form = inst.form().key().to_string();
+    let mut totals = Totals {
+        instructions: (group == 0) as u64,
+        inputs: (req.chunks as u64) << req.chunk_bits,
+        ..Default::default()
+    };
+    let mut rec = BatchRecord::default();
+    let mut observed = Vec::new();
+    let dev: Vec<u64> = match exec.execute(&job) {
+        Ok(out) if out.len() == 8 * req.chunks as usize => out
+            .chunks_exact(8)
+            .map(|b| u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
+            .collect(),
+        Ok(out) => {
+            return Err(gpu::ExecError::Protocol(format!(
+                "digest job returned {} bytes, want {}",
+                out.len(),
+                8 * req.chunks
+            )))
+        }
+        Err(e) if e.blames_instructions() => {
+            totals.faults = 1;
+            rec.findings.push(report::Finding {
+                kind: "fault".into(),
+                encoding: format_hex(word),
+                text: crate::isa::render(&inst),
+                minimized: None,
+                minimized_text: None,
+                inputs: None,
+                expected: None,
+                got: None,
+                detail: format!("digest job for chunks {}..{}: {e}", req.first_chunk, req.first_chunk + req.chunks as u64),
+            });
+            rec.items.push(journal::ItemRecord { index: group, form, totals });
+            return Ok(BatchOutcome { record: rec, observed });
+        }
+        Err(e) => return Err(e),
+    };
+    let expect = |i: &crate::inputs::Inputs| backend.expect(&inst, i);
+    let refs = exhaustive::reference_digests(&req, &expect);
+    for (j, (d, r)) in dev.iter().zip(&refs).enumerate() {
+        let c = req.first_chunk + j as u64;
+        if *r == Some(*d) {
+            totals.compared += 1u64 << req.chunk_bits;
+            continue;
+        }
+        // fetch: the chunk's inputs explicitly, one ordinary launch
+        let inputs: Vec<_> = req.chunk_range(c).map(inputs_for).collect();
+        let got = match engine::attempt(backend, exec, &[pipeline::Case { word, inputs: inputs.clone() }])? {
+            Ok(mut g) => g.swap_remove(0),
+            Err(e) => {
+                totals.faults += 1;
+                rec.findings.push(report::Finding {
+                    kind: "fault".into(),
+                    encoding: format_hex(word),
+                    text: crate::isa::render(&inst),
+                    minimized: None,
+                    minimized_text: None,
+                    inputs: None,
+                    expected: None,
+                    got: None,
+                    detail: format!("fetching chunk {c}: {e}"),
+                });
+                continue;
+            }
+        };
+        let mut listed = 0;
+        for (inp, g) in inputs.iter().zip(got) {
+            match backend.expect(&inst, inp) {
+                Ok(e) => {
+                    totals.compared += 1;
+                    observed.push(Observed { word, inputs: *inp, got: g });
+                    if e != g {
+                        totals.mismatches += 1;
+                        if listed < 16 {
+                            listed += 1;
+                            rec.findings.push(report::Finding {
+                                kind: "mismatch".into(),
+                                encoding: format_hex(word),
+                                text: crate::isa::render(&inst),
+                                minimized: None,
+                                minimized_text: None,
+                                inputs: Some(report::FindingInputs::of(inp)),
+                                expected: Some(report::hex32(e)),
+                                got: Some(report::hex32(g)),
+                                detail: format!("exhaustive chunk {c}"),
+                            });
+                        }
+                    }
+                }
+                Err(_) => totals.undefined += 1,
+            }
+        }
+        if r.is_some() && listed == 0 {
+            // digests differed but every element matched: the device digest is wrong
+            totals.faults += 1;
+            rec.findings.push(report::Finding {
+                kind: "fault".into(),
+                encoding: format_hex(word),
+                text: crate::isa::render(&inst),
+                minimized: None,
+                minimized_text: None,
+                inputs: None,
+                expected: None,
+                got: None,
+                detail: format!("chunk {c}: device digest {d:#018x} differs from the reference's but every fetched element matches (digest kernel bug)"),
+            });
+        }
+    }
+    rec.items.push(journal::ItemRecord { index: group, form, totals });
+    Ok(BatchOutcome { record: rec, observed })
+}
+
+#[derive(clap::Args)]
+pub struct MergeArgs {
+    /// Shard report folders (each with a summary.json).
+    #[arg(required = true)]
+    pub dirs: Vec<PathBuf>,
+    /// Folder for the merged summary.json and junit.xml.
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+pub fn merge(a: MergeArgs) -> CliResult {
+    let mut parts = Vec::new();
+    for d in &a.dirs {
+        let p = d.join("summary.json");
+        let text = std::fs::read_to_string(&p).map_err(|e| CliError::input(format!("{}: {e}", p.display())))?;
+        let s: Summary = serde_json::from_str(&text).map_err(|e| CliError::input(format!("{}: not a summary: {e}", p.display())))?;
+        parts.push((p.display().to_string(), s));
+    }
+    let m = report::merge(&parts).map_err(|e| CliError::input(e.to_string()))?;
+    std::fs::create_dir_all(&a.out).map_err(|e| CliError::input(format!("{}: {e}", a.out.display())))?;
+    finish(&a.out, &m)
+}

@@ -1,0 +1,346 @@
+//! The report folder: `summary.json` (schema read by the HTML report), `junit.xml` (CI
+//! dashboards) and the text table printed at the end of a run; and `merge` of shard reports.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// One mismatch or fault, as `summary.json` lists it.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Finding {
+    /// "mismatch" or "fault".
+    pub kind: String,
+    pub encoding: String,
+    /// The decoder's text (or "illegal: why").
+    pub text: String,
+    pub minimized: Option<String>,
+    pub minimized_text: Option<String>,
+    pub inputs: Option<FindingInputs>,
+    pub expected: Option<String>,
+    pub got: Option<String>,
+    pub detail: String,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
+pub struct FindingInputs {
+    pub a: String,
+    pub b: String,
+    pub d: String,
+    pub pred: String,
+}
+
+impl FindingInputs {
+    pub fn of(i: &crate::inputs::Inputs) -> FindingInputs {
+        FindingInputs {
+            a: hex32(i.a),
+            b: hex32(i.b),
+            d: hex32(i.d),
+            pred: format!("0x{:02x}", i.pred),
+        }
+    }
+}
+
+pub fn hex32(v: u32) -> String {
+    format!("0x{v:08x}")
+}
+
+/// Counts of one run, one form or one batch. `not_runnable` (beyond the HTML schema's
+/// six) counts instructions the patcher cannot place in a kernel: never executed.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Totals {
+    pub instructions: u64,
+    pub inputs: u64,
+    pub compared: u64,
+    pub mismatches: u64,
+    pub faults: u64,
+    pub undefined: u64,
+    #[serde(default)]
+    pub not_runnable: u64,
+}
+
+impl Totals {
+    pub fn add(&mut self, o: &Totals) {
+        self.instructions += o.instructions;
+        self.inputs += o.inputs;
+        self.compared += o.compared;
+        self.mismatches += o.mismatches;
+        self.faults += o.faults;
+        self.undefined += o.undefined;
+        self.not_runnable += o.not_runnable;
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Hardware {
+    pub used: bool,
+    pub reason: Option<String>,
+    pub gpu: Option<String>,
+    pub driver: Option<String>,
+    pub devices: u64,
+    /// True when the simulated executor answered (tests): no hardware was involved.
+    #[serde(default)]
+    pub simulated: bool,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct SoftwareChecks {
+    pub verify: Option<serde_json::Value>,
+    pub oracle: Option<serde_json::Value>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Summary {
+    pub tool_version: String,
+    pub seed: u64,
+    pub shard: String,
+    #[serde(default)]
+    pub mode: String,
+    pub started: String,
+    pub finished: String,
+    pub hardware: Hardware,
+    pub totals: Totals,
+    pub by_form: BTreeMap<String, Totals>,
+    pub mismatches: Vec<Finding>,
+    pub faults: Vec<Finding>,
+    pub software_checks: SoftwareChecks,
+    pub coverage: Option<serde_json::Value>,
+}
+
+impl Summary {
+    /// Whether the hardware part ran and found nothing wrong.
+    pub fn hardware_clean(&self) -> bool {
+        self.totals.mismatches == 0 && self.totals.faults == 0
+    }
+    /// Whether every software check that ran passed.
+    pub fn software_ok(&self) -> bool {
+        [&self.software_checks.verify, &self.software_checks.oracle]
+            .iter()
+            .all(|c| c.as_ref().and_then(|v| v.get("ok")).and_then(|o| o.as_bool()).unwrap_or(true))
+    }
+
+    /// Sort findings so reports of the same work compare equal whatever the order of arrival.
+    pub fn canonicalize(&mut self) {
+        self.mismatches.sort();
+        self.faults.sort();
+    }
+
+    /// The table printed at the end of a run.
+    pub fn table(&self) -> String {
+        let mut s = String::new();
+        let hw = if self.hardware.used {
+            format!(
+                "hardware: {} (driver {}), {} device(s)",
+                self.hardware.gpu.as_deref().unwrap_or("?"),
+                self.hardware.driver.as_deref().unwrap_or("?"),
+                self.hardware.devices
+            )
+        } else {
+            format!("hardware: did not run ({})", self.hardware.reason.as_deref().unwrap_or("no reason recorded"))
+        };
+        s += &format!("{hw}\nseed {} shard {} mode {}\n", self.seed, self.shard, self.mode);
+        s += &format!(
+            "{:<18} {:>8} {:>10} {:>10} {:>6} {:>6} {:>9} {:>6}\n",
+            "form", "instrs", "inputs", "compared", "mism", "faults", "undefined", "skip"
+        );
+        let mut row = |name: &str, t: &Totals| {
+            s += &format!(
+                "{:<18} {:>8} {:>10} {:>10} {:>6} {:>6} {:>9} {:>6}\n",
+                name, t.instructions, t.inputs, t.compared, t.mismatches, t.faults, t.undefined, t.not_runnable
+            );
+        };
+        for (k, t) in &self.by_form {
+            row(k, t);
+        }
+        row("total", &self.totals);
+        s
+    }
+}
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+/// JUnit XML: one testcase per form×mode (hardware) and one per software check. Hardware
+/// testcases are `skipped` with the reason when the hardware did not run.
+pub fn junit(s: &Summary) -> String {
+    let mut cases = Vec::new();
+    let mut failures = 0;
+    let mut skipped = 0;
+    let forms: Vec<String> = if s.by_form.is_empty() {
+        crate::isa::Form::ALL.iter().map(|f| f.key().to_string()).collect()
+    } else {
+        s.by_form.keys().cloned().collect()
+    };
+    for form in &forms {
+        let name = format!("{}/{}", s.mode, form);
+        let body = if !s.hardware.used && !s.hardware.simulated {
+            skipped += 1;
+            format!(
+                "<skipped message=\"hardware did not run: {}\"/>",
+                esc(s.hardware.reason.as_deref().unwrap_or(""))
+            )
+        } else {
+            let bad: Vec<&Finding> = s
+                .mismatches
+                .iter()
+                .chain(&s.faults)
+                .filter(|f| finding_form(f).as_deref() == Some(form.as_str()))
+                .collect();
+            if bad.is_empty() {
+                String::new()
+            } else {
+                failures += 1;
+                let list: Vec<String> = bad
+                    .iter()
+                    .map(|f| {
+                        format!(
+                            "{} {} {} expected {} got {} {}",
+                            f.kind,
+                            f.encoding,
+                            f.text,
+                            f.expected.as_deref().unwrap_or("-"),
+                            f.got.as_deref().unwrap_or("-"),
+                            f.detail
+                        )
+                    })
+                    .collect();
+                format!("<failure message=\"{} finding(s)\">{}</failure>", bad.len(), esc(&list.join("\n")))
+            }
+        };
+        // a simulated run is labelled as such: a dashboard never shows it as a hardware pass
+        let class = if s.hardware.simulated && !s.hardware.used {
+            "hmul2.simulated"
+        } else {
+            "hmul2.hardware"
+        };
+        cases.push(format!("    <testcase classname=\"{class}\" name=\"{}\">{}</testcase>", esc(&name), body));
+    }
+    for (name, check) in [("verify", &s.software_checks.verify), ("oracle", &s.software_checks.oracle)] {
+        let body = match check {
+            None => {
+                skipped += 1;
+                "<skipped message=\"not run\"/>".to_string()
+            }
+            Some(v) if v.get("ran").and_then(|r| r.as_bool()) == Some(false) => {
+                skipped += 1;
+                format!("<skipped message=\"{}\"/>", esc(v.get("reason").and_then(|r| r.as_str()).unwrap_or("not run")))
+            }
+            Some(v) if v.get("ok").and_then(|o| o.as_bool()) == Some(false) => {
+                failures += 1;
+                format!("<failure message=\"{name} failed\">{}</failure>", esc(&v.to_string()))
+            }
+            Some(_) => String::new(),
+        };
+        cases.push(format!("    <testcase classname=\"hmul2.software\" name=\"{name}\">{body}</testcase>"));
+    }
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n  <testsuite name=\"hmul2-harness seed {} shard {}\" tests=\"{}\" failures=\"{failures}\" skipped=\"{skipped}\" timestamp=\"{}\">\n{}\n  </testsuite>\n</testsuites>\n",
+        s.seed,
+        esc(&s.shard),
+        cases.len(),
+        esc(&s.started),
+        cases.join("\n")
+    )
+}
+
+/// The form key of a finding's encoding.
+pub fn finding_form(f: &Finding) -> Option<String> {
+    let w = crate::isa::parse_hex(&f.encoding).ok()?;
+    crate::isa::decode::form_of(w).ok().map(|x| x.key().to_string())
+}
+
+/// Add `b`'s counts into `a` (coverage JSON): numbers add, except widths and possible-value
+/// counts, which are the same in every shard.
+pub fn merge_counts(a: &mut serde_json::Value, b: &serde_json::Value) {
+    use serde_json::Value;
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            for (k, v) in y {
+                match x.get_mut(k) {
+                    Some(slot) if k == "width" || k == "possible" => {
+                        if slot.as_u64() < v.as_u64() {
+                            *slot = v.clone();
+                        }
+                    }
+                    Some(slot) => merge_counts(slot, v),
+                    None => {
+                        x.insert(k.clone(), v.clone());
+                    }
+                }
+            }
+        }
+        (a @ Value::Number(_), Value::Number(n)) => {
+            *a = Value::from(a.as_u64().unwrap_or(0) + n.as_u64().unwrap_or(0));
+        }
+        _ => {}
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum MergeError {
+    #[error("{0}: {1}")]
+    Read(String, String),
+    #[error("{0}")]
+    Mismatch(String),
+}
+
+/// Join shard summaries (each `I/N` of the same seed and mode) into one.
+pub fn merge(parts: &[(String, Summary)]) -> Result<Summary, MergeError> {
+    let Some((first_name, first)) = parts.first() else {
+        return Err(MergeError::Mismatch("nothing to merge".into()));
+    };
+    let n_of = |s: &Summary| {
+        s.shard
+            .split_once('/')
+            .and_then(|(i, n)| Some((i.parse::<u64>().ok()?, n.parse::<u64>().ok()?)))
+    };
+    let (_, n) = n_of(first).ok_or_else(|| MergeError::Mismatch(format!("{first_name}: shard {:?} is not I/N", first.shard)))?;
+    let mut seen = std::collections::BTreeSet::new();
+    let mut out = first.clone();
+    out.totals = Totals::default();
+    out.by_form.clear();
+    out.mismatches.clear();
+    out.faults.clear();
+    out.coverage = None;
+    out.hardware.devices = 0;
+    for (name, s) in parts {
+        if s.seed != first.seed || s.mode != first.mode {
+            return Err(MergeError::Mismatch(format!(
+                "{name}: seed {} mode {} differs from {first_name}'s seed {} mode {}",
+                s.seed, s.mode, first.seed, first.mode
+            )));
+        }
+        let (i, ni) = n_of(s).ok_or_else(|| MergeError::Mismatch(format!("{name}: shard {:?} is not I/N", s.shard)))?;
+        if ni != n || !seen.insert(i) {
+            return Err(MergeError::Mismatch(format!("{name}: shard {} repeats or does not fit {n} shards", s.shard)));
+        }
+        out.totals.add(&s.totals);
+        for (k, t) in &s.by_form {
+            out.by_form.entry(k.clone()).or_default().add(t);
+        }
+        out.mismatches.extend(s.mismatches.iter().cloned());
+        out.faults.extend(s.faults.iter().cloned());
+        out.started = out.started.clone().min(s.started.clone());
+        out.finished = out.finished.clone().max(s.finished.clone());
+        out.hardware.used &= s.hardware.used;
+        out.hardware.simulated |= s.hardware.simulated;
+        out.hardware.devices += s.hardware.devices;
+        if out.hardware.reason.is_none() {
+            out.hardware.reason = s.hardware.reason.clone();
+        }
+        match (&mut out.coverage, &s.coverage) {
+            (Some(a), Some(b)) => merge_counts(a, b),
+            (a @ None, Some(b)) => *a = Some(b.clone()),
+            _ => {}
+        }
+    }
+    out.shard = if seen.len() as u64 == n {
+        format!("all/{n}")
+    } else {
+        format!("{:?}/{n}", seen)
+    };
+    if seen.len() as u64 != n {
+        out.hardware.reason = Some(format!("incomplete merge: shards {seen:?} of {n}"));
+    }
+    out.canonicalize();
+    Ok(out)
+}

@@ -1,0 +1,458 @@
+//! The runner end to end through the built binary, on CPU: the no-GPU path, and the
+//! hardware path with the simulated executor in real worker processes.
+
+use hmul2_harness::isa::{decode, encode, format_hex, Form, Hmul2};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_hmul2-harness");
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("hmul2-run-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn harness(fake: Option<&str>, args: &[&str]) -> Output {
+    let mut c = Command::new(BIN);
+    c.args(args);
+    match fake {
+        Some(f) => c.env("HMUL2_FAKE_EXECUTOR", f),
+        // CUDA_VISIBLE_DEVICES="" hides every GPU from the driver: the no-GPU path runs
+        // the same on a machine with or without one
+        None => c.env_remove("HMUL2_FAKE_EXECUTOR").env("CUDA_VISIBLE_DEVICES", ""),
+    };
+    c.output().unwrap()
+}
+
+fn summary(dir: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap()
+}
+
+fn text(o: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+/// The words a random run of `seed` draws.
+fn words(seed: u64, count: u64) -> Vec<u128> {
+    hmul2_harness::gen::generate(&hmul2_harness::gen::GenOptions::legal(seed), 0, count)
+}
+
+/// The parts of a summary that must not depend on sharding, resuming or timing.
+fn essence(s: &Value) -> Value {
+    serde_json::json!({"totals": s["totals"], "by_form": s["by_form"], "mismatches": s["mismatches"], "faults": s["faults"], "coverage": s["coverage"]})
+}
+
+#[test]
+fn without_a_gpu_the_report_says_the_hardware_did_not_run() {
+    let info = harness(None, &["gpu-info", "--json"]);
+    assert!(info.status.success(), "{}", text(&info));
+    let det: Value = serde_json::from_slice(&info.stdout).unwrap();
+    assert!(det["problem"].is_string(), "{det}");
+    let o = harness(None, &["gpu-info"]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("no usable GPU"), "{}", text(&o));
+    let d = tmp("nogpu");
+    let out = d.join("r");
+    let o = harness(None, &["run", "--seed", "3", "--count", "20", "--out", out.to_str().unwrap()]);
+    let t = text(&o);
+    assert!(t.contains("hardware") && t.contains("did not run"), "{t}");
+    assert!(t.contains("seed: 3"), "{t}");
+    let s = summary(&out);
+    assert_eq!(s["hardware"]["used"], false);
+    let reason = s["hardware"]["reason"].as_str().unwrap();
+    assert!(!reason.is_empty());
+    assert!(t.contains(reason), "the reason is printed: {t}");
+    assert_eq!(s["totals"]["compared"], 0, "no hardware pass reported");
+    assert!(s["software_checks"]["verify"].is_object() && s["software_checks"]["oracle"].is_object());
+    let junit = std::fs::read_to_string(out.join("junit.xml")).unwrap();
+    assert_eq!(junit.matches("<skipped message=\"hardware did not run").count(), 5, "{junit}");
+    assert!(!junit.contains("<failure"));
+    // a job that was promised a GPU fails loudly instead
+    let o = harness(
+        None,
+        &["run", "--seed", "3", "--count", "20", "--require-gpu", "--out", d.join("r2").to_str().unwrap()],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert_eq!(String::from_utf8_lossy(&o.stderr).lines().filter(|l| l.starts_with("error:")).count(), 1);
+}
+
+#[test]
+fn a_crashing_worker_is_survived_and_the_fault_isolated() {
+    let d = tmp("crash");
+    let ws = words(11, 40);
+    let (bad1, bad2) = (ws[5], ws[29]);
+    let fake = format!("crash-on:{},fault-on:{}", format_hex(bad1), format_hex(bad2));
+    let o = harness(
+        Some(&fake),
+        &[
+            "run",
+            "--seed",
+            "11",
+            "--count",
+            "40",
+            "--inputs",
+            "8",
+            "--batch",
+            "16",
+            "--out",
+            d.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let s = summary(&d);
+    assert_eq!(s["hardware"]["used"], false, "the simulation is never reported as hardware");
+    assert_eq!(s["hardware"]["simulated"], true);
+    let faults: Vec<&str> = s["faults"].as_array().unwrap().iter().map(|f| f["encoding"].as_str().unwrap()).collect();
+    let mut want = [format_hex(bad1), format_hex(bad2)];
+    want.sort();
+    assert_eq!(faults, want.iter().map(String::as_str).collect::<Vec<_>>());
+    for f in s["faults"].as_array().unwrap() {
+        let w = hmul2_harness::isa::parse_hex(f["encoding"].as_str().unwrap()).unwrap();
+        assert_eq!(f["text"].as_str().unwrap(), hmul2_harness::isa::render(&decode(w).unwrap()));
+    }
+    assert_eq!(s["totals"]["instructions"], 40);
+    assert_eq!(s["totals"]["faults"], 2);
+    assert_eq!(s["totals"]["compared"], 38 * 8, "every other instruction still ran");
+    assert_eq!(s["totals"]["mismatches"], 0);
+}
+
+#[test]
+fn a_hung_worker_times_out_and_is_replaced() {
+    let d = tmp("hang");
+    let ws = words(12, 6);
+    let fake = format!("hang-on:{}", format_hex(ws[2]));
+    let o = harness(
+        Some(&fake),
+        &[
+            "run",
+            "--seed",
+            "12",
+            "--count",
+            "6",
+            "--inputs",
+            "2",
+            "--batch",
+            "6",
+            "--timeout",
+            "2",
+            "--out",
+            d.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let s = summary(&d);
+    assert_eq!(s["totals"]["faults"], 1);
+    assert_eq!(s["faults"][0]["encoding"], format_hex(ws[2]));
+    assert!(s["faults"][0]["detail"].as_str().unwrap().contains("timed out"));
+    assert_eq!(s["totals"]["compared"], 5 * 2);
+}
+
+/// The bit that makes an RRR instruction .SAT.
+fn sat_mask() -> u128 {
+    let mut i = Hmul2::new(0, 1, hmul2_harness::isa::Operand2::Reg(2));
+    let plain = encode(&i).unwrap();
+    i.sat = true;
+    encode(&i).unwrap() ^ plain
+}
+
+#[test]
+fn journal_and_resume_lose_nothing() {
+    let d = tmp("resume");
+    let m = format_hex(sat_mask());
+    let fake = format!("flip-if:{m}:{m},fault-on:{}", format_hex(words(13, 60)[17]));
+    let args = |out: &Path| -> Vec<String> {
+        [
+            "run",
+            "--seed",
+            "13",
+            "--count",
+            "60",
+            "--inputs",
+            "4",
+            "--batch",
+            "8",
+            "--minimize-budget",
+            "0",
+            "--out",
+            out.to_str().unwrap(),
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    };
+    let whole = d.join("whole");
+    let a = args(&whole);
+    let o = harness(Some(&fake), &a.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let want = summary(&whole);
+    assert!(want["totals"]["mismatches"].as_u64().unwrap() > 0 && want["totals"]["faults"] == 1);
+
+    let part = d.join("part");
+    let mut a = args(&part);
+    a.extend(["--stop-after-batches".into(), "3".into()]);
+    let o = harness(Some(&fake), &a.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(!part.join("summary.json").exists());
+    let journal = std::fs::read_to_string(part.join("journal.jsonl")).unwrap();
+    assert_eq!(journal.lines().count(), 4, "header + 3 batches");
+    // a kill in the middle of a write leaves a torn line: it is dropped and redone
+    std::fs::write(part.join("journal.jsonl"), format!("{journal}{{\"type\":\"batch\",\"items\":[{{\"ind")).unwrap();
+    // resuming without --resume refuses to overwrite
+    let o = harness(Some(&fake), &args(&part).iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let mut a = args(&part);
+    a.push("--resume".into());
+    let o = harness(Some(&fake), &a.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("24 items already journaled"), "{}", text(&o));
+    assert_eq!(essence(&summary(&part)), essence(&want));
+
+    // damage before the end is a one-line error naming the file
+    let j = std::fs::read_to_string(part.join("journal.jsonl")).unwrap();
+    let mut lines: Vec<&str> = j.lines().collect();
+    lines[2] = "{not json";
+    std::fs::write(part.join("journal.jsonl"), lines.join("\n") + "\n").unwrap();
+    let o = harness(Some(&fake), &a.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("journal.jsonl:3: corrupt journal line"), "{err}");
+}
+
+#[test]
+fn a_run_killed_mid_batch_resumes_without_loss() {
+    let d = tmp("kill");
+    let ws = words(17, 80);
+    let m = format_hex(sat_mask());
+    let args = |out: &Path| -> Vec<String> {
+        ["run", "--seed", "17", "--count", "80", "--inputs", "2", "--batch", "5", "--timeout", "600", "--out", out.to_str().unwrap()]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    };
+    let strs = |v: &[String]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let whole = d.join("whole");
+    let o = harness(Some(&format!("flip-if:{m}:{m}")), &strs(&args(&whole)).iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    // the same run, with item 52 hanging its batch: kill the process there (SIGKILL)
+    let part = d.join("part");
+    let mut child = Command::new(BIN)
+        .args(args(&part))
+        .env("HMUL2_FAKE_EXECUTOR", format!("flip-if:{m}:{m},hang-on:{}", format_hex(ws[52])))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let journal = part.join("journal.jsonl");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while std::fs::read_to_string(&journal).map(|j| j.lines().count()).unwrap_or(0) < 11 {
+        assert!(std::time::Instant::now() < deadline, "the run never reached the hanging batch");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let o = harness(Some(&format!("flip-if:{m}:{m}")), &[strs(&args(&part)), vec!["--resume".into()]].concat().iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("50 items already journaled"), "{}", text(&o));
+    assert_eq!(essence(&summary(&part)), essence(&summary(&whole)));
+}
+
+#[test]
+fn shards_merged_equal_one_unsharded_run() {
+    let d = tmp("shard");
+    let m = format_hex(sat_mask());
+    let fake = format!("flip-if:{m}:{m},crash-on:{}", format_hex(words(14, 50)[7]));
+    let run_on = |out: &Path, shard: &str, devices: &str| {
+        let o = harness(
+            Some(&fake),
+            &[
+                "run",
+                "--seed",
+                "14",
+                "--count",
+                "50",
+                "--inputs",
+                "4",
+                "--batch",
+                "7",
+                "--shard",
+                shard,
+                "--minimize-budget",
+                "8",
+                "--devices",
+                devices,
+                "--out",
+                out.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    };
+    let run = |out: &Path, shard: &str| run_on(out, shard, "0");
+    run(&d.join("one"), "0/1");
+    // two workers (one per device) share the batches: same results
+    run_on(&d.join("two"), "0/1", "0,1");
+    assert_eq!(essence(&summary(&d.join("two"))), essence(&summary(&d.join("one"))));
+    run(&d.join("s0"), "0/2");
+    run(&d.join("s1"), "1/2");
+    let o = harness(
+        None,
+        &[
+            "merge",
+            d.join("s0").to_str().unwrap(),
+            d.join("s1").to_str().unwrap(),
+            "--out",
+            d.join("merged").to_str().unwrap(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let (one, merged) = (summary(&d.join("one")), summary(&d.join("merged")));
+    assert_eq!(essence(&merged), essence(&one));
+    assert_eq!(merged["shard"], "all/2");
+    assert!(std::fs::read_to_string(d.join("merged/junit.xml")).unwrap().contains("<failure"));
+    // the shards split by index: disjoint and complete
+    let (a, b) = (summary(&d.join("s0")), summary(&d.join("s1")));
+    assert_eq!(
+        a["totals"]["instructions"].as_u64().unwrap() + b["totals"]["instructions"].as_u64().unwrap(),
+        50
+    );
+    // a shard twice is refused
+    let o = harness(
+        None,
+        &[
+            "merge",
+            d.join("s0").to_str().unwrap(),
+            d.join("s0").to_str().unwrap(),
+            "--out",
+            d.join("bad").to_str().unwrap(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn a_mismatch_is_minimized_to_its_essential_field_and_written_as_vectors() {
+    let d = tmp("minimize");
+    let m = format_hex(sat_mask());
+    let fake = format!("flip-if:{m}:{m}");
+    let vec_dir = d.join("vectors");
+    let o = harness(
+        Some(&fake),
+        &[
+            "run",
+            "--seed",
+            "15",
+            "--mode",
+            "factorial",
+            "--form",
+            "imm",
+            "--inputs",
+            "2",
+            "--batch",
+            "64",
+            "--out",
+            d.join("r").to_str().unwrap(),
+            "--vectors",
+            vec_dir.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let s = summary(&d.join("r"));
+    let ms = s["mismatches"].as_array().unwrap();
+    assert_eq!(ms.len(), 256, "half of the 512 factorial words are .SAT");
+    for f in ms {
+        let orig = decode(hmul2_harness::isa::parse_hex(f["encoding"].as_str().unwrap()).unwrap()).unwrap();
+        assert!(orig.sat);
+        let min = f["minimized"]
+            .as_str()
+            .map(|h| decode(hmul2_harness::isa::parse_hex(h).unwrap()).unwrap())
+            .unwrap_or(orig);
+        assert!(min.sat, "the essential field stays");
+        assert!(min.form() == Form::Imm);
+        assert_eq!((min.a_mods, min.flush, min.format), Default::default(), "{}", f["minimized_text"]);
+        assert_eq!(min.pred, hmul2_harness::isa::Pred::ALWAYS);
+        assert!(f["expected"].is_string() && f["got"].is_string() && f["inputs"]["a"].is_string());
+    }
+    // every observed result is a vector line in the agreed format
+    assert!(!vec_dir.join("hardware").exists(), "a simulation never writes hardware vectors");
+    let files: Vec<_> = std::fs::read_dir(vec_dir.join("simulated")).unwrap().collect();
+    assert_eq!(files.len(), 1);
+    let body = std::fs::read_to_string(files[0].as_ref().unwrap().path()).unwrap();
+    assert_eq!(body.lines().count(), 512 * 2);
+    let v: Value = serde_json::from_str(body.lines().next().unwrap()).unwrap();
+    let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(keys, ["a", "b", "d", "encoding", "expect", "origin", "pred"]);
+    assert!(v["origin"].as_str().unwrap().starts_with("simulated:"));
+}
+
+#[test]
+fn exhaustive_digests_find_the_differing_chunks() {
+    let d = tmp("exhaustive");
+    let w = format_hex(words(16, 1)[0]);
+    // operand 1 = 0x0007 in both halves: one row of the 2^20-input test space differs
+    let o = harness(
+        Some("flip-a:0x00070007"),
+        &[
+            "run",
+            "--seed",
+            "1",
+            "--mode",
+            "exhaustive",
+            "--encoding",
+            &w,
+            "--space-bits",
+            "20",
+            "--chunk-bits",
+            "12",
+            "--out",
+            d.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let s = summary(&d);
+    assert_eq!(s["totals"]["inputs"], 1u64 << 20);
+    assert_eq!(s["totals"]["compared"], 1u64 << 20);
+    assert_eq!(s["totals"]["mismatches"], 1u64 << 16, "every b for a = 7");
+    let ms = s["mismatches"].as_array().unwrap();
+    assert!(!ms.is_empty() && ms.iter().all(|f| f["inputs"]["a"] == "0x00070007"));
+    // clean: nothing differs, nothing fetched
+    let o = harness(
+        Some("ok"),
+        &[
+            "run",
+            "--seed",
+            "1",
+            "--mode",
+            "exhaustive",
+            "--encoding",
+            &w,
+            "--space-bits",
+            "20",
+            "--chunk-bits",
+            "12",
+            "--out",
+            d.join("clean").to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(summary(&d.join("clean"))["totals"]["mismatches"], 0);
+}
+
+#[test]
+fn a_worker_fed_garbage_exits_with_an_error_not_a_panic() {
+    use std::io::Write;
+    let mut c = Command::new(BIN)
+        .args(["worker", "--device", "0"])
+        .env("HMUL2_FAKE_EXECUTOR", "ok")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    c.stdin.take().unwrap().write_all(b"HMW1\x01\x05\0\0\0abcde").unwrap();
+    let o = c.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "a bad job is answered, then EOF ends the worker");
+    assert!(o.stdout.starts_with(b"HMW1\x05"), "hello first");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+}
