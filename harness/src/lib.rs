@@ -9,6 +9,7 @@ pub mod commands;
 pub mod gen;
 pub mod inputs;
 pub mod isa;
+pub mod kernel;
 pub mod nvdisasm;
 pub mod oracle;
 pub mod rng;

@@ -25,6 +25,8 @@ enum Cmd {
     Oracle(commands::OracleArgs),
     /// Print the seed-page errata recorded in the spec (as Markdown).
     Errata(commands::ErrataArgs),
+    /// Patch a seeded batch of runnable encodings into the template kernel (cubin + manifest).
+    BuildKernel(hmul2_harness::kernel::command::BuildKernelArgs),
 }
 
 fn main() -> ExitCode {
@@ -35,6 +37,7 @@ fn main() -> ExitCode {
         Cmd::Generate(a) => commands::generate(a),
         Cmd::Oracle(a) => commands::oracle(a),
         Cmd::Errata(a) => commands::errata(a),
+        Cmd::BuildKernel(a) => hmul2_harness::kernel::command::build_kernel(a),
     };
     match result {
         Ok(code) => code,
