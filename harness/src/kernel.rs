@@ -66,7 +66,7 @@ pub struct Case {
 pub enum NotRunnable {
     #[error("not a legal HMUL2 encoding: {0}")]
     Illegal(String),
-    #[error("c[{bank:#x}][{offset:#x}] is outside the harness's constant data (bank 3, offsets 0..0xfffc)")]
+    #[error("c[{bank:#x}][{offset:#x}] is outside the harness's constant data (bank 3, offsets 0..=0x7ffc)")]
     ConstBank { bank: u8, offset: i32 },
     #[error("cx[UR{ureg}][{offset:#x}] reads a bindless constant bank whose handle is UR{ureg}:UR{} (base>>6, size>>4 on Hopper); the harness does not build handles yet", ureg + 1)]
     BindlessConstantBank { ureg: u8, offset: u32 },

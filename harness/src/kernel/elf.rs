@@ -44,11 +44,18 @@ fn u32_at(d: &[u8], at: usize) -> Result<u32, PatchError> {
 fn u64_at(d: &[u8], at: usize) -> Result<u64, PatchError> {
     Ok(u64::from_le_bytes(rd(d, at)?))
 }
-fn put32(d: &mut [u8], at: usize, v: u32) {
-    d[at..at + 4].copy_from_slice(&v.to_le_bytes());
+fn put(d: &mut [u8], at: usize, v: &[u8]) -> Result<(), PatchError> {
+    let len = d.len();
+    at.checked_add(v.len())
+        .and_then(|end| d.get_mut(at..end))
+        .map(|s| s.copy_from_slice(v))
+        .ok_or_else(|| bad(format!("write of {} bytes at {at:#x} past the end ({len:#x})", v.len())))
 }
-fn put64(d: &mut [u8], at: usize, v: u64) {
-    d[at..at + 8].copy_from_slice(&v.to_le_bytes());
+fn put32(d: &mut [u8], at: usize, v: u32) -> Result<(), PatchError> {
+    put(d, at, &v.to_le_bytes())
+}
+fn put64(d: &mut [u8], at: usize, v: u64) -> Result<(), PatchError> {
+    put(d, at, &v.to_le_bytes())
 }
 
 /// One section header, with where it sits in the file.
@@ -119,7 +126,7 @@ pub fn inspect(d: &[u8]) -> Result<Template, PatchError> {
     }
     let mut raw = Vec::new();
     for i in 0..shnum {
-        let at = shoff + i * 64;
+        let at = shoff.checked_add(i * 64).ok_or_else(|| bad("section headers past the end"))?;
         raw.push((at, u32_at(d, at)?, u32_at(d, at + 4)?, u32_at(d, at + 44)?, u64_at(d, at + 24)?, u64_at(d, at + 32)?, u64_at(d, at + 48)?));
     }
     let strtab = raw.get(shstrndx).ok_or_else(|| bad("no section-name table"))?;
@@ -141,6 +148,9 @@ pub fn inspect(d: &[u8]) -> Result<Template, PatchError> {
         return Err(bad(format!(".nv.constant3 is not {BANK3_BYTES} bytes of data")));
     }
     for s in &shdrs {
+        if [text, info, kinfo, bank3, symtab].iter().any(|&i| shdrs[i].name == s.name) && s.kind == 8 {
+            return Err(bad(format!("section {} holds no data", s.name)));
+        }
         if s.kind != 8 && (s.offset.checked_add(s.size).map_or(true, |e| e > d.len() as u64)) {
             return Err(bad(format!("section {} lies past the end of the file", s.name)));
         }
@@ -169,14 +179,13 @@ pub fn inspect(d: &[u8]) -> Result<Template, PatchError> {
 /// Payload position and size of attribute `attr` in a `.nv.info` section (for a per-symbol
 /// attribute, the one whose first word is `sym`).
 fn find_attr(d: &[u8], s: &Shdr, attr: u8, sym: Option<u32>) -> Result<(usize, usize), PatchError> {
-    let (start, end) = (s.offset as usize, (s.offset + s.size) as usize);
+    let (start, end) = (s.offset as usize, s.offset.saturating_add(s.size) as usize);
     let mut at = start;
-    while at + 4 <= end {
-        let fmt = d[at];
-        let id = d[at + 1];
+    while at.saturating_add(4) <= end {
+        let [fmt, id] = rd::<2>(d, at)?;
         if fmt == EIFMT_SVAL {
             let n = u16_at(d, at + 2)? as usize;
-            if at + 4 + n > end {
+            if at.saturating_add(4 + n) > end {
                 return Err(bad(format!("{}: attribute {id:#x} runs past the section", s.name)));
             }
             if id == attr && sym.map_or(true, |k| n >= 4 && u32_at(d, at + 4).ok() == Some(k)) {
@@ -210,33 +219,33 @@ pub fn write(d: &[u8], t: &Template, code: &[u8], exit_at: u32, regcount: u32, b
     out.extend_from_slice(code);
     out.resize(old_end + delta as usize, 0);
     out.extend_from_slice(&d[old_end..]);
-    let moved = |off: u64| if off >= old_end as u64 && off > old_off as u64 { off + delta } else { off };
+    let moved = |off: u64| if off >= old_end as u64 && off > old_off as u64 { off.saturating_add(delta) } else { off };
     // ELF header
     let shoff = u64_at(d, 0x28)?;
-    put64(&mut out, 0x28, moved(shoff));
-    put64(&mut out, 0x20, moved(t.phoff));
-    let sh_at = |s: &Shdr| moved(shoff) as usize + (s.at - shoff as usize);
+    put64(&mut out, 0x28, moved(shoff))?;
+    put64(&mut out, 0x20, moved(t.phoff))?;
+    let sh_at = |s: &Shdr| (moved(shoff) as usize).saturating_add(s.at - shoff as usize);
     for (i, s) in t.shdrs.iter().enumerate() {
         let at = sh_at(s);
         if i == t.text {
-            put64(&mut out, at + 32, code.len() as u64);
+            put64(&mut out, at + 32, code.len() as u64)?;
         } else if i != 0 {
-            put64(&mut out, at + 24, moved(s.offset));
+            put64(&mut out, at + 24, moved(s.offset))?;
         }
     }
     // program headers: the one that maps .text now maps the program
     let ph = moved(t.phoff) as usize;
     for i in 0..t.phnum as usize {
-        let at = ph + i * 56;
+        let at = ph.saturating_add(i * 56);
         let off = u64_at(&out, at + 8)?;
         let filesz = u64_at(&out, at + 32)?;
         if off == old_off as u64 && filesz == text.size {
-            put64(&mut out, at + 32, code.len() as u64);
-            put64(&mut out, at + 40, code.len() as u64);
-        } else if off < old_end as u64 && off + filesz > old_off as u64 {
+            put64(&mut out, at + 32, code.len() as u64)?;
+            put64(&mut out, at + 40, code.len() as u64)?;
+        } else if off < old_end as u64 && off.saturating_add(filesz) > old_off as u64 {
             return Err(bad("a program header maps .text together with other sections"));
         } else {
-            put64(&mut out, at + 8, moved(off));
+            put64(&mut out, at + 8, moved(off))?;
         }
     }
     // section contents, at their new places
@@ -244,33 +253,33 @@ pub fn write(d: &[u8], t: &Template, code: &[u8], exit_at: u32, regcount: u32, b
     // .text's sh_info: symbol index, with the register count in bits 24..31 where the template has one
     let text_info_at = sh_at(text) + 44;
     if text.info >> 24 != 0 {
-        put32(&mut out, text_info_at, (text.info & 0x00ff_ffff) | (regcount << 24));
+        put32(&mut out, text_info_at, (text.info & 0x00ff_ffff) | (regcount << 24))?;
     }
     let (rc_at, _) = find_attr(d, &t.shdrs[t.info], EIATTR_REGCOUNT, Some(t.kernel_sym))?;
-    put32(&mut out, moved(rc_at as u64) as usize + 4, regcount);
+    put32(&mut out, moved(rc_at as u64) as usize + 4, regcount)?;
     let (ex_at, _) = find_attr(d, &t.shdrs[t.kinfo], EIATTR_EXIT_INSTR_OFFSETS, None)?;
-    put32(&mut out, moved(ex_at as u64) as usize, exit_at);
+    put32(&mut out, moved(ex_at as u64) as usize, exit_at)?;
     let b3 = at_new(&t.shdrs[t.bank3]);
-    out[b3..b3 + BANK3_BYTES].copy_from_slice(bank3);
+    put(&mut out, b3, bank3)?;
     // the kernel symbol's size
     let st = &t.shdrs[t.symtab];
     let sym_at = at_new(st) + t.kernel_sym as usize * 24;
-    if sym_at + 24 > at_new(st) + st.size as usize {
+    if sym_at.saturating_add(24) > at_new(st).saturating_add(st.size as usize) {
         return Err(bad("kernel symbol outside .symtab"));
     }
-    put64(&mut out, sym_at + 16, code.len() as u64);
+    put64(&mut out, sym_at + 16, code.len() as u64)?;
     // .debug_frame: FDE address ranges equal to the old size become the new size
     if let Some(df) = t.debug_frame {
         let s = &t.shdrs[df];
-        let (mut at, end) = (at_new(s), at_new(s) + s.size as usize);
-        while at + 4 <= end {
+        let (mut at, end) = (at_new(s), at_new(s).saturating_add(s.size as usize));
+        while at.saturating_add(4) <= end {
             let len = u32_at(&out, at)? as usize;
             if len == 0xffff_ffff {
                 // 64-bit DWARF: length, CIE id (8), initial location (8), address range (8)
                 let len = u64_at(&out, at + 4)? as usize;
                 let id = u64_at(&out, at + 12)?;
-                if id != u64::MAX && at + 36 <= end && u64_at(&out, at + 28)? == text.size {
-                    put64(&mut out, at + 28, new_end as u64 - old_off as u64);
+                if id != u64::MAX && at.saturating_add(36) <= end && u64_at(&out, at + 28)? == text.size {
+                    put64(&mut out, at + 28, new_end as u64 - old_off as u64)?;
                 }
                 at = at.saturating_add(12 + len);
             } else {
