@@ -25,8 +25,12 @@
 //! cases reading the same offset share a value, the first case's); `URn` from `R2UR` of b
 //! (one value per warp: lane 0's). `cx[URn][offset]` is a bindless constant-bank read whose
 //! 64-bit handle lives in URn:URn+1 (Mesa NAK sets bit 91 "bindless" for this form; NVK's
-//! Hopper handle is `base_addr >> 6` in bits 0..50 and `size >> 4` in bits 51..63): not
-//! runnable here, see [`NotRunnable::BindlessConstantBank`].
+//! Hopper handle, `nvk_bindless_cbuf_2`, is `base_addr >> 6` in bits 0..50 and `size >> 4`
+//! in bits 51..63). The kernel builds that handle per warp, pointing into the input buffer:
+//! the record's b slot holds `base / 64` (relative to the buffer), `IMAD.WIDE.U32` adds the
+//! buffer address, `SHF` shifts, `IADD3` adds the size, `R2UR` x2 sets URn, URn+1; the word
+//! at `base + offset` holds the warp's b. Unverified on hardware (no GPU here): run cx cases
+//! in their own batch first. Needs the input buffer 64-byte aligned (cuMemAlloc: 256).
 
 pub mod elf;
 pub mod command;
@@ -68,8 +72,8 @@ pub enum NotRunnable {
     Illegal(String),
     #[error("c[{bank:#x}][{offset:#x}] is outside the harness's constant data (bank 3, offsets 0..=0x7ffc)")]
     ConstBank { bank: u8, offset: i32 },
-    #[error("cx[UR{ureg}][{offset:#x}] reads a bindless constant bank whose handle is UR{ureg}:UR{} (base>>6, size>>4 on Hopper); the harness does not build handles yet", ureg + 1)]
-    BindlessConstantBank { ureg: u8, offset: u32 },
+    #[error("cx[UR{ureg}][{offset:#x}]: the bindless handle would be UR{ureg}:UR{}, an odd or URZ-including pair the harness cannot set (only even URn, n <= 60)", ureg + 1)]
+    BindlessHandlePair { ureg: u8, offset: u32 },
 }
 
 /// Whether `word` can run in the kernel: legal, and operand 2 is data the harness fills.
@@ -79,7 +83,7 @@ pub fn runnable(word: u128) -> Result<(), NotRunnable> {
         Operand2::Const { bank, offset } if bank != DATA_BANK || !(0..BANK3_BYTES as i32).contains(&offset) => {
             Err(NotRunnable::ConstBank { bank, offset })
         }
-        Operand2::ConstUr { ureg, offset } => Err(NotRunnable::BindlessConstantBank { ureg, offset }),
+        Operand2::ConstUr { ureg, offset } if ureg % 2 != 0 || ureg > 60 => Err(NotRunnable::BindlessHandlePair { ureg, offset }),
         _ => Ok(()),
     }
 }
@@ -127,6 +131,9 @@ pub enum BSource {
     ConstBank { bank: u8, offset: u32 },
     /// Uniform register set by R2UR from the record's b (63 = URZ: zero); one value per warp.
     Uniform { ureg: u8 },
+    /// Bindless constant bank: URn:URn+1 hold a handle to `first_slot - offset`; warp w reads
+    /// b from input-buffer byte `first_slot + 64 w`. The record's b slot holds base / 64.
+    Bindless { ureg: u8, offset: u32, first_slot: usize },
 }
 
 /// Where one case's inputs and output live.
@@ -225,12 +232,11 @@ pub fn effective_inputs(word: u128, inputs: &[Inputs], bank3: &[u8]) -> Result<V
             Operand2::Reg(r) => regs[&r],
             Operand2::Imm { .. } => x.b,
             Operand2::Ur(u) if u == URZ => 0,
-            Operand2::Ur(_) => inputs[k - k % 32].b,
+            Operand2::Ur(_) | Operand2::ConstUr { .. } => inputs[k - k % 32].b,
             Operand2::Const { offset, .. } => {
                 let o = offset as usize;
                 u32::from_le_bytes([bank3[o], bank3[o + 1], bank3[o + 2], bank3[o + 3]])
             }
-            Operand2::ConstUr { .. } => unreachable!("runnable() refused it"),
         };
         x.pred &= 0x7f;
     }
@@ -252,6 +258,8 @@ pub struct Plan {
     pub regcount: u32,
     pub entries: Vec<CaseEntry>,
     pub threads: usize,
+    /// The input buffer image.
+    pub input: Vec<u8>,
 }
 
 /// Plan the program for a batch.
@@ -267,6 +275,12 @@ pub fn plan(cases: &[Case]) -> Result<Plan, PatchError> {
     let mut maxreg = 0u32;
     let mut entries = Vec::with_capacity(cases.len());
     let h = |insts: &mut Vec<Planned>, op: Op, args: &[u32]| insts.push(Planned::Helper(op, args.to_vec()));
+    // records, then (64-byte aligned, past 64 KiB so that base = slot - offset >= 0) the
+    // bindless slots: one 64-byte line per warp of each cx case
+    let records = cases.len() * t * INPUT_RECORD;
+    let slots_at = records.div_ceil(64) * 64 + BANK3_BYTES;
+    let mut input = Vec::with_capacity(records);
+    let mut slots: Vec<u8> = Vec::new();
     for (i, c) in cases.iter().enumerate() {
         if c.inputs.len() != t {
             return Err(PatchError::InputCount { case: i, got: c.inputs.len(), expected: t });
@@ -288,6 +302,12 @@ pub fn plan(cases: &[Case]) -> Result<Plan, PatchError> {
         maxreg = maxreg.max(q as u32 + 3);
         let (q0, q1, q2, q3) = (q as u32, q as u32 + 1, q as u32 + 2, q as u32 + 3);
         let base = (i * t) as u32;
+        let first_record = input.len();
+        for x in &c.inputs {
+            for v in [x.a, x.b, x.d, x.pred as u32] {
+                input.extend_from_slice(&v.to_le_bytes());
+            }
+        }
         // load the record
         h(&mut insts, Op::S2rTidX, &[q2]);
         h(&mut insts, Op::Ldc64, &[q0, 0x210, 0]);
@@ -315,10 +335,36 @@ pub fn plan(cases: &[Case]) -> Result<Plan, PatchError> {
                 }
                 BSource::ConstBank { bank, offset: offset as u32 }
             }
-            Operand2::ConstUr { .. } => unreachable!("runnable() refused it"),
+            Operand2::ConstUr { ureg, offset } => {
+                let o = offset as usize;
+                let first_slot = slots_at + slots.len() + o % 64;
+                for w in 0..t / 32 {
+                    let slot = slots_at + slots.len() + o % 64;
+                    let handle_base = ((slot - o) / 64) as u32;
+                    slots.resize(slots.len() + 64, 0);
+                    let at = slot - slots_at;
+                    slots[at..at + 4].copy_from_slice(&c.inputs[w * 32].b.to_le_bytes());
+                    for k in 0..32 {
+                        let rec = first_record + (w * 32 + k) * INPUT_RECORD + 4;
+                        input[rec..rec + 4].copy_from_slice(&handle_base.to_le_bytes());
+                    }
+                }
+                BSource::Bindless { ureg, offset, first_slot }
+            }
         };
         if inst.dst != RZ {
             h(&mut insts, Op::Mov, &[inst.dst as u32, q2]);
+        }
+        if let Operand2::ConstUr { ureg, offset } = inst.b {
+            // handle = ((in + 64 * record.b) >> 6) | (ceil((offset + 4) / 16) << 51)
+            let size16 = (offset + 4).div_ceil(16);
+            h(&mut insts, Op::Ldc64, &[q2, 0x210, 0]);
+            h(&mut insts, Op::ImadWideU32Imm, &[q2, q1, 64, q2]);
+            h(&mut insts, Op::ShfRU64Imm, &[q1, q2, 6, q3]);
+            h(&mut insts, Op::ShfRU32HiImm, &[q3, RZ as u32, 6, q3]);
+            h(&mut insts, Op::Iadd3Imm, &[q3, q3, size16 << 19]);
+            h(&mut insts, Op::R2ur, &[ureg as u32, q1]);
+            h(&mut insts, Op::R2ur, &[ureg as u32 + 1, q3]);
         }
         if let Operand2::Reg(r) = inst.b {
             if r != RZ {
@@ -361,7 +407,11 @@ pub fn plan(cases: &[Case]) -> Result<Plan, PatchError> {
     while insts.len() % 8 != 0 {
         h(&mut insts, Op::Nop, &[]);
     }
-    Ok(Plan { insts, bank3, regcount: maxreg + 1, entries, threads: t })
+    if !slots.is_empty() {
+        input.resize(slots_at, 0);
+        input.extend_from_slice(&slots);
+    }
+    Ok(Plan { insts, bank3, regcount: maxreg + 1, entries, threads: t, input })
 }
 
 /// Words of a planned program.
@@ -419,14 +469,8 @@ pub fn build(cases: &[Case]) -> Result<Built, PatchError> {
     let program = encode_plan(&plan, cases)?;
     let cubin = patch_cubin(TEMPLATE, &program, plan.regcount, &plan.bank3)?;
     let t = plan.threads;
-    let mut input = Vec::with_capacity(cases.len() * t * INPUT_RECORD);
     let mut effective = Vec::with_capacity(cases.len());
     for (i, c) in cases.iter().enumerate() {
-        for x in &c.inputs {
-            for v in [x.a, x.b, x.d, x.pred as u32] {
-                input.extend_from_slice(&v.to_le_bytes());
-            }
-        }
         let e = effective_inputs(c.word, &c.inputs, &plan.bank3)
             .map_err(|reason| PatchError::NotRunnable { case: i, word: format_hex(c.word), reason })?;
         effective.push(e);
@@ -446,7 +490,7 @@ pub fn build(cases: &[Case]) -> Result<Built, PatchError> {
         grid: [1, 1, 1],
         block: [t as u32, 1, 1],
         shared_bytes: 0,
-        input,
+        input: plan.input,
         output_bytes: cases.len() * t * OUTPUT_RECORD,
         manifest,
         program,

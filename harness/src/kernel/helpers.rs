@@ -25,14 +25,16 @@ pub enum Op {
     Mov,
     R2p,
     R2ur,
+    ShfRU64Imm,
+    ShfRU32HiImm,
     Exit,
     BraSelf,
 }
 
 impl Op {
-    pub const ALL: [Op; 13] = [
+    pub const ALL: [Op; 15] = [
         Op::Nop, Op::S2rTidX, Op::Ldc64, Op::Uldc64, Op::Iadd3Imm, Op::ImadWideU32Imm, Op::LdgE128,
-        Op::StgE, Op::Mov, Op::R2p, Op::R2ur, Op::Exit, Op::BraSelf,
+        Op::StgE, Op::Mov, Op::R2p, Op::R2ur, Op::ShfRU64Imm, Op::ShfRU32HiImm, Op::Exit, Op::BraSelf,
     ];
     /// The op's name in the JSON file.
     pub fn name(self) -> &'static str {
@@ -48,6 +50,8 @@ impl Op {
             Op::Mov => "MOV",
             Op::R2p => "R2P",
             Op::R2ur => "R2UR",
+            Op::ShfRU64Imm => "SHF_R_U64_IMM",
+            Op::ShfRU32HiImm => "SHF_R_U32_HI_IMM",
             Op::Exit => "EXIT",
             Op::BraSelf => "BRA_SELF",
         }
@@ -223,6 +227,7 @@ pub fn render(op: Op, args: &[u32]) -> String {
             "reg" => format!("R{v}"),
             "ureg" if v == 63 => "URZ".to_string(),
             "ureg" => format!("UR{v}"),
+            "shex" if (v as i32) < 0 => format!("-{:#x}", (v as i32).unsigned_abs()),
             _ => format!("{v:#x}"),
         };
         t = t.replace(&format!("{{{}}}", f.name), &s);
