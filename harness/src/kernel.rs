@@ -41,7 +41,6 @@ use crate::isa::{decode, format_hex, render, Form, Operand2, RZ, URZ};
 use crate::spec::FieldOverflow;
 use helpers::{Op, Sched};
 use serde::Serialize;
-use std::collections::HashMap;
 
 pub use elf::{BANK3_BYTES, KERNEL_NAME};
 
@@ -217,19 +216,29 @@ impl Built {
 pub fn effective_inputs(word: u128, inputs: &[Inputs], bank3: &[u8]) -> Result<Vec<Inputs>, NotRunnable> {
     runnable(word)?;
     let inst = decode(word).map_err(|e| NotRunnable::Illegal(e.to_string()))?;
+    let rb = match inst.b {
+        Operand2::Reg(r) => Some(r),
+        _ => None,
+    };
+    // a register's value after the loads: the last move into it wins
+    let val = |r: u8, x: &Inputs| {
+        if r == RZ {
+            0
+        } else if r == inst.a {
+            x.a
+        } else if Some(r) == rb {
+            x.b
+        } else {
+            x.d
+        }
+    };
     let mut out = inputs.to_vec();
     for (k, x) in out.iter_mut().enumerate() {
-        let mut regs: HashMap<u8, u32> = HashMap::new();
-        regs.insert(inst.dst, x.d);
-        if let Operand2::Reg(r) = inst.b {
-            regs.insert(r, x.b);
-        }
-        regs.insert(inst.a, x.a);
-        regs.insert(RZ, 0);
-        x.a = regs[&inst.a];
-        x.d = regs[&inst.dst];
+        let given = *x;
+        x.a = val(inst.a, &given);
+        x.d = val(inst.dst, &given);
         x.b = match inst.b {
-            Operand2::Reg(r) => regs[&r],
+            Operand2::Reg(r) => val(r, &given),
             Operand2::Imm { .. } => x.b,
             Operand2::Ur(u) if u == URZ => 0,
             Operand2::Ur(_) | Operand2::ConstUr { .. } => inputs[k - k % 32].b,
@@ -246,7 +255,8 @@ pub fn effective_inputs(word: u128, inputs: &[Inputs], bank3: &[u8]) -> Result<V
 /// One instruction of the program, before encoding.
 #[derive(Clone, Debug)]
 pub enum Planned {
-    Helper(Op, Vec<u32>),
+    /// An op and its field values (in the JSON's field order; unused ones 0).
+    Helper(Op, [u32; 4]),
     /// The case with this index.
     Iut(usize),
 }
@@ -274,7 +284,11 @@ pub fn plan(cases: &[Case]) -> Result<Plan, PatchError> {
     let mut bank3_set = vec![false; BANK3_BYTES / 4];
     let mut maxreg = 0u32;
     let mut entries = Vec::with_capacity(cases.len());
-    let h = |insts: &mut Vec<Planned>, op: Op, args: &[u32]| insts.push(Planned::Helper(op, args.to_vec()));
+    let h = |insts: &mut Vec<Planned>, op: Op, args: &[u32]| {
+        let mut a = [0u32; 4];
+        a[..args.len()].copy_from_slice(args);
+        insts.push(Planned::Helper(op, a))
+    };
     // records, then (64-byte aligned, past 64 KiB so that base = slot - offset >= 0) the
     // bindless slots: one 64-byte line per warp of each cx case
     let records = cases.len() * t * INPUT_RECORD;

@@ -228,6 +228,9 @@ pub fn render(op: Op, args: &[u32]) -> String {
             "ureg" if v == 63 => "URZ".to_string(),
             "ureg" => format!("UR{v}"),
             "shex" if (v as i32) < 0 => format!("-{:#x}", (v as i32).unsigned_abs()),
+            "soffset" if (v / f.scale) >> (f.width - 1) & 1 == 1 => {
+                format!("-{:#x}", ((1i64 << f.width) - (v / f.scale) as i64) * f.scale as i64)
+            }
             _ => format!("{v:#x}"),
         };
         t = t.replace(&format!("{{{}}}", f.name), &s);
