@@ -54,6 +54,8 @@ pub const INPUT_RECORD: usize = 16;
 pub const OUTPUT_RECORD: usize = 4;
 /// Most threads per case (one block; 255 registers x 256 threads fill the register file).
 pub const MAX_THREADS: usize = 256;
+/// The buffers' layout, as the manifest states it.
+pub const LAYOUT: &str = "grid 1, block threads_per_case; thread t of case i reads input record i*T+t (16 bytes at input_offset + 16 t: a, b, d, pred as little-endian u32; pred bits 0..6 are P0..P6) and writes the destination as a little-endian u32 at output_offset + 4 t. cx cases: the record's b holds the bindless base / 64 and warp w's b is the u32 at first_slot + 64 w. c[0x3] cases: b is the constant-bank word (in the cubin). UR cases: b of lane 0 of each warp.";
 /// Constant bank the `c[bank][offset]` form must name to be runnable.
 pub const DATA_BANK: u8 = 3;
 
@@ -161,6 +163,8 @@ pub struct CaseEntry {
 #[derive(Clone, Debug, Serialize)]
 pub struct Manifest {
     pub kernel: String,
+    /// How to read the buffers, in words.
+    pub layout: String,
     pub threads_per_case: usize,
     pub input_record_bytes: usize,
     pub output_record_bytes: usize,
@@ -491,6 +495,7 @@ pub fn build(cases: &[Case]) -> Result<Built, PatchError> {
     }
     let manifest = Manifest {
         kernel: KERNEL_NAME.to_string(),
+        layout: LAYOUT.to_string(),
         threads_per_case: t,
         input_record_bytes: INPUT_RECORD,
         output_record_bytes: OUTPUT_RECORD,
