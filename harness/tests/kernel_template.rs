@@ -38,7 +38,37 @@ fn template_rebuilds_bit_for_bit_with_the_pinned_ptxas() {
 fn the_template_patches() {
     let b3 = vec![0u8; BANK3_BYTES];
     let out = patch_cubin(TEMPLATE, &program(), 8, &b3).expect("patch");
-    assert_eq!(out.len(), TEMPLATE.len() + 0, "an 8-instruction program is smaller than the template's text");
+    // an 8-instruction program is smaller than the template's text: nothing moves
+    assert_eq!(out.len(), TEMPLATE.len());
+    let f = object::File::parse(&*out).unwrap();
+    use object::{Object, ObjectSection};
+    let text = f.section_by_name(".text.hmul2_kernel").unwrap();
+    assert_eq!(text.size(), 128);
+    let words: Vec<u128> = text.data().unwrap().chunks(16).map(|c| u128::from_le_bytes(c.try_into().unwrap())).collect();
+    assert_eq!(words, program());
+    // a long program moves every later section by a multiple of 128 bytes
+    let mut long = program();
+    let nop = long[0];
+    long.splice(0..0, std::iter::repeat(nop).take(8 * 100));
+    let out = patch_cubin(TEMPLATE, &long, 8, &b3).expect("patch");
+    let f = object::File::parse(&*out).unwrap();
+    let t = object::File::parse(TEMPLATE).unwrap();
+    for s in t.sections() {
+        let n = s.name().unwrap();
+        let m = f.section_by_name(n).unwrap();
+        // the sections the patcher writes; every other one keeps its bytes
+        let written = [".text.hmul2_kernel", ".symtab", ".nv.info", ".nv.info.hmul2_kernel", ".debug_frame", ".nv.constant3"];
+        if !written.contains(&n) {
+            assert_eq!(m.data().unwrap(), s.data().unwrap(), "{n} keeps its bytes");
+        }
+        assert_eq!(m.size(), if n == ".text.hmul2_kernel" { long.len() as u64 * 16 } else { s.size() }, "{n}");
+    }
+    use object::ObjectSymbol;
+    let k = f.symbols().find(|s| s.name() == Ok("hmul2_kernel")).unwrap();
+    assert_eq!(k.size(), long.len() as u64 * 16);
+    // the FDE's address range in .debug_frame follows the code
+    let df = f.section_by_name(".debug_frame").unwrap().data().unwrap().to_vec();
+    assert!(df.windows(8).any(|w| w == (long.len() as u64 * 16).to_le_bytes()));
 }
 
 #[test]
