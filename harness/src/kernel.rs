@@ -321,10 +321,12 @@ pub fn plan(cases: &[Case]) -> Result<Plan, PatchError> {
         let (q0, q1, q2, q3) = (q as u32, q as u32 + 1, q as u32 + 2, q as u32 + 3);
         let base = (i * t) as u32;
         let first_record = input.len();
-        for x in &c.inputs {
-            for v in [x.a, x.b, x.d, x.pred as u32] {
-                input.extend_from_slice(&v.to_le_bytes());
-            }
+        input.resize(first_record + t * INPUT_RECORD, 0);
+        for (rec, x) in input[first_record..].chunks_exact_mut(INPUT_RECORD).zip(&c.inputs) {
+            rec[0..4].copy_from_slice(&x.a.to_le_bytes());
+            rec[4..8].copy_from_slice(&x.b.to_le_bytes());
+            rec[8..12].copy_from_slice(&x.d.to_le_bytes());
+            rec[12..16].copy_from_slice(&(x.pred as u32).to_le_bytes());
         }
         // load the record
         h(&mut insts, Op::S2rTidX, &[q2]);
