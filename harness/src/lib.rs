@@ -11,6 +11,7 @@ pub mod gen;
 pub mod gpu;
 pub mod inputs;
 pub mod isa;
+pub mod kernel;
 pub mod nvdisasm;
 pub mod oracle;
 pub mod report;

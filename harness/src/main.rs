@@ -38,6 +38,8 @@ enum Cmd {
     /// Internal: execute jobs from stdin on one device (fault isolation).
     #[command(hide = true)]
     Worker(hmul2_harness::gpu::worker::WorkerArgs),
+    /// Patch a seeded batch of runnable encodings into the template kernel (cubin + manifest).
+    BuildKernel(hmul2_harness::kernel::command::BuildKernelArgs),
 }
 
 fn main() -> ExitCode {
@@ -54,6 +56,7 @@ fn main() -> ExitCode {
         Cmd::Run(a) => hmul2_harness::run::run(a),
         Cmd::Merge(a) => hmul2_harness::run::merge(a),
         Cmd::Worker(a) => hmul2_harness::gpu::worker::worker_main(a),
+        Cmd::BuildKernel(a) => hmul2_harness::kernel::command::build_kernel(a),
     };
     match result {
         Ok(code) => code,

@@ -34,6 +34,32 @@ pub struct Field {
 }
 
 impl Field {
+    /// A field from its segments (inclusive `(lo, hi)`, least significant first); the caller
+    /// has checked that they lie inside the word and do not overlap.
+    pub fn from_segments(name: String, segments: Vec<(u8, u8)>, kind: String, values: Vec<String>, scale: u32, doc: String) -> Field {
+        let mut mask = 0u128;
+        let mut width = 0u32;
+        for &(lo, hi) in &segments {
+            for b in lo..=hi {
+                mask |= 1u128 << b;
+            }
+            width += (hi - lo + 1) as u32;
+        }
+        Field {
+            name,
+            kind,
+            values,
+            scale,
+            doc,
+            mask,
+            width,
+            vmax: if width >= 32 { u32::MAX } else { (1u32 << width) - 1 },
+            lo: segments.first().map(|s| s.0 as u32).unwrap_or(0),
+            single: segments.len() == 1,
+            segments,
+        }
+    }
+
     /// The field's value in `word`.
     #[inline(always)]
     pub fn get(&self, word: u128) -> u32 {

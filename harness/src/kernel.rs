@@ -1,0 +1,538 @@
+//! The test kernel: one program that runs a batch of HMUL2 encodings, each byte for byte as
+//! generated, written into the committed template cubin (`kernels/`).
+//!
+//! Design. One block of `T` threads (T = inputs per case: a multiple of 32, at most 256;
+//! 256 recommended), grid 1. Thread `t` runs every case `i` in turn, on input record
+//! `i*T + t` (16 bytes: a, b, d, pred) of the input buffer (1st parameter) and writes the
+//! destination to word `i*T + t` of the output buffer (2nd parameter). For each case:
+//!
+//! 1. `S2R`, `LDC.64 c[0][0x210]`, `ULDC.64 UR4, c[0][0x208]` (memory descriptor),
+//!    `IADD3`/`IMAD.WIDE.U32` to address the record, `LDG.E.128` into a staging quad
+//!    `Rq..Rq+3` (the lowest 4-aligned quad not named by the case's encoding);
+//! 2. `R2P PR, Rq+3, 0x7f` (P0..P6); `R2UR URn, Rq+1` for the UR form; `MOV dst, Rq+2`;
+//!    `MOV b, Rq+1` (register form); `MOV a, Rq` (later moves win when registers coincide:
+//!    see [`effective_inputs`]);
+//! 3. `NOP` waiting on every scoreboard, the case's HMUL2 as generated, `NOP` likewise;
+//! 4. the output address in the staging quad and `STG.E [..], dst`.
+//!
+//! Every helper stalls 15 cycles and waits on all six scoreboards; variable-latency helpers
+//! set scoreboard 0, stores scoreboard 1. So the HMUL2's own control bits (stall, yield,
+//! barriers, wait mask, reuse) cannot change what it reads or what is stored.
+//!
+//! Operand 2: register form from a register like operand 1; immediates from the encoding;
+//! `c[0x3][offset]` (0 <= offset < 0x10000) from the template's 64 KiB constant bank 3,
+//! whose initial bytes are written into the cubin (one word per offset for the whole launch:
+//! cases reading the same offset share a value, the first case's); `URn` from `R2UR` of b
+//! (one value per warp: lane 0's). `cx[URn][offset]` is a bindless constant-bank read whose
+//! 64-bit handle lives in URn:URn+1 (Mesa NAK sets bit 91 "bindless" for this form; NVK's
+//! Hopper handle, `nvk_bindless_cbuf_2`, is `base_addr >> 6` in bits 0..50 and `size >> 4`
+//! in bits 51..63). The kernel builds that handle per warp, pointing into the input buffer:
+//! the record's b slot holds `base / 64` (relative to the buffer), `IMAD.WIDE.U32` adds the
+//! buffer address, `SHF` shifts, `IADD3` adds the size, `R2UR` x2 sets URn, URn+1; the word
+//! at `base + offset` holds the warp's b. Unverified on hardware (no GPU here): run cx cases
+//! in their own batch first. Needs the input buffer 64-byte aligned (cuMemAlloc: 256).
+
+pub mod elf;
+pub mod command;
+pub mod helpers;
+
+use crate::inputs::Inputs;
+use crate::isa::{decode, format_hex, render, Form, Operand2, RZ, URZ};
+use crate::spec::FieldOverflow;
+use helpers::{Op, Sched};
+use serde::Serialize;
+
+pub use elf::{BANK3_BYTES, KERNEL_NAME};
+
+/// The committed template cubin (`kernels/build.sh` rebuilds it).
+pub const TEMPLATE: &[u8] = include_bytes!("../../kernels/hmul2_template.sm_90.cubin");
+/// The template's PTX source.
+pub const TEMPLATE_PTX: &str = include_str!("../../kernels/hmul2_template.ptx");
+/// Bytes of one input record: a, b, d, pred as little-endian u32.
+pub const INPUT_RECORD: usize = 16;
+/// Bytes of one output word.
+pub const OUTPUT_RECORD: usize = 4;
+/// Most threads per case (one block; 255 registers x 256 threads fill the register file).
+pub const MAX_THREADS: usize = 256;
+/// The buffers' layout, as the manifest states it.
+pub const LAYOUT: &str = "grid 1, block threads_per_case; thread t of case i reads input record i*T+t (16 bytes at input_offset + 16 t: a, b, d, pred as little-endian u32; pred bits 0..6 are P0..P6) and writes the destination as a little-endian u32 at output_offset + 4 t. cx cases: the record's b holds the bindless base / 64 and warp w's b is the u32 at first_slot + 64 w. c[0x3] cases: b is the constant-bank word (in the cubin). UR cases: b of lane 0 of each warp.";
+/// Constant bank the `c[bank][offset]` form must name to be runnable.
+pub const DATA_BANK: u8 = 3;
+
+/// One instruction under test and its inputs, one per thread.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Case {
+    pub word: u128,
+    pub inputs: Vec<Inputs>,
+}
+
+/// Why an encoding cannot run in this kernel.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NotRunnable {
+    #[error("not a legal HMUL2 encoding: {0}")]
+    Illegal(String),
+    #[error("c[{bank:#x}][{offset:#x}] is outside the harness's constant data (bank 3, offsets 0..=0x7ffc)")]
+    ConstBank { bank: u8, offset: i32 },
+    #[error("cx[UR{ureg}][{offset:#x}]: the bindless handle would be UR{ureg}:UR{}, an odd or URZ-including pair the harness cannot set (only even URn, n <= 60)", ureg + 1)]
+    BindlessHandlePair { ureg: u8, offset: u32 },
+}
+
+/// Whether `word` can run in the kernel: legal, and operand 2 is data the harness fills.
+pub fn runnable(word: u128) -> Result<(), NotRunnable> {
+    let inst = decode(word).map_err(|e| NotRunnable::Illegal(e.to_string()))?;
+    match inst.b {
+        Operand2::Const { bank, offset } if bank != DATA_BANK || !(0..BANK3_BYTES as i32).contains(&offset) => {
+            Err(NotRunnable::ConstBank { bank, offset })
+        }
+        Operand2::ConstUr { ureg, offset } if ureg % 2 != 0 || ureg > 60 => Err(NotRunnable::BindlessHandlePair { ureg, offset }),
+        _ => Ok(()),
+    }
+}
+
+/// A batch the patcher cannot build, or a cubin it cannot patch.
+#[derive(Debug, thiserror::Error)]
+pub enum PatchError {
+    #[error("not an ELF file")]
+    NotElf,
+    #[error("not a 64-bit little-endian ELF file")]
+    NotElf64Le,
+    #[error("ELF machine {machine}, not EM_CUDA (190)")]
+    NotCuda { machine: u16 },
+    #[error("cubin is for sm_{sm} (e_flags {flags:#x}), not sm_90")]
+    WrongArch { sm: u32, flags: u32 },
+    #[error("cubin has no section {0}")]
+    MissingSection(String),
+    #[error("cubin has no symbol {0}")]
+    MissingSymbol(String),
+    #[error("{section} has no attribute {attr:#x}")]
+    MissingAttribute { section: String, attr: u8 },
+    #[error("malformed cubin: {0}")]
+    Malformed(String),
+    #[error("empty batch")]
+    EmptyBatch,
+    #[error("case {case} has {got} inputs; the batch's first case has {expected} (a multiple of 32, at most 256)")]
+    InputCount { case: usize, got: usize, expected: usize },
+    #[error("case {case} ({word}) is not runnable: {reason}")]
+    NotRunnable { case: usize, word: String, reason: NotRunnable },
+    #[error("encoding a helper: {0}")]
+    Encode(#[from] FieldOverflow),
+    #[error("output buffer holds {got} bytes; the kernel writes {expected}")]
+    OutputSize { got: usize, expected: usize },
+}
+
+/// Where a case's operand 2 comes from.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BSource {
+    /// Register loaded from the record's b (255 = RZ: zero, nothing loaded).
+    Register { reg: u8 },
+    /// The encoding's immediates; the record's b is not read.
+    Immediate,
+    /// Constant bank word, written into the cubin (shared by every thread and case that reads it).
+    ConstBank { bank: u8, offset: u32 },
+    /// Uniform register set by R2UR from the record's b (63 = URZ: zero); one value per warp.
+    Uniform { ureg: u8 },
+    /// Bindless constant bank: URn:URn+1 hold a handle to `first_slot - offset`; warp w reads
+    /// b from input-buffer byte `first_slot + 64 w`. The record's b slot holds base / 64.
+    Bindless { ureg: u8, offset: u32, first_slot: usize },
+}
+
+/// Where one case's inputs and output live.
+#[derive(Clone, Debug, Serialize)]
+pub struct CaseEntry {
+    pub index: usize,
+    /// As `decode` takes it: 0x + 32 hex digits.
+    pub encoding: String,
+    pub text: String,
+    pub form: String,
+    /// Byte offset of the case's first input record (thread t at + 16 t).
+    pub input_offset: usize,
+    /// Registers that receive a, d (255 = RZ: not loaded); P0..P6 receive pred.
+    pub a_reg: u8,
+    pub b: BSource,
+    pub d_reg: u8,
+    /// Staging registers Rq..Rq+3 used to load the record and to address the output.
+    pub staging: u8,
+    /// Byte offset of the HMUL2 in `.text`.
+    pub code_offset: usize,
+    /// Byte offset of the case's first output word (thread t at + 4 t).
+    pub output_offset: usize,
+}
+
+/// The layout of a built batch, for people and for the runner's reports.
+#[derive(Clone, Debug, Serialize)]
+pub struct Manifest {
+    pub kernel: String,
+    /// How to read the buffers, in words.
+    pub layout: String,
+    pub threads_per_case: usize,
+    pub input_record_bytes: usize,
+    pub output_record_bytes: usize,
+    pub regcount: u32,
+    pub instructions: usize,
+    pub cases: Vec<CaseEntry>,
+}
+
+/// A patched cubin and everything needed to launch it and read its results.
+#[derive(Clone, Debug)]
+pub struct Built {
+    pub cubin: Vec<u8>,
+    pub kernel_name: String,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub shared_bytes: u32,
+    /// Input buffer image, the kernel's 1st parameter.
+    pub input: Vec<u8>,
+    /// Output buffer size, the kernel's 2nd parameter.
+    pub output_bytes: usize,
+    pub manifest: Manifest,
+    /// The program written into `.text`.
+    pub program: Vec<u128>,
+    /// The inputs each case really sees ([`effective_inputs`]): `[case][thread]`.
+    pub inputs: Vec<Vec<Inputs>>,
+}
+
+impl Built {
+    /// Destination values after the run, `[case][thread]`, from the output buffer.
+    pub fn results(&self, output: &[u8]) -> Result<Vec<Vec<u32>>, PatchError> {
+        if output.len() != self.output_bytes {
+            return Err(PatchError::OutputSize { got: output.len(), expected: self.output_bytes });
+        }
+        let t = self.manifest.threads_per_case;
+        Ok((0..self.manifest.cases.len())
+            .map(|i| {
+                (0..t)
+                    .map(|k| {
+                        let at = (i * t + k) * OUTPUT_RECORD;
+                        u32::from_le_bytes([output[at], output[at + 1], output[at + 2], output[at + 3]])
+                    })
+                    .collect()
+            })
+            .collect())
+    }
+}
+
+/// What a case's thread really reads, given the kernel's loading order (d, then b, then a,
+/// later moves winning): a == b register: b = a; dst == b: d = b; dst == a: d = a; RZ
+/// reads 0. The UR form reads lane 0's b in each warp (URZ: 0); `c[3][off]` reads the word
+/// `bank3` holds. Immediate forms keep b as given (not read). Used by [`build`] and by the
+/// reference side to compute expected values.
+pub fn effective_inputs(word: u128, inputs: &[Inputs], bank3: &[u8]) -> Result<Vec<Inputs>, NotRunnable> {
+    runnable(word)?;
+    let inst = decode(word).map_err(|e| NotRunnable::Illegal(e.to_string()))?;
+    let rb = match inst.b {
+        Operand2::Reg(r) => Some(r),
+        _ => None,
+    };
+    // a register's value after the loads: the last move into it wins
+    let val = |r: u8, x: &Inputs| {
+        if r == RZ {
+            0
+        } else if r == inst.a {
+            x.a
+        } else if Some(r) == rb {
+            x.b
+        } else {
+            x.d
+        }
+    };
+    let mut out = inputs.to_vec();
+    for (k, x) in out.iter_mut().enumerate() {
+        let given = *x;
+        x.a = val(inst.a, &given);
+        x.d = val(inst.dst, &given);
+        x.b = match inst.b {
+            Operand2::Reg(r) => val(r, &given),
+            Operand2::Imm { .. } => x.b,
+            Operand2::Ur(u) if u == URZ => 0,
+            Operand2::Ur(_) | Operand2::ConstUr { .. } => inputs[k - k % 32].b,
+            Operand2::Const { offset, .. } => {
+                let o = offset as usize;
+                u32::from_le_bytes([bank3[o], bank3[o + 1], bank3[o + 2], bank3[o + 3]])
+            }
+        };
+        x.pred &= 0x7f;
+    }
+    Ok(out)
+}
+
+/// One instruction of the program, before encoding.
+#[derive(Clone, Debug)]
+pub enum Planned {
+    /// An op and its field values (in the JSON's field order; unused ones 0).
+    Helper(Op, [u32; 4]),
+    /// The case with this index.
+    Iut(usize),
+}
+
+/// The program for `cases` (checked), its bank 3 image and the register count it needs.
+pub struct Plan {
+    pub insts: Vec<Planned>,
+    pub bank3: Vec<u8>,
+    pub regcount: u32,
+    pub entries: Vec<CaseEntry>,
+    pub threads: usize,
+    /// The input buffer image.
+    pub input: Vec<u8>,
+}
+
+/// Plan the program for a batch.
+pub fn plan(cases: &[Case]) -> Result<Plan, PatchError> {
+    let first = cases.first().ok_or(PatchError::EmptyBatch)?;
+    let t = first.inputs.len();
+    if t == 0 || t % 32 != 0 || t > MAX_THREADS {
+        return Err(PatchError::InputCount { case: 0, got: t, expected: t });
+    }
+    let mut insts = Vec::with_capacity(cases.len() * 24 + 8);
+    let mut bank3 = vec![0u8; BANK3_BYTES];
+    let mut bank3_set = vec![false; BANK3_BYTES / 4];
+    let mut maxreg = 0u32;
+    let mut entries = Vec::with_capacity(cases.len());
+    let h = |insts: &mut Vec<Planned>, op: Op, args: &[u32]| {
+        let mut a = [0u32; 4];
+        a[..args.len()].copy_from_slice(args);
+        insts.push(Planned::Helper(op, a))
+    };
+    // records, then (64-byte aligned, past 64 KiB so that base = slot - offset >= 0) the
+    // bindless slots: one 64-byte line per warp of each cx case
+    let records = cases.len() * t * INPUT_RECORD;
+    let slots_at = records.div_ceil(64) * 64 + BANK3_BYTES;
+    let mut input = Vec::with_capacity(records);
+    let mut slots: Vec<u8> = Vec::new();
+    for (i, c) in cases.iter().enumerate() {
+        if c.inputs.len() != t {
+            return Err(PatchError::InputCount { case: i, got: c.inputs.len(), expected: t });
+        }
+        let not = |reason| PatchError::NotRunnable { case: i, word: format_hex(c.word), reason };
+        runnable(c.word).map_err(not)?;
+        let inst = decode(c.word).map_err(|e| not(NotRunnable::Illegal(e.to_string())))?;
+        let mut named = vec![inst.a, inst.dst];
+        if let Operand2::Reg(r) = inst.b {
+            named.push(r);
+        }
+        for &r in &named {
+            if r != RZ {
+                maxreg = maxreg.max(r as u32);
+            }
+        }
+        // lowest 4-aligned quad (not the one holding RZ) free of the case's registers
+        let q = (0u8..63).map(|k| k * 4).find(|&q| named.iter().all(|&r| r < q || r > q + 3)).unwrap_or(0);
+        maxreg = maxreg.max(q as u32 + 3);
+        let (q0, q1, q2, q3) = (q as u32, q as u32 + 1, q as u32 + 2, q as u32 + 3);
+        let base = (i * t) as u32;
+        let first_record = input.len();
+        input.resize(first_record + t * INPUT_RECORD, 0);
+        for (rec, x) in input[first_record..].chunks_exact_mut(INPUT_RECORD).zip(&c.inputs) {
+            rec[0..4].copy_from_slice(&x.a.to_le_bytes());
+            rec[4..8].copy_from_slice(&x.b.to_le_bytes());
+            rec[8..12].copy_from_slice(&x.d.to_le_bytes());
+            rec[12..16].copy_from_slice(&(x.pred as u32).to_le_bytes());
+        }
+        // load the record
+        h(&mut insts, Op::S2rTidX, &[q2]);
+        h(&mut insts, Op::Ldc64, &[q0, 0x210, 0]);
+        h(&mut insts, Op::Uldc64, &[4, 0x208, 0]);
+        if base != 0 {
+            h(&mut insts, Op::Iadd3Imm, &[q2, q2, base]);
+        }
+        h(&mut insts, Op::ImadWideU32Imm, &[q0, q2, INPUT_RECORD as u32, q0]);
+        h(&mut insts, Op::LdgE128, &[q0, q0, 4]);
+        h(&mut insts, Op::R2p, &[q3, 0x7f]);
+        let b = match inst.b {
+            Operand2::Reg(r) => BSource::Register { reg: r },
+            Operand2::Imm { .. } => BSource::Immediate,
+            Operand2::Ur(u) => {
+                if u != URZ {
+                    h(&mut insts, Op::R2ur, &[u as u32, q1]);
+                }
+                BSource::Uniform { ureg: u }
+            }
+            Operand2::Const { bank, offset } => {
+                let o = offset as usize;
+                if !bank3_set[o / 4] {
+                    bank3_set[o / 4] = true;
+                    bank3[o..o + 4].copy_from_slice(&c.inputs[0].b.to_le_bytes());
+                }
+                BSource::ConstBank { bank, offset: offset as u32 }
+            }
+            Operand2::ConstUr { ureg, offset } => {
+                let o = offset as usize;
+                let first_slot = slots_at + slots.len() + o % 64;
+                for w in 0..t / 32 {
+                    let slot = slots_at + slots.len() + o % 64;
+                    let handle_base = ((slot - o) / 64) as u32;
+                    slots.resize(slots.len() + 64, 0);
+                    let at = slot - slots_at;
+                    slots[at..at + 4].copy_from_slice(&c.inputs[w * 32].b.to_le_bytes());
+                    for k in 0..32 {
+                        let rec = first_record + (w * 32 + k) * INPUT_RECORD + 4;
+                        input[rec..rec + 4].copy_from_slice(&handle_base.to_le_bytes());
+                    }
+                }
+                BSource::Bindless { ureg, offset, first_slot }
+            }
+        };
+        if inst.dst != RZ {
+            h(&mut insts, Op::Mov, &[inst.dst as u32, q2]);
+        }
+        if let Operand2::ConstUr { ureg, offset } = inst.b {
+            // handle = ((in + 64 * record.b) >> 6) | (ceil((offset + 4) / 16) << 51)
+            let size16 = (offset + 4).div_ceil(16);
+            h(&mut insts, Op::Ldc64, &[q2, 0x210, 0]);
+            h(&mut insts, Op::ImadWideU32Imm, &[q2, q1, 64, q2]);
+            h(&mut insts, Op::ShfRU64Imm, &[q1, q2, 6, q3]);
+            h(&mut insts, Op::ShfRU32HiImm, &[q3, RZ as u32, 6, q3]);
+            h(&mut insts, Op::Iadd3Imm, &[q3, q3, size16 << 19]);
+            h(&mut insts, Op::R2ur, &[ureg as u32, q1]);
+            h(&mut insts, Op::R2ur, &[ureg as u32 + 1, q3]);
+        }
+        if let Operand2::Reg(r) = inst.b {
+            if r != RZ {
+                h(&mut insts, Op::Mov, &[r as u32, q1]);
+            }
+        }
+        if inst.a != RZ {
+            h(&mut insts, Op::Mov, &[inst.a as u32, q0]);
+        }
+        h(&mut insts, Op::Nop, &[]);
+        let code_offset = insts.len() * 16;
+        insts.push(Planned::Iut(i));
+        h(&mut insts, Op::Nop, &[]);
+        // store the destination
+        h(&mut insts, Op::S2rTidX, &[q2]);
+        h(&mut insts, Op::Ldc64, &[q0, 0x218, 0]);
+        h(&mut insts, Op::Uldc64, &[4, 0x208, 0]);
+        if base != 0 {
+            h(&mut insts, Op::Iadd3Imm, &[q2, q2, base]);
+        }
+        h(&mut insts, Op::ImadWideU32Imm, &[q0, q2, OUTPUT_RECORD as u32, q0]);
+        h(&mut insts, Op::StgE, &[q0, inst.dst as u32, 4]);
+        entries.push(CaseEntry {
+            index: i,
+            encoding: format_hex(c.word),
+            text: render(&inst),
+            form: inst.form().cli_name().to_string(),
+            input_offset: i * t * INPUT_RECORD,
+            a_reg: inst.a,
+            b,
+            d_reg: inst.dst,
+            staging: q,
+            code_offset,
+            output_offset: i * t * OUTPUT_RECORD,
+        });
+    }
+    h(&mut insts, Op::Exit, &[]);
+    h(&mut insts, Op::BraSelf, &[]);
+    // pad to the 128-byte .text alignment
+    while insts.len() % 8 != 0 {
+        h(&mut insts, Op::Nop, &[]);
+    }
+    if !slots.is_empty() {
+        input.resize(slots_at, 0);
+        input.extend_from_slice(&slots);
+    }
+    Ok(Plan { insts, bank3, regcount: maxreg + 1, entries, threads: t, input })
+}
+
+/// Words of a planned program.
+pub fn encode_plan(plan: &Plan, cases: &[Case]) -> Result<Vec<u128>, PatchError> {
+    plan.insts
+        .iter()
+        .map(|p| match p {
+            Planned::Iut(i) => Ok(cases[*i].word),
+            Planned::Helper(op, a) => Ok(helpers::encode(*op, a, Sched::safe(*op))?),
+        })
+        .collect()
+}
+
+/// The text nvdisasm should print for each instruction of a plan.
+pub fn render_plan(plan: &Plan, cases: &[Case]) -> Vec<String> {
+    plan.insts
+        .iter()
+        .map(|p| match p {
+            Planned::Iut(i) => match decode(cases[*i].word) {
+                Ok(inst) => render(&inst),
+                Err(e) => format!("illegal: {e}"),
+            },
+            Planned::Helper(op, a) => helpers::render(*op, a),
+        })
+        .collect()
+}
+
+/// Write `program` into `template` with `regcount` registers and constant bank 3 `bank3`
+/// (64 KiB). Checks the template first: ELF64 little-endian, EM_CUDA, sm_90, the kernel
+/// symbol, its sections and attributes. The program must end in its only EXIT.
+pub fn patch_cubin(template: &[u8], program: &[u128], regcount: u32, bank3: &[u8]) -> Result<Vec<u8>, PatchError> {
+    let t = elf::inspect(template)?;
+    let exit = helpers::op_spec(Op::Exit).fixed;
+    let ctrl = {
+        let l = crate::spec::layout();
+        l.stall.mask | l.yield_.mask | l.wr_bar.mask | l.rd_bar.mask | l.wait.mask | l.reuse.mask
+    };
+    let exits: Vec<usize> = program.iter().enumerate().filter(|(_, w)| **w & !ctrl == exit).map(|(i, _)| i).collect();
+    if exits.len() != 1 {
+        return Err(PatchError::Malformed(format!("the program has {} EXITs; the template's attributes describe one", exits.len())));
+    }
+    if program.len() % 8 != 0 {
+        return Err(PatchError::Malformed("program length is not a multiple of 8 instructions (128 bytes)".into()));
+    }
+    let mut code = Vec::with_capacity(program.len() * 16);
+    for w in program {
+        code.extend_from_slice(&w.to_le_bytes());
+    }
+    elf::write(template, &t, &code, (exits[0] * 16) as u32, regcount, bank3)
+}
+
+/// Build the kernel for a batch: plan, encode, patch the committed template.
+pub fn build(cases: &[Case]) -> Result<Built, PatchError> {
+    let plan = plan(cases)?;
+    let program = encode_plan(&plan, cases)?;
+    let cubin = patch_cubin(TEMPLATE, &program, plan.regcount, &plan.bank3)?;
+    let t = plan.threads;
+    let mut effective = Vec::with_capacity(cases.len());
+    for (i, c) in cases.iter().enumerate() {
+        let e = effective_inputs(c.word, &c.inputs, &plan.bank3)
+            .map_err(|reason| PatchError::NotRunnable { case: i, word: format_hex(c.word), reason })?;
+        effective.push(e);
+    }
+    let manifest = Manifest {
+        kernel: KERNEL_NAME.to_string(),
+        layout: LAYOUT.to_string(),
+        threads_per_case: t,
+        input_record_bytes: INPUT_RECORD,
+        output_record_bytes: OUTPUT_RECORD,
+        regcount: plan.regcount,
+        instructions: program.len(),
+        cases: plan.entries,
+    };
+    Ok(Built {
+        cubin,
+        kernel_name: KERNEL_NAME.to_string(),
+        grid: [1, 1, 1],
+        block: [t as u32, 1, 1],
+        shared_bytes: 0,
+        input: plan.input,
+        output_bytes: cases.len() * t * OUTPUT_RECORD,
+        manifest,
+        program,
+        inputs: effective,
+    })
+}
+
+/// A simple seeded input plan for `word`: random a, b, d, pred per thread, with b equal
+/// across each warp (UR form) or the whole case (constant forms), as the kernel reads them.
+pub fn random_inputs(word: u128, threads: usize, rng: &mut crate::rng::Rng) -> Vec<Inputs> {
+    let form = decode(word).map(|i| i.form()).unwrap_or(Form::Rrr);
+    let mut v: Vec<Inputs> = (0..threads)
+        .map(|_| Inputs { a: rng.next_u32(), b: rng.next_u32(), d: rng.next_u32(), pred: (rng.next_u32() & 0x7f) as u8 })
+        .collect();
+    for k in 0..threads {
+        let lead = match form {
+            Form::Ur => k - k % 32,
+            Form::Const | Form::ConstUr => 0,
+            _ => k,
+        };
+        v[k].b = v[lead].b;
+    }
+    v
+}

@@ -1,0 +1,247 @@
+//! The instructions placed around each HMUL2 under test, encoded from `spec/helpers-sm90.json`.
+//!
+//! Control bits use the HMUL2 spec's fields (one SM90 control layout for every instruction),
+//! so each bit position is named once in the project's data.
+
+use crate::isa::parse_hex;
+use crate::spec::{layout, Field, FieldOverflow};
+use serde::Deserialize;
+use std::sync::OnceLock;
+
+/// The helper spec, compiled in.
+pub const HELPERS_JSON: &str = include_str!("../../spec/helpers-sm90.json");
+
+/// The helper instructions, in the order of [`Op::ALL`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Op {
+    Nop,
+    S2rTidX,
+    Ldc64,
+    Uldc64,
+    Iadd3Imm,
+    ImadWideU32Imm,
+    LdgE128,
+    StgE,
+    Mov,
+    R2p,
+    R2ur,
+    ShfRU64Imm,
+    ShfRU32HiImm,
+    Exit,
+    BraSelf,
+}
+
+impl Op {
+    pub const ALL: [Op; 15] = [
+        Op::Nop, Op::S2rTidX, Op::Ldc64, Op::Uldc64, Op::Iadd3Imm, Op::ImadWideU32Imm, Op::LdgE128,
+        Op::StgE, Op::Mov, Op::R2p, Op::R2ur, Op::ShfRU64Imm, Op::ShfRU32HiImm, Op::Exit, Op::BraSelf,
+    ];
+    /// The op's name in the JSON file.
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Nop => "NOP",
+            Op::S2rTidX => "S2R_TID_X",
+            Op::Ldc64 => "LDC_64",
+            Op::Uldc64 => "ULDC_64",
+            Op::Iadd3Imm => "IADD3_IMM",
+            Op::ImadWideU32Imm => "IMAD_WIDE_U32_IMM",
+            Op::LdgE128 => "LDG_E_128",
+            Op::StgE => "STG_E",
+            Op::Mov => "MOV",
+            Op::R2p => "R2P",
+            Op::R2ur => "R2UR",
+            Op::ShfRU64Imm => "SHF_R_U64_IMM",
+            Op::ShfRU32HiImm => "SHF_R_U32_HI_IMM",
+            Op::Exit => "EXIT",
+            Op::BraSelf => "BRA_SELF",
+        }
+    }
+    /// Whether the op completes after a variable delay (it must set a scoreboard).
+    pub fn variable_latency(self) -> bool {
+        matches!(self, Op::S2rTidX | Op::Ldc64 | Op::LdgE128 | Op::R2ur)
+    }
+}
+
+/// One helper op: its fixed bits, its fields (in the JSON's order) and its text.
+#[derive(Debug, Clone)]
+pub struct OpSpec {
+    pub name: String,
+    pub fixed: u128,
+    pub fields: Vec<Field>,
+    pub text: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawHelpers {
+    #[allow(dead_code)]
+    arch: String,
+    #[allow(dead_code)]
+    doc: String,
+    ops: Vec<RawOp>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawOp {
+    name: String,
+    fixed: String,
+    text: String,
+    fields: Vec<RawField>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawField {
+    name: String,
+    bits: Vec<[u8; 2]>,
+    kind: String,
+    #[serde(default)]
+    scale: Option<u32>,
+}
+
+/// Why the helper spec text is inconsistent.
+#[derive(Debug, thiserror::Error)]
+pub enum HelperSpecError {
+    #[error("helpers JSON: {0}")]
+    Json(#[from] serde_json::Error),
+    #[error("helpers spec: {0}")]
+    Invalid(String),
+}
+
+/// Parse and check a helper spec: every op known, fields disjoint from each other, from the
+/// fixed bits and from the control bits.
+pub fn compile(text: &str) -> Result<Vec<OpSpec>, HelperSpecError> {
+    let raw: RawHelpers = serde_json::from_str(text)?;
+    let l = layout();
+    let control = l.stall.mask | l.yield_.mask | l.wr_bar.mask | l.rd_bar.mask | l.wait.mask | l.reuse.mask;
+    let mut out = Vec::new();
+    for op in Op::ALL {
+        let Some(r) = raw.ops.iter().find(|o| o.name == op.name()) else {
+            return Err(HelperSpecError::Invalid(format!("op {} missing", op.name())));
+        };
+        let fixed = parse_hex(&r.fixed).map_err(|e| HelperSpecError::Invalid(format!("{}: {e}", r.name)))?;
+        if fixed & control != 0 {
+            return Err(HelperSpecError::Invalid(format!("{}: fixed word sets control bits", r.name)));
+        }
+        let mut covered = control;
+        let mut fields = Vec::new();
+        for f in &r.fields {
+            let mut mask = 0u128;
+            let mut width = 0;
+            let mut segments = Vec::new();
+            for [lo, hi] in &f.bits {
+                if lo > hi || *hi > 127 {
+                    return Err(HelperSpecError::Invalid(format!("{}.{}: bad segment", r.name, f.name)));
+                }
+                for b in *lo..=*hi {
+                    mask |= 1u128 << b;
+                }
+                width += (hi - lo + 1) as u32;
+                segments.push((*lo, *hi));
+            }
+            if mask & covered != 0 || mask & fixed != 0 || width > 32 {
+                return Err(HelperSpecError::Invalid(format!("{}.{}: overlaps another field or the fixed bits", r.name, f.name)));
+            }
+            covered |= mask;
+            fields.push(Field::from_segments(f.name.clone(), segments, f.kind.clone(), vec![], f.scale.unwrap_or(1), String::new()));
+        }
+        out.push(OpSpec { name: r.name.clone(), fixed, fields, text: r.text.clone() });
+    }
+    Ok(out)
+}
+
+/// The built-in helper spec.
+pub fn ops() -> &'static [OpSpec] {
+    static OPS: OnceLock<Vec<OpSpec>> = OnceLock::new();
+    OPS.get_or_init(|| match compile(HELPERS_JSON) {
+        Ok(o) => o,
+        // compiled into the binary and checked by tests: failing here is a build defect
+        Err(e) => panic!("built-in spec/helpers-sm90.json is inconsistent: {e}"),
+    })
+}
+
+/// The spec of one op.
+pub fn op_spec(op: Op) -> &'static OpSpec {
+    &ops()[op as usize]
+}
+
+/// Scheduling of a helper: conservative, so that no hazard can reach the instruction under test.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sched {
+    pub stall: u8,
+    pub yield_: bool,
+    pub wr_bar: u8,
+    pub rd_bar: u8,
+    pub wait: u8,
+}
+
+impl Sched {
+    /// Full stall, wait on every scoreboard; variable-latency ops set scoreboard 0 on write,
+    /// stores set scoreboard 1 on read, so that the next instruction waits for them.
+    pub fn safe(op: Op) -> Sched {
+        Sched {
+            stall: 15,
+            // nvdisasm rejects the yield bit with a stall of 12..15
+            yield_: false,
+            wr_bar: if op.variable_latency() { 0 } else { 7 },
+            rd_bar: if op == Op::StgE { 1 } else { 7 },
+            wait: 0x3f,
+        }
+    }
+}
+
+/// Encode `op` with field values in the JSON's field order (byte offsets unscaled: `scale` divides).
+pub fn encode(op: Op, args: &[u32], s: Sched) -> Result<u128, FieldOverflow> {
+    let spec = op_spec(op);
+    let mut w = spec.fixed;
+    for (f, &v) in spec.fields.iter().zip(args) {
+        w = f.set(w, v / f.scale)?;
+    }
+    let l = layout();
+    w = l.stall.set(w, s.stall as u32)?;
+    w = l.yield_.set(w, s.yield_ as u32)?;
+    w = l.wr_bar.set(w, s.wr_bar as u32)?;
+    w = l.rd_bar.set(w, s.rd_bar as u32)?;
+    w = l.wait.set(w, s.wait as u32)?;
+    w = l.reuse.set(w, 0)?;
+    Ok(w)
+}
+
+/// The text nvdisasm prints for `op` with these field values (no guard, no `;`).
+pub fn render(op: Op, args: &[u32]) -> String {
+    let spec = op_spec(op);
+    let mut t = spec.text.clone();
+    for (f, &v) in spec.fields.iter().zip(args) {
+        let s = match f.kind.as_str() {
+            "reg" if v == 255 => "RZ".to_string(),
+            "reg" => format!("R{v}"),
+            "ureg" if v == 63 => "URZ".to_string(),
+            "ureg" => format!("UR{v}"),
+            "shex" if (v as i32) < 0 => format!("-{:#x}", (v as i32).unsigned_abs()),
+            "soffset" if (v / f.scale) >> (f.width - 1) & 1 == 1 => {
+                format!("-{:#x}", ((1i64 << f.width) - (v / f.scale) as i64) * f.scale as i64)
+            }
+            _ => format!("{v:#x}"),
+        };
+        t = t.replace(&format!("{{{}}}", f.name), &s);
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_helpers_compile_and_reproduce_ptxas_words() {
+        // words ptxas 13.0.88 emitted for the template (control bits included)
+        let nop = encode(Op::Nop, &[], Sched { stall: 0, yield_: false, wr_bar: 7, rd_bar: 7, wait: 0 }).unwrap();
+        assert_eq!(nop, 0x000fc00000000000u128 << 64 | 0x0000000000007918);
+        let ldc = encode(Op::Ldc64, &[2, 0x210, 0], Sched { stall: 1, yield_: true, wr_bar: 0, rd_bar: 7, wait: 0 }).unwrap();
+        assert_eq!(ldc, 0x000e220000000a00u128 << 64 | 0x00008400ff027b82);
+        let stg = encode(Op::StgE, &[4, 7, 4], Sched { stall: 1, yield_: true, wr_bar: 7, rd_bar: 7, wait: 0 }).unwrap();
+        assert_eq!(stg, 0x000fe2000c101904u128 << 64 | 0x0000000704007986);
+        assert_eq!(render(Op::Ldc64, &[2, 0x210, 0]), "LDC.64 R2, c[0x0][0x210]");
+    }
+}

@@ -1,0 +1,118 @@
+//! The committed template cubin is what the pinned ptxas makes of the committed PTX, and the
+//! patcher refuses cubins that are not that template with typed errors (never a panic).
+
+use hmul2_harness::kernel::{patch_cubin, PatchError, BANK3_BYTES, TEMPLATE};
+use hmul2_harness::nvdisasm::find_tool;
+use hmul2_harness::rng::Rng;
+
+fn program() -> Vec<u128> {
+    // NOP..., EXIT, BRA, NOPs: a valid 8-instruction program
+    use hmul2_harness::kernel::helpers::{encode, Op, Sched};
+    let mut p = vec![encode(Op::Nop, &[], Sched::safe(Op::Nop)).unwrap(); 8];
+    p[1] = encode(Op::Exit, &[], Sched::safe(Op::Exit)).unwrap();
+    p[2] = encode(Op::BraSelf, &[], Sched::safe(Op::BraSelf)).unwrap();
+    p
+}
+
+#[test]
+fn template_rebuilds_bit_for_bit_with_the_pinned_ptxas() {
+    let ptxas = find_tool("ptxas").expect("ptxas is required (bash ci/install-tools.sh)");
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../kernels");
+    let out = std::env::temp_dir().join(format!("hmul2-template-{}.cubin", std::process::id()));
+    let st = std::process::Command::new(&ptxas)
+        .args(["-arch=sm_90", "-O3"])
+        .arg(dir.join("hmul2_template.ptx"))
+        .arg("-o")
+        .arg(&out)
+        .status()
+        .expect("run ptxas");
+    assert!(st.success(), "ptxas failed");
+    let rebuilt = std::fs::read(&out).expect("read rebuilt cubin");
+    let _ = std::fs::remove_file(&out);
+    assert!(rebuilt == TEMPLATE, "kernels/hmul2_template.sm_90.cubin differs from a rebuild: run kernels/build.sh");
+    let committed = std::fs::read(dir.join("hmul2_template.sm_90.cubin")).unwrap();
+    assert!(committed == TEMPLATE);
+}
+
+#[test]
+fn the_template_patches() {
+    let b3 = vec![0u8; BANK3_BYTES];
+    let out = patch_cubin(TEMPLATE, &program(), 8, &b3).expect("patch");
+    // an 8-instruction program is smaller than the template's text: nothing moves
+    assert_eq!(out.len(), TEMPLATE.len());
+    let f = object::File::parse(&*out).unwrap();
+    use object::{Object, ObjectSection};
+    let text = f.section_by_name(".text.hmul2_kernel").unwrap();
+    assert_eq!(text.size(), 128);
+    let words: Vec<u128> = text.data().unwrap().chunks(16).map(|c| u128::from_le_bytes(c.try_into().unwrap())).collect();
+    assert_eq!(words, program());
+    // a long program moves every later section by a multiple of 128 bytes
+    let mut long = program();
+    let nop = long[0];
+    long.splice(0..0, std::iter::repeat(nop).take(8 * 100));
+    let out = patch_cubin(TEMPLATE, &long, 8, &b3).expect("patch");
+    let f = object::File::parse(&*out).unwrap();
+    let t = object::File::parse(TEMPLATE).unwrap();
+    for s in t.sections() {
+        let n = s.name().unwrap();
+        let m = f.section_by_name(n).unwrap();
+        // the sections the patcher writes; every other one keeps its bytes
+        let written = [".text.hmul2_kernel", ".symtab", ".nv.info", ".nv.info.hmul2_kernel", ".debug_frame", ".nv.constant3"];
+        if !written.contains(&n) {
+            assert_eq!(m.data().unwrap(), s.data().unwrap(), "{n} keeps its bytes");
+        }
+        assert_eq!(m.size(), if n == ".text.hmul2_kernel" { long.len() as u64 * 16 } else { s.size() }, "{n}");
+    }
+    use object::ObjectSymbol;
+    let k = f.symbols().find(|s| s.name() == Ok("hmul2_kernel")).unwrap();
+    assert_eq!(k.size(), long.len() as u64 * 16);
+    // the FDE's address range in .debug_frame follows the code
+    let df = f.section_by_name(".debug_frame").unwrap().data().unwrap().to_vec();
+    assert!(df.windows(8).any(|w| w == (long.len() as u64 * 16).to_le_bytes()));
+}
+
+#[test]
+fn corrupt_and_foreign_cubins_are_typed_errors() {
+    let b3 = vec![0u8; BANK3_BYTES];
+    let p = program();
+    assert!(matches!(patch_cubin(b"", &p, 8, &b3), Err(PatchError::NotElf)));
+    assert!(matches!(patch_cubin(b"garbage garbage garbage garbage garbage garbage garbage garbage!", &p, 8, &b3), Err(PatchError::NotElf)));
+    let mut c32 = TEMPLATE.to_vec();
+    c32[4] = 1;
+    assert!(matches!(patch_cubin(&c32, &p, 8, &b3), Err(PatchError::NotElf64Le)));
+    let mut x86 = TEMPLATE.to_vec();
+    x86[18] = 62;
+    assert!(matches!(patch_cubin(&x86, &p, 8, &b3), Err(PatchError::NotCuda { machine: 62 })));
+    let mut sm80 = TEMPLATE.to_vec();
+    sm80[49] = 80;
+    assert!(matches!(patch_cubin(&sm80, &p, 8, &b3), Err(PatchError::WrongArch { sm: 80, .. })));
+    // another kernel's name
+    let mut other = TEMPLATE.to_vec();
+    let name = b"hmul2_kernel";
+    let mut at = 0;
+    while let Some(k) = other[at..].windows(name.len()).position(|w| w == name) {
+        other[at + k] = b'x';
+        at += k + 1;
+    }
+    let e = patch_cubin(&other, &p, 8, &b3).unwrap_err();
+    assert!(matches!(e, PatchError::MissingSymbol(_) | PatchError::MissingSection(_)), "{e}");
+    // every truncation
+    for len in (0..TEMPLATE.len()).step_by(97) {
+        assert!(patch_cubin(&TEMPLATE[..len], &p, 8, &b3).is_err(), "truncated to {len} bytes");
+    }
+    // random byte corruption: a typed result, never a panic
+    let seed = 0xc0ffee;
+    eprintln!("seed: {seed}");
+    let mut r = Rng::new(seed);
+    for _ in 0..3000 {
+        let mut d = TEMPLATE.to_vec();
+        for _ in 0..1 + r.below(4) {
+            let at = if r.chance(0.7) { r.below(0x640) as usize } else { r.below(d.len() as u32) as usize };
+            d[at] = r.next_u32() as u8;
+        }
+        let _ = patch_cubin(&d, &p, 8, &b3);
+    }
+    // the program must end in one EXIT
+    let no_exit = vec![p[0]; 8];
+    assert!(matches!(patch_cubin(TEMPLATE, &no_exit, 8, &b3), Err(PatchError::Malformed(_))));
+}
