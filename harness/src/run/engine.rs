@@ -51,8 +51,9 @@ pub fn classify(word: u128) -> (String, String) {
     }
 }
 
-/// Outcome of one attempt to run some cases: Ok(results) | Err(failure blamed on them).
-type Attempt = Result<Vec<Vec<u32>>, String>;
+/// Outcome of one attempt to run some cases: Ok(per case, per input: the inputs the kernel
+/// actually used and the destination it produced) | Err(failure blamed on them).
+type Attempt = Result<Vec<Vec<(Inputs, u32)>>, String>;
 
 /// Build and run `cases` once. `Err` only for failures that bisecting cannot help.
 pub fn attempt(backend: &dyn Backend, exec: &mut dyn Executor, cases: &[Case]) -> Result<Attempt, ExecError> {
@@ -62,7 +63,12 @@ pub fn attempt(backend: &dyn Backend, exec: &mut dyn Executor, cases: &[Case]) -
     };
     match exec.execute(&prepared.job) {
         Ok(out) => Ok(match backend.results(&prepared, &out) {
-            Ok(r) if r.len() == cases.len() && r.iter().zip(cases).all(|(v, c)| v.len() == c.inputs.len()) => Ok(r),
+            Ok(r) if r.len() == cases.len() && r.iter().zip(cases).all(|(v, c)| v.len() == c.inputs.len()) => {
+                // the patcher may normalise inputs (shared constants, coinciding registers):
+                // judge each result by what the kernel really read
+                let used = backend.effective_inputs(&prepared, cases);
+                Ok(used.into_iter().zip(r).map(|(ins, res)| ins.into_iter().zip(res).collect()).collect())
+            }
             Ok(r) => Err(format!("output holds {} cases, want {}", r.len(), cases.len())),
             Err(e) => Err(format!("output unreadable: {e}")),
         }),
@@ -78,7 +84,7 @@ fn bisect(
     backend: &dyn Backend,
     exec: &mut dyn Executor,
     cases: &[Case],
-    out: &mut Vec<Result<Vec<u32>, String>>,
+    out: &mut Vec<Result<Vec<(Inputs, u32)>, String>>,
     group_faults: &mut Vec<(usize, usize, String)>,
     base: usize,
 ) -> Result<usize, ExecError> {
@@ -186,7 +192,7 @@ pub fn run_batch(
             continue;
         };
         let mut first_bad: Option<(Inputs, u32, u32)> = None;
-        for (inp, &g) in case.inputs.iter().zip(&got) {
+        for (inp, g) in got.iter().map(|(i, g)| (i, *g)) {
             match backend.expect(inst, inp) {
                 Ok(e) => {
                     t.compared += 1;
@@ -208,7 +214,7 @@ pub fn run_batch(
                 let mut still = |c: &Hmul2| -> bool {
                     let Ok(w) = encode(c) else { return false };
                     let Ok(want) = backend.expect(c, &inp) else { return false };
-                    matches!(attempt(backend, exec, &[Case { word: w, inputs: vec![inp] }]), Ok(Ok(r)) if r[0][0] != want)
+                    matches!(attempt(backend, exec, &[Case { word: w, inputs: vec![inp] }]), Ok(Ok(r)) if r[0][0].0 == inp && r[0][0].1 != want)
                 };
                 let m = minimize(inst, o.minimize_budget, &mut still);
                 (m != *inst).then_some(m)

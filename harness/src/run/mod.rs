@@ -705,7 +705,7 @@ fn exhaustive_group(backend: &dyn Backend, exec: &mut dyn Executor, word: u128, 
             }
         };
         let mut listed = 0;
-        for (inp, g) in inputs.iter().zip(got) {
+        for (inp, g) in got.iter().map(|(i, g)| (i, *g)) {
             match backend.expect(&inst, inp) {
                 Ok(e) => {
                     totals.compared += 1;

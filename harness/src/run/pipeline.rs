@@ -34,6 +34,11 @@ pub trait Backend: Sync {
     fn build(&self, cases: &[Case]) -> Result<Prepared, String>;
     /// `Built::results(output)`: `[case][input]` = the destination register after.
     fn results(&self, prepared: &Prepared, output: &[u8]) -> Result<Vec<Vec<u32>>, String>;
+    /// The inputs each case's kernel really reads (`kernel::Built::inputs`), which the patcher
+    /// may have normalised; by default the cases' own.
+    fn effective_inputs(&self, _prepared: &Prepared, cases: &[Case]) -> Vec<Vec<Inputs>> {
+        cases.iter().map(|c| c.inputs.clone()).collect()
+    }
     /// `reference::eval(inst, inputs)`; `Err` = the result is undefined (the text says why).
     fn expect(&self, inst: &Hmul2, inputs: &Inputs) -> Result<u32, String>;
     /// `reference::input_set(inst, seed, n)`.
