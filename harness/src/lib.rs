@@ -11,5 +11,6 @@ pub mod inputs;
 pub mod isa;
 pub mod nvdisasm;
 pub mod oracle;
+pub mod reference;
 pub mod rng;
 pub mod spec;
