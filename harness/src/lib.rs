@@ -14,3 +14,5 @@ pub mod oracle;
 pub mod reference;
 pub mod rng;
 pub mod spec;
+pub mod vectors;
+pub mod verify;

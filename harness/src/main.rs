@@ -25,6 +25,13 @@ enum Cmd {
     Oracle(commands::OracleArgs),
     /// Print the seed-page errata recorded in the spec (as Markdown).
     Errata(commands::ErrataArgs),
+    /// Replay test vectors (JSON Lines) through the software reference.
+    Verify(hmul2_harness::verify::VerifyArgs),
+    /// Fill test vectors' `expect` from the software reference.
+    Eval(hmul2_harness::verify::EvalArgs),
+    /// Regenerate docs/semantics.md's table from harness/spec/semantics.json.
+    #[command(hide = true)]
+    SemanticsDoc(hmul2_harness::verify::SemanticsDocArgs),
 }
 
 fn main() -> ExitCode {
@@ -35,6 +42,9 @@ fn main() -> ExitCode {
         Cmd::Generate(a) => commands::generate(a),
         Cmd::Oracle(a) => commands::oracle(a),
         Cmd::Errata(a) => commands::errata(a),
+        Cmd::Verify(a) => hmul2_harness::verify::verify(a),
+        Cmd::Eval(a) => hmul2_harness::verify::eval(a),
+        Cmd::SemanticsDoc(a) => hmul2_harness::verify::semantics_doc(a),
     };
     match result {
         Ok(code) => code,
