@@ -40,6 +40,13 @@ enum Cmd {
     Worker(hmul2_harness::gpu::worker::WorkerArgs),
     /// Patch a seeded batch of runnable encodings into the template kernel (cubin + manifest).
     BuildKernel(hmul2_harness::kernel::command::BuildKernelArgs),
+    /// Replay test vectors (JSON Lines) through the software reference.
+    Verify(hmul2_harness::verify::VerifyArgs),
+    /// Fill test vectors' `expect` from the software reference.
+    Eval(hmul2_harness::verify::EvalArgs),
+    /// Regenerate docs/semantics.md's table from harness/spec/semantics.json.
+    #[command(hide = true)]
+    SemanticsDoc(hmul2_harness::verify::SemanticsDocArgs),
 }
 
 fn main() -> ExitCode {
@@ -57,6 +64,9 @@ fn main() -> ExitCode {
         Cmd::Merge(a) => hmul2_harness::run::merge(a),
         Cmd::Worker(a) => hmul2_harness::gpu::worker::worker_main(a),
         Cmd::BuildKernel(a) => hmul2_harness::kernel::command::build_kernel(a),
+        Cmd::Verify(a) => hmul2_harness::verify::verify(a),
+        Cmd::Eval(a) => hmul2_harness::verify::eval(a),
+        Cmd::SemanticsDoc(a) => hmul2_harness::verify::semantics_doc(a),
     };
     match result {
         Ok(code) => code,

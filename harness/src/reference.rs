@@ -1,0 +1,557 @@
+//! The bit-exact software reference for HMUL2: what the destination holds afterwards.
+//!
+//! Each lane: select a half, apply |x| / -x, flush subnormal inputs (.FTZ/.FMZ), multiply in
+//! f32 (an FP16 x FP16 product is exact there), round once to the lane format with `half`'s
+//! `from_f32`, then fix up NaN, .FMZ zeros, flushed results and .SAT. Every choice no
+//! document settles comes from [`Policy`] (`harness/spec/semantics.json`); field values
+//! nvdisasm names INVALIDn give [`Undefined`] instead of a guess.
+
+pub mod policy;
+
+pub use policy::{Assumption, FmzZero, Policy};
+
+use crate::inputs::Inputs;
+use crate::isa::{Flush, Format, Form, Hmul2, Operand2, Swizzle, PT, RZ, URZ};
+use crate::rng::Rng;
+use half::slice::{HalfBitsSliceExt, HalfFloatSliceExt};
+use half::{bf16, f16};
+
+/// Why the reference gives no value: the instruction holds a field value with no meaning.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Undefined {
+    #[error("format field is {0:?} (INVALIDn): no lane format is defined")]
+    Format(Format),
+    #[error("flush field is INVALID3: no denormal mode is defined")]
+    Flush,
+    #[error("operand {operand} half select is INVALID1: no lane selection is defined")]
+    Swizzle { operand: u8 },
+}
+
+/// Everything about one instruction that the lanes need, decided once.
+#[derive(Clone, Copy, Debug)]
+struct Ctx {
+    bf16: bool,
+    /// Exponent mask, quiet bit and the bits of 1.0 of the lane format.
+    exp: u16,
+    quiet: u16,
+    one: u16,
+    ftz_in: bool,
+    ftz_out: bool,
+    /// .FMZ's zero-factor rule is active.
+    fmz: bool,
+    sat: bool,
+    /// Source modifiers as `(x & and) ^ xor`.
+    a_and: u16,
+    a_xor: u16,
+    b_and: u16,
+    b_xor: u16,
+    /// Shift (0 or 16) that gives each lane's half, per source.
+    a_sh: [u32; 2],
+    b_sh: [u32; 2],
+    /// How operand 2 is read.
+    b_src: BSrc,
+    a_rz: bool,
+    dst_rz: bool,
+    pred_index: u8,
+    pred_negated: bool,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum BSrc {
+    /// The encoding holds the value.
+    Fixed(u32),
+    /// `Inputs::b`.
+    Input,
+}
+
+fn mods_masks(neg: bool, abs: bool, p: &Policy) -> (u16, u16) {
+    match (abs, neg) {
+        (false, false) => (0xffff, 0),
+        (false, true) => (0xffff, 0x8000),
+        (true, false) => (0x7fff, 0),
+        (true, true) if p.abs_then_neg => (0x7fff, 0x8000),
+        (true, true) => (0x7fff, 0),
+    }
+}
+
+fn shifts(s: Swizzle) -> [u32; 2] {
+    match s {
+        Swizzle::H0H0 => [0, 0],
+        Swizzle::H1H1 => [16, 16],
+        // Invalid1 never gets here: ctx() rejects it first
+        Swizzle::H1H0 | Swizzle::Invalid1 => [0, 16],
+    }
+}
+
+impl Ctx {
+    fn new(inst: &Hmul2, p: &Policy) -> Result<Ctx, Undefined> {
+        let bf16 = match inst.format {
+            Format::F16 => false,
+            Format::Bf16 => true,
+            f => return Err(Undefined::Format(f)),
+        };
+        if inst.flush == Flush::Invalid3 {
+            return Err(Undefined::Flush);
+        }
+        if inst.a_mods.swizzle == Swizzle::Invalid1 {
+            return Err(Undefined::Swizzle { operand: 1 });
+        }
+        let b_mods = if inst.form().has_b_mods() { inst.b_mods } else { Default::default() };
+        if b_mods.swizzle == Swizzle::Invalid1 {
+            return Err(Undefined::Swizzle { operand: 2 });
+        }
+        let flush_ok = !bf16 || p.flush_bf16;
+        let (ftz, fmz) = match inst.flush {
+            Flush::Ftz => (flush_ok, false),
+            Flush::Fmz => (flush_ok && p.fmz_flushes, flush_ok && p.fmz != FmzZero::Ieee),
+            _ => (false, false),
+        };
+        let (a_and, a_xor) = mods_masks(inst.a_mods.neg, inst.a_mods.abs, p);
+        let (b_and, b_xor) = mods_masks(b_mods.neg, b_mods.abs, p);
+        let b_src = match inst.b {
+            Operand2::Reg(RZ) | Operand2::Ur(URZ) => BSrc::Fixed(0),
+            Operand2::Imm { first, second } => {
+                let (lo, hi) = if p.imm_second_is_lane0 { (second, first) } else { (first, second) };
+                BSrc::Fixed(lo as u32 | (hi as u32) << 16)
+            }
+            _ => BSrc::Input,
+        };
+        Ok(Ctx {
+            bf16,
+            exp: if bf16 { 0x7f80 } else { 0x7c00 },
+            quiet: if bf16 { 0x0040 } else { 0x0200 },
+            one: if bf16 { 0x3f80 } else { 0x3c00 },
+            ftz_in: ftz && p.ftz_inputs,
+            ftz_out: ftz,
+            fmz,
+            sat: inst.sat && (!bf16 || p.sat_bf16),
+            a_and,
+            a_xor,
+            b_and,
+            b_xor,
+            a_sh: shifts(inst.a_mods.swizzle),
+            b_sh: shifts(b_mods.swizzle),
+            b_src,
+            a_rz: inst.a == RZ,
+            dst_rz: inst.dst == RZ,
+            pred_index: inst.pred.index,
+            pred_negated: inst.pred.negated,
+        })
+    }
+
+    #[inline(always)]
+    fn pred(&self, pred: u8) -> bool {
+        let v = self.pred_index >= PT || (pred >> self.pred_index) & 1 == 1;
+        v != self.pred_negated
+    }
+
+    #[inline(always)]
+    fn a_word(&self, x: &Inputs) -> u32 {
+        if self.a_rz {
+            0
+        } else {
+            x.a
+        }
+    }
+
+    #[inline(always)]
+    fn b_word(&self, x: &Inputs) -> u32 {
+        match self.b_src {
+            BSrc::Fixed(v) => v,
+            BSrc::Input => x.b,
+        }
+    }
+
+    /// Operand lane `l` of a source after half select, modifiers and input flushing.
+    #[inline(always)]
+    fn src(&self, word: u32, sh: u32, and: u16, xor: u16) -> u16 {
+        let v = ((word >> sh) as u16 & and) ^ xor;
+        if self.ftz_in && v & self.exp == 0 {
+            v & 0x8000
+        } else {
+            v
+        }
+    }
+
+    #[inline(always)]
+    fn to_f32(&self, v: u16) -> f32 {
+        if self.bf16 {
+            f32::from_bits((v as u32) << 16)
+        } else {
+            f16::from_bits(v).to_f32()
+        }
+    }
+
+    /// The one rounding of the lane: `half`'s `from_f32`.
+    #[inline(always)]
+    fn round(&self, prod: f32) -> u16 {
+        if self.bf16 {
+            bf16::from_f32(prod).to_bits()
+        } else {
+            f16::from_f32(prod).to_bits()
+        }
+    }
+
+    /// Everything after the rounding: NaN, .FMZ zero factors, flushed results, .SAT.
+    /// Written as selects so the batch loop vectorises.
+    #[inline(always)]
+    fn finish(&self, p: &Policy, a: u16, b: u16, prod: f32, rounded: u16) -> u16 {
+        let exp = self.exp;
+        let a_nan = a & 0x7fff > exp;
+        let b_nan = b & 0x7fff > exp;
+        let sign = (a ^ b) & 0x8000;
+        let zero_factor = a & 0x7fff == 0 || b & 0x7fff == 0;
+        let propagated = if a_nan { a | self.quiet } else if b_nan { b | self.quiet } else { 0x7fff };
+        let nan = if p.nan_canonical { 0x7fff } else { propagated };
+        let tiny = if p.ftz_after_rounding {
+            rounded & exp == 0
+        } else {
+            let min_normal = if self.bf16 { f32::from_bits(0x0080_0000) } else { f32::from_bits(0x3880_0000) };
+            prod.abs() < min_normal
+        };
+        let mut r = rounded;
+        if self.ftz_out && tiny {
+            r = sign;
+        }
+        if r & 0x7fff > exp {
+            // 0 x Inf, or a NaN operand
+            r = nan;
+        }
+        if a_nan || b_nan {
+            r = nan;
+        }
+        if self.fmz && zero_factor {
+            r = if p.fmz == FmzZero::PlusZero { 0 } else { sign };
+        }
+        if self.sat {
+            let r_nan = r & 0x7fff > exp;
+            let neg = r & 0x8000 != 0;
+            let sat = if r_nan {
+                if p.sat_nan_to_zero {
+                    0
+                } else {
+                    r
+                }
+            } else if neg {
+                if r == 0x8000 && !p.sat_neg_zero_to_plus {
+                    0x8000
+                } else {
+                    0
+                }
+            } else if r > self.one {
+                self.one
+            } else {
+                r
+            };
+            r = sat;
+        }
+        r
+    }
+
+    #[inline(always)]
+    fn lane(&self, p: &Policy, a: u16, b: u16) -> u16 {
+        let prod = self.to_f32(a) * self.to_f32(b);
+        self.finish(p, a, b, prod, self.round(prod))
+    }
+
+    fn eval_one(&self, p: &Policy, x: &Inputs) -> u32 {
+        if self.dst_rz {
+            return 0;
+        }
+        if !self.pred(x.pred) {
+            return x.d;
+        }
+        let (aw, bw) = (self.a_word(x), self.b_word(x));
+        let mut out = 0u32;
+        for l in 0..2 {
+            let a = self.src(aw, self.a_sh[l], self.a_and, self.a_xor);
+            let b = self.src(bw, self.b_sh[l], self.b_and, self.b_xor);
+            out |= (self.lane(p, a, b) as u32) << (16 * l);
+        }
+        out
+    }
+}
+
+fn ctx_for(inst: &Hmul2, pred_known_false: Option<bool>) -> Result<Ctx, Undefined> {
+    let _ = pred_known_false;
+    Ctx::new(inst, Policy::current())
+}
+
+/// The destination register's value after `inst` runs on `x`.
+///
+/// RZ and URZ read zero whatever `x` says; a destination RZ reads 0 afterwards. A false guard
+/// predicate leaves `x.d`. An INVALIDn field is [`Undefined`] (see `invalid-predicated-off`
+/// in `semantics.json` for the predicated-off case).
+pub fn eval(inst: &Hmul2, x: &Inputs) -> Result<u32, Undefined> {
+    let p = Policy::current();
+    match ctx_for(inst, None) {
+        Ok(c) => Ok(c.eval_one(p, x)),
+        Err(u) => predicated_off(inst, p, x).ok_or(u),
+    }
+}
+
+/// Under the alternative `invalid-predicated-off` policy, the value of a predicated-off
+/// INVALIDn instruction.
+fn predicated_off(inst: &Hmul2, p: &Policy, x: &Inputs) -> Option<u32> {
+    if p.invalid_even_if_off {
+        return None;
+    }
+    let v = inst.pred.index >= PT || (x.pred >> inst.pred.index) & 1 == 1;
+    if v != inst.pred.negated {
+        None
+    } else if inst.dst == RZ {
+        Some(0)
+    } else {
+        Some(x.d)
+    }
+}
+
+/// Inputs per inner block of [`eval_batch`]: small enough for L1, long enough to vectorise.
+const BLOCK: usize = 256;
+
+/// [`eval`] for many inputs: `out[i]` is the result for `xs[i]`.
+///
+/// Works in blocks of lanes so each step (select, convert, multiply, round, fix up) is a
+/// straight loop over arrays the compiler vectorises; `half`'s slice conversion uses F16C
+/// where the CPU has it. Panics if `out` is shorter than `xs` (a caller's bug, not input).
+pub fn eval_batch(inst: &Hmul2, xs: &[Inputs], out: &mut [u32]) -> Result<(), Undefined> {
+    assert!(out.len() >= xs.len(), "eval_batch: out holds {} results for {} inputs", out.len(), xs.len());
+    let p = Policy::current();
+    let c = match ctx_for(inst, None) {
+        Ok(c) => c,
+        Err(u) => {
+            for (o, x) in out.iter_mut().zip(xs) {
+                *o = predicated_off(inst, p, x).ok_or(u)?;
+            }
+            return Ok(());
+        }
+    };
+    let mut la = [0u16; 2 * BLOCK];
+    let mut lb = [0u16; 2 * BLOCK];
+    let mut fa = [0f32; 2 * BLOCK];
+    let mut fb = [0f32; 2 * BLOCK];
+    let mut r = [0u16; 2 * BLOCK];
+    for (xs, out) in xs.chunks(BLOCK).zip(out.chunks_mut(BLOCK)) {
+        let n = xs.len();
+        let (la, lb, fa, fb, r) = (&mut la[..2 * n], &mut lb[..2 * n], &mut fa[..2 * n], &mut fb[..2 * n], &mut r[..2 * n]);
+        for (i, x) in xs.iter().enumerate() {
+            let (aw, bw) = (c.a_word(x), c.b_word(x));
+            la[2 * i] = c.src(aw, c.a_sh[0], c.a_and, c.a_xor);
+            la[2 * i + 1] = c.src(aw, c.a_sh[1], c.a_and, c.a_xor);
+            lb[2 * i] = c.src(bw, c.b_sh[0], c.b_and, c.b_xor);
+            lb[2 * i + 1] = c.src(bw, c.b_sh[1], c.b_and, c.b_xor);
+        }
+        if c.bf16 {
+            for (f, &v) in fa.iter_mut().zip(la.iter()) {
+                *f = f32::from_bits((v as u32) << 16);
+            }
+            for (f, &v) in fb.iter_mut().zip(lb.iter()) {
+                *f = f32::from_bits((v as u32) << 16);
+            }
+        } else {
+            HalfBitsSliceExt::reinterpret_cast::<f16>(&*la).convert_to_f32_slice(fa);
+            HalfBitsSliceExt::reinterpret_cast::<f16>(&*lb).convert_to_f32_slice(fb);
+        }
+        for (a, &b) in fa.iter_mut().zip(fb.iter()) {
+            *a *= b;
+        }
+        let prod = &*fa;
+        if c.bf16 {
+            for (o, &v) in r.iter_mut().zip(prod.iter()) {
+                *o = bf16::from_f32(v).to_bits();
+            }
+        } else {
+            HalfBitsSliceExt::reinterpret_cast_mut::<f16>(&mut *r).convert_from_f32_slice(prod);
+        }
+        for k in 0..2 * n {
+            r[k] = c.finish(p, la[k], lb[k], prod[k], r[k]);
+        }
+        for (i, (x, o)) in xs.iter().zip(out.iter_mut()).enumerate() {
+            let v = r[2 * i] as u32 | (r[2 * i + 1] as u32) << 16;
+            let v = if c.pred(x.pred) { v } else { x.d };
+            *o = if c.dst_rz { 0 } else { v };
+        }
+    }
+    Ok(())
+}
+
+/// FP16 values every input set and targeted test draws from: zeros, the subnormal and normal
+/// extremes, ±1, ±Inf, quiet and signalling NaNs with payloads, factors whose products land
+/// on a rounding tie or just around the overflow (65504) and subnormal (2^-14) thresholds.
+pub fn f16_specials() -> &'static [u16] {
+    &[
+        0x0000, 0x8000, // ±0
+        0x0001, 0x8001, 0x03ff, 0x83ff, // smallest, largest subnormal
+        0x0400, 0x8400, 0x7bff, 0xfbff, // smallest, largest normal
+        0x3c00, 0xbc00, 0x3bff, 0x3c01, // ±1 and its neighbours
+        0x7c00, 0xfc00, // ±Inf
+        0x7e00, 0xfe00, 0x7fff, 0x7e5a, // quiet NaNs with payloads
+        0x7c01, 0xfd55, 0x7dff, // signalling NaNs with payloads
+        0x3e00, 0x3d00, // 1.5, 1.25: 1.5 x (1 + 2^-10) is a tie
+        0x2000, 0x1fff, 0x2001, // 2^-7 and neighbours: squares straddle 2^-14
+        0x5bff, 0x5c00, 0x5bfe, // ~256: squares straddle 65504 / 65520
+        0x0200, 0x3800, 0x4000, // 2^-15 (subnormal), 0.5, 2
+    ]
+}
+
+/// BF16 values for the same purposes (BF16 shares f32's exponent range: 2^-126, 2^127).
+pub fn bf16_specials() -> &'static [u16] {
+    &[
+        0x0000, 0x8000, // ±0
+        0x0001, 0x8001, 0x007f, 0x807f, // smallest, largest subnormal
+        0x0080, 0x8080, 0x7f7f, 0xff7f, // smallest, largest normal
+        0x3f80, 0xbf80, 0x3f7f, 0x3f81, // ±1 and its neighbours
+        0x7f80, 0xff80, // ±Inf
+        0x7fc0, 0xffc0, 0x7fff, 0x7fd5, // quiet NaNs with payloads
+        0x7f81, 0xffa0, 0x7fbf, // signalling NaNs with payloads
+        0x3fc0, 0x3fa0, // 1.5, 1.25: 1.5 x (1 + 2^-7) is a tie
+        0x2000, 0x1fff, 0x2001, // 2^-63 and neighbours: squares straddle 2^-126
+        0x5f80, 0x5f7f, 0x5f7e, // ~2^64: squares straddle the largest normal
+        0x0040, 0x3f00, 0x4000, // 2^-127 (subnormal), 0.5, 2
+    ]
+}
+
+/// One 32-bit source word: each half a special value (60%) or random bits.
+fn draw_word(r: &mut Rng, specials: &[u16]) -> u32 {
+    let mut half = || if r.chance(0.6) { *r.pick(specials) as u32 } else { r.next_u32() >> 16 };
+    let lo = half();
+    let hi = half();
+    lo | hi << 16
+}
+
+/// Inputs for running `inst` on hardware: `n` of them, seeded, drawn half by half from
+/// [`f16_specials`] / [`bf16_specials`] (by `inst.format`) and at random.
+///
+/// They obey what the register file forces, so hardware cannot contradict them:
+/// - operand 1 RZ ⇒ `a = 0`; operand 2 RZ or URZ ⇒ `b = 0`; the immediate form ⇒ `b = 0`
+///   (the value is in the encoding);
+/// - operand 1 and 2 the same register ⇒ `a == b`;
+/// - destination equal to a source register ⇒ `d` equals that source's value; destination
+///   RZ ⇒ `d = 0`;
+/// - UR form: `b` is the same for each warp of 32 consecutive inputs (a uniform register
+///   holds one value per warp); both constant forms: `b` is the same for all `n` inputs (a
+///   constant-bank word is the same for the whole launch).
+///
+/// Input `i` depends only on `(seed, i)` (and the warp or launch for `b`).
+pub fn input_set(inst: &Hmul2, seed: u64, n: usize) -> Vec<Inputs> {
+    let specials = if inst.format == Format::Bf16 { bf16_specials() } else { f16_specials() };
+    const B_SALT: u64 = 0x5bd1_e995_0b5e_55ed;
+    let launch_b = draw_word(&mut Rng::fork(seed ^ B_SALT, u64::MAX), specials);
+    (0..n)
+        .map(|i| {
+            let mut r = Rng::fork(seed, i as u64);
+            let mut a = draw_word(&mut r, specials);
+            let mut b = draw_word(&mut r, specials);
+            let mut d = r.next_u32();
+            let pred = (r.next_u32() & 0x7f) as u8;
+            if inst.a == RZ {
+                a = 0;
+            }
+            match inst.b {
+                Operand2::Reg(RZ) | Operand2::Ur(URZ) | Operand2::Imm { .. } => b = 0,
+                Operand2::Reg(reg) if reg == inst.a => b = a,
+                Operand2::Reg(_) => {}
+                Operand2::Ur(_) => b = draw_word(&mut Rng::fork(seed ^ B_SALT, (i / 32) as u64), specials),
+                Operand2::Const { .. } | Operand2::ConstUr { .. } => b = launch_b,
+            }
+            if inst.dst == RZ {
+                d = 0;
+            } else if inst.dst == inst.a {
+                d = a;
+            } else if inst.b == Operand2::Reg(inst.dst) {
+                d = b;
+            }
+            Inputs { a, b, d, pred }
+        })
+        .collect()
+}
+
+/// Whether `form`'s operand 2 is read from [`Inputs::b`].
+pub fn reads_b(form: Form) -> bool {
+    form != Form::Imm
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gen::{factorial, random_inst};
+    use crate::isa::{SrcMods, Pred};
+
+    /// eval and eval_batch are two code paths (scalar conversions vs slice conversions):
+    /// they must agree on every factorial modifier combination.
+    #[test]
+    fn batch_agrees_with_scalar_on_every_modifier_combination() {
+        let seed = 0x00c0_ffee;
+        println!("seed: {seed}");
+        for form in Form::ALL {
+            for (k, inst) in factorial(form, seed).iter().enumerate() {
+                let xs = input_set(inst, seed ^ k as u64, 600);
+                let mut out = vec![0u32; xs.len()];
+                match eval_batch(inst, &xs, &mut out) {
+                    Ok(()) => {
+                        for (x, &o) in xs.iter().zip(&out) {
+                            assert_eq!(eval(inst, x), Ok(o), "{inst:?} {x:?}");
+                        }
+                    }
+                    Err(u) => assert!(inst.has_invalid_value(), "{inst:?}: {u}"),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn invalid_values_are_undefined_and_named() {
+        let mut i = Hmul2::new(0, 1, Operand2::Reg(2));
+        let x = Inputs { a: 0x3c00_3c00, b: 0x3c00_3c00, d: 0, pred: 0 };
+        assert_eq!(eval(&i, &x), Ok(0x3c00_3c00));
+        i.format = Format::Invalid3;
+        assert_eq!(eval(&i, &x), Err(Undefined::Format(Format::Invalid3)));
+        i.format = Format::F16;
+        i.flush = Flush::Invalid3;
+        assert_eq!(eval(&i, &x), Err(Undefined::Flush));
+        i.flush = Flush::None;
+        i.b_mods = SrcMods { swizzle: Swizzle::Invalid1, ..Default::default() };
+        assert_eq!(eval(&i, &x), Err(Undefined::Swizzle { operand: 2 }));
+        i.pred = Pred { index: 3, negated: false };
+        assert!(eval(&i, &x).is_err(), "predicated off is still undefined under the committed policy");
+    }
+
+    #[test]
+    fn input_set_obeys_the_register_file() {
+        let seed = 7;
+        println!("seed: {seed}");
+        let mut r = Rng::new(seed);
+        for k in 0..2000u64 {
+            let form = Form::ALL[(k % 5) as usize];
+            let mut inst = random_inst(&mut r, form, false, false);
+            if k % 7 == 0 {
+                inst.dst = inst.a;
+            }
+            if k % 11 == 0 {
+                inst.b = Operand2::Reg(inst.a);
+            }
+            let xs = input_set(&inst, seed + k, 70);
+            assert_eq!(xs, input_set(&inst, seed + k, 70), "same seed, same inputs");
+            for (i, x) in xs.iter().enumerate() {
+                if inst.a == RZ {
+                    assert_eq!(x.a, 0);
+                }
+                match inst.b {
+                    Operand2::Reg(RZ) | Operand2::Ur(URZ) | Operand2::Imm { .. } => assert_eq!(x.b, 0),
+                    Operand2::Reg(b) if b == inst.a => assert_eq!(x.a, x.b),
+                    Operand2::Ur(_) => assert_eq!(x.b, xs[i / 32 * 32].b),
+                    Operand2::Const { .. } | Operand2::ConstUr { .. } => assert_eq!(x.b, xs[0].b),
+                    Operand2::Reg(_) => {}
+                }
+                if inst.dst == RZ {
+                    assert_eq!(x.d, 0);
+                } else if inst.dst == inst.a {
+                    assert_eq!(x.d, x.a);
+                } else if inst.b == Operand2::Reg(inst.dst) {
+                    assert_eq!(x.d, x.b);
+                }
+                assert!(x.pred < 0x80);
+            }
+        }
+    }
+}

@@ -1,0 +1,238 @@
+//! The reference's named assumptions, read from `harness/spec/semantics.json`.
+//!
+//! The JSON is the one place a choice is made: each knob below knows the exact text of each
+//! of its options, and the option whose text is the entry's `assumption` is the one the
+//! reference uses. Settling a point = swapping `assumption` with the alternative hardware
+//! showed, setting `status` and `evidence`. A test checks that every entry's texts are
+//! exactly the options its knob knows, so the file and the code cannot drift apart.
+
+use serde::{Deserialize, Serialize};
+use std::sync::OnceLock;
+
+/// The committed table, compiled in so the reference is the same binary everywhere.
+pub const SEMANTICS_JSON: &str = include_str!("../../spec/semantics.json");
+
+/// One entry of `semantics.json` (the HTML report reads the same schema).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Assumption {
+    pub id: String,
+    pub topic: String,
+    pub assumption: String,
+    pub alternatives: Vec<String>,
+    /// `assumed` or `hardware-confirmed`.
+    pub status: String,
+    /// A vector line that shows the choice on hardware, when one exists.
+    pub evidence: Option<String>,
+}
+
+/// What the reference does where no document settles the semantics.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Policy {
+    /// true: every NaN result is 0x7fff; false: the first NaN operand propagates, quieted.
+    pub nan_canonical: bool,
+    /// true: -|x| when both modifiers are set; false: |-x|.
+    pub abs_then_neg: bool,
+    /// true: bits 32..47 feed lane 0; false: bits 48..63 do.
+    pub imm_second_is_lane0: bool,
+    pub ftz_inputs: bool,
+    /// true: tininess after rounding; false: before.
+    pub ftz_after_rounding: bool,
+    pub fmz: FmzZero,
+    pub fmz_flushes: bool,
+    pub flush_bf16: bool,
+    /// true: .SAT(-0) = +0.
+    pub sat_neg_zero_to_plus: bool,
+    /// true: .SAT(NaN) = +0.
+    pub sat_nan_to_zero: bool,
+    pub sat_bf16: bool,
+    /// true: INVALIDn fields are undefined even when predicated off.
+    pub invalid_even_if_off: bool,
+}
+
+/// What `.FMZ` makes of a product with a zero factor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FmzZero {
+    /// Zero with the exclusive or of the signs.
+    XorSign,
+    /// Always +0.
+    PlusZero,
+    /// No special case: 0 x Inf and 0 x NaN stay NaN.
+    Ieee,
+}
+
+/// Each knob: its id and the exact text of each option, in the order `apply` numbers them.
+pub const KNOBS: &[(&str, &[&str])] = &[
+    ("nan-result", &[
+        "Every NaN result is the canonical NaN 0x7fff (FP16 and BF16), whatever the operands' payloads, signs and modifiers.",
+        "The first NaN operand (after modifiers, operand 1 before operand 2) is propagated with its payload, quieted; a NaN made from non-NaN operands (0 x Inf) is 0x7fff.",
+    ]),
+    ("abs-neg-order", &[
+        "With both .abs and .neg on a source, the absolute value is taken first, then negated: -|x|.",
+        "Negation first, then absolute value: |-x| = |x|.",
+    ]),
+    ("imm-lanes", &[
+        "The immediate printed second (bits 32..47) feeds lane 0 (H0) and the one printed first (bits 48..63) feeds lane 1 (H1): bits 32..63 are the packed 32-bit operand, as ptxas 13.0 emits for mul.rn.f16x2 with a constant.",
+        "The immediate printed first (bits 48..63) feeds lane 0.",
+    ]),
+    ("ftz-inputs", &[
+        ".FTZ flushes subnormal inputs (after modifiers) to zero of the same sign before multiplying.",
+        ".FTZ flushes only subnormal results; subnormal inputs are used as they are.",
+    ]),
+    ("ftz-tininess", &[
+        ".FTZ flushes a result to zero of the product's sign when the rounded result is subnormal (tininess after rounding): a product just below the smallest normal that rounds up to it stays the smallest normal.",
+        "Tininess before rounding: a result is flushed when the exact product's magnitude is below the smallest normal, even when it would round up to it.",
+    ]),
+    ("fmz-zero-product", &[
+        "Under .FMZ a product with a zero factor (after modifiers and input flushing) is zero even when the other factor is Inf or NaN; its sign is the exclusive or of the factors' signs, as for a finite product.",
+        "Under .FMZ such a product is always +0.",
+        ".FMZ does not change 0 x Inf or 0 x NaN: they give NaN.",
+    ]),
+    ("fmz-flushes", &[
+        ".FMZ also flushes subnormal inputs and results to zero exactly as .FTZ does.",
+        ".FMZ does not flush subnormals; only zero factors are special.",
+    ]),
+    ("flush-bf16", &[
+        ".FTZ and .FMZ act on BF16 lanes as on FP16 lanes (with BF16's subnormal range).",
+        ".FTZ and .FMZ are ignored with .BF16_V2.",
+    ]),
+    ("sat-negative-zero", &[
+        ".SAT gives +0 for -0 (and for every negative result).",
+        ".SAT keeps -0 as -0 (negative non-zero results still give +0).",
+    ]),
+    ("sat-nan", &[
+        ".SAT gives +0 for a NaN result.",
+        ".SAT passes a NaN result through (then subject to nan-result).",
+    ]),
+    ("sat-bf16", &[
+        ".SAT clamps BF16 lanes to [+0, 1] as it does FP16 lanes.",
+        ".SAT is ignored with .BF16_V2.",
+    ]),
+    ("invalid-predicated-off", &[
+        "An instruction with a field at an INVALIDn value (format, flush, half select) is undefined even when its guard predicate is false.",
+        "A predicated-off instruction with an INVALIDn field leaves the destination unchanged.",
+    ]),
+];
+
+/// Why a semantics table cannot be used.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum PolicyError {
+    #[error("semantics.json: {0}")]
+    Json(String),
+    #[error("semantics.json: entry {0:?} is not a knob of the reference")]
+    UnknownId(String),
+    #[error("semantics.json: knob {0:?} has no entry")]
+    MissingId(String),
+    #[error("semantics.json: entry {id:?}: assumption and alternatives must be exactly the reference's options (each once); {detail}")]
+    Options { id: String, detail: String },
+    #[error("semantics.json: entry {id:?}: status {status:?} is neither \"assumed\" nor \"hardware-confirmed\"")]
+    Status { id: String, status: String },
+}
+
+/// Parses a semantics table.
+pub fn parse_table(json: &str) -> Result<Vec<Assumption>, PolicyError> {
+    serde_json::from_str(json).map_err(|e| PolicyError::Json(e.to_string()))
+}
+
+impl Policy {
+    /// The policy a table chooses, checking the table matches the knobs exactly.
+    pub fn from_table(table: &[Assumption]) -> Result<Policy, PolicyError> {
+        let mut choice = vec![usize::MAX; KNOBS.len()];
+        for e in table {
+            let k = KNOBS.iter().position(|(id, _)| *id == e.id).ok_or_else(|| PolicyError::UnknownId(e.id.clone()))?;
+            let opts = KNOBS[k].1;
+            if choice[k] != usize::MAX {
+                return Err(PolicyError::Options { id: e.id.clone(), detail: "entry appears twice".into() });
+            }
+            if e.status != "assumed" && e.status != "hardware-confirmed" {
+                return Err(PolicyError::Status { id: e.id.clone(), status: e.status.clone() });
+            }
+            let mut texts: Vec<&str> = std::iter::once(e.assumption.as_str()).chain(e.alternatives.iter().map(|s| s.as_str())).collect();
+            let mut known: Vec<&str> = opts.to_vec();
+            texts.sort_unstable();
+            known.sort_unstable();
+            if texts != known {
+                return Err(PolicyError::Options { id: e.id.clone(), detail: format!("table has {texts:?}, reference knows {known:?}") });
+            }
+            choice[k] = opts.iter().position(|o| *o == e.assumption).unwrap_or(0);
+        }
+        if let Some(k) = choice.iter().position(|&c| c == usize::MAX) {
+            return Err(PolicyError::MissingId(KNOBS[k].0.to_string()));
+        }
+        let c = |id: &str| choice[KNOBS.iter().position(|(k, _)| *k == id).unwrap_or(0)];
+        Ok(Policy {
+            nan_canonical: c("nan-result") == 0,
+            abs_then_neg: c("abs-neg-order") == 0,
+            imm_second_is_lane0: c("imm-lanes") == 0,
+            ftz_inputs: c("ftz-inputs") == 0,
+            ftz_after_rounding: c("ftz-tininess") == 0,
+            fmz: [FmzZero::XorSign, FmzZero::PlusZero, FmzZero::Ieee][c("fmz-zero-product")],
+            fmz_flushes: c("fmz-flushes") == 0,
+            flush_bf16: c("flush-bf16") == 0,
+            sat_neg_zero_to_plus: c("sat-negative-zero") == 0,
+            sat_nan_to_zero: c("sat-nan") == 0,
+            sat_bf16: c("sat-bf16") == 0,
+            invalid_even_if_off: c("invalid-predicated-off") == 0,
+        })
+    }
+
+    /// The committed policy. The table is compiled in and checked by a unit test, so a
+    /// failure here is a build defect, not bad input.
+    pub fn current() -> &'static Policy {
+        static P: OnceLock<Policy> = OnceLock::new();
+        P.get_or_init(|| match parse_table(SEMANTICS_JSON).and_then(|t| Policy::from_table(&t)) {
+            Ok(p) => p,
+            Err(e) => panic!("the compiled-in semantics table is broken: {e}"),
+        })
+    }
+}
+
+/// `docs/semantics.md`'s table section, generated from the JSON.
+pub fn render_table(table: &[Assumption]) -> String {
+    let esc = |s: &str| s.replace('|', "\\|").replace('\n', " ");
+    let mut md = String::from("| id | topic | assumption (what the reference does) | alternatives | status | evidence |\n|---|---|---|---|---|---|\n");
+    for e in table {
+        let alts: Vec<String> = e.alternatives.iter().map(|a| esc(a)).collect();
+        md += &format!(
+            "| `{}` | {} | {} | {} | {} | {} |\n",
+            e.id,
+            esc(&e.topic),
+            esc(&e.assumption),
+            alts.join("<br>"),
+            e.status,
+            e.evidence.as_deref().map(|v| format!("`{}`", esc(v))).unwrap_or_else(|| "none yet".into())
+        );
+    }
+    md
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn committed_table_matches_the_knobs() {
+        let t = parse_table(SEMANTICS_JSON).expect("semantics.json parses");
+        let p = Policy::from_table(&t).expect("semantics.json matches the knobs");
+        assert_eq!(t.len(), KNOBS.len());
+        assert_eq!(&p, Policy::current());
+    }
+
+    #[test]
+    fn swapping_an_alternative_in_changes_the_policy() {
+        let mut t = parse_table(SEMANTICS_JSON).unwrap();
+        let e = t.iter_mut().find(|e| e.id == "nan-result").unwrap();
+        std::mem::swap(&mut e.assumption, &mut e.alternatives[0]);
+        let p = Policy::from_table(&t).unwrap();
+        assert_eq!(p.nan_canonical, !Policy::current().nan_canonical);
+    }
+
+    #[test]
+    fn a_drifted_text_is_rejected() {
+        let mut t = parse_table(SEMANTICS_JSON).unwrap();
+        t[0].assumption.push('!');
+        assert!(matches!(Policy::from_table(&t), Err(PolicyError::Options { .. })));
+        let mut t = parse_table(SEMANTICS_JSON).unwrap();
+        t.pop();
+        assert!(matches!(Policy::from_table(&t), Err(PolicyError::MissingId(_))));
+    }
+}

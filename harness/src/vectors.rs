@@ -1,0 +1,204 @@
+//! Test vectors: one execution of one encoding per JSON line, with what it must produce.
+//!
+//! `{"encoding":"0x<32 hex>","a":"0x<8 hex>","b":"0x<8 hex>","d":"0x<8 hex>","pred":"0x<2 hex>",
+//! "expect":"0x<8 hex>","origin":"..."}`; other keys are allowed and ignored. `pred` bit i is
+//! Pi. `origin` is `reference` or `hardware:<GPU name>:<driver version>:<date>`.
+
+use crate::inputs::Inputs;
+use crate::isa::{self, decode, Hmul2, Operand2, RZ, URZ};
+use std::path::{Path, PathBuf};
+
+/// One case.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Vector {
+    pub encoding: u128,
+    pub inputs: Inputs,
+    /// The destination's value afterwards; absent in input to `eval`.
+    pub expect: Option<u32>,
+    pub origin: String,
+}
+
+/// Why a line is not a vector.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum VectorError {
+    #[error("not a JSON object: {0}")]
+    Json(String),
+    #[error("missing key {0:?}")]
+    Missing(&'static str),
+    #[error("key {key:?}: {value:?} is not \"0x\" + {digits} hex digits")]
+    Hex { key: &'static str, value: String, digits: usize },
+    #[error("key {0:?} is not a string")]
+    NotString(&'static str),
+}
+
+/// Why a well-formed vector cannot be true of any register file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Contradiction {
+    #[error("encoding is not a legal HMUL2: {0}")]
+    Illegal(String),
+    #[error("operand 1 is RZ but a = {0:#010x}")]
+    RzA(u32),
+    #[error("operand 2 is RZ/URZ but b = {0:#010x}")]
+    RzB(u32),
+    #[error("operands 1 and 2 are both R{reg} but a = {a:#010x}, b = {b:#010x}")]
+    SameReg { reg: u8, a: u32, b: u32 },
+    #[error("destination R{reg} is also operand {operand} but d = {d:#010x} and that operand = {src:#010x}")]
+    DstIsSource { reg: u8, operand: u8, d: u32, src: u32 },
+    #[error("destination is RZ but d = {0:#010x}")]
+    RzD(u32),
+    #[error("pred = {0:#04x} sets bit 7, but there are only P0..P6")]
+    PredBit7(u8),
+}
+
+fn hex_field(o: &serde_json::Map<String, serde_json::Value>, key: &'static str, digits: usize) -> Result<Option<u128>, VectorError> {
+    let Some(v) = o.get(key) else { return Ok(None) };
+    let s = v.as_str().ok_or(VectorError::NotString(key))?;
+    let bad = || VectorError::Hex { key, value: s.to_string(), digits };
+    let h = s.strip_prefix("0x").ok_or_else(bad)?;
+    if h.len() != digits || !h.bytes().all(|c| c.is_ascii_hexdigit()) {
+        return Err(bad());
+    }
+    u128::from_str_radix(h, 16).map(Some).map_err(|_| bad())
+}
+
+/// Parses one line. `expect` may be absent (input to `eval`); `origin` defaults to empty.
+pub fn parse_line(line: &str) -> Result<Vector, VectorError> {
+    let v: serde_json::Value = serde_json::from_str(line).map_err(|e| VectorError::Json(e.to_string()))?;
+    let o = v.as_object().ok_or_else(|| VectorError::Json("not an object".into()))?;
+    let need = |key: &'static str, digits: usize| hex_field(o, key, digits)?.ok_or(VectorError::Missing(key));
+    let encoding = need("encoding", 32)?;
+    let a = need("a", 8)? as u32;
+    let b = need("b", 8)? as u32;
+    let d = need("d", 8)? as u32;
+    let pred = need("pred", 2)? as u8;
+    let expect = hex_field(o, "expect", 8)?.map(|e| e as u32);
+    let origin = match o.get("origin") {
+        None => String::new(),
+        Some(s) => s.as_str().ok_or(VectorError::NotString("origin"))?.to_string(),
+    };
+    Ok(Vector { encoding, inputs: Inputs { a, b, d, pred }, expect, origin })
+}
+
+/// One line, keys in the documented order; no `expect` key when it is unknown.
+pub fn to_line(v: &Vector) -> String {
+    let x = &v.inputs;
+    let expect = v.expect.map(|e| format!(",\"expect\":\"0x{e:08x}\"")).unwrap_or_default();
+    format!(
+        "{{\"encoding\":\"{}\",\"a\":\"0x{:08x}\",\"b\":\"0x{:08x}\",\"d\":\"0x{:08x}\",\"pred\":\"0x{:02x}\"{expect},\"origin\":{}}}",
+        isa::format_hex(v.encoding),
+        x.a,
+        x.b,
+        x.d,
+        x.pred,
+        serde_json::Value::String(v.origin.clone())
+    )
+}
+
+/// The vector's instruction, if its encoding is legal and it cannot contradict itself.
+pub fn check(v: &Vector) -> Result<Hmul2, Contradiction> {
+    let i = decode(v.encoding).map_err(|e| Contradiction::Illegal(e.to_string()))?;
+    let x = &v.inputs;
+    if x.pred & 0x80 != 0 {
+        return Err(Contradiction::PredBit7(x.pred));
+    }
+    if i.a == RZ && x.a != 0 {
+        return Err(Contradiction::RzA(x.a));
+    }
+    match i.b {
+        Operand2::Reg(RZ) | Operand2::Ur(URZ) if x.b != 0 => return Err(Contradiction::RzB(x.b)),
+        Operand2::Reg(r) if r == i.a && r != RZ && x.a != x.b => return Err(Contradiction::SameReg { reg: r, a: x.a, b: x.b }),
+        _ => {}
+    }
+    if i.dst == RZ {
+        if x.d != 0 {
+            return Err(Contradiction::RzD(x.d));
+        }
+    } else if i.dst == i.a && x.d != x.a {
+        return Err(Contradiction::DstIsSource { reg: i.dst, operand: 1, d: x.d, src: x.a });
+    } else if i.b == Operand2::Reg(i.dst) && x.d != x.b {
+        return Err(Contradiction::DstIsSource { reg: i.dst, operand: 2, d: x.d, src: x.b });
+    }
+    Ok(i)
+}
+
+/// Where a line came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Located<T> {
+    pub file: PathBuf,
+    /// 1-based.
+    pub line: usize,
+    pub item: T,
+}
+
+impl<T> Located<T> {
+    pub fn at(&self) -> String {
+        format!("{}:{}", self.file.display(), self.line)
+    }
+}
+
+/// Why a path could not be read.
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: {source}")]
+pub struct ReadError {
+    pub path: String,
+    pub source: std::io::Error,
+}
+
+fn collect(path: &Path, out: &mut Vec<PathBuf>) -> Result<(), ReadError> {
+    let err = |source| ReadError { path: path.display().to_string(), source };
+    if path.is_dir() {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(path).map_err(err)?.map(|e| e.map(|e| e.path())).collect::<Result<_, _>>().map_err(err)?;
+        entries.sort();
+        for e in entries {
+            if e.is_dir() || e.extension().is_some_and(|x| x == "jsonl") {
+                collect(&e, out)?;
+            }
+        }
+    } else {
+        std::fs::metadata(path).map_err(err)?;
+        out.push(path.to_path_buf());
+    }
+    Ok(())
+}
+
+/// Every non-blank line of the given files and of the `*.jsonl` files under the given
+/// folders (recursively, sorted by path), parsed, each with its file and line.
+pub fn read_paths<P: AsRef<Path>>(paths: &[P]) -> Result<Vec<Located<Result<Vector, VectorError>>>, ReadError> {
+    let mut files = Vec::new();
+    for p in paths {
+        collect(p.as_ref(), &mut files)?;
+    }
+    let mut out = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).map_err(|source| ReadError { path: f.display().to_string(), source })?;
+        for (n, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            out.push(Located { file: f.clone(), line: n + 1, item: parse_line(line) });
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_round_trip_and_extra_keys() {
+        let v = Vector { encoding: 0x0000_0fc0_0000_0000_4000_3c00_0005_7832, inputs: Inputs { a: 1, b: 2, d: 3, pred: 0x45 }, expect: Some(0xdead_beef), origin: "hardware:NVIDIA H100:580.1:2026-01-01".into() };
+        let l = to_line(&v);
+        assert_eq!(parse_line(&l), Ok(v.clone()));
+        let extra = l.replacen('{', "{\"note\":[1,2],", 1);
+        assert_eq!(parse_line(&extra), Ok(v));
+    }
+
+    #[test]
+    fn malformed_fields_are_named() {
+        assert!(matches!(parse_line("{"), Err(VectorError::Json(_))));
+        assert_eq!(parse_line(r#"{"a":"0x00000000"}"#), Err(VectorError::Missing("encoding")));
+        let l = r#"{"encoding":"0x000000000000000000000000000000","a":"0x0","b":"0x00000000","d":"0x00000000","pred":"0x00"}"#;
+        assert!(matches!(parse_line(l), Err(VectorError::Hex { key: "encoding", .. })));
+    }
+}

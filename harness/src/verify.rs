@@ -1,0 +1,222 @@
+//! The vector subcommands: `verify` (replay vectors through the reference), `eval` (fill
+//! vectors' `expect` from the reference) and the hidden `semantics-doc` (regenerate
+//! `docs/semantics.md`'s table from `harness/spec/semantics.json`).
+
+use crate::cli::{exit_for, read_lines, CliError, CliResult};
+use crate::commands::resolve_seed;
+use crate::isa::{parse_hex, render, Form};
+use crate::reference::{self, policy, Undefined};
+use crate::vectors::{self, check, parse_line, to_line, Vector};
+use clap::Args;
+use std::collections::BTreeMap;
+use std::io::Write;
+
+#[derive(Args)]
+#[command(after_help = "\
+Each line is classified:
+  pass       the reference gives `expect`.
+  mismatch   the reference gives something else: FAIL.
+  malformed  not a vector (bad JSON, a missing key, bad hex, no `expect`): FAIL.
+  invalid    contradicts itself (illegal encoding; RZ/URZ read non-zero; the same register \
+as operands 1 and 2 with a != b; destination equal to a source with d != that source; \
+destination RZ with d != 0; pred bit 7 set): FAIL.
+  undefined  the encoding has an INVALIDn field, so the reference has no value: reported and \
+counted, neither pass nor fail; except that a vector with origin `reference` claims a \
+reference result the reference cannot give: FAIL.
+Exit 0 when nothing failed (undefined vectors may remain), 1 when something failed, 2 when a \
+path cannot be read or holds no vectors.")]
+pub struct VerifyArgs {
+    /// Files or folders (searched recursively for *.jsonl, in sorted order).
+    #[arg(required = true)]
+    pub paths: Vec<String>,
+}
+
+#[derive(Default)]
+struct Tally {
+    pass: usize,
+    fail: usize,
+    undefined: usize,
+}
+
+pub fn verify(a: VerifyArgs) -> CliResult {
+    let lines = vectors::read_paths(&a.paths)?;
+    if lines.is_empty() {
+        return Err(CliError::input(format!("no vectors in {}", a.paths.join(" "))));
+    }
+    let mut by_origin: BTreeMap<String, Tally> = BTreeMap::new();
+    let mut by_form: BTreeMap<String, Tally> = BTreeMap::new();
+    let (mut malformed, mut invalid, mut mismatch, mut undefined, mut pass) = (0usize, 0usize, 0usize, 0usize, 0usize);
+    let out = std::io::stdout();
+    let mut out = std::io::BufWriter::new(out.lock());
+    let w = |o: &mut dyn Write, s: String| writeln!(o, "{s}").map_err(|e| CliError::input(format!("stdout: {e}")));
+    for l in &lines {
+        let at = l.at();
+        let v = match &l.item {
+            Ok(v) => v,
+            Err(e) => {
+                malformed += 1;
+                w(&mut out, format!("{at}: malformed: {e}"))?;
+                continue;
+            }
+        };
+        let inst = match check(v) {
+            Ok(i) => i,
+            Err(e) => {
+                invalid += 1;
+                by_origin.entry(v.origin.clone()).or_default().fail += 1;
+                w(&mut out, format!("{at}: invalid: {e}"))?;
+                continue;
+            }
+        };
+        let origin = by_origin.entry(v.origin.clone()).or_default();
+        let form = by_form.entry(inst.form().cli_name().to_string()).or_default();
+        let x = v.inputs;
+        let what = format!("{}  a={:#010x} b={:#010x} d={:#010x} pred={:#04x}", render(&inst), x.a, x.b, x.d, x.pred);
+        let Some(expect) = v.expect else {
+            malformed += 1;
+            origin.fail += 1;
+            form.fail += 1;
+            w(&mut out, format!("{at}: malformed: no \"expect\" to check: {what}"))?;
+            continue;
+        };
+        match reference::eval(&inst, &x) {
+            Ok(got) if got == expect => {
+                pass += 1;
+                origin.pass += 1;
+                form.pass += 1;
+            }
+            Ok(got) => {
+                mismatch += 1;
+                origin.fail += 1;
+                form.fail += 1;
+                w(&mut out, format!("{at}: mismatch: {what}  expected {expect:#010x}, reference {got:#010x}"))?;
+            }
+            Err(u) if v.origin == "reference" => {
+                mismatch += 1;
+                origin.fail += 1;
+                form.fail += 1;
+                w(&mut out, format!("{at}: mismatch: origin \"reference\" claims {expect:#010x} but the reference is undefined ({u}): {what}"))?;
+            }
+            Err(u) => {
+                undefined += 1;
+                origin.undefined += 1;
+                form.undefined += 1;
+                w(&mut out, format!("{at}: undefined: {u}: {what}  (recorded {expect:#010x})"))?;
+            }
+        }
+    }
+    w(&mut out, format!("{} vectors: {pass} pass, {mismatch} mismatch, {malformed} malformed, {invalid} invalid, {undefined} undefined", lines.len()))?;
+    for (title, map) in [("origin", &by_origin), ("form", &by_form)] {
+        for (k, t) in map {
+            w(&mut out, format!("  by {title} {k:?}: {} pass, {} fail, {} undefined", t.pass, t.fail, t.undefined))?;
+        }
+    }
+    out.flush().map_err(|e| CliError::input(format!("stdout: {e}")))?;
+    Ok(exit_for(mismatch + malformed + invalid == 0))
+}
+
+#[derive(Args)]
+#[command(after_help = "\
+Without --encodings: reads vector lines on stdin (`expect` optional) and writes each with \
+`expect` set by the reference and origin `reference` (the value is the reference's, whatever \
+the line said before). With --encodings FILE (hex words, one a line, `-` for stdin): writes \
+--inputs vectors per encoding, inputs from the reference's seeded input set. A vector whose \
+encoding has an INVALIDn field is written without `expect` and counted on stderr (exit 1); \
+a malformed or self-contradicting line stops with its line number (exit 2).")]
+pub struct EvalArgs {
+    /// Encodings to make vectors for, instead of reading vectors on stdin.
+    #[arg(long)]
+    pub encodings: Option<String>,
+    /// Inputs per encoding with --encodings.
+    #[arg(long, default_value_t = 4)]
+    pub inputs: usize,
+    /// Seed of the input sets (input set k uses seed + k); drawn and printed when absent.
+    #[arg(long)]
+    pub seed: Option<u64>,
+}
+
+pub fn eval(a: EvalArgs) -> CliResult {
+    let mut vs: Vec<Vector> = Vec::new();
+    if let Some(path) = &a.encodings {
+        let seed = resolve_seed(a.seed);
+        for (n, line) in read_lines(path)?.iter().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let word = parse_hex(line).map_err(|e| CliError::input(format!("{path}:{}: {e}", n + 1)))?;
+            let inst = crate::isa::decode(word).map_err(|e| CliError::input(format!("{path}:{}: {e}", n + 1)))?;
+            for x in reference::input_set(&inst, seed.wrapping_add(n as u64), a.inputs) {
+                vs.push(Vector { encoding: word, inputs: x, expect: None, origin: String::new() });
+            }
+        }
+    } else {
+        for (n, line) in read_lines("-")?.iter().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            vs.push(parse_line(line).map_err(|e| CliError::input(format!("stdin:{}: {e}", n + 1)))?);
+        }
+    }
+    let out = std::io::stdout();
+    let mut out = std::io::BufWriter::new(out.lock());
+    let mut undefined = 0usize;
+    for (n, v) in vs.iter_mut().enumerate() {
+        let inst = check(v).map_err(|e| CliError::input(format!("vector {}: {e}", n + 1)))?;
+        v.origin = "reference".into();
+        v.expect = match reference::eval(&inst, &v.inputs) {
+            Ok(e) => Some(e),
+            Err(Undefined::Format(_) | Undefined::Flush | Undefined::Swizzle { .. }) => {
+                undefined += 1;
+                None
+            }
+        };
+        writeln!(out, "{}", to_line(v)).map_err(|e| CliError::input(format!("stdout: {e}")))?;
+    }
+    out.flush().map_err(|e| CliError::input(format!("stdout: {e}")))?;
+    if undefined > 0 {
+        eprintln!("{undefined} of {} vectors are undefined (INVALIDn fields): written without \"expect\"", vs.len());
+    }
+    Ok(exit_for(undefined == 0))
+}
+
+/// Marks the generated part of `docs/semantics.md`.
+pub const BEGIN: &str = "<!-- BEGIN generated from harness/spec/semantics.json by `hmul2-harness semantics-doc`; do not edit -->";
+pub const END: &str = "<!-- END generated -->";
+
+/// `doc` with the part between [`BEGIN`] and [`END`] replaced by the table of `json`.
+pub fn render_doc(doc: &str, json: &str) -> Result<String, String> {
+    let table = policy::parse_table(json).map_err(|e| e.to_string())?;
+    policy::Policy::from_table(&table).map_err(|e| e.to_string())?;
+    let (head, rest) = doc.split_once(BEGIN).ok_or("docs/semantics.md has no BEGIN marker")?;
+    let (_, tail) = rest.split_once(END).ok_or("docs/semantics.md has no END marker")?;
+    Ok(format!("{head}{BEGIN}\n{}{END}{tail}", policy::render_table(&table)))
+}
+
+#[derive(Args)]
+pub struct SemanticsDocArgs {
+    /// The Markdown file whose generated table to rewrite in place.
+    #[arg(long, default_value = "docs/semantics.md")]
+    pub doc: String,
+    /// The semantics table to render.
+    #[arg(long, default_value = "harness/spec/semantics.json")]
+    pub json: String,
+}
+
+pub fn semantics_doc(a: SemanticsDocArgs) -> CliResult {
+    let read = |p: &str| std::fs::read_to_string(p).map_err(|e| CliError::input(format!("{p}: {e}")));
+    let text = render_doc(&read(&a.doc)?, &read(&a.json)?).map_err(CliError::input)?;
+    std::fs::write(&a.doc, text).map_err(|e| CliError::input(format!("{}: {e}", a.doc)))?;
+    eprintln!("wrote {}", a.doc);
+    Ok(exit_for(true))
+}
+
+/// Lines of the committed reference set by form, for the coverage test.
+pub fn forms_of(vs: &[Vector]) -> BTreeMap<Form, usize> {
+    let mut m = BTreeMap::new();
+    for v in vs {
+        if let Ok(i) = crate::isa::decode(v.encoding) {
+            *m.entry(i.form()).or_insert(0) += 1;
+        }
+    }
+    m
+}

@@ -1,0 +1,200 @@
+//! The vector format and the `verify` / `eval` subcommands, driven through the real binary.
+
+use hmul2_harness::isa::{decode, Flush, Form, Format, Swizzle};
+use hmul2_harness::vectors::{read_paths, Vector};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+fn bin() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_hmul2-harness"));
+    c.current_dir(root());
+    c
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("hmul2-vectors-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn committed() -> Vec<Vector> {
+    read_paths(&[root().join("vectors")]).unwrap().into_iter().map(|l| l.item.unwrap_or_else(|e| panic!("{}: {e}", l.file.display()))).collect()
+}
+
+#[test]
+fn verify_passes_on_the_committed_vectors() {
+    let out = bin().args(["verify", "vectors"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "verify failed:\n{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    let n = committed().len();
+    assert!(n >= 2000, "only {n} committed vectors");
+    assert!(text.contains(&format!("{n} vectors: {n} pass, 0 mismatch, 0 malformed, 0 invalid, 0 undefined")), "{text}");
+}
+
+/// The regression set exercises every form and every defined modifier value.
+#[test]
+fn committed_vectors_cover_every_form_and_modifier_value() {
+    let mut seen = BTreeSet::new();
+    for v in committed() {
+        assert_eq!(v.origin, "reference");
+        let i = decode(v.encoding).unwrap();
+        let f = i.form();
+        seen.insert(format!("{f:?} a.neg={} a.abs={} a.{:?}", i.a_mods.neg, i.a_mods.abs, i.a_mods.swizzle));
+        if f.has_b_mods() {
+            seen.insert(format!("{f:?} b.neg={} b.abs={} b.{:?}", i.b_mods.neg, i.b_mods.abs, i.b_mods.swizzle));
+        }
+        seen.insert(format!("{f:?} {:?} {:?} sat={}", i.format, i.flush, i.sat));
+        seen.insert(format!("{f:?} pt={} negated={}", i.pred.index == 7, i.pred.negated));
+    }
+    let mut missing = Vec::new();
+    for f in Form::ALL {
+        for neg in [false, true] {
+            for abs in [false, true] {
+                for s in [Swizzle::H1H0, Swizzle::H0H0, Swizzle::H1H1] {
+                    missing.push(format!("{f:?} a.neg={neg} a.abs={abs} a.{s:?}"));
+                    if f.has_b_mods() {
+                        missing.push(format!("{f:?} b.neg={neg} b.abs={abs} b.{s:?}"));
+                    }
+                }
+            }
+        }
+        for fmt in [Format::F16, Format::Bf16] {
+            for fl in [Flush::None, Flush::Fmz, Flush::Ftz] {
+                for sat in [false, true] {
+                    missing.push(format!("{f:?} {fmt:?} {fl:?} sat={sat}"));
+                }
+            }
+        }
+        for pt in [false, true] {
+            for neg in [false, true] {
+                missing.push(format!("{f:?} pt={pt} negated={neg}"));
+            }
+        }
+    }
+    missing.retain(|k| !seen.contains(k));
+    assert!(missing.is_empty(), "the reference vectors lack: {missing:#?}");
+}
+
+fn good_line() -> String {
+    // ptxas's word `HMUL2 R5, R5, 2, 1`: dst == a, so d == a; (3, 3) x (1, 2) = (3, 6)
+    r#"{"encoding":"0x000fe2000000000040003c0005057832","a":"0x42004200","b":"0x00000000","d":"0x42004200","pred":"0x00","expect":"0x46004200","origin":"reference"}"#.to_string()
+}
+
+#[test]
+fn a_good_temp_vector_passes() {
+    let d = tmp("good");
+    std::fs::write(d.join("one.jsonl"), good_line() + "\n").unwrap();
+    let out = bin().arg("verify").arg(&d).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("1 vectors: 1 pass"), "{text}");
+}
+
+#[test]
+fn malformed_contradictory_and_wrong_lines_fail_with_file_and_line() {
+    let d = tmp("bad");
+    let good = good_line();
+    let lines = [
+        good.clone(),                                          // 1 pass
+        "{not json".to_string(),                               // 2 malformed
+        good.replace("\"d\":\"0x42004200\"", "\"d\":\"0x00000001\""), // 3 invalid: dst == a, d != a
+        good.replace("0x46004200", "0x46004201"),              // 4 mismatch
+        good.replace(",\"expect\":\"0x46004200\"", ""),        // 5 malformed: no expect
+        good.replace("\"a\":\"0x42004200\"", "\"a\":\"0x4200\""), // 6 malformed hex
+    ];
+    let sub = d.join("sub");
+    std::fs::create_dir_all(&sub).unwrap();
+    std::fs::write(sub.join("cases.jsonl"), lines.join("\n") + "\n").unwrap();
+    std::fs::write(d.join("ignored.txt"), "not a vector").unwrap();
+    let out = bin().arg("verify").arg(&d).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    let f = sub.join("cases.jsonl").display().to_string();
+    assert!(text.contains(&format!("{f}:2: malformed")), "{text}");
+    assert!(text.contains(&format!("{f}:3: invalid: destination R5 is also operand 1")), "{text}");
+    assert!(text.contains(&format!("{f}:4: mismatch: HMUL2 R5, R5, 2, 1")), "{text}");
+    assert!(text.contains("expected 0x46004201, reference 0x46004200"), "{text}");
+    assert!(text.contains(&format!("{f}:5: malformed: no \"expect\"")), "{text}");
+    assert!(text.contains(&format!("{f}:6: malformed: key \"a\"")), "{text}");
+    assert!(text.contains("6 vectors: 1 pass, 1 mismatch, 3 malformed, 1 invalid, 0 undefined"), "{text}");
+}
+
+#[test]
+fn rz_read_nonzero_and_same_register_are_invalid() {
+    use hmul2_harness::inputs::Inputs;
+    use hmul2_harness::isa::{encode, Hmul2, Operand2, RZ};
+    use hmul2_harness::vectors::{check, Contradiction};
+    let v = |i: Hmul2, x: Inputs| Vector { encoding: encode(&i).unwrap(), inputs: x, expect: None, origin: String::new() };
+    let x = Inputs { a: 1, b: 2, d: 0, pred: 0 };
+    assert_eq!(check(&v(Hmul2::new(0, RZ, Operand2::Reg(2)), x)), Err(Contradiction::RzA(1)));
+    assert_eq!(check(&v(Hmul2::new(0, 1, Operand2::Reg(RZ)), x)), Err(Contradiction::RzB(2)));
+    assert_eq!(check(&v(Hmul2::new(0, 1, Operand2::Ur(63)), x)), Err(Contradiction::RzB(2)));
+    assert_eq!(check(&v(Hmul2::new(0, 3, Operand2::Reg(3)), x)), Err(Contradiction::SameReg { reg: 3, a: 1, b: 2 }));
+    assert!(check(&v(Hmul2::new(0, 3, Operand2::Reg(4)), x)).is_ok());
+}
+
+#[test]
+fn undefined_vectors_are_counted_not_passed() {
+    // format INVALID3 on ptxas's word: bits of the format field set via the typed form
+    use hmul2_harness::isa::{encode, parse_hex};
+    let mut i = decode(parse_hex("0x000fe2000000000040003c0005057832").unwrap()).unwrap();
+    i.format = Format::Invalid3;
+    let word = hmul2_harness::isa::format_hex(encode(&i).unwrap());
+    let d = tmp("undef");
+    let hw = good_line().replace("0x000fe2000000000040003c0005057832", &word).replace("\"origin\":\"reference\"", "\"origin\":\"hardware:NVIDIA H100:580.65:2026-01-01\"");
+    std::fs::write(d.join("hw.jsonl"), hw.clone() + "\n").unwrap();
+    let out = bin().arg("verify").arg(&d).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("1 vectors: 0 pass, 0 mismatch, 0 malformed, 0 invalid, 1 undefined"), "{text}");
+    assert!(text.contains(":1: undefined: format field"), "{text}");
+    // the same vector claiming a reference result fails
+    let claim = hw.replace("\"origin\":\"hardware:NVIDIA H100:580.65:2026-01-01\"", "\"origin\":\"reference\"");
+    std::fs::write(d.join("hw.jsonl"), claim + "\n").unwrap();
+    let out = bin().arg("verify").arg(&d).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stdout));
+}
+
+#[test]
+fn verify_of_nothing_is_an_error() {
+    let d = tmp("empty");
+    let out = bin().arg("verify").arg(&d).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let out = bin().arg("verify").arg(d.join("absent.jsonl")).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn eval_fills_expect_and_round_trips_through_verify() {
+    use std::io::Write;
+    let input = good_line().replace(",\"expect\":\"0x46004200\"", "").replace(",\"origin\":\"reference\"", "");
+    let mut child = bin().arg("eval").stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+    child.stdin.take().unwrap().write_all((input + "\n").as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), good_line());
+    // generation mode: encodings x input_set, then verify
+    let d = tmp("evalgen");
+    std::fs::write(d.join("words.txt"), "0x000fe2000000000040003c0005057832\n").unwrap();
+    let out = bin().args(["eval", "--seed", "5", "--inputs", "40", "--encodings"]).arg(d.join("words.txt")).output().unwrap();
+    assert!(out.status.success());
+    std::fs::write(d.join("v.jsonl"), &out.stdout).unwrap();
+    let v = bin().arg("verify").arg(d.join("v.jsonl")).output().unwrap();
+    let text = String::from_utf8_lossy(&v.stdout);
+    assert!(v.status.success() && text.contains("40 vectors: 40 pass"), "{text}");
+}
+
+#[test]
+fn docs_semantics_md_is_generated_from_the_json() {
+    let doc = std::fs::read_to_string(root().join("docs/semantics.md")).unwrap();
+    let json = std::fs::read_to_string(root().join("harness/spec/semantics.json")).unwrap();
+    let want = hmul2_harness::verify::render_doc(&doc, &json).unwrap();
+    assert!(doc == want, "docs/semantics.md is stale: run `cargo run -p hmul2-harness -- semantics-doc`");
+    assert!(doc.contains("| `nan-result` |"));
+}
