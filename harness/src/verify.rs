@@ -38,24 +38,58 @@ struct Tally {
     undefined: usize,
 }
 
-pub fn verify(a: VerifyArgs) -> CliResult {
-    let lines = vectors::read_paths(&a.paths)?;
-    if lines.is_empty() {
-        return Err(CliError::input(format!("no vectors in {}", a.paths.join(" "))));
+/// Totals of one replay.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct Replay {
+    pub vectors: usize,
+    pub pass: usize,
+    pub mismatch: usize,
+    pub malformed: usize,
+    pub invalid: usize,
+    pub undefined: usize,
+    /// The report lines of the failures (file:line and what), in order.
+    pub failures: Vec<String>,
+}
+
+impl Replay {
+    pub fn ok(&self) -> bool {
+        self.mismatch + self.malformed + self.invalid == 0
     }
+}
+
+pub fn verify(a: VerifyArgs) -> CliResult {
+    let out = std::io::stdout();
+    let mut out = std::io::BufWriter::new(out.lock());
+    let r = replay(&a.paths, &mut out)?;
+    out.flush().map_err(|e| CliError::input(format!("stdout: {e}")))?;
+    Ok(exit_for(r.ok()))
+}
+
+/// Replay every vector under `paths` through the reference, writing the report to `out`.
+pub fn replay<P: AsRef<std::path::Path>>(paths: &[P], out: &mut dyn Write) -> Result<Replay, CliError> {
+    let lines = vectors::read_paths(paths)?;
+    if lines.is_empty() {
+        let names: Vec<String> = paths.iter().map(|p| p.as_ref().display().to_string()).collect();
+        return Err(CliError::input(format!("no vectors in {}", names.join(" "))));
+    }
+    let mut failures = Vec::new();
     let mut by_origin: BTreeMap<String, Tally> = BTreeMap::new();
     let mut by_form: BTreeMap<String, Tally> = BTreeMap::new();
     let (mut malformed, mut invalid, mut mismatch, mut undefined, mut pass) = (0usize, 0usize, 0usize, 0usize, 0usize);
-    let out = std::io::stdout();
-    let mut out = std::io::BufWriter::new(out.lock());
-    let w = |o: &mut dyn Write, s: String| writeln!(o, "{s}").map_err(|e| CliError::input(format!("stdout: {e}")));
+    let w = |o: &mut dyn Write, s: String| writeln!(o, "{s}").map_err(|e| CliError::input(format!("output: {e}")));
+    let mut fail = |o: &mut dyn Write, s: String| {
+        if failures.len() < 100 {
+            failures.push(s.clone());
+        }
+        w(o, s)
+    };
     for l in &lines {
         let at = l.at();
         let v = match &l.item {
             Ok(v) => v,
             Err(e) => {
                 malformed += 1;
-                w(&mut out, format!("{at}: malformed: {e}"))?;
+                fail(out, format!("{at}: malformed: {e}"))?;
                 continue;
             }
         };
@@ -64,7 +98,7 @@ pub fn verify(a: VerifyArgs) -> CliResult {
             Err(e) => {
                 invalid += 1;
                 by_origin.entry(v.origin.clone()).or_default().fail += 1;
-                w(&mut out, format!("{at}: invalid: {e}"))?;
+                fail(out, format!("{at}: invalid: {e}"))?;
                 continue;
             }
         };
@@ -76,7 +110,7 @@ pub fn verify(a: VerifyArgs) -> CliResult {
             malformed += 1;
             origin.fail += 1;
             form.fail += 1;
-            w(&mut out, format!("{at}: malformed: no \"expect\" to check: {what}"))?;
+            fail(out, format!("{at}: malformed: no \"expect\" to check: {what}"))?;
             continue;
         };
         match reference::eval(&inst, &x) {
@@ -89,30 +123,30 @@ pub fn verify(a: VerifyArgs) -> CliResult {
                 mismatch += 1;
                 origin.fail += 1;
                 form.fail += 1;
-                w(&mut out, format!("{at}: mismatch: {what}  expected {expect:#010x}, reference {got:#010x}"))?;
+                fail(out, format!("{at}: mismatch: {what}  expected {expect:#010x}, reference {got:#010x}"))?;
             }
             Err(u) if v.origin == "reference" => {
                 mismatch += 1;
                 origin.fail += 1;
                 form.fail += 1;
-                w(&mut out, format!("{at}: mismatch: origin \"reference\" claims {expect:#010x} but the reference is undefined ({u}): {what}"))?;
+                fail(out, format!("{at}: mismatch: origin \"reference\" claims {expect:#010x} but the reference is undefined ({u}): {what}"))?;
             }
             Err(u) => {
                 undefined += 1;
                 origin.undefined += 1;
                 form.undefined += 1;
-                w(&mut out, format!("{at}: undefined: {u}: {what}  (recorded {expect:#010x})"))?;
+                w(out, format!("{at}: undefined: {u}: {what}  (recorded {expect:#010x})"))?;
             }
         }
     }
-    w(&mut out, format!("{} vectors: {pass} pass, {mismatch} mismatch, {malformed} malformed, {invalid} invalid, {undefined} undefined", lines.len()))?;
+    w(out, format!("{} vectors: {pass} pass, {mismatch} mismatch, {malformed} malformed, {invalid} invalid, {undefined} undefined", lines.len()))?;
     for (title, map) in [("origin", &by_origin), ("form", &by_form)] {
         for (k, t) in map {
-            w(&mut out, format!("  by {title} {k:?}: {} pass, {} fail, {} undefined", t.pass, t.fail, t.undefined))?;
+            w(out, format!("  by {title} {k:?}: {} pass, {} fail, {} undefined", t.pass, t.fail, t.undefined))?;
         }
     }
-    out.flush().map_err(|e| CliError::input(format!("stdout: {e}")))?;
-    Ok(exit_for(mismatch + malformed + invalid == 0))
+    drop(fail);
+    Ok(Replay { vectors: lines.len(), pass, mismatch, malformed, invalid, undefined, failures })
 }
 
 #[derive(Args)]

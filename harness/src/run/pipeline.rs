@@ -1,9 +1,7 @@
-//! ADAPTER POINTS between the runner and the patcher (`kernel`) and reference
-//! (`reference`, `vectors`) modules, which land in parallel branches.
+//! Where the runner meets the patcher (`kernel`) and the reference (`reference`, `verify`).
 //!
-//! The runner only ever sees a [`Backend`]. [`FakeBackend`] (tests) implements it with the
-//! simulated executor's job format; the lead wires the real one at merge time by filling
-//! in [`hardware_backend`] and [`verify_vectors`] (see the commented `RealBackend` below).
+//! The runner only ever sees a [`Backend`]: [`RealBackend`] for hardware runs, and
+//! [`FakeBackend`] (tests) with the simulated executor's job format.
 
 use crate::gpu::LaunchJob;
 use crate::inputs::Inputs;
@@ -50,42 +48,71 @@ pub trait Backend: Sync {
     }
 }
 
-/// ADAPTER (lead): the real backend, once `kernel` and `reference` are merged:
-///
-/// ```ignore
-/// pub struct RealBackend;
-/// impl Backend for RealBackend {
-///     fn runnable(&self, w: u128) -> Result<(), String> { crate::kernel::runnable(w).map_err(|e| e.to_string()) }
-///     fn build(&self, cases: &[Case]) -> Result<Prepared, String> {
-///         let kc: Vec<crate::kernel::Case> = cases.iter().map(|c| crate::kernel::Case { word: c.word, inputs: c.inputs.clone() }).collect();
-///         let b = crate::kernel::build(&kc).map_err(|e| e.to_string())?;
-///         let job = LaunchJob { cubin: b.cubin.clone(), kernel_name: b.kernel_name.clone(), grid: b.grid, block: b.block,
-///                               shared_bytes: b.shared_bytes, input: b.input.clone(), output_bytes: b.output_bytes };
-///         Ok(Prepared { job, state: Box::new(b) })
-///     }
-///     fn results(&self, p: &Prepared, out: &[u8]) -> Result<Vec<Vec<u32>>, String> {
-///         p.state.downcast_ref::<crate::kernel::Built>().ok_or("state")?.results(out).map_err(|e| e.to_string())
-///     }
-///     fn expect(&self, i: &Hmul2, x: &Inputs) -> Result<u32, String> { crate::reference::eval(i, x).map_err(|e| e.to_string()) }
-///     fn input_set(&self, i: &Hmul2, seed: u64, n: usize) -> Vec<Inputs> { crate::reference::input_set(i, seed, n) }
-/// }
-/// ```
-/// and `hardware_backend` returns `Ok(Box::new(RealBackend))`.
+/// The real backend: the patcher builds the kernels, the reference judges the results.
+pub struct RealBackend;
+
+impl Backend for RealBackend {
+    fn runnable(&self, w: u128) -> Result<(), String> {
+        crate::kernel::runnable(w).map_err(|e| e.to_string())
+    }
+    fn build(&self, cases: &[Case]) -> Result<Prepared, String> {
+        let kc: Vec<crate::kernel::Case> = cases.iter().map(|c| crate::kernel::Case { word: c.word, inputs: c.inputs.clone() }).collect();
+        let b = crate::kernel::build(&kc).map_err(|e| e.to_string())?;
+        let job = LaunchJob {
+            cubin: b.cubin.clone(),
+            kernel_name: b.kernel_name.clone(),
+            grid: b.grid,
+            block: b.block,
+            shared_bytes: b.shared_bytes,
+            input: b.input.clone(),
+            output_bytes: b.output_bytes,
+        };
+        Ok(Prepared { job, state: Box::new(b) })
+    }
+    fn results(&self, p: &Prepared, out: &[u8]) -> Result<Vec<Vec<u32>>, String> {
+        let b = p.state.downcast_ref::<crate::kernel::Built>().ok_or("prepared state is not a kernel::Built")?;
+        b.results(out).map_err(|e| e.to_string())
+    }
+    fn effective_inputs(&self, p: &Prepared, cases: &[Case]) -> Vec<Vec<Inputs>> {
+        match p.state.downcast_ref::<crate::kernel::Built>() {
+            Some(b) => b.inputs.clone(),
+            None => cases.iter().map(|c| c.inputs.clone()).collect(),
+        }
+    }
+    fn expect(&self, i: &Hmul2, x: &Inputs) -> Result<u32, String> {
+        crate::reference::eval(i, x).map_err(|e| e.to_string())
+    }
+    fn input_set(&self, i: &Hmul2, seed: u64, n: usize) -> Vec<Inputs> {
+        crate::reference::input_set(i, seed, n)
+    }
+}
+
+/// The backend of a hardware run.
 pub fn hardware_backend() -> Result<Box<dyn Backend>, String> {
-    Err("the patcher (kernel::build) and the reference (reference::eval) are not wired into the runner yet".into())
+    Ok(Box::new(RealBackend))
 }
 
 /// The outcome of replaying the vectors under a folder: `{"ran": bool, "ok": bool, ...}`.
 pub type VerifyReport = serde_json::Value;
 
-/// ADAPTER (lead): replay every vector file under `dir` with the reference's `verify`
-/// (returning e.g. `{"ran": true, "ok": failures == 0, "files": n, "vectors": n,
-/// "failures": n, "first_failure": ...}`). Until it is wired, says so: `ran: false`.
+/// Replay every vector file under `dir` through the reference (what `verify DIR` does).
 pub fn verify_vectors(dir: &Path) -> VerifyReport {
-    serde_json::json!({
-        "ran": false,
-        "reason": format!("vector replay (reference `verify`) is not wired into the runner yet; {} not checked", dir.display()),
-    })
+    let mut sink = std::io::sink();
+    match crate::verify::replay(&[dir], &mut sink) {
+        Ok(r) => serde_json::json!({
+            "ran": true,
+            "ok": r.ok(),
+            "dir": dir.display().to_string(),
+            "vectors": r.vectors,
+            "pass": r.pass,
+            "mismatch": r.mismatch,
+            "malformed": r.malformed,
+            "invalid": r.invalid,
+            "undefined": r.undefined,
+            "first_failures": r.failures.iter().take(10).collect::<Vec<_>>(),
+        }),
+        Err(e) => serde_json::json!({"ran": false, "ok": false, "reason": e.to_string()}),
+    }
 }
 
 /// A backend for CPU-only tests: jobs in [`crate::gpu::fake`]'s format, the reference
