@@ -111,9 +111,10 @@ pub struct RunArgs {
     /// writes under DIR/simulated/ with origin `simulated:...`, never as hardware).
     #[arg(long)]
     pub vectors: Option<PathBuf>,
-    /// Vectors replayed by the software check.
-    #[arg(long, default_value = "vectors")]
-    pub verify_dir: PathBuf,
+    /// Vectors replayed by the software check [default: the project's `vectors/`, found from
+    /// the current folder upwards].
+    #[arg(long)]
+    pub verify_dir: Option<PathBuf>,
     /// Devices: a list of ordinals (0,1,3) or "all" (every SM90 device, one worker each).
     #[arg(long, default_value = "all")]
     pub devices: String,
@@ -242,9 +243,20 @@ fn worker_ordinals(a: &RunArgs, hw: &Hw) -> Vec<i32> {
     }
 }
 
+/// The project's `vectors/` folder: the nearest one holding `reference/`, from the current
+/// folder upwards (so the job runs the same from the root or from `harness/`).
+fn project_vectors() -> PathBuf {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    cwd.ancestors()
+        .map(|d| d.join("vectors"))
+        .find(|v| v.join("reference").is_dir())
+        .unwrap_or_else(|| PathBuf::from("vectors"))
+}
+
 /// The software-only checks: vector replay and the nvdisasm oracle on this run's words.
 fn software_checks(a: &RunArgs, words: &[u128]) -> SoftwareChecks {
-    let verify = pipeline::verify_vectors(&a.verify_dir);
+    let dir = a.verify_dir.clone().unwrap_or_else(project_vectors);
+    let verify = pipeline::verify_vectors(&dir);
     let oracle = match crate::nvdisasm::Nvdisasm::find() {
         Err(e) => serde_json::json!({"ran": false, "reason": format!("nvdisasm not available: {e}")}),
         Ok(nv) => match crate::oracle::compare(&nv, words) {
