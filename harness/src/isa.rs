@@ -9,6 +9,7 @@ pub mod floattext;
 pub mod hex;
 pub mod parse;
 pub mod render;
+pub mod strtable;
 
 pub use decode::{decode, Illegal};
 pub use encode::{encode, EncodeError};

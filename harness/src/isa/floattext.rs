@@ -89,9 +89,9 @@ fn c_g(x: f64, p: usize) -> String {
     }
 }
 
-fn table(h: Half) -> &'static [String] {
-    static F16: OnceLock<Vec<String>> = OnceLock::new();
-    static BF16: OnceLock<Vec<String>> = OnceLock::new();
+fn table(h: Half) -> &'static super::strtable::StrTable {
+    static F16: OnceLock<super::strtable::StrTable> = OnceLock::new();
+    static BF16: OnceLock<super::strtable::StrTable> = OnceLock::new();
     let cell = match h {
         Half::F16 => &F16,
         Half::Bf16 => &BF16,

@@ -6,6 +6,7 @@
 //! operand is a register), `HMUL2 R0, R1, -1, +INF`.
 
 use super::floattext::{imm_text, Half};
+use super::strtable::StrTable;
 use super::*;
 use crate::spec::layout;
 /// Decimal digits without the formatting machinery (the renderer is on a hot path).
@@ -41,13 +42,13 @@ fn push_hex(out: &mut String, mut v: u64) {
 
 /// Operand spellings computed once: register names, banks, offsets, predicates.
 struct Names {
-    r: Vec<String>,
-    ur: Vec<String>,
-    hex: Vec<String>,
+    r: StrTable,
+    ur: StrTable,
+    hex: StrTable,
     /// c[] offsets by their 14-bit field value (two's complement, in words).
-    c_off: Vec<String>,
+    c_off: StrTable,
     /// cx[] offsets by their 14-bit field value (unsigned, in words).
-    cx_off: Vec<String>,
+    cx_off: StrTable,
 }
 
 fn names() -> &'static Names {
@@ -204,12 +205,12 @@ fn push_other_src(out: &mut String, b: Operand2, m: SrcMods) {
 /// nvdisasm's speed; see the decode bench).
 struct Parts {
     /// by pred (4 bits: index, negated) × format × flush × sat
-    head: Vec<String>,
+    head: StrTable,
     /// by register | neg << 8 | abs << 9 | reuse << 10 | swizzle << 11, for operand 1 and operand 2
-    src_a: Vec<String>,
-    src_b: Vec<String>,
+    src_a: StrTable,
+    src_b: StrTable,
     /// by uniform register | neg << 8 | abs << 9 | swizzle << 10
-    ur: Vec<String>,
+    ur: StrTable,
 }
 
 fn src_key(r: u8, m: SrcMods, reuse: bool) -> usize {
@@ -247,7 +248,12 @@ fn parts() -> &'static Parts {
                 push_other_src(&mut ur[u as usize | bits << 8], Operand2::Ur(u), m);
             }
         }
-        Parts { head, src_a: src(&l.a_swizzle), src_b: src(&l.b_swizzle), ur }
+        Parts {
+            head: head.into_iter().collect(),
+            src_a: src(&l.a_swizzle).into_iter().collect(),
+            src_b: src(&l.b_swizzle).into_iter().collect(),
+            ur: ur.into_iter().collect(),
+        }
     })
 }
 
