@@ -269,8 +269,7 @@ impl Ctx {
     }
 }
 
-fn ctx_for(inst: &Hmul2, pred_known_false: Option<bool>) -> Result<Ctx, Undefined> {
-    let _ = pred_known_false;
+fn ctx_for(inst: &Hmul2) -> Result<Ctx, Undefined> {
     Ctx::new(inst, Policy::current())
 }
 
@@ -281,7 +280,7 @@ fn ctx_for(inst: &Hmul2, pred_known_false: Option<bool>) -> Result<Ctx, Undefine
 /// in `semantics.json` for the predicated-off case).
 pub fn eval(inst: &Hmul2, x: &Inputs) -> Result<u32, Undefined> {
     let p = Policy::current();
-    match ctx_for(inst, None) {
+    match ctx_for(inst) {
         Ok(c) => Ok(c.eval_one(x)),
         Err(u) => predicated_off(inst, p, x).ok_or(u),
     }
@@ -314,7 +313,7 @@ const BLOCK: usize = 1024;
 pub fn eval_batch(inst: &Hmul2, xs: &[Inputs], out: &mut [u32]) -> Result<(), Undefined> {
     assert!(out.len() >= xs.len(), "eval_batch: out holds {} results for {} inputs", out.len(), xs.len());
     let p = Policy::current();
-    let c = match ctx_for(inst, None) {
+    let c = match ctx_for(inst) {
         Ok(c) => c,
         Err(u) => {
             for (o, x) in out.iter_mut().zip(xs) {
