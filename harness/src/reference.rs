@@ -35,11 +35,6 @@ struct Ctx {
     exp: u16,
     quiet: u16,
     one: u16,
-    ftz_in: bool,
-    ftz_out: bool,
-    /// .FMZ's zero-factor rule is active.
-    fmz: bool,
-    sat: bool,
     /// Source modifiers as `(x & and) ^ xor`.
     a_and: u16,
     a_xor: u16,
@@ -54,6 +49,33 @@ struct Ctx {
     dst_rz: bool,
     pred_index: u8,
     pred_negated: bool,
+    /// Policy and modifier switches as all-ones / zero masks, so `finish` is straight-line
+    /// bit arithmetic the compiler vectorises.
+    m: Masks,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Masks {
+    ftz_in: u16,
+    ftz_out: u16,
+    after_rounding: u16,
+    canonical: u16,
+    fmz: u16,
+    fmz_xor_sign: u16,
+    sat: u16,
+    sat_nan_zero: u16,
+    sat_keep_neg_zero: u16,
+}
+
+#[inline(always)]
+fn mask(c: bool) -> u16 {
+    0u16.wrapping_sub(c as u16)
+}
+
+/// `x` where `m` is all ones, `y` where it is zero.
+#[inline(always)]
+fn sel(m: u16, x: u16, y: u16) -> u16 {
+    (x & m) | (y & !m)
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -121,10 +143,6 @@ impl Ctx {
             exp: if bf16 { 0x7f80 } else { 0x7c00 },
             quiet: if bf16 { 0x0040 } else { 0x0200 },
             one: if bf16 { 0x3f80 } else { 0x3c00 },
-            ftz_in: ftz && p.ftz_inputs,
-            ftz_out: ftz,
-            fmz,
-            sat: inst.sat && (!bf16 || p.sat_bf16),
             a_and,
             a_xor,
             b_and,
@@ -136,6 +154,17 @@ impl Ctx {
             dst_rz: inst.dst == RZ,
             pred_index: inst.pred.index,
             pred_negated: inst.pred.negated,
+            m: Masks {
+                ftz_in: mask(ftz && p.ftz_inputs),
+                ftz_out: mask(ftz),
+                after_rounding: mask(p.ftz_after_rounding),
+                canonical: mask(p.nan_canonical),
+                fmz: mask(fmz),
+                fmz_xor_sign: mask(p.fmz == FmzZero::XorSign),
+                sat: mask(inst.sat && (!bf16 || p.sat_bf16)),
+                sat_nan_zero: mask(p.sat_nan_to_zero),
+                sat_keep_neg_zero: mask(!p.sat_neg_zero_to_plus),
+            },
         })
     }
 
@@ -166,11 +195,7 @@ impl Ctx {
     #[inline(always)]
     fn src(&self, word: u32, sh: u32, and: u16, xor: u16) -> u16 {
         let v = ((word >> sh) as u16 & and) ^ xor;
-        if self.ftz_in && v & self.exp == 0 {
-            v & 0x8000
-        } else {
-            v
-        }
+        sel(self.m.ftz_in & mask(v & self.exp == 0), v & 0x8000, v)
     }
 
     #[inline(always)]
@@ -193,68 +218,40 @@ impl Ctx {
     }
 
     /// Everything after the rounding: NaN, .FMZ zero factors, flushed results, .SAT.
-    /// Written as selects so the batch loop vectorises.
+    /// Straight-line masks and selects (no branches) so the batch loop vectorises; the
+    /// policy's choices arrive as masks in `self.m`.
     #[inline(always)]
-    fn finish(&self, p: &Policy, a: u16, b: u16, prod: f32, rounded: u16) -> u16 {
-        let exp = self.exp;
-        let a_nan = a & 0x7fff > exp;
-        let b_nan = b & 0x7fff > exp;
+    fn finish(&self, a: u16, b: u16, prod: f32, rounded: u16) -> u16 {
+        let (exp, m) = (self.exp, &self.m);
+        let a_nan = mask(a & 0x7fff > exp);
+        let b_nan = mask(b & 0x7fff > exp);
         let sign = (a ^ b) & 0x8000;
-        let zero_factor = a & 0x7fff == 0 || b & 0x7fff == 0;
-        let propagated = if a_nan { a | self.quiet } else if b_nan { b | self.quiet } else { 0x7fff };
-        let nan = if p.nan_canonical { 0x7fff } else { propagated };
-        let tiny = if p.ftz_after_rounding {
-            rounded & exp == 0
-        } else {
-            let min_normal = if self.bf16 { f32::from_bits(0x0080_0000) } else { f32::from_bits(0x3880_0000) };
-            prod.abs() < min_normal
-        };
-        let mut r = rounded;
-        if self.ftz_out && tiny {
-            r = sign;
-        }
-        if r & 0x7fff > exp {
-            // 0 x Inf, or a NaN operand
-            r = nan;
-        }
-        if a_nan || b_nan {
-            r = nan;
-        }
-        if self.fmz && zero_factor {
-            r = if p.fmz == FmzZero::PlusZero { 0 } else { sign };
-        }
-        if self.sat {
-            let r_nan = r & 0x7fff > exp;
-            let neg = r & 0x8000 != 0;
-            let sat = if r_nan {
-                if p.sat_nan_to_zero {
-                    0
-                } else {
-                    r
-                }
-            } else if neg {
-                if r == 0x8000 && !p.sat_neg_zero_to_plus {
-                    0x8000
-                } else {
-                    0
-                }
-            } else if r > self.one {
-                self.one
-            } else {
-                r
-            };
-            r = sat;
-        }
-        r
+        let zero_factor = mask(a & 0x7fff == 0) | mask(b & 0x7fff == 0);
+        let propagated = sel(a_nan, a | self.quiet, sel(b_nan, b | self.quiet, 0x7fff));
+        let nan = sel(m.canonical, 0x7fff, propagated);
+        let min_normal = if self.bf16 { f32::from_bits(0x0080_0000) } else { f32::from_bits(0x3880_0000) };
+        let tiny = sel(m.after_rounding, mask(rounded & exp == 0), mask(prod.abs() < min_normal));
+        let mut r = sel(m.ftz_out & tiny, sign, rounded);
+        // 0 x Inf, or a NaN operand
+        r = sel(mask(r & 0x7fff > exp) | a_nan | b_nan, nan, r);
+        r = sel(m.fmz & zero_factor, sign & m.fmz_xor_sign, r);
+        let r_nan = mask(r & 0x7fff > exp);
+        let neg = mask(r & 0x8000 != 0);
+        let sat = sel(
+            r_nan,
+            r & !m.sat_nan_zero,
+            sel(neg, 0x8000 & m.sat_keep_neg_zero & mask(r == 0x8000), sel(mask(r > self.one), self.one, r)),
+        );
+        sel(m.sat, sat, r)
     }
 
     #[inline(always)]
-    fn lane(&self, p: &Policy, a: u16, b: u16) -> u16 {
+    fn lane(&self, a: u16, b: u16) -> u16 {
         let prod = self.to_f32(a) * self.to_f32(b);
-        self.finish(p, a, b, prod, self.round(prod))
+        self.finish(a, b, prod, self.round(prod))
     }
 
-    fn eval_one(&self, p: &Policy, x: &Inputs) -> u32 {
+    fn eval_one(&self, x: &Inputs) -> u32 {
         if self.dst_rz {
             return 0;
         }
@@ -266,14 +263,13 @@ impl Ctx {
         for l in 0..2 {
             let a = self.src(aw, self.a_sh[l], self.a_and, self.a_xor);
             let b = self.src(bw, self.b_sh[l], self.b_and, self.b_xor);
-            out |= (self.lane(p, a, b) as u32) << (16 * l);
+            out |= (self.lane(a, b) as u32) << (16 * l);
         }
         out
     }
 }
 
-fn ctx_for(inst: &Hmul2, pred_known_false: Option<bool>) -> Result<Ctx, Undefined> {
-    let _ = pred_known_false;
+fn ctx_for(inst: &Hmul2) -> Result<Ctx, Undefined> {
     Ctx::new(inst, Policy::current())
 }
 
@@ -284,8 +280,8 @@ fn ctx_for(inst: &Hmul2, pred_known_false: Option<bool>) -> Result<Ctx, Undefine
 /// in `semantics.json` for the predicated-off case).
 pub fn eval(inst: &Hmul2, x: &Inputs) -> Result<u32, Undefined> {
     let p = Policy::current();
-    match ctx_for(inst, None) {
-        Ok(c) => Ok(c.eval_one(p, x)),
+    match ctx_for(inst) {
+        Ok(c) => Ok(c.eval_one(x)),
         Err(u) => predicated_off(inst, p, x).ok_or(u),
     }
 }
@@ -307,7 +303,7 @@ fn predicated_off(inst: &Hmul2, p: &Policy, x: &Inputs) -> Option<u32> {
 }
 
 /// Inputs per inner block of [`eval_batch`]: small enough for L1, long enough to vectorise.
-const BLOCK: usize = 256;
+const BLOCK: usize = 1024;
 
 /// [`eval`] for many inputs: `out[i]` is the result for `xs[i]`.
 ///
@@ -317,7 +313,7 @@ const BLOCK: usize = 256;
 pub fn eval_batch(inst: &Hmul2, xs: &[Inputs], out: &mut [u32]) -> Result<(), Undefined> {
     assert!(out.len() >= xs.len(), "eval_batch: out holds {} results for {} inputs", out.len(), xs.len());
     let p = Policy::current();
-    let c = match ctx_for(inst, None) {
+    let c = match ctx_for(inst) {
         Ok(c) => c,
         Err(u) => {
             for (o, x) in out.iter_mut().zip(xs) {
@@ -326,6 +322,76 @@ pub fn eval_batch(inst: &Hmul2, xs: &[Inputs], out: &mut [u32]) -> Result<(), Un
             return Ok(());
         }
     };
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512bw") && std::arch::is_x86_feature_detected!("avx512vl") {
+        // SAFETY: the CPU has AVX-512 F/BW/VL, checked just above.
+        unsafe { blocks_avx512(&c, xs, out) };
+        return Ok(());
+    }
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2, checked just above.
+        unsafe { blocks_avx2(&c, xs, out) };
+        return Ok(());
+    }
+    blocks::<false>(&c, xs, out);
+    Ok(())
+}
+
+/// [`blocks`] compiled for AVX-512 (16 f32 or 32 u16 a vector).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2")]
+unsafe fn blocks_avx512(c: &Ctx, xs: &[Inputs], out: &mut [u32]) {
+    blocks::<true>(c, xs, out)
+}
+
+/// FP16 -> f32, 16 at a time with AVX-512's F16C form (exact, as `half`'s `to_f32`);
+/// `half` for the tail.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2")]
+unsafe fn f16_to_f32_x16(src: &[u16], dst: &mut [f32]) {
+    use std::arch::x86_64::*;
+    let n = src.len() / 16 * 16;
+    for k in (0..n).step_by(16) {
+        // SAFETY: k + 16 <= n <= len of both slices
+        let v = _mm256_loadu_si256(src.as_ptr().add(k) as *const __m256i);
+        _mm512_storeu_ps(dst.as_mut_ptr().add(k), _mm512_cvtph_ps(v));
+    }
+    for k in n..src.len() {
+        dst[k] = f16::from_bits(src[k]).to_f32();
+    }
+}
+
+/// f32 -> FP16 rounded to nearest even, 16 at a time: the instruction (VCVTPS2PH, round to
+/// nearest) that `half`'s `from_f32` itself uses on F16C CPUs; `half` for the tail. The
+/// exhaustive test against rustc_apfloat covers this path.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2")]
+unsafe fn f32_to_f16_x16(src: &[f32], dst: &mut [u16]) {
+    use std::arch::x86_64::*;
+    let n = src.len() / 16 * 16;
+    for k in (0..n).step_by(16) {
+        // SAFETY: k + 16 <= n <= len of both slices
+        let v = _mm512_loadu_ps(src.as_ptr().add(k));
+        _mm256_storeu_si256(dst.as_mut_ptr().add(k) as *mut __m256i, _mm512_cvtps_ph::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(v));
+    }
+    for k in n..src.len() {
+        dst[k] = f16::from_f32(src[k]).to_bits();
+    }
+}
+
+/// [`blocks`] compiled for AVX2: the same code, twice as wide as the x86-64 baseline.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn blocks_avx2(c: &Ctx, xs: &[Inputs], out: &mut [u32]) {
+    blocks::<false>(c, xs, out)
+}
+
+/// The body of [`eval_batch`] once the instruction is known to be defined.
+/// `AVX512`: convert FP16 with 16-wide AVX-512 instructions (only called from
+/// [`blocks_avx512`], after the CPU check).
+#[inline(always)]
+fn blocks<const AVX512: bool>(c: &Ctx, xs: &[Inputs], out: &mut [u32]) {
     let mut la = [0u16; 2 * BLOCK];
     let mut lb = [0u16; 2 * BLOCK];
     let mut fa = [0f32; 2 * BLOCK];
@@ -336,10 +402,11 @@ pub fn eval_batch(inst: &Hmul2, xs: &[Inputs], out: &mut [u32]) -> Result<(), Un
         let (la, lb, fa, fb, r) = (&mut la[..2 * n], &mut lb[..2 * n], &mut fa[..2 * n], &mut fb[..2 * n], &mut r[..2 * n]);
         for (i, x) in xs.iter().enumerate() {
             let (aw, bw) = (c.a_word(x), c.b_word(x));
-            la[2 * i] = c.src(aw, c.a_sh[0], c.a_and, c.a_xor);
-            la[2 * i + 1] = c.src(aw, c.a_sh[1], c.a_and, c.a_xor);
-            lb[2 * i] = c.src(bw, c.b_sh[0], c.b_and, c.b_xor);
-            lb[2 * i + 1] = c.src(bw, c.b_sh[1], c.b_and, c.b_xor);
+            // lane 0 of input i at i, lane 1 at n + i: contiguous, so every loop is unit-stride
+            la[i] = c.src(aw, c.a_sh[0], c.a_and, c.a_xor);
+            la[n + i] = c.src(aw, c.a_sh[1], c.a_and, c.a_xor);
+            lb[i] = c.src(bw, c.b_sh[0], c.b_and, c.b_xor);
+            lb[n + i] = c.src(bw, c.b_sh[1], c.b_and, c.b_xor);
         }
         if c.bf16 {
             for (f, &v) in fa.iter_mut().zip(la.iter()) {
@@ -349,8 +416,22 @@ pub fn eval_batch(inst: &Hmul2, xs: &[Inputs], out: &mut [u32]) -> Result<(), Un
                 *f = f32::from_bits((v as u32) << 16);
             }
         } else {
-            HalfBitsSliceExt::reinterpret_cast::<f16>(&*la).convert_to_f32_slice(fa);
-            HalfBitsSliceExt::reinterpret_cast::<f16>(&*lb).convert_to_f32_slice(fb);
+            #[cfg(target_arch = "x86_64")]
+            if AVX512 {
+                // SAFETY: AVX512 is true only in blocks_avx512, called after the CPU check
+                unsafe {
+                    f16_to_f32_x16(la, fa);
+                    f16_to_f32_x16(lb, fb);
+                }
+            } else {
+                HalfBitsSliceExt::reinterpret_cast::<f16>(&*la).convert_to_f32_slice(fa);
+                HalfBitsSliceExt::reinterpret_cast::<f16>(&*lb).convert_to_f32_slice(fb);
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            {
+                HalfBitsSliceExt::reinterpret_cast::<f16>(&*la).convert_to_f32_slice(fa);
+                HalfBitsSliceExt::reinterpret_cast::<f16>(&*lb).convert_to_f32_slice(fb);
+            }
         }
         for (a, &b) in fa.iter_mut().zip(fb.iter()) {
             *a *= b;
@@ -361,18 +442,25 @@ pub fn eval_batch(inst: &Hmul2, xs: &[Inputs], out: &mut [u32]) -> Result<(), Un
                 *o = bf16::from_f32(v).to_bits();
             }
         } else {
+            #[cfg(target_arch = "x86_64")]
+            if AVX512 {
+                // SAFETY: as above
+                unsafe { f32_to_f16_x16(prod, r) };
+            } else {
+                HalfBitsSliceExt::reinterpret_cast_mut::<f16>(&mut *r).convert_from_f32_slice(prod);
+            }
+            #[cfg(not(target_arch = "x86_64"))]
             HalfBitsSliceExt::reinterpret_cast_mut::<f16>(&mut *r).convert_from_f32_slice(prod);
         }
         for k in 0..2 * n {
-            r[k] = c.finish(p, la[k], lb[k], prod[k], r[k]);
+            r[k] = c.finish(la[k], lb[k], prod[k], r[k]);
         }
         for (i, (x, o)) in xs.iter().zip(out.iter_mut()).enumerate() {
-            let v = r[2 * i] as u32 | (r[2 * i + 1] as u32) << 16;
+            let v = r[i] as u32 | (r[n + i] as u32) << 16;
             let v = if c.pred(x.pred) { v } else { x.d };
             *o = if c.dst_rz { 0 } else { v };
         }
     }
-    Ok(())
 }
 
 /// FP16 values every input set and targeted test draws from: zeros, the subnormal and normal
