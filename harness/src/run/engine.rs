@@ -152,17 +152,7 @@ pub fn run_batch(
     }
     for (base, n, e) in group_faults {
         let (k, _, _) = &run[base];
-        rec.findings.push(Finding {
-            kind: "fault".into(),
-            encoding: format_hex(items[*k].1),
-            text: classify(items[*k].1).0,
-            minimized: None,
-            minimized_text: None,
-            inputs: None,
-            expected: None,
-            got: None,
-            detail: format!("a batch of {n} instructions starting here failed ({e}) but no single one of them does alone"),
-        });
+        rec.findings.push(Finding::fault(format_hex(items[*k].1), classify(items[*k].1).0, format!("a batch of {n} instructions starting here failed ({e}) but no single one of them does alone")));
     }
     for ((k, inst, case), res) in run.iter().zip(results) {
         let t = &mut item_totals[*k];

@@ -672,17 +672,7 @@ fn exhaustive_group(backend: &dyn Backend, exec: &mut dyn Executor, word: u128, 
         }
         Err(e) if e.blames_instructions() => {
             totals.faults = 1;
-            rec.findings.push(report::Finding {
-                kind: "fault".into(),
-                encoding: format_hex(word),
-                text: crate::isa::render(&inst),
-                minimized: None,
-                minimized_text: None,
-                inputs: None,
-                expected: None,
-                got: None,
-                detail: format!("digest job for chunks {}..{}: {e}", req.first_chunk, req.first_chunk + req.chunks as u64),
-            });
+            rec.findings.push(report::Finding::fault(format_hex(word), crate::isa::render(&inst), format!("digest job for chunks {}..{}: {e}", req.first_chunk, req.first_chunk + req.chunks as u64)));
             rec.items.push(journal::ItemRecord { index: group, form, totals });
             return Ok(BatchOutcome { record: rec, observed });
         }
@@ -702,17 +692,7 @@ fn exhaustive_group(backend: &dyn Backend, exec: &mut dyn Executor, word: u128, 
             Ok(mut g) => g.swap_remove(0),
             Err(e) => {
                 totals.faults += 1;
-                rec.findings.push(report::Finding {
-                    kind: "fault".into(),
-                    encoding: format_hex(word),
-                    text: crate::isa::render(&inst),
-                    minimized: None,
-                    minimized_text: None,
-                    inputs: None,
-                    expected: None,
-                    got: None,
-                    detail: format!("fetching chunk {c}: {e}"),
-                });
+                rec.findings.push(report::Finding::fault(format_hex(word), crate::isa::render(&inst), format!("fetching chunk {c}: {e}")));
                 continue;
             }
         };
@@ -746,17 +726,7 @@ fn exhaustive_group(backend: &dyn Backend, exec: &mut dyn Executor, word: u128, 
         if r.is_some() && listed == 0 {
             // digests differed but every element matched: the device digest is wrong
             totals.faults += 1;
-            rec.findings.push(report::Finding {
-                kind: "fault".into(),
-                encoding: format_hex(word),
-                text: crate::isa::render(&inst),
-                minimized: None,
-                minimized_text: None,
-                inputs: None,
-                expected: None,
-                got: None,
-                detail: format!("chunk {c}: device digest {d:#018x} differs from the reference's but every fetched element matches (digest kernel bug)"),
-            });
+            rec.findings.push(report::Finding::fault(format_hex(word), crate::isa::render(&inst), format!("chunk {c}: device digest {d:#018x} differs from the reference's but every fetched element matches (digest kernel bug)")));
         }
     }
     rec.items.push(journal::ItemRecord { index: group, form, totals });

@@ -20,6 +20,13 @@ pub struct Finding {
     pub detail: String,
 }
 
+impl Finding {
+    /// A fault: the instruction's word and text, and what went wrong.
+    pub fn fault(encoding: String, text: String, detail: String) -> Finding {
+        Finding { kind: "fault".into(), encoding, text, minimized: None, minimized_text: None, inputs: None, expected: None, got: None, detail }
+    }
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
 pub struct FindingInputs {
     pub a: String,
