@@ -300,7 +300,8 @@ pub fn field_values(f: &Field) -> Vec<u32> {
 }
 
 /// Field-value coverage of a set of words.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct Coverage {
     pub words: u64,
     pub legal: u64,
@@ -333,7 +334,8 @@ fn tally(map: &mut BTreeMap<String, FieldCoverage>, form: Form, fi: usize, word:
     }
 }
 
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct FieldCoverage {
     pub width: u32,
     /// value (or "bitN") → count

@@ -2,7 +2,6 @@
 //! the wrong type is an error, and every error is one line that names the file.
 
 use crate::isa::parse_hex;
-use serde::Deserialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -64,29 +63,9 @@ fn display(v: Option<&Value>) -> String {
     }
 }
 
-/// Field-value coverage as `gen::Coverage` serialises it (optionally split by form).
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct FieldCov {
-    pub width: u32,
-    pub seen: BTreeMap<String, u64>,
-    pub possible: u64,
-}
-
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct CoverageIn {
-    pub words: u64,
-    pub legal: u64,
-    pub by_form: BTreeMap<String, u64>,
-    pub illegal_kinds: BTreeMap<String, u64>,
-    pub with_invalid_values: u64,
-    pub with_ignored_bits: u64,
-    pub fields: BTreeMap<String, FieldCov>,
-    /// Per form, when a producer records it; without it a field's coverage is credited to
-    /// every form that uses the field and had words.
-    pub fields_by_form: BTreeMap<String, BTreeMap<String, FieldCov>>,
-}
+/// Field-value coverage, read as `gen::Coverage` writes it (missing keys take defaults;
+/// files without `fields_by_form` credit a shared field to no form in particular).
+pub use crate::gen::{Coverage as CoverageIn, FieldCoverage as FieldCov};
 
 impl CoverageIn {
     pub fn of_words(words: &[u128]) -> CoverageIn {
