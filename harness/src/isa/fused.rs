@@ -7,6 +7,7 @@ use super::floattext::{imm_table_if_built, imm_text, Half};
 use super::render::{names, parts};
 use super::strtable::StrTable;
 use super::*;
+use super::decode;
 use crate::spec::{layout, spec, Field};
 
 /// Bits of one field that lie in one 64-bit half of the word: `(half >> shift) & mask`, placed at `at`.
@@ -38,10 +39,6 @@ impl Get {
         let v = self.p[0].get(lo, hi);
         (if self.two { v | self.p[1].get(lo, hi) } else { v }) as u32
     }
-    #[inline(always)]
-    fn flag(self, lo: u64, hi: u64) -> bool {
-        self.get(lo, hi) != 0
-    }
 }
 
 /// The pieces of `f`, shifted left by `at` within the value; None when more than `room` are needed.
@@ -65,119 +62,231 @@ fn getter(f: &Field) -> Option<Get> {
     Some(Get { p: [v[0], v.get(1).copied().unwrap_or_default()], two: v.len() == 2 })
 }
 
-/// Per form: the rule-table key's pieces (as [`crate::spec::Spec::check`] builds it) and the table.
-struct Rules {
-    pieces: [Piece; 8],
+/// Several fields gathered into one table key. Bits adjacent in the word are read as one
+/// piece, so a key costs one shift-and-mask per run of bits rather than per field.
+#[derive(Clone, Copy, Default)]
+struct Gather {
+    p: [Piece; 4],
     n: usize,
-    legal: &'static [u64],
+    bits: u32,
 }
 
-/// Field readers and texts with their separators joined on, so a word takes few appends.
+impl Gather {
+    /// None when the fields overlap or need more than 4 pieces or 16 key bits.
+    fn new(fields: &[&Field]) -> Option<Gather> {
+        let mut runs: Vec<(u32, u32)> = Vec::new();
+        for f in fields {
+            for &(lo, hi) in &f.segments {
+                let (lo, hi) = (lo as u32, hi as u32);
+                if lo < 64 && hi >= 64 {
+                    runs.extend([(lo, 63), (64, hi)]);
+                } else {
+                    runs.push((lo, hi));
+                }
+            }
+        }
+        runs.sort_unstable();
+        let mut merged: Vec<(u32, u32)> = Vec::new();
+        for (lo, hi) in runs {
+            match merged.last_mut() {
+                Some(last) if lo <= last.1 => return None,
+                Some(last) if lo == last.1 + 1 && lo != 64 => last.1 = hi,
+                _ => merged.push((lo, hi)),
+            }
+        }
+        let mut g = Gather::default();
+        if merged.len() > g.p.len() {
+            return None;
+        }
+        for (i, &(lo, hi)) in merged.iter().enumerate() {
+            let n = hi - lo + 1;
+            g.p[i] = Piece { hi: lo >= 64, shift: lo % 64, mask: (1u64 << n) - 1, at: g.bits };
+            g.bits += n;
+        }
+        g.n = merged.len();
+        (g.bits <= 16).then_some(g)
+    }
+    #[inline(always)]
+    fn key(&self, lo: u64, hi: u64) -> usize {
+        let mut k = 0;
+        for p in &self.p[..self.n.min(4)] {
+            k |= p.get(lo, hi);
+        }
+        k as usize
+    }
+    /// The word whose gathered bits spell `k` and whose other bits are 0.
+    fn word(&self, k: usize) -> u128 {
+        self.p[..self.n].iter().fold(0u128, |w, p| w | ((k as u64 >> p.at & p.mask) as u128) << (p.shift + if p.hi { 64 } else { 0 }))
+    }
+    fn len(&self) -> usize {
+        1 << self.bits
+    }
+}
+
+/// Tables keyed by gathered bits, each entry computed from the word that key stands for
+/// with the plain decoder's reading of the fields, and texts with separators joined on.
 struct Fast {
-    opcode: Get,
-    opcode_value: u32,
-    operand_form: Get,
-    ureg_flag: Get,
-    ureg_width: u32,
-    form_by_selector: Vec<Option<usize>>,
-    rules: Vec<Rules>,
-    pred: Get,
-    pred_neg: Get,
-    format: Get,
-    flush: Get,
-    sat: Get,
-    dst: Get,
-    a: Get,
-    a_neg: Get,
-    a_abs: Get,
-    a_swizzle: Get,
-    b_reg: Get,
-    b_ureg: Get,
-    b_neg: Get,
-    b_abs: Get,
-    b_swizzle: Get,
-    imm_lo: Get,
-    imm_hi: Get,
-    cb_bank: Get,
-    cb_offset: Get,
-    yield_: Get,
-    reuse: Get,
+    /// (opcode, operand_form, ureg_flag) → form index, or `u8::MAX` when the word is not one.
+    sel: Gather,
+    form: Vec<u8>,
+    /// the forms' rule fields → bit set of the forms whose rules the values keep
+    rules: Gather,
+    legal: Vec<u32>,
+    head: Gather,
+    head_text: StrTable,
+    head_bf16: Vec<bool>,
+    dst: Gather,
     /// `R5, ` by register.
     dst_c: StrTable,
-    /// Operand 1 with `, ` by the renderer's source key.
+    /// (yield, reuse) → shows `.reuse` on operand 1 (bit 0) and 2 (bit 1)
+    ctrl: Gather,
+    reuse: Vec<u8>,
+    a: Gather,
+    /// operand 1 and `, ` by a key | reuse << a.bits
     a_c: StrTable,
-    /// `-|c[` / `-|cx[` by neg | abs << 1.
+    b_rrr: Gather,
+    b_rrr_text: StrTable,
+    b_ur: Gather,
+    b_ur_text: StrTable,
+    /// neg, abs and half select of operand 2
+    bmods: Gather,
+    /// `-|c[` / `-|cx[` and `].H0_H0|` by bmods key
     c_pre: StrTable,
     cx_pre: StrTable,
-    /// `0x3] [` by bank; `UR3] [` by uniform register.
-    c_bank: StrTable,
-    cx_ur: StrTable,
-    /// `].H0_H0|` by swizzle | abs << 2.
     c_suf: StrTable,
+    bank: Gather,
+    /// `0x3] [` by bank
+    c_bank: StrTable,
+    ureg: Gather,
+    /// `UR3] [` by uniform register
+    cx_ur: StrTable,
+    off: Gather,
+    c_off: StrTable,
+    cx_off: StrTable,
+    imm_lo: Get,
+    imm_hi: Get,
 }
 
 fn build() -> Option<Fast> {
     let s = spec();
     let l = layout();
     let n = names();
-    let g = getter;
-    let mut rules = Vec::new();
-    for fs in &s.forms {
-        let mut v = Vec::new();
-        let mut at = 0;
-        for &i in &fs.rule_fields {
-            pieces(&s.fields[i], at, &mut v, 8)?;
-            at += s.fields[i].width;
-        }
-        let mut p = [Piece::default(); 8];
-        p[..v.len()].copy_from_slice(&v);
-        rules.push(Rules { pieces: p, n: v.len(), legal: &fs.rule_legal });
-    }
+    let p = parts();
+    let g = Gather::new;
     // The offset tables are indexed by raw field value, which equals the renderer's index only
     // while offset × scale cannot overflow; otherwise the plain path renders constants.
     let cb = &l.cb_offset;
     if cb.scale == 0 || (cb.max() as u64 + 1) * cb.scale as u64 > i32::MAX as u64 {
         return None;
     }
-    let swz = |v: usize| l.b_swizzle.value_name(v as u32).filter(|t| !t.is_empty()).map(|t| format!(".{t}")).unwrap_or_default();
-    let na = |k: usize| format!("{}{}", if k & 1 == 1 { "-" } else { "" }, if k & 2 == 2 { "|" } else { "" });
-    let sep = |t: &StrTable| (0..t.len()).map(|i| format!("{}, ", &t[i])).collect::<StrTable>();
+    let table = |g: &Gather, f: &dyn Fn(u128) -> String| (0..g.len()).map(|k| f(g.word(k))).collect::<StrTable>();
+    let flag = |f: &Field, w: u128| f.get(w) != 0;
+    let mods = |neg: &Field, abs: &Field, swz: &Field, w: u128| SrcMods { neg: flag(neg, w), abs: flag(abs, w), swizzle: Swizzle::from_bits(swz.get(w)) };
+
+    let sel = g(&[&l.opcode, &l.operand_form, &l.ureg_flag])?;
+    let form = (0..sel.len()).map(|k| decode::form_of(sel.word(k)).map_or(u8::MAX, |f| f.index() as u8)).collect();
+    let mut rule_fields: Vec<&Field> = Vec::new();
+    for fs in &s.forms {
+        for &i in &fs.rule_fields {
+            if !rule_fields.iter().any(|f| f.name == s.fields[i].name) {
+                rule_fields.push(&s.fields[i]);
+            }
+        }
+    }
+    if s.forms.len() > 32 {
+        return None;
+    }
+    let rules = g(&rule_fields)?;
+    let legal = (0..rules.len())
+        .map(|k| (0..s.forms.len()).fold(0u32, |m, f| m | (s.check(f, rules.word(k)).is_ok() as u32) << f))
+        .collect();
+    let head = g(&[&l.pred, &l.pred_neg, &l.format, &l.flush, &l.sat])?;
+    let head_of = |w: u128| {
+        let pred = Pred { index: l.pred.get(w) as u8, negated: flag(&l.pred_neg, w) };
+        let (format, flush) = (Format::ALL[l.format.get(w) as usize & 3], Flush::ALL[l.flush.get(w) as usize & 3]);
+        (pred, format, flush, flag(&l.sat, w))
+    };
+    let head_text = table(&head, &|w| {
+        let (pred, format, flush, sat) = head_of(w);
+        p.head[super::render::head_key(pred, format as u32, flush as u32, sat as u32)].to_string()
+    });
+    let head_bf16 = (0..head.len()).map(|k| head_of(head.word(k)).1 == Format::Bf16).collect();
+    let dst = g(&[&l.dst])?;
+    let dst_c = table(&dst, &|w| format!("{}, ", &n.r[l.dst.get(w) as u8 as usize]));
+    let ctrl = g(&[&l.yield_, &l.reuse])?;
+    let reuse = (0..ctrl.len())
+        .map(|k| {
+            let w = ctrl.word(k);
+            let c = Control { stall: 0, yield_: flag(&l.yield_, w), wr_bar: 0, rd_bar: 0, wait: 0, reuse: l.reuse.get(w) as u8 };
+            c.shows_reuse_a() as u8 | (c.shows_reuse_b() as u8) << 1
+        })
+        .collect();
+    // a key with one more bit on top: the reuse flag
+    let with_reuse = |g: &Gather, f: &dyn Fn(u128, bool) -> String| {
+        (0..2 * g.len()).map(|k| f(g.word(k % g.len()), k >= g.len())).collect::<StrTable>()
+    };
+    let a = g(&[&l.a, &l.a_neg, &l.a_abs, &l.a_swizzle])?;
+    let a_c = with_reuse(&a, &|w, r| {
+        format!("{}, ", &p.src_a[super::render::src_key(l.a.get(w) as u8, mods(&l.a_neg, &l.a_abs, &l.a_swizzle, w), r)])
+    });
+    let b_rrr = g(&[&l.b_reg, &l.b_neg, &l.b_abs, &l.b_swizzle])?;
+    let b_rrr_text = with_reuse(&b_rrr, &|w, r| {
+        p.src_b[super::render::src_key(l.b_reg.get(w) as u8, mods(&l.b_neg, &l.b_abs, &l.b_swizzle, w), r)].to_string()
+    });
+    let bm = |w: u128| mods(&l.b_neg, &l.b_abs, &l.b_swizzle, w);
+    let b_ur = g(&[&l.b_ureg, &l.b_neg, &l.b_abs, &l.b_swizzle])?;
+    let b_ur_text = table(&b_ur, &|w| {
+        let m = bm(w);
+        let bits = m.neg as usize | (m.abs as usize) << 1 | (m.swizzle as usize) << 2;
+        p.ur[l.b_ureg.get(w) as u8 as usize | bits << 8].to_string()
+    });
+    let bmods = g(&[&l.b_neg, &l.b_abs, &l.b_swizzle])?;
+    let na = |m: SrcMods| format!("{}{}", if m.neg { "-" } else { "" }, if m.abs { "|" } else { "" });
+    let c_pre = table(&bmods, &|w| format!("{}c[", na(bm(w))));
+    let cx_pre = table(&bmods, &|w| format!("{}cx[", na(bm(w))));
+    let c_suf = table(&bmods, &|w| {
+        let m = bm(w);
+        let swz = l.b_swizzle.value_name(m.swizzle as u32).filter(|t| !t.is_empty()).map(|t| format!(".{t}")).unwrap_or_default();
+        format!("]{swz}{}", if m.abs { "|" } else { "" })
+    });
+    let bank = g(&[&l.cb_bank])?;
+    let c_bank = table(&bank, &|w| format!("{}] [", &n.hex[l.cb_bank.get(w) as u8 as usize]));
+    let ureg = g(&[&l.b_ureg])?;
+    let cx_ur = table(&ureg, &|w| format!("{}] [", &n.ur[l.b_ureg.get(w) as u8 as usize]));
+    let off = g(&[cb])?;
+    let c_off = table(&off, &|w| n.c_off[cb.get(w) as usize].to_string());
+    let cx_off = table(&off, &|w| n.cx_off[cb.get(w) as usize].to_string());
     Some(Fast {
-        opcode: g(&l.opcode)?,
-        opcode_value: l.opcode_value,
-        operand_form: g(&l.operand_form)?,
-        ureg_flag: g(&l.ureg_flag)?,
-        ureg_width: l.ureg_flag.width,
-        form_by_selector: l.form_by_selector.clone(),
+        sel,
+        form,
         rules,
-        pred: g(&l.pred)?,
-        pred_neg: g(&l.pred_neg)?,
-        format: g(&l.format)?,
-        flush: g(&l.flush)?,
-        sat: g(&l.sat)?,
-        dst: g(&l.dst)?,
-        a: g(&l.a)?,
-        a_neg: g(&l.a_neg)?,
-        a_abs: g(&l.a_abs)?,
-        a_swizzle: g(&l.a_swizzle)?,
-        b_reg: g(&l.b_reg)?,
-        b_ureg: g(&l.b_ureg)?,
-        b_neg: g(&l.b_neg)?,
-        b_abs: g(&l.b_abs)?,
-        b_swizzle: g(&l.b_swizzle)?,
-        imm_lo: g(&l.imm_lo)?,
-        imm_hi: g(&l.imm_hi)?,
-        cb_bank: g(&l.cb_bank)?,
-        cb_offset: g(cb)?,
-        yield_: g(&l.yield_)?,
-        reuse: g(&l.reuse)?,
-        dst_c: sep(&n.r),
-        a_c: sep(&parts().src_a),
-        c_pre: (0..4).map(|k| format!("{}c[", na(k))).collect(),
-        cx_pre: (0..4).map(|k| format!("{}cx[", na(k))).collect(),
-        c_bank: (0..256).map(|b| format!("{}] [", &n.hex[b])).collect(),
-        cx_ur: (0..256).map(|u| format!("{}] [", &n.ur[u])).collect(),
-        c_suf: (0..8).map(|k| format!("]{}{}", swz(k & 3), if k & 4 == 4 { "|" } else { "" })).collect(),
+        legal,
+        head,
+        head_text,
+        head_bf16,
+        dst,
+        dst_c,
+        ctrl,
+        reuse,
+        a,
+        a_c,
+        b_rrr,
+        b_rrr_text,
+        b_ur,
+        b_ur_text,
+        bmods,
+        c_pre,
+        cx_pre,
+        c_suf,
+        bank,
+        c_bank,
+        ureg,
+        cx_ur,
+        off,
+        c_off,
+        cx_off,
+        imm_lo: getter(&l.imm_lo)?,
+        imm_hi: getter(&l.imm_hi)?,
     })
 }
 
@@ -204,48 +313,24 @@ fn slow(word: u128, out: &mut String) -> Result<(), Illegal> {
 #[inline(always)]
 fn fused(f: &Fast, word: u128, out: &mut String) -> Result<(), Illegal> {
     let (lo, hi) = (word as u64, (word >> 64) as u64);
-    if f.opcode.get(lo, hi) != f.opcode_value {
-        return slow(word, out);
-    }
-    let slot = (f.operand_form.get(lo, hi) as usize) << f.ureg_width | f.ureg_flag.get(lo, hi) as usize;
-    let Some(&Some(k)) = f.form_by_selector.get(slot) else { return slow(word, out) };
-    let Some(r) = f.rules.get(k) else { return slow(word, out) };
-    let mut combo = 0u64;
-    for p in &r.pieces[..r.n.min(8)] {
-        combo |= p.get(lo, hi);
-    }
-    match r.legal.get((combo / 64) as usize) {
-        Some(bits) if bits >> (combo % 64) & 1 == 1 => {}
+    let k = match f.form.get(f.sel.key(lo, hi)) {
+        Some(&k) if k != u8::MAX => k,
+        _ => return slow(word, out),
+    };
+    match f.legal.get(f.rules.key(lo, hi)) {
+        Some(m) if m >> k & 1 == 1 => {}
         _ => return slow(word, out),
     }
-    let p = parts();
-    let format = f.format.get(lo, hi) & 3;
-    let head = (f.pred.get(lo, hi) as usize & 7)
-        | (f.pred_neg.flag(lo, hi) as usize) << 3
-        | (format as usize) << 4
-        | (f.flush.get(lo, hi) as usize & 3) << 6
-        | (f.sat.flag(lo, hi) as usize) << 8;
-    let yield_ = f.yield_.flag(lo, hi);
-    let reuse = f.reuse.get(lo, hi) & 0xff;
-    let src_key = |r: u32, neg: Get, abs: Get, swz: Get, reuse: bool| {
-        (r & 0xff) as usize
-            | (neg.flag(lo, hi) as usize) << 8
-            | (abs.flag(lo, hi) as usize) << 9
-            | (reuse as usize) << 10
-            | (swz.get(lo, hi) as usize & 3) << 11
-    };
+    let head = f.head.key(lo, hi);
+    let reuse = f.reuse.get(f.ctrl.key(lo, hi)).copied().unwrap_or(0) as usize;
     out.reserve(128);
-    out.push_str(&p.head[head]);
-    out.push_str(&f.dst_c[f.dst.get(lo, hi) as usize & 0xff]);
-    out.push_str(&f.a_c[src_key(f.a.get(lo, hi), f.a_neg, f.a_abs, f.a_swizzle, yield_ && reuse & 1 != 0)]);
-    let na = f.b_neg.flag(lo, hi) as usize | (f.b_abs.flag(lo, hi) as usize) << 1;
-    let suf = || &f.c_suf[(f.b_swizzle.get(lo, hi) as usize & 3) | (na & 2) << 1];
-    match Form::ALL.get(k) {
-        Some(Form::Rrr) => {
-            out.push_str(&p.src_b[src_key(f.b_reg.get(lo, hi), f.b_neg, f.b_abs, f.b_swizzle, yield_ && reuse & 2 != 0)])
-        }
+    out.push_str(&f.head_text[head]);
+    out.push_str(&f.dst_c[f.dst.key(lo, hi)]);
+    out.push_str(&f.a_c[f.a.key(lo, hi) | (reuse & 1) << f.a.bits]);
+    match Form::ALL.get(k as usize) {
+        Some(Form::Rrr) => out.push_str(&f.b_rrr_text[f.b_rrr.key(lo, hi) | (reuse >> 1 & 1) << f.b_rrr.bits]),
         Some(Form::Imm) => {
-            let h = if format == Format::Bf16 as u32 { Half::Bf16 } else { Half::F16 };
+            let h = if f.head_bf16.get(head).copied().unwrap_or(false) { Half::Bf16 } else { Half::F16 };
             let (first, second) = (f.imm_hi.get(lo, hi) as u16, f.imm_lo.get(lo, hi) as u16);
             match imm_table_if_built(h) {
                 Some(t) => {
@@ -265,21 +350,20 @@ fn fused(f: &Fast, word: u128, out: &mut String) -> Result<(), Illegal> {
             }
         }
         Some(Form::Const) => {
-            out.push_str(&f.c_pre[na]);
-            out.push_str(&f.c_bank[f.cb_bank.get(lo, hi) as usize & 0xff]);
-            out.push_str(&names().c_off[f.cb_offset.get(lo, hi) as usize]);
-            out.push_str(suf());
+            let m = f.bmods.key(lo, hi);
+            out.push_str(&f.c_pre[m]);
+            out.push_str(&f.c_bank[f.bank.key(lo, hi)]);
+            out.push_str(&f.c_off[f.off.key(lo, hi)]);
+            out.push_str(&f.c_suf[m]);
         }
         Some(Form::ConstUr) => {
-            out.push_str(&f.cx_pre[na]);
-            out.push_str(&f.cx_ur[f.b_ureg.get(lo, hi) as usize & 0xff]);
-            out.push_str(&names().cx_off[f.cb_offset.get(lo, hi) as usize]);
-            out.push_str(suf());
+            let m = f.bmods.key(lo, hi);
+            out.push_str(&f.cx_pre[m]);
+            out.push_str(&f.cx_ur[f.ureg.key(lo, hi)]);
+            out.push_str(&f.cx_off[f.off.key(lo, hi)]);
+            out.push_str(&f.c_suf[m]);
         }
-        Some(Form::Ur) => {
-            let bits = na | (f.b_swizzle.get(lo, hi) as usize & 3) << 2;
-            out.push_str(&p.ur[(f.b_ureg.get(lo, hi) as usize & 0xff) | bits << 8]);
-        }
+        Some(Form::Ur) => out.push_str(&f.b_ur_text[f.b_ur.key(lo, hi)]),
         None => return slow(word, out),
     }
     Ok(())

@@ -213,11 +213,11 @@ pub(super) struct Parts {
     pub(super) ur: StrTable,
 }
 
-fn src_key(r: u8, m: SrcMods, reuse: bool) -> usize {
+pub(super) fn src_key(r: u8, m: SrcMods, reuse: bool) -> usize {
     r as usize | (m.neg as usize) << 8 | (m.abs as usize) << 9 | (reuse as usize) << 10 | (m.swizzle as usize) << 11
 }
 
-fn head_key(p: Pred, format: u32, flush: u32, sat: u32) -> usize {
+pub(super) fn head_key(p: Pred, format: u32, flush: u32, sat: u32) -> usize {
     (p.index as usize & 7) | (p.negated as usize) << 3 | (format as usize & 3) << 4 | (flush as usize & 3) << 6 | (sat as usize & 1) << 8
 }
 
