@@ -123,6 +123,37 @@ impl Gather {
     }
 }
 
+/// ASCII texts in `W`-byte slots padded with spaces: an append copies a constant `W` bytes
+/// (inlined moves, no `memcpy` call) and truncates to the entry's length.
+struct Fixed<const W: usize> {
+    text: String,
+    lens: Vec<u8>,
+}
+
+impl<const W: usize> Fixed<W> {
+    /// None when an entry is not ASCII or longer than `W`.
+    fn new(t: StrTable) -> Option<Self> {
+        let mut f = Fixed { text: String::with_capacity(t.len() * W), lens: Vec::with_capacity(t.len()) };
+        for i in 0..t.len() {
+            let e = &t[i];
+            if e.len() > W || !e.is_ascii() {
+                return None;
+            }
+            f.text.push_str(e);
+            f.text.extend(std::iter::repeat_n(' ', W - e.len()));
+            f.lens.push(e.len() as u8);
+        }
+        Some(f)
+    }
+    #[inline(always)]
+    fn push(&self, i: usize, out: &mut String) {
+        let (Some(&n), Some(slot)) = (self.lens.get(i), self.text.get(i * W..i * W + W)) else { return };
+        let at = out.len();
+        out.push_str(slot);
+        out.truncate(at + n as usize);
+    }
+}
+
 /// Tables keyed by gathered bits, each entry computed from the word that key stands for
 /// with the plain decoder's reading of the fields, and texts with separators joined on.
 struct Fast {
@@ -133,36 +164,36 @@ struct Fast {
     rules: Gather,
     legal: Vec<u32>,
     head: Gather,
-    head_text: StrTable,
+    head_text: Fixed<48>,
     head_bf16: Vec<bool>,
     dst: Gather,
     /// `R5, ` by register.
-    dst_c: StrTable,
+    dst_c: Fixed<16>,
     /// (yield, reuse) → shows `.reuse` on operand 1 (bit 0) and 2 (bit 1)
     ctrl: Gather,
     reuse: Vec<u8>,
     a: Gather,
     /// operand 1 and `, ` by a key | reuse << a.bits
-    a_c: StrTable,
+    a_c: Fixed<32>,
     b_rrr: Gather,
-    b_rrr_text: StrTable,
+    b_rrr_text: Fixed<32>,
     b_ur: Gather,
-    b_ur_text: StrTable,
+    b_ur_text: Fixed<32>,
     /// neg, abs and half select of operand 2
     bmods: Gather,
     /// `-|c[` / `-|cx[` and `].H0_H0|` by bmods key
-    c_pre: StrTable,
-    cx_pre: StrTable,
-    c_suf: StrTable,
+    c_pre: Fixed<16>,
+    cx_pre: Fixed<16>,
+    c_suf: Fixed<16>,
     bank: Gather,
     /// `0x3] [` by bank
-    c_bank: StrTable,
+    c_bank: Fixed<16>,
     ureg: Gather,
     /// `UR3] [` by uniform register
-    cx_ur: StrTable,
+    cx_ur: Fixed<16>,
     off: Gather,
-    c_off: StrTable,
-    cx_off: StrTable,
+    c_off: Fixed<16>,
+    cx_off: Fixed<16>,
     imm_lo: Get,
     imm_hi: Get,
 }
@@ -262,29 +293,29 @@ fn build() -> Option<Fast> {
         rules,
         legal,
         head,
-        head_text,
+        head_text: Fixed::new(head_text)?,
         head_bf16,
         dst,
-        dst_c,
+        dst_c: Fixed::new(dst_c)?,
         ctrl,
         reuse,
         a,
-        a_c,
+        a_c: Fixed::new(a_c)?,
         b_rrr,
-        b_rrr_text,
+        b_rrr_text: Fixed::new(b_rrr_text)?,
         b_ur,
-        b_ur_text,
+        b_ur_text: Fixed::new(b_ur_text)?,
         bmods,
-        c_pre,
-        cx_pre,
-        c_suf,
+        c_pre: Fixed::new(c_pre)?,
+        cx_pre: Fixed::new(cx_pre)?,
+        c_suf: Fixed::new(c_suf)?,
         bank,
-        c_bank,
+        c_bank: Fixed::new(c_bank)?,
         ureg,
-        cx_ur,
+        cx_ur: Fixed::new(cx_ur)?,
         off,
-        c_off,
-        cx_off,
+        c_off: Fixed::new(c_off)?,
+        cx_off: Fixed::new(cx_off)?,
         imm_lo: getter(&l.imm_lo)?,
         imm_hi: getter(&l.imm_hi)?,
     })
@@ -323,12 +354,12 @@ fn fused(f: &Fast, word: u128, out: &mut String) -> Result<(), Illegal> {
     }
     let head = f.head.key(lo, hi);
     let reuse = f.reuse.get(f.ctrl.key(lo, hi)).copied().unwrap_or(0) as usize;
-    out.reserve(128);
-    out.push_str(&f.head_text[head]);
-    out.push_str(&f.dst_c[f.dst.key(lo, hi)]);
-    out.push_str(&f.a_c[f.a.key(lo, hi) | (reuse & 1) << f.a.bits]);
+    out.reserve(192);
+    f.head_text.push(head, out);
+    f.dst_c.push(f.dst.key(lo, hi), out);
+    f.a_c.push(f.a.key(lo, hi) | (reuse & 1) << f.a.bits, out);
     match Form::ALL.get(k as usize) {
-        Some(Form::Rrr) => out.push_str(&f.b_rrr_text[f.b_rrr.key(lo, hi) | (reuse >> 1 & 1) << f.b_rrr.bits]),
+        Some(Form::Rrr) => f.b_rrr_text.push(f.b_rrr.key(lo, hi) | (reuse >> 1 & 1) << f.b_rrr.bits, out),
         Some(Form::Imm) => {
             let h = if f.head_bf16.get(head).copied().unwrap_or(false) { Half::Bf16 } else { Half::F16 };
             let (first, second) = (f.imm_hi.get(lo, hi) as u16, f.imm_lo.get(lo, hi) as u16);
@@ -351,19 +382,19 @@ fn fused(f: &Fast, word: u128, out: &mut String) -> Result<(), Illegal> {
         }
         Some(Form::Const) => {
             let m = f.bmods.key(lo, hi);
-            out.push_str(&f.c_pre[m]);
-            out.push_str(&f.c_bank[f.bank.key(lo, hi)]);
-            out.push_str(&f.c_off[f.off.key(lo, hi)]);
-            out.push_str(&f.c_suf[m]);
+            f.c_pre.push(m, out);
+            f.c_bank.push(f.bank.key(lo, hi), out);
+            f.c_off.push(f.off.key(lo, hi), out);
+            f.c_suf.push(m, out);
         }
         Some(Form::ConstUr) => {
             let m = f.bmods.key(lo, hi);
-            out.push_str(&f.cx_pre[m]);
-            out.push_str(&f.cx_ur[f.ureg.key(lo, hi)]);
-            out.push_str(&f.cx_off[f.off.key(lo, hi)]);
-            out.push_str(&f.c_suf[m]);
+            f.cx_pre.push(m, out);
+            f.cx_ur.push(f.ureg.key(lo, hi), out);
+            f.cx_off.push(f.off.key(lo, hi), out);
+            f.c_suf.push(m, out);
         }
-        Some(Form::Ur) => out.push_str(&f.b_ur_text[f.b_ur.key(lo, hi)]),
+        Some(Form::Ur) => f.b_ur_text.push(f.b_ur.key(lo, hi), out),
         None => return slow(word, out),
     }
     Ok(())
