@@ -160,7 +160,8 @@ struct Fast {
     /// (opcode, operand_form, ureg_flag) → form index, or `u8::MAX` when the word is not one.
     sel: Gather,
     form: Vec<u8>,
-    /// the forms' rule fields → bit set of the forms whose rules the values keep
+    /// the forms' rule fields, yield and reuse → bit set of the forms whose rules the values
+    /// keep, and at bits 30 and 31 whether operands 1 and 2 show `.reuse`
     rules: Gather,
     legal: Vec<u32>,
     head: Gather,
@@ -169,9 +170,6 @@ struct Fast {
     dst: Gather,
     /// `R5, ` by register.
     dst_c: Fixed<16>,
-    /// (yield, reuse) → shows `.reuse` on operand 1 (bit 0) and 2 (bit 1)
-    ctrl: Gather,
-    reuse: Vec<u8>,
     a: Gather,
     /// operand 1 and `, ` by a key | reuse << a.bits
     a_c: Fixed<32>,
@@ -224,12 +222,22 @@ fn build() -> Option<Fast> {
             }
         }
     }
-    if s.forms.len() > 32 {
+    for f in [&l.yield_, &l.reuse] {
+        if !rule_fields.iter().any(|r| r.name == f.name) {
+            rule_fields.push(f);
+        }
+    }
+    if s.forms.len() > 30 {
         return None;
     }
     let rules = g(&rule_fields)?;
     let legal = (0..rules.len())
-        .map(|k| (0..s.forms.len()).fold(0u32, |m, f| m | (s.check(f, rules.word(k)).is_ok() as u32) << f))
+        .map(|k| {
+            let w = rules.word(k);
+            let c = Control { stall: 0, yield_: flag(&l.yield_, w), wr_bar: 0, rd_bar: 0, wait: 0, reuse: l.reuse.get(w) as u8 };
+            let shows = (c.shows_reuse_a() as u32) << 30 | (c.shows_reuse_b() as u32) << 31;
+            (0..s.forms.len()).fold(shows, |m, f| m | (s.check(f, w).is_ok() as u32) << f)
+        })
         .collect();
     let head = g(&[&l.pred, &l.pred_neg, &l.format, &l.flush, &l.sat])?;
     let head_of = |w: u128| {
@@ -244,14 +252,6 @@ fn build() -> Option<Fast> {
     let head_bf16 = (0..head.len()).map(|k| head_of(head.word(k)).1 == Format::Bf16).collect();
     let dst = g(&[&l.dst])?;
     let dst_c = table(&dst, &|w| format!("{}, ", &n.r[l.dst.get(w) as u8 as usize]));
-    let ctrl = g(&[&l.yield_, &l.reuse])?;
-    let reuse = (0..ctrl.len())
-        .map(|k| {
-            let w = ctrl.word(k);
-            let c = Control { stall: 0, yield_: flag(&l.yield_, w), wr_bar: 0, rd_bar: 0, wait: 0, reuse: l.reuse.get(w) as u8 };
-            c.shows_reuse_a() as u8 | (c.shows_reuse_b() as u8) << 1
-        })
-        .collect();
     // a key with one more bit on top: the reuse flag
     let with_reuse = |g: &Gather, f: &dyn Fn(u128, bool) -> String| {
         (0..2 * g.len()).map(|k| f(g.word(k % g.len()), k >= g.len())).collect::<StrTable>()
@@ -297,8 +297,6 @@ fn build() -> Option<Fast> {
         head_bf16,
         dst,
         dst_c: Fixed::new(dst_c)?,
-        ctrl,
-        reuse,
         a,
         a_c: Fixed::new(a_c)?,
         b_rrr,
@@ -348,12 +346,11 @@ fn fused(f: &Fast, word: u128, out: &mut String) -> Result<(), Illegal> {
         Some(&k) if k != u8::MAX => k,
         _ => return slow(word, out),
     };
-    match f.legal.get(f.rules.key(lo, hi)) {
-        Some(m) if m >> k & 1 == 1 => {}
+    let reuse = match f.legal.get(f.rules.key(lo, hi)) {
+        Some(&m) if m >> k & 1 == 1 => (m >> 30) as usize,
         _ => return slow(word, out),
-    }
+    };
     let head = f.head.key(lo, hi);
-    let reuse = f.reuse.get(f.ctrl.key(lo, hi)).copied().unwrap_or(0) as usize;
     out.reserve(192);
     f.head_text.push(head, out);
     f.dst_c.push(f.dst.key(lo, hi), out);
