@@ -40,10 +40,13 @@ pub fn decode(a: DecodeArgs) -> CliResult {
     let mut first_bad = String::new();
     for line in &inputs {
         let text = match parse_hex(line) {
-            Ok(w) => match decode_word(w) {
-                Ok(i) => render(&i),
-                Err(e) => format!("illegal: {e}"),
-            },
+            Ok(w) => {
+                let mut t = String::new();
+                match isa::decode_render_into(w, &mut t) {
+                    Ok(()) => t,
+                    Err(e) => format!("illegal: {e}"),
+                }
+            }
             Err(e) => {
                 bad += 1;
                 if first_bad.is_empty() {

@@ -6,6 +6,7 @@
 pub mod decode;
 pub mod encode;
 pub mod floattext;
+pub mod fused;
 pub mod hex;
 pub mod parse;
 pub mod render;
@@ -13,6 +14,7 @@ pub mod strtable;
 
 pub use decode::{decode, Illegal};
 pub use encode::{encode, EncodeError};
+pub use fused::decode_render_into;
 pub use hex::{format_hex, parse_hex, HexError};
 pub use parse::{parse, ParseError};
 pub use render::{render, render_into};

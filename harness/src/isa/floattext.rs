@@ -103,14 +103,20 @@ fn table(h: Half) -> &'static super::strtable::StrTable {
 /// The first few hundred calls spell each value; after that a 2^16-entry table is built
 /// once, so a one-word `decode` starts fast and a million-word one runs fast.
 pub fn imm_text(h: Half, bits: u16) -> std::borrow::Cow<'static, str> {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    static CALLS: AtomicUsize = AtomicUsize::new(0);
-    if CALLS.load(Ordering::Relaxed) < 512 {
-        CALLS.fetch_add(1, Ordering::Relaxed);
+    use std::sync::atomic::Ordering;
+    if IMM_CALLS.load(Ordering::Relaxed) < 512 {
+        IMM_CALLS.fetch_add(1, Ordering::Relaxed);
         return std::borrow::Cow::Owned(spell(h, bits));
     }
     std::borrow::Cow::Borrowed(&table(h)[bits as usize])
 }
+
+/// The table of [`imm_text`] once built: a plain load, for the fused decoder's hot path.
+pub(crate) fn imm_table_if_built(h: Half) -> Option<&'static super::strtable::StrTable> {
+    (IMM_CALLS.load(std::sync::atomic::Ordering::Relaxed) >= 512).then(|| table(h))
+}
+
+static IMM_CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// The pattern nvdisasm's text stands for. NaN spellings name a class, not a payload:
 /// they map to the canonical pattern of that class (quiet: quiet bit only; signalling: lowest payload).

@@ -41,17 +41,17 @@ fn push_hex(out: &mut String, mut v: u64) {
 }
 
 /// Operand spellings computed once: register names, banks, offsets, predicates.
-struct Names {
-    r: StrTable,
-    ur: StrTable,
-    hex: StrTable,
+pub(super) struct Names {
+    pub(super) r: StrTable,
+    pub(super) ur: StrTable,
+    pub(super) hex: StrTable,
     /// c[] offsets by their 14-bit field value (two's complement, in words).
-    c_off: StrTable,
+    pub(super) c_off: StrTable,
     /// cx[] offsets by their 14-bit field value (unsigned, in words).
-    cx_off: StrTable,
+    pub(super) cx_off: StrTable,
 }
 
-fn names() -> &'static Names {
+pub(super) fn names() -> &'static Names {
     static N: std::sync::OnceLock<Names> = std::sync::OnceLock::new();
     N.get_or_init(|| {
         let reg = |prefix: &str, r: u32, zero: u32| {
@@ -203,25 +203,25 @@ fn push_other_src(out: &mut String, b: Operand2, m: SrcMods) {
 /// Texts of instruction parts, computed once by the functions above: the renderer then
 /// appends a handful of ready strings per instruction (it runs at hundreds of times
 /// nvdisasm's speed; see the decode bench).
-struct Parts {
+pub(super) struct Parts {
     /// by pred (4 bits: index, negated) × format × flush × sat
-    head: StrTable,
+    pub(super) head: StrTable,
     /// by register | neg << 8 | abs << 9 | reuse << 10 | swizzle << 11, for operand 1 and operand 2
-    src_a: StrTable,
-    src_b: StrTable,
+    pub(super) src_a: StrTable,
+    pub(super) src_b: StrTable,
     /// by uniform register | neg << 8 | abs << 9 | swizzle << 10
-    ur: StrTable,
+    pub(super) ur: StrTable,
 }
 
-fn src_key(r: u8, m: SrcMods, reuse: bool) -> usize {
+pub(super) fn src_key(r: u8, m: SrcMods, reuse: bool) -> usize {
     r as usize | (m.neg as usize) << 8 | (m.abs as usize) << 9 | (reuse as usize) << 10 | (m.swizzle as usize) << 11
 }
 
-fn head_key(p: Pred, format: u32, flush: u32, sat: u32) -> usize {
+pub(super) fn head_key(p: Pred, format: u32, flush: u32, sat: u32) -> usize {
     (p.index as usize & 7) | (p.negated as usize) << 3 | (format as usize & 3) << 4 | (flush as usize & 3) << 6 | (sat as usize & 1) << 8
 }
 
-fn parts() -> &'static Parts {
+pub(super) fn parts() -> &'static Parts {
     static P: std::sync::OnceLock<Parts> = std::sync::OnceLock::new();
     P.get_or_init(|| {
         let l = layout();

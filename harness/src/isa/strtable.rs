@@ -1,24 +1,30 @@
 //! Many short strings in one allocation: the renderer's lookup tables stay small and close
 //! together in cache (a `Vec<String>` scatters them over the heap).
 
-/// Entry `i` is `text[ends[i - 1]..ends[i]]`.
-#[derive(Debug, Default)]
+/// Entry `i` is `text[bounds[i]..bounds[i + 1]]`; `bounds` starts with 0, so a lookup
+/// needs no branch for the first entry.
+#[derive(Debug)]
 pub struct StrTable {
     text: String,
-    ends: Vec<u32>,
+    bounds: Vec<u32>,
+}
+
+impl Default for StrTable {
+    fn default() -> Self {
+        StrTable { text: String::new(), bounds: vec![0] }
+    }
 }
 
 impl StrTable {
     pub fn len(&self) -> usize {
-        self.ends.len()
+        self.bounds.len() - 1
     }
     pub fn is_empty(&self) -> bool {
-        self.ends.is_empty()
+        self.len() == 0
     }
     pub fn get(&self, i: usize) -> Option<&str> {
-        let end = *self.ends.get(i)? as usize;
-        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
-        self.text.get(start..end)
+        let end = *self.bounds.get(i.checked_add(1)?)? as usize;
+        self.text.get(self.bounds[i] as usize..end)
     }
 }
 
@@ -27,7 +33,7 @@ impl<S: AsRef<str>> FromIterator<S> for StrTable {
         let mut t = StrTable::default();
         for s in iter {
             t.text.push_str(s.as_ref());
-            t.ends.push(t.text.len() as u32);
+            t.bounds.push(t.text.len() as u32);
         }
         t
     }
@@ -37,9 +43,8 @@ impl std::ops::Index<usize> for StrTable {
     type Output = str;
     /// Panics on an index past the end, like a slice (callers index by masked field values).
     fn index(&self, i: usize) -> &str {
-        let end = self.ends[i] as usize;
-        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
-        &self.text[start..end]
+        let b = &self.bounds[i..i + 2];
+        &self.text[b[0] as usize..b[1] as usize]
     }
 }
 
