@@ -448,6 +448,7 @@ fn blocks<const AVX512: bool, const FULL: bool>(c: &Ctx, xs: &[Inputs], out: &mu
     let mut fb = [0f32; 2 * BLOCK];
     let mut r = [0u16; 2 * BLOCK];
     let dst_keep = if c.dst_rz { 0 } else { u32::MAX };
+    let always = c.pred_shift == PT as u32 && c.pred_flip == 0;
     for (xs, out) in xs.chunks(BLOCK).zip(out.chunks_mut(BLOCK)) {
         let n = xs.len();
         let (la, lb, fa, fb, r) = (&mut la[..2 * n], &mut lb[..2 * n], &mut fa[..2 * n], &mut fb[..2 * n], &mut r[..2 * n]);
@@ -491,10 +492,17 @@ fn blocks<const AVX512: bool, const FULL: bool>(c: &Ctx, xs: &[Inputs], out: &mu
                 r[k] = c.finish_nan(la[k], lb[k], r[k]);
             }
         }
-        for (i, (x, o)) in xs.iter().zip(out.iter_mut()).enumerate() {
-            let v = r[i] as u32 | (r[n + i] as u32) << 16;
-            let v = if c.pred(x.pred) { v } else { x.d };
-            *o = v & dst_keep;
+        if always {
+            // no need to read x.d and x.pred: a strided gather otherwise
+            for (i, o) in out[..n].iter_mut().enumerate() {
+                *o = (r[i] as u32 | (r[n + i] as u32) << 16) & dst_keep;
+            }
+        } else {
+            for (i, (x, o)) in xs.iter().zip(out.iter_mut()).enumerate() {
+                let v = r[i] as u32 | (r[n + i] as u32) << 16;
+                let v = if c.pred(x.pred) { v } else { x.d };
+                *o = v & dst_keep;
+            }
         }
     }
 }
