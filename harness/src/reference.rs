@@ -2,9 +2,10 @@
 //!
 //! Each lane: select a half, apply |x| / -x, flush subnormal inputs (.FTZ/.FMZ), multiply in
 //! f32 (an FP16 x FP16 product is exact there), round once to the lane format with `half`'s
-//! `from_f32`, then fix up NaN, .FMZ zeros, flushed results and .SAT. Every choice no
-//! document settles comes from [`Policy`] (`harness/spec/semantics.json`); field values
-//! nvdisasm names INVALIDn give [`Undefined`] instead of a guess.
+//! `from_f32` ([`eval_batch`] BF16: an equal branch-free rounding), then fix up NaN, .FMZ
+//! zeros, flushed results and .SAT. Every choice no document settles comes from [`Policy`]
+//! (`harness/spec/semantics.json`); field values nvdisasm names INVALIDn give [`Undefined`]
+//! instead of a guess.
 
 pub mod policy;
 
@@ -315,7 +316,9 @@ const BLOCK: usize = 1024;
 ///
 /// Works in blocks of lanes so each step (select, convert, multiply, round, fix up) is a
 /// straight loop over arrays the compiler vectorises; `half`'s slice conversion uses F16C
-/// where the CPU has it. Panics if `out` is shorter than `xs` (a caller's bug, not input).
+/// where the CPU has it. BF16 rounds with its own branch-free code (`bf16_rne`,
+/// `bf16_mul_rne`) rather than `half`'s: the exhaustive test against rustc_apfloat proves
+/// them equal. Panics if `out` is shorter than `xs` (a caller's bug, not input).
 pub fn eval_batch(inst: &Hmul2, xs: &[Inputs], out: &mut [u32]) -> Result<(), Undefined> {
     assert!(out.len() >= xs.len(), "eval_batch: out holds {} results for {} inputs", out.len(), xs.len());
     let p = Policy::current();
