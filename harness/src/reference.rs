@@ -2,9 +2,10 @@
 //!
 //! Each lane: select a half, apply |x| / -x, flush subnormal inputs (.FTZ/.FMZ), multiply in
 //! f32 (an FP16 x FP16 product is exact there), round once to the lane format with `half`'s
-//! `from_f32`, then fix up NaN, .FMZ zeros, flushed results and .SAT. Every choice no
-//! document settles comes from [`Policy`] (`harness/spec/semantics.json`); field values
-//! nvdisasm names INVALIDn give [`Undefined`] instead of a guess.
+//! `from_f32` ([`eval_batch`] BF16: an equal branch-free rounding), then fix up NaN, .FMZ
+//! zeros, flushed results and .SAT. Every choice no document settles comes from [`Policy`]
+//! (`harness/spec/semantics.json`); field values nvdisasm names INVALIDn give [`Undefined`]
+//! instead of a guess.
 
 pub mod policy;
 
@@ -43,12 +44,15 @@ struct Ctx {
     /// Shift (0 or 16) that gives each lane's half, per source.
     a_sh: [u32; 2],
     b_sh: [u32; 2],
-    /// How operand 2 is read.
-    b_src: BSrc,
-    a_rz: bool,
+    /// Operand words as `x.a & a_keep` and `(x.b & b_keep) | b_fixed`: no per-input branch
+    /// on RZ or the operand-2 source.
+    a_keep: u32,
+    b_keep: u32,
+    b_fixed: u32,
     dst_rz: bool,
-    pred_index: u8,
-    pred_negated: bool,
+    /// The guard as `((x.pred | 0x80) >> pred_shift) & 1 != pred_flip`: PT is bit 7.
+    pred_shift: u32,
+    pred_flip: u32,
     /// Policy and modifier switches as all-ones / zero masks, so `finish` is straight-line
     /// bit arithmetic the compiler vectorises.
     m: Masks,
@@ -67,6 +71,13 @@ struct Masks {
     sat_keep_neg_zero: u16,
 }
 
+impl Masks {
+    /// No result flushing, .FMZ or .SAT: [`Ctx::finish`] reduces to [`Ctx::finish_nan`].
+    fn plain(&self) -> bool {
+        self.ftz_out | self.fmz | self.sat == 0
+    }
+}
+
 #[inline(always)]
 fn mask(c: bool) -> u16 {
     0u16.wrapping_sub(c as u16)
@@ -76,14 +87,6 @@ fn mask(c: bool) -> u16 {
 #[inline(always)]
 fn sel(m: u16, x: u16, y: u16) -> u16 {
     (x & m) | (y & !m)
-}
-
-#[derive(Clone, Copy, Debug)]
-enum BSrc {
-    /// The encoding holds the value.
-    Fixed(u32),
-    /// `Inputs::b`.
-    Input,
 }
 
 fn mods_masks(neg: bool, abs: bool, p: &Policy) -> (u16, u16) {
@@ -130,13 +133,13 @@ impl Ctx {
         };
         let (a_and, a_xor) = mods_masks(inst.a_mods.neg, inst.a_mods.abs, p);
         let (b_and, b_xor) = mods_masks(b_mods.neg, b_mods.abs, p);
-        let b_src = match inst.b {
-            Operand2::Reg(RZ) | Operand2::Ur(URZ) => BSrc::Fixed(0),
+        let (b_keep, b_fixed) = match inst.b {
+            Operand2::Reg(RZ) | Operand2::Ur(URZ) => (0, 0),
             Operand2::Imm { first, second } => {
                 let (lo, hi) = if p.imm_second_is_lane0 { (second, first) } else { (first, second) };
-                BSrc::Fixed(lo as u32 | (hi as u32) << 16)
+                (0, lo as u32 | (hi as u32) << 16)
             }
-            _ => BSrc::Input,
+            _ => (u32::MAX, 0),
         };
         Ok(Ctx {
             bf16,
@@ -149,11 +152,12 @@ impl Ctx {
             b_xor,
             a_sh: shifts(inst.a_mods.swizzle),
             b_sh: shifts(b_mods.swizzle),
-            b_src,
-            a_rz: inst.a == RZ,
+            a_keep: if inst.a == RZ { 0 } else { u32::MAX },
+            b_keep,
+            b_fixed,
             dst_rz: inst.dst == RZ,
-            pred_index: inst.pred.index,
-            pred_negated: inst.pred.negated,
+            pred_shift: inst.pred.index.min(PT) as u32,
+            pred_flip: inst.pred.negated as u32,
             m: Masks {
                 ftz_in: mask(ftz && p.ftz_inputs),
                 ftz_out: mask(ftz),
@@ -170,25 +174,17 @@ impl Ctx {
 
     #[inline(always)]
     fn pred(&self, pred: u8) -> bool {
-        let v = self.pred_index >= PT || (pred >> self.pred_index) & 1 == 1;
-        v != self.pred_negated
+        ((pred as u32 | 0x80) >> self.pred_shift) & 1 != self.pred_flip
     }
 
     #[inline(always)]
     fn a_word(&self, x: &Inputs) -> u32 {
-        if self.a_rz {
-            0
-        } else {
-            x.a
-        }
+        x.a & self.a_keep
     }
 
     #[inline(always)]
     fn b_word(&self, x: &Inputs) -> u32 {
-        match self.b_src {
-            BSrc::Fixed(v) => v,
-            BSrc::Input => x.b,
-        }
+        (x.b & self.b_keep) | self.b_fixed
     }
 
     /// Operand lane `l` of a source after half select, modifiers and input flushing.
@@ -243,6 +239,17 @@ impl Ctx {
             sel(neg, 0x8000 & m.sat_keep_neg_zero & mask(r == 0x8000), sel(mask(r > self.one), self.one, r)),
         );
         sel(m.sat, sat, r)
+    }
+
+    /// [`Ctx::finish`] when the masks are [`Masks::plain`]: only the NaN rule applies.
+    #[inline(always)]
+    fn finish_nan(&self, a: u16, b: u16, rounded: u16) -> u16 {
+        let (exp, m) = (self.exp, &self.m);
+        let a_nan = mask(a & 0x7fff > exp);
+        let b_nan = mask(b & 0x7fff > exp);
+        let propagated = sel(a_nan, a | self.quiet, sel(b_nan, b | self.quiet, 0x7fff));
+        let nan = sel(m.canonical, 0x7fff, propagated);
+        sel(mask(rounded & 0x7fff > exp) | a_nan | b_nan, nan, rounded)
     }
 
     #[inline(always)]
@@ -309,7 +316,9 @@ const BLOCK: usize = 1024;
 ///
 /// Works in blocks of lanes so each step (select, convert, multiply, round, fix up) is a
 /// straight loop over arrays the compiler vectorises; `half`'s slice conversion uses F16C
-/// where the CPU has it. Panics if `out` is shorter than `xs` (a caller's bug, not input).
+/// where the CPU has it. BF16 rounds with its own branch-free code (`bf16_rne`,
+/// `bf16_mul_rne`) rather than `half`'s: the exhaustive test against rustc_apfloat proves
+/// them equal. Panics if `out` is shorter than `xs` (a caller's bug, not input).
 pub fn eval_batch(inst: &Hmul2, xs: &[Inputs], out: &mut [u32]) -> Result<(), Undefined> {
     assert!(out.len() >= xs.len(), "eval_batch: out holds {} results for {} inputs", out.len(), xs.len());
     let p = Policy::current();
@@ -334,7 +343,11 @@ pub fn eval_batch(inst: &Hmul2, xs: &[Inputs], out: &mut [u32]) -> Result<(), Un
         unsafe { blocks_avx2(&c, xs, out) };
         return Ok(());
     }
-    blocks::<false>(&c, xs, out);
+    if c.m.plain() {
+        blocks::<false, false>(&c, xs, out);
+    } else {
+        blocks::<false, true>(&c, xs, out);
+    }
     Ok(())
 }
 
@@ -342,41 +355,37 @@ pub fn eval_batch(inst: &Hmul2, xs: &[Inputs], out: &mut [u32]) -> Result<(), Un
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2")]
 unsafe fn blocks_avx512(c: &Ctx, xs: &[Inputs], out: &mut [u32]) {
-    blocks::<true>(c, xs, out)
-}
-
-/// FP16 -> f32, 16 at a time with AVX-512's F16C form (exact, as `half`'s `to_f32`);
-/// `half` for the tail.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2")]
-unsafe fn f16_to_f32_x16(src: &[u16], dst: &mut [f32]) {
-    use std::arch::x86_64::*;
-    let n = src.len() / 16 * 16;
-    for k in (0..n).step_by(16) {
-        // SAFETY: k + 16 <= n <= len of both slices
-        let v = _mm256_loadu_si256(src.as_ptr().add(k) as *const __m256i);
-        _mm512_storeu_ps(dst.as_mut_ptr().add(k), _mm512_cvtph_ps(v));
-    }
-    for k in n..src.len() {
-        dst[k] = f16::from_bits(src[k]).to_f32();
+    if c.m.plain() {
+        blocks::<true, false>(c, xs, out)
+    } else {
+        blocks::<true, true>(c, xs, out)
     }
 }
 
-/// f32 -> FP16 rounded to nearest even, 16 at a time: the instruction (VCVTPS2PH, round to
-/// nearest) that `half`'s `from_f32` itself uses on F16C CPUs; `half` for the tail. The
-/// exhaustive test against rustc_apfloat covers this path.
+/// FP16 lanes `a[k] * b[k]`, 16 at a time: F16C-form widening (exact, as `half`'s `to_f32`),
+/// multiply, and VCVTPS2PH round to nearest (what `half`'s `from_f32` itself uses on F16C
+/// CPUs); `half` for the tail. The f32 products go to `prod` only when `KEEP` (tininess
+/// before rounding needs them). The exhaustive test against rustc_apfloat covers this path.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2")]
-unsafe fn f32_to_f16_x16(src: &[f32], dst: &mut [u16]) {
+unsafe fn f16_mul_x16<const KEEP: bool>(a: &[u16], b: &[u16], prod: &mut [f32], r: &mut [u16]) {
     use std::arch::x86_64::*;
-    let n = src.len() / 16 * 16;
+    let len = a.len().min(b.len()).min(prod.len()).min(r.len());
+    let n = len / 16 * 16;
     for k in (0..n).step_by(16) {
-        // SAFETY: k + 16 <= n <= len of both slices
-        let v = _mm512_loadu_ps(src.as_ptr().add(k));
-        _mm256_storeu_si256(dst.as_mut_ptr().add(k) as *mut __m256i, _mm512_cvtps_ph::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(v));
+        // SAFETY: k + 16 <= n <= len of every slice
+        let va = _mm512_cvtph_ps(_mm256_loadu_si256(a.as_ptr().add(k) as *const __m256i));
+        let vb = _mm512_cvtph_ps(_mm256_loadu_si256(b.as_ptr().add(k) as *const __m256i));
+        let p = _mm512_mul_ps(va, vb);
+        if KEEP {
+            _mm512_storeu_ps(prod.as_mut_ptr().add(k), p);
+        }
+        _mm256_storeu_si256(r.as_mut_ptr().add(k) as *mut __m256i, _mm512_cvtps_ph::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(p));
     }
-    for k in n..src.len() {
-        dst[k] = f16::from_f32(src[k]).to_bits();
+    for k in n..len {
+        let p = f16::from_bits(a[k]).to_f32() * f16::from_bits(b[k]).to_f32();
+        prod[k] = p;
+        r[k] = f16::from_f32(p).to_bits();
     }
 }
 
@@ -384,19 +393,65 @@ unsafe fn f32_to_f16_x16(src: &[f32], dst: &mut [u16]) {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn blocks_avx2(c: &Ctx, xs: &[Inputs], out: &mut [u32]) {
-    blocks::<false>(c, xs, out)
+    if c.m.plain() {
+        blocks::<false, false>(c, xs, out)
+    } else {
+        blocks::<false, true>(c, xs, out)
+    }
+}
+
+/// f32 -> BF16 round to nearest even: bit for bit `half`'s `bf16::from_f32` (a NaN keeps
+/// its high half, quieted), but branch-free so the block loop vectorises; `half`'s version
+/// branches per value and was the BF16 bottleneck.
+#[inline(always)]
+fn bf16_rne(x: f32) -> u16 {
+    let b = x.to_bits();
+    let rounded = (b.wrapping_add(0x7fff + ((b >> 16) & 1)) >> 16) as u16;
+    sel(mask(b & 0x7fff_ffff > 0x7f80_0000), (b >> 16) as u16 | 0x0040, rounded)
+}
+
+/// |v| of a BF16 value in f64, where every BF16 value is normal, built with integer steps.
+#[inline(always)]
+fn bf16_mag_f64(v: u16) -> f64 {
+    let (e, m) = ((v >> 7) as u64 & 0xff, v as u64 & 0x7f);
+    let normal = f64::from_bits(((e + (1023 - 127)) | (0u64.wrapping_sub((e == 0xff) as u64) & 0x7ff)) << 52 | m << 45);
+    let sub = m as u32 as f64 * f64::from_bits((1023 - 133) << 52);
+    if e == 0 { sub } else { normal }
+}
+
+/// The BF16 product `a * b` rounded to nearest even without f32 arithmetic: f32 products
+/// and operands below 2^-126 take microcode assists on x86 (about a quarter of all BF16
+/// pairs), so the exact product is formed in f64 (normal there) and rounded with integer
+/// and normal-f64 steps. Equal to `bf16_rne` of the f32 product on every BF16 pair (a NaN
+/// result may differ in payload; the NaN rule replaces it): the exhaustive test proves it.
+#[inline(always)]
+fn bf16_mul_rne(a: u16, b: u16) -> u16 {
+    let mag = (bf16_mag_f64(a & 0x7fff) * bf16_mag_f64(b & 0x7fff)).to_bits();
+    // at least 2^-126: rebias the exponent and round at bit 45
+    let t = mag.wrapping_sub((1023 - 127) << 52);
+    let normal = (t.wrapping_add((1 << 44) - 1 + ((t >> 45) & 1)) >> 45) as u16;
+    // below 2^-126: |p| * 2^133 rounded to an integer, ties to even (0x80 is the smallest normal)
+    let q = f64::from_bits(mag) * f64::from_bits((1023 + 133) << 52) + f64::from_bits((1023 + 52) << 52);
+    let sub = q.to_bits() as u16 & 0xff;
+    let r = if mag >= (1023 - 126) << 52 { normal } else { sub };
+    let r = if mag >= (1023 + 128) << 52 { 0x7f80 } else { r };
+    let r = if mag > 0x7ff0 << 48 { 0x7fc0 } else { r };
+    r | (a ^ b) & 0x8000
 }
 
 /// The body of [`eval_batch`] once the instruction is known to be defined.
 /// `AVX512`: convert FP16 with 16-wide AVX-512 instructions (only called from
-/// [`blocks_avx512`], after the CPU check).
+/// [`blocks_avx512`], after the CPU check). `FULL`: some flush, .FMZ or .SAT step is on;
+/// without them the fix-up after rounding is the NaN rule alone.
 #[inline(always)]
-fn blocks<const AVX512: bool>(c: &Ctx, xs: &[Inputs], out: &mut [u32]) {
+fn blocks<const AVX512: bool, const FULL: bool>(c: &Ctx, xs: &[Inputs], out: &mut [u32]) {
     let mut la = [0u16; 2 * BLOCK];
     let mut lb = [0u16; 2 * BLOCK];
     let mut fa = [0f32; 2 * BLOCK];
     let mut fb = [0f32; 2 * BLOCK];
     let mut r = [0u16; 2 * BLOCK];
+    let dst_keep = if c.dst_rz { 0 } else { u32::MAX };
+    let always = c.pred_shift == PT as u32 && c.pred_flip == 0;
     for (xs, out) in xs.chunks(BLOCK).zip(out.chunks_mut(BLOCK)) {
         let n = xs.len();
         let (la, lb, fa, fb, r) = (&mut la[..2 * n], &mut lb[..2 * n], &mut fa[..2 * n], &mut fb[..2 * n], &mut r[..2 * n]);
@@ -408,59 +463,63 @@ fn blocks<const AVX512: bool>(c: &Ctx, xs: &[Inputs], out: &mut [u32]) {
             lb[i] = c.src(bw, c.b_sh[0], c.b_and, c.b_xor);
             lb[n + i] = c.src(bw, c.b_sh[1], c.b_and, c.b_xor);
         }
-        if c.bf16 {
-            for (f, &v) in fa.iter_mut().zip(la.iter()) {
-                *f = f32::from_bits((v as u32) << 16);
+        // convert, multiply and round in one pass; the products land in fa
+        if c.bf16 && FULL {
+            for k in 0..2 * n {
+                let p = f32::from_bits((la[k] as u32) << 16) * f32::from_bits((lb[k] as u32) << 16);
+                fa[k] = p;
+                r[k] = bf16_rne(p);
             }
-            for (f, &v) in fb.iter_mut().zip(lb.iter()) {
-                *f = f32::from_bits((v as u32) << 16);
+        } else if c.bf16 {
+            for k in 0..2 * n {
+                r[k] = bf16_mul_rne(la[k], lb[k]);
             }
         } else {
             #[cfg(target_arch = "x86_64")]
             if AVX512 {
                 // SAFETY: AVX512 is true only in blocks_avx512, called after the CPU check
-                unsafe {
-                    f16_to_f32_x16(la, fa);
-                    f16_to_f32_x16(lb, fb);
-                }
+                unsafe { f16_mul_x16::<FULL>(la, lb, fa, r) };
             } else {
-                HalfBitsSliceExt::reinterpret_cast::<f16>(&*la).convert_to_f32_slice(fa);
-                HalfBitsSliceExt::reinterpret_cast::<f16>(&*lb).convert_to_f32_slice(fb);
+                f16_mul_slices(la, lb, fa, fb, r);
             }
             #[cfg(not(target_arch = "x86_64"))]
-            {
-                HalfBitsSliceExt::reinterpret_cast::<f16>(&*la).convert_to_f32_slice(fa);
-                HalfBitsSliceExt::reinterpret_cast::<f16>(&*lb).convert_to_f32_slice(fb);
-            }
-        }
-        for (a, &b) in fa.iter_mut().zip(fb.iter()) {
-            *a *= b;
+            f16_mul_slices(la, lb, fa, fb, r);
         }
         let prod = &*fa;
-        if c.bf16 {
-            for (o, &v) in r.iter_mut().zip(prod.iter()) {
-                *o = bf16::from_f32(v).to_bits();
+        if FULL {
+            for k in 0..2 * n {
+                r[k] = c.finish(la[k], lb[k], prod[k], r[k]);
             }
         } else {
-            #[cfg(target_arch = "x86_64")]
-            if AVX512 {
-                // SAFETY: as above
-                unsafe { f32_to_f16_x16(prod, r) };
-            } else {
-                HalfBitsSliceExt::reinterpret_cast_mut::<f16>(&mut *r).convert_from_f32_slice(prod);
+            for k in 0..2 * n {
+                r[k] = c.finish_nan(la[k], lb[k], r[k]);
             }
-            #[cfg(not(target_arch = "x86_64"))]
-            HalfBitsSliceExt::reinterpret_cast_mut::<f16>(&mut *r).convert_from_f32_slice(prod);
         }
-        for k in 0..2 * n {
-            r[k] = c.finish(la[k], lb[k], prod[k], r[k]);
-        }
-        for (i, (x, o)) in xs.iter().zip(out.iter_mut()).enumerate() {
-            let v = r[i] as u32 | (r[n + i] as u32) << 16;
-            let v = if c.pred(x.pred) { v } else { x.d };
-            *o = if c.dst_rz { 0 } else { v };
+        if always {
+            // no need to read x.d and x.pred: a strided gather otherwise
+            for (i, o) in out[..n].iter_mut().enumerate() {
+                *o = (r[i] as u32 | (r[n + i] as u32) << 16) & dst_keep;
+            }
+        } else {
+            for (i, (x, o)) in xs.iter().zip(out.iter_mut()).enumerate() {
+                let v = r[i] as u32 | (r[n + i] as u32) << 16;
+                let v = if c.pred(x.pred) { v } else { x.d };
+                *o = v & dst_keep;
+            }
         }
     }
+}
+
+/// FP16 lanes `a[k] * b[k]` with `half`'s slice conversions (F16C where the CPU has it):
+/// products in `fa`, rounded lanes in `r`.
+#[inline(always)]
+fn f16_mul_slices(la: &[u16], lb: &[u16], fa: &mut [f32], fb: &mut [f32], r: &mut [u16]) {
+    HalfBitsSliceExt::reinterpret_cast::<f16>(la).convert_to_f32_slice(fa);
+    HalfBitsSliceExt::reinterpret_cast::<f16>(lb).convert_to_f32_slice(fb);
+    for (a, &b) in fa.iter_mut().zip(fb.iter()) {
+        *a *= b;
+    }
+    HalfBitsSliceExt::reinterpret_cast_mut::<f16>(r).convert_from_f32_slice(fa);
 }
 
 /// FP16 values every input set and targeted test draws from: zeros, the subnormal and normal
@@ -584,6 +643,29 @@ mod tests {
                     Err(u) => assert!(inst.has_invalid_value(), "{inst:?}: {u}"),
                 }
             }
+        }
+    }
+
+    /// eval_batch's own BF16 rounding against `half`'s, which `eval` uses: every f32.
+    #[test]
+    fn bf16_rne_is_half_from_f32_for_every_f32() {
+        let bad = (0..=u32::MAX).filter(|&b| bf16_rne(f32::from_bits(b)) != bf16::from_f32(f32::from_bits(b)).to_bits()).count();
+        assert_eq!(bad, 0);
+    }
+
+    /// The f64 BF16 product against the f32 one `eval` uses, on pairs around every
+    /// threshold (the exhaustive integration test covers all 2^32).
+    #[test]
+    fn bf16_mul_rne_is_the_f32_product_rounded() {
+        let mut r = Rng::new(3);
+        let sp = bf16_specials();
+        for k in 0..2_000_000u32 {
+            let a = if k % 3 == 0 { *r.pick(sp) } else { (r.next_u32() >> 16) as u16 };
+            let b = if k % 5 == 0 { *r.pick(sp) } else { (r.next_u32() >> 16) as u16 };
+            let want = bf16_rne(f32::from_bits((a as u32) << 16) * f32::from_bits((b as u32) << 16));
+            let got = bf16_mul_rne(a, b);
+            let nan = |v: u16| v & 0x7fff > 0x7f80;
+            assert!(got == want || (nan(got) && nan(want)), "{a:#06x} x {b:#06x}: {got:#06x} vs {want:#06x}");
         }
     }
 
