@@ -173,18 +173,25 @@ pub struct Manifest {
     pub cases: Vec<CaseEntry>,
 }
 
-/// A patched cubin and everything needed to launch it and read its results.
-#[derive(Clone, Debug)]
-pub struct Built {
+/// One kernel launch, as plain bytes and numbers: all the runner needs from the patcher.
+/// The kernel takes exactly two u64 device pointers: the input buffer and the output buffer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LaunchJob {
     pub cubin: Vec<u8>,
     pub kernel_name: String,
     pub grid: [u32; 3],
     pub block: [u32; 3],
     pub shared_bytes: u32,
-    /// Input buffer image, the kernel's 1st parameter.
     pub input: Vec<u8>,
-    /// Output buffer size, the kernel's 2nd parameter.
     pub output_bytes: usize,
+}
+
+/// A patched cubin and everything needed to launch it and read its results.
+#[derive(Clone, Debug)]
+pub struct Built {
+    /// The cubin, its launch geometry, the input buffer image (1st parameter) and the output
+    /// buffer size (2nd parameter).
+    pub job: LaunchJob,
     pub manifest: Manifest,
     /// The program written into `.text`.
     pub program: Vec<u128>,
@@ -195,8 +202,8 @@ pub struct Built {
 impl Built {
     /// Destination values after the run, `[case][thread]`, from the output buffer.
     pub fn results(&self, output: &[u8]) -> Result<Vec<Vec<u32>>, PatchError> {
-        if output.len() != self.output_bytes {
-            return Err(PatchError::OutputSize { got: output.len(), expected: self.output_bytes });
+        if output.len() != self.job.output_bytes {
+            return Err(PatchError::OutputSize { got: output.len(), expected: self.job.output_bytes });
         }
         let t = self.manifest.threads_per_case;
         Ok((0..self.manifest.cases.len())
@@ -506,13 +513,15 @@ pub fn build(cases: &[Case]) -> Result<Built, PatchError> {
         cases: plan.entries,
     };
     Ok(Built {
-        cubin,
-        kernel_name: KERNEL_NAME.to_string(),
-        grid: [1, 1, 1],
-        block: [t as u32, 1, 1],
-        shared_bytes: 0,
-        input: plan.input,
-        output_bytes: cases.len() * t * OUTPUT_RECORD,
+        job: LaunchJob {
+            cubin,
+            kernel_name: KERNEL_NAME.to_string(),
+            grid: [1, 1, 1],
+            block: [t as u32, 1, 1],
+            shared_bytes: 0,
+            input: plan.input,
+            output_bytes: cases.len() * t * OUTPUT_RECORD,
+        },
         manifest,
         program,
         inputs: effective,

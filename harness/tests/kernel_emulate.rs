@@ -31,14 +31,14 @@ fn classify(word: u128) -> Option<(Op, Vec<u32>)> {
 }
 
 fn emulate(built: &Built, cases: &[Case]) {
-    let f = object::File::parse(&*built.cubin).unwrap();
+    let f = object::File::parse(&*built.job.cubin).unwrap();
     let text = f.section_by_name(".text.hmul2_kernel").unwrap().data().unwrap().to_vec();
     let bank3 = f.section_by_name(".nv.constant3").unwrap().data().unwrap().to_vec();
     let words: Vec<u128> = text.chunks(16).map(|c| u128::from_le_bytes(c.try_into().unwrap())).collect();
     let t = built.manifest.threads_per_case;
     let rd32 = |addr: u64| -> u32 {
         let o = (addr - IN) as usize;
-        u32::from_le_bytes(built.input[o..o + 4].try_into().unwrap())
+        u32::from_le_bytes(built.job.input[o..o + 4].try_into().unwrap())
     };
     let mut stores: HashMap<u64, u32> = HashMap::new();
     let mut checked = 0usize;

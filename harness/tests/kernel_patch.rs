@@ -59,21 +59,21 @@ fn check_batch(cs: &[Case], label: &str) {
     let built = build(cs).expect("build");
     let p = plan(cs).expect("plan");
     let expected = render_plan(&p, cs);
-    let got = listing(&built.cubin, label);
+    let got = listing(&built.job.cubin, label);
     assert_eq!(got.len(), expected.len(), "{label}: instruction count");
     for (i, (g, e)) in got.iter().zip(&expected).enumerate() {
         assert_eq!(g, e, "{label}: instruction {i} at {:#x}", i * 16);
     }
-    let words = text_words(&built.cubin);
+    let words = text_words(&built.job.cubin);
     assert_eq!(words, built.program, "{label}: .text bytes are the program");
     for (c, e) in cs.iter().zip(&built.manifest.cases) {
         assert_eq!(words[e.code_offset / 16], c.word, "{label}: case {} byte for byte", e.index);
     }
     // every helper is NVIDIA-legal and the HMUL2 texts match the project's renderer
-    assert_eq!(built.output_bytes, cs.len() * cs[0].inputs.len() * 4);
+    assert_eq!(built.job.output_bytes, cs.len() * cs[0].inputs.len() * 4);
     let records = cs.len() * cs[0].inputs.len() * 16;
     let has_cx = cs.iter().any(|c| decode(c.word).unwrap().form() == Form::ConstUr);
-    assert!(if has_cx { built.input.len() > records } else { built.input.len() == records });
+    assert!(if has_cx { built.job.input.len() > records } else { built.job.input.len() == records });
 }
 
 #[test]
@@ -107,17 +107,17 @@ fn cuobjdump_reports_the_register_count_the_program_needs() {
     let w1 = encode(&i).unwrap();
     let small = build(&cases(&[w1], 32, 1)).unwrap();
     assert_eq!(small.manifest.regcount, 18);
-    assert_eq!(resource_regs(&small.cubin, "small"), 18);
+    assert_eq!(resource_regs(&small.job.cubin, "small"), 18);
     i.dst = 254;
     let w2 = encode(&i).unwrap();
     let big = build(&cases(&[w1, w2], 32, 2)).unwrap();
     assert_eq!(big.manifest.regcount, 255);
-    assert_eq!(resource_regs(&big.cubin, "big"), 255);
+    assert_eq!(resource_regs(&big.job.cubin, "big"), 255);
     // only the staging quad: RZ everywhere
     let z = encode(&Hmul2::new(255, 255, Operand2::Reg(255))).unwrap();
     let zb = build(&cases(&[z], 32, 3)).unwrap();
     assert_eq!(zb.manifest.regcount, 4);
-    assert_eq!(resource_regs(&zb.cubin, "zero"), 4);
+    assert_eq!(resource_regs(&zb.job.cubin, "zero"), 4);
 }
 
 #[test]
@@ -154,9 +154,9 @@ fn effective_inputs_follow_the_load_order_and_results_are_read_back() {
     let built = build(&[Case { word: cx, inputs: ins }]).unwrap();
     for w in 0..2usize {
         let rec = (w * 32 + 5) * 16 + 4;
-        let base = u32::from_le_bytes(built.input[rec..rec + 4].try_into().unwrap()) as usize * 64;
+        let base = u32::from_le_bytes(built.job.input[rec..rec + 4].try_into().unwrap()) as usize * 64;
         let slot = base + 0x44;
-        assert_eq!(u32::from_le_bytes(built.input[slot..slot + 4].try_into().unwrap()), 1000 + 32 * w as u32);
+        assert_eq!(u32::from_le_bytes(built.job.input[slot..slot + 4].try_into().unwrap()), 1000 + 32 * w as u32);
         assert_eq!(built.inputs[0][w * 32 + 7].b, 1000 + 32 * w as u32);
     }
     // two cases reading c[3][0x40]: the first one's value
@@ -164,7 +164,7 @@ fn effective_inputs_follow_the_load_order_and_results_are_read_back() {
     let mk = |b: u32| Case { word: c, inputs: vec![Inputs { a: 1, b, d: 2, pred: 0 }; 32] };
     let built = build(&[mk(0x3c00_3c00), mk(0x4000_4000)]).unwrap();
     assert_eq!(built.inputs[1][0].b, 0x3c00_3c00);
-    let out: Vec<u8> = (0..built.output_bytes as u32 / 4).flat_map(|v| v.to_le_bytes()).collect();
+    let out: Vec<u8> = (0..built.job.output_bytes as u32 / 4).flat_map(|v| v.to_le_bytes()).collect();
     let r = built.results(&out).unwrap();
     assert_eq!(r[1][3], 32 + 3);
     assert!(built.results(&out[4..]).is_err());

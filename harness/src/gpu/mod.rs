@@ -11,18 +11,8 @@ pub mod fake;
 pub mod protocol;
 pub mod worker;
 
-/// One kernel launch: generic, so the runner needs nothing from the patcher but bytes.
-/// The kernel takes exactly two u64 device pointers: the input buffer and the output buffer.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LaunchJob {
-    pub cubin: Vec<u8>,
-    pub kernel_name: String,
-    pub grid: [u32; 3],
-    pub block: [u32; 3],
-    pub shared_bytes: u32,
-    pub input: Vec<u8>,
-    pub output_bytes: usize,
-}
+/// What one launch needs (made by the patcher, run by a worker).
+pub use crate::kernel::LaunchJob;
 
 /// Why a job produced no output.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

@@ -68,8 +68,8 @@ pub fn build_kernel(a: BuildKernelArgs) -> CliResult {
         let p = dir.join(name);
         std::fs::write(&p, bytes).map_err(|e| CliError::input(format!("{}: {e}", p.display())))
     };
-    write("kernel.cubin", &built.cubin)?;
-    write("input.bin", &built.input)?;
+    write("kernel.cubin", &built.job.cubin)?;
+    write("input.bin", &built.job.input)?;
     let manifest = serde_json::to_vec_pretty(&built.manifest).map_err(|e| CliError::failed(format!("manifest: {e}")))?;
     write("manifest.json", &manifest)?;
     println!(
@@ -78,7 +78,7 @@ pub fn build_kernel(a: BuildKernelArgs) -> CliResult {
         a.threads,
         built.manifest.regcount,
         built.program.len(),
-        built.cubin.len(),
+        built.job.cubin.len(),
         dir.display()
     );
     Ok(ExitCode::SUCCESS)

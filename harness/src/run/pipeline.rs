@@ -58,16 +58,7 @@ impl Backend for RealBackend {
     fn build(&self, cases: &[Case]) -> Result<Prepared, String> {
         let kc: Vec<crate::kernel::Case> = cases.iter().map(|c| crate::kernel::Case { word: c.word, inputs: c.inputs.clone() }).collect();
         let b = crate::kernel::build(&kc).map_err(|e| e.to_string())?;
-        let job = LaunchJob {
-            cubin: b.cubin.clone(),
-            kernel_name: b.kernel_name.clone(),
-            grid: b.grid,
-            block: b.block,
-            shared_bytes: b.shared_bytes,
-            input: b.input.clone(),
-            output_bytes: b.output_bytes,
-        };
-        Ok(Prepared { job, state: Box::new(b) })
+        Ok(Prepared { job: b.job.clone(), state: Box::new(b) })
     }
     fn results(&self, p: &Prepared, out: &[u8]) -> Result<Vec<Vec<u32>>, String> {
         let b = p.state.downcast_ref::<crate::kernel::Built>().ok_or("prepared state is not a kernel::Built")?;
