@@ -253,6 +253,19 @@ fn project_vectors() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("vectors"))
 }
 
+/// A run without hardware: say so plainly, run the software checks, write the report
+/// (`--require-gpu` makes it an error instead).
+fn software_only(a: &RunArgs, words: &[u128], mut base: Summary, why: String) -> CliResult {
+    println!("hardware: did not run ({why}); the hardware checks were not run, only the software checks");
+    if a.require_gpu {
+        return Err(CliError::input(format!("--require-gpu: {why}")));
+    }
+    base.hardware.reason = Some(why);
+    base.software_checks = software_checks(a, words);
+    base.finished = utc_now();
+    finish(&a.out, &base)
+}
+
 /// The software-only checks: vector replay and the nvdisasm oracle on this run's words.
 fn software_checks(a: &RunArgs, words: &[u128]) -> SoftwareChecks {
     let dir = a.verify_dir.clone().unwrap_or_else(project_vectors);
@@ -423,17 +436,7 @@ pub fn run(a: RunArgs) -> CliResult {
         coverage,
     };
     let (backend, ordinals): (Box<dyn Backend>, Vec<i32>) = match &hw {
-        Hw::None(why) => {
-            let why = format!("no usable GPU: {why}");
-            println!("hardware: did not run ({why}); the hardware checks were not run, only the software checks");
-            if a.require_gpu {
-                return Err(CliError::input(format!("--require-gpu: {why}")));
-            }
-            base.hardware.reason = Some(why);
-            base.software_checks = software_checks(&a, &words);
-            base.finished = utc_now();
-            return finish(&a.out, &base);
-        }
+        Hw::None(why) => return software_only(&a, &words, base, format!("no usable GPU: {why}")),
         Hw::Simulated(why) => {
             println!("hardware: not used; {why}");
             base.hardware.reason = Some(why.clone());
@@ -448,16 +451,7 @@ pub fn run(a: RunArgs) -> CliResult {
                 base.hardware.devices = devices.len() as u64;
                 (b, devices.clone())
             }
-            Err(why) => {
-                println!("hardware: did not run ({why}); the hardware checks were not run, only the software checks");
-                if a.require_gpu {
-                    return Err(CliError::input(format!("--require-gpu: {why}")));
-                }
-                base.hardware.reason = Some(why);
-                base.software_checks = software_checks(&a, &words);
-                base.finished = utc_now();
-                return finish(&a.out, &base);
-            }
+            Err(why) => return software_only(&a, &words, base, why),
         },
     };
     if ordinals.is_empty() {
