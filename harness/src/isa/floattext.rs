@@ -111,11 +111,6 @@ pub fn imm_text(h: Half, bits: u16) -> std::borrow::Cow<'static, str> {
     std::borrow::Cow::Borrowed(&table(h)[bits as usize])
 }
 
-/// The table of [`imm_text`] once built: a plain load, for the fused decoder's hot path.
-pub(crate) fn imm_table_if_built(h: Half) -> Option<&'static super::strtable::StrTable> {
-    (IMM_CALLS.load(std::sync::atomic::Ordering::Relaxed) >= 512).then(|| table(h))
-}
-
 static IMM_CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// The pattern nvdisasm's text stands for. NaN spellings name a class, not a payload:
