@@ -8,6 +8,8 @@
 //! instead of a guess.
 
 pub mod policy;
+#[cfg(target_arch = "x86_64")]
+mod bf16x32;
 
 pub use policy::{Assumption, FmzZero, Policy};
 
@@ -318,7 +320,9 @@ const BLOCK: usize = 1024;
 /// straight loop over arrays the compiler vectorises; `half`'s slice conversion uses F16C
 /// where the CPU has it. BF16 rounds with its own branch-free code (`bf16_rne`,
 /// `bf16_mul_rne`) rather than `half`'s: the exhaustive test against rustc_apfloat proves
-/// them equal. Panics if `out` is shorter than `xs` (a caller's bug, not input).
+/// them equal. Plain BF16 instructions on AVX-512 CPUs skip the blocks for `bf16x32`, one
+/// integer pass from inputs to results. Panics if `out` is shorter than `xs` (a caller's
+/// bug, not input).
 pub fn eval_batch(inst: &Hmul2, xs: &[Inputs], out: &mut [u32]) -> Result<(), Undefined> {
     assert!(out.len() >= xs.len(), "eval_batch: out holds {} results for {} inputs", out.len(), xs.len());
     let p = Policy::current();
@@ -331,6 +335,19 @@ pub fn eval_batch(inst: &Hmul2, xs: &[Inputs], out: &mut [u32]) -> Result<(), Un
             return Ok(());
         }
     };
+    #[cfg(target_arch = "x86_64")]
+    if c.bf16
+        && c.m.plain()
+        && bf16x32::LAYOUT_OK
+        && std::arch::is_x86_feature_detected!("avx512f")
+        && std::arch::is_x86_feature_detected!("avx512bw")
+        && std::arch::is_x86_feature_detected!("avx512cd")
+    {
+        // SAFETY: the CPU has AVX-512 F/BW/CD, checked just above; c is plain BF16, the
+        // layout fits and out is at least as long as xs (asserted above)
+        unsafe { bf16x32::eval(&c, xs, out) };
+        return Ok(());
+    }
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx512bw") && std::arch::is_x86_feature_detected!("avx512vl") {
         // SAFETY: the CPU has AVX-512 F/BW/VL, checked just above.
@@ -416,7 +433,8 @@ fn bf16_rne(x: f32) -> u16 {
 /// significands multiply exactly; the product's top bit comes from its (exact, normal)
 /// f32 conversion, which vectorises where a leading-zero count may not. Equal to `bf16_rne`
 /// of the f32 product on every BF16 pair (a NaN result may differ in payload; the NaN rule
-/// replaces it): the exhaustive test proves it.
+/// replaces it): the exhaustive test proves it where AVX-512 is absent, and
+/// `bf16_paths_agree_on_every_pair` against `bf16x32` where it is present.
 #[inline(always)]
 fn bf16_mul_rne(a: u16, b: u16) -> u16 {
     let (a, b) = (a as u32, b as u32);
@@ -672,6 +690,34 @@ mod tests {
             let got = bf16_mul_rne(a, b);
             let nan = |v: u16| v & 0x7fff > 0x7f80;
             assert!(got == want || (nan(got) && nan(want)), "{a:#06x} x {b:#06x}: {got:#06x} vs {want:#06x}");
+        }
+    }
+
+    /// On AVX-512 machines plain BF16 takes `bf16x32`, so the exhaustive integration test no
+    /// longer reaches `bf16_mul_rne`: the two paths against each other on all 2^32 pairs.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn bf16_paths_agree_on_every_pair() {
+        let mut inst = Hmul2::new(0, 1, Operand2::Reg(2));
+        inst.format = Format::Bf16;
+        let c = ctx_for(&inst).unwrap();
+        let mut xs = vec![Inputs::default(); 1 << 15];
+        let (mut fast, mut portable) = (vec![0u32; xs.len()], vec![0u32; xs.len()]);
+        for x in 0..1u32 << 16 {
+            for (k, v) in xs.iter_mut().enumerate() {
+                let y = 2 * k as u32;
+                *v = Inputs { a: x | x << 16, b: y | (y + 1) << 16, d: 0, pred: 0 };
+            }
+            eval_batch(&inst, &xs, &mut fast).unwrap();
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: the CPU has AVX2, checked just above
+                unsafe { blocks_avx2(&c, &xs, &mut portable) };
+            } else {
+                blocks::<false, false>(&c, &xs, &mut portable);
+            }
+            if let Some(k) = (0..xs.len()).find(|&k| fast[k] != portable[k]) {
+                panic!("{:#x} x {:#x}: {:#x} vs {:#x}", xs[k].a, xs[k].b, fast[k], portable[k]);
+            }
         }
     }
 

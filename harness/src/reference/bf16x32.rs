@@ -1,0 +1,265 @@
+//! [`super::eval_batch`] for plain BF16 instructions (no flush, .FMZ or .SAT) on AVX-512:
+//! 16 inputs (32 lanes) a step, each lane a u16 of a vector, in one pass from the loaded
+//! [`Inputs`] to the stored results.
+//!
+//! The lane product works on integers only: the 8-bit significands multiply exactly in a
+//! u16, a leading-zero count normalises the product (subnormal operands included), and
+//! round to nearest even is one add and one shift by a per-lane amount (more than 7 for a
+//! subnormal result). Zeros, infinities, overflow and the NaN rule are masked selects, so
+//! no input takes another path: the bench and the vector input sets draw a special value
+//! in most lanes, and f32 arithmetic on BF16 subnormals takes microcode assists on x86.
+//! The exhaustive test against rustc_apfloat covers every BF16 pair through this path.
+
+// The AVX-512 intrinsics are stable since Rust 1.89, above the declared rust-version, as
+// for `f16_mul_x16` in the parent module: the build needs 1.89 or later either way.
+#![allow(clippy::incompatible_msrv)]
+
+use super::Ctx;
+use crate::inputs::Inputs;
+use std::arch::x86_64::*;
+use std::mem::{offset_of, size_of};
+
+/// Dword index of `Inputs::a`, `b`, `d` and of the dword holding `pred`, and `pred`'s byte
+/// within it: the loads split 16 inputs into fields without assuming a field order.
+const WA: i32 = offset_of!(Inputs, a) as i32 / 4;
+const WB: i32 = offset_of!(Inputs, b) as i32 / 4;
+const WD: i32 = offset_of!(Inputs, d) as i32 / 4;
+const WP: i32 = offset_of!(Inputs, pred) as i32 / 4;
+const PRED_BYTE: u32 = offset_of!(Inputs, pred) as u32 % 4;
+
+/// Whether `Inputs` is four dwords, four to a 512-bit vector (the case on every target
+/// with AVX-512); otherwise [`super::eval_batch`] does not call [`eval`].
+pub(super) const LAYOUT_OK: bool = size_of::<Inputs>() == 16;
+
+/// The lane result of a NaN operand, per the NaN rule: `(x & and) | or` gives the operand
+/// quieted or the canonical NaN.
+struct NanRule {
+    and: __m512i,
+    or: __m512i,
+}
+
+/// Half select, |x| / -x and RZ of one source as vector constants.
+struct Src {
+    /// vpshufb control: which half of its word each lane takes.
+    shuffle: __m512i,
+    /// `(word & keep) | fixed` before the shuffle (RZ, the immediate form).
+    keep: __m512i,
+    fixed: __m512i,
+    /// `(lane & and) ^ xor` after it.
+    and: __m512i,
+    xor: __m512i,
+}
+
+impl Src {
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw")]
+    fn new(sh: [u32; 2], keep: u32, fixed: u32, and: u16, xor: u16) -> Src {
+        let mut ctl = [0u8; 64];
+        for (k, b) in ctl.iter_mut().enumerate() {
+            // within each 128-bit lane: dword k / 4, lane (k / 2) % 2, byte k % 2 of it
+            let dword = (k % 16) / 4 * 4;
+            *b = (dword as u32 + sh[(k / 2) % 2] / 8 + (k % 2) as u32) as u8;
+        }
+        Src {
+            // SAFETY: ctl is 64 bytes; an unaligned load
+            shuffle: unsafe { _mm512_loadu_si512(ctl.as_ptr() as *const _) },
+            keep: _mm512_set1_epi32(keep as i32),
+            fixed: _mm512_set1_epi32(fixed as i32),
+            and: _mm512_set1_epi16(and as i16),
+            xor: _mm512_set1_epi16(xor as i16),
+        }
+    }
+
+    /// 32 source lanes from 16 operand words.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw")]
+    fn lanes(&self, words: __m512i) -> __m512i {
+        // (w & keep) | fixed, then (x & and) ^ xor, as ternary logic
+        let w = _mm512_ternarylogic_epi32::<0xEA>(words, self.keep, self.fixed);
+        _mm512_ternarylogic_epi32::<0x6A>(_mm512_shuffle_epi8(w, self.shuffle), self.and, self.xor)
+    }
+}
+
+/// Permute indices that take field dwords `f` (from `v0`, inputs 0-3, and `v1`, inputs
+/// 4-7) into vector slots 0-7 and `g` into slots 8-15.
+const fn pair_idx(f: i32, g: i32) -> [i32; 16] {
+    let mut idx = [0; 16];
+    let mut j = 0;
+    while j < 8 {
+        let src = if j < 4 { 4 * j } else { 16 + 4 * (j - 4) };
+        idx[j as usize] = src + f;
+        idx[j as usize + 8] = src + g;
+        j += 1;
+    }
+    idx
+}
+
+const LO_HALVES: [i32; 16] = [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23];
+const HI_HALVES: [i32; 16] = [8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31];
+
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn idx(v: [i32; 16]) -> __m512i {
+    // SAFETY: v is 64 bytes; an unaligned load
+    unsafe { _mm512_loadu_si512(v.as_ptr() as *const _) }
+}
+
+/// Two fields of 16 inputs at `p`: 16 dwords each, in input order.
+///
+/// # Safety
+/// `p` points at 16 readable `Inputs`; the CPU has AVX-512F.
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn fields(p: *const Inputs, pair: __m512i, lo: __m512i, hi: __m512i) -> (__m512i, __m512i) {
+    let v0 = _mm512_loadu_si512(p as *const _);
+    let v1 = _mm512_loadu_si512(p.add(4) as *const _);
+    let v2 = _mm512_loadu_si512(p.add(8) as *const _);
+    let v3 = _mm512_loadu_si512(p.add(12) as *const _);
+    let t01 = _mm512_permutex2var_epi32(v0, pair, v1);
+    let t23 = _mm512_permutex2var_epi32(v2, pair, v3);
+    (_mm512_permutex2var_epi32(t01, lo, t23), _mm512_permutex2var_epi32(t01, hi, t23))
+}
+
+/// 32 BF16 lane products `a * b`, rounded to nearest even, with the NaN rule applied.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd")]
+fn mul(a: __m512i, b: __m512i, nan: &NanRule) -> __m512i {
+    let c = _mm512_set1_epi16;
+    let (exp, low7) = (c(0x7f80), c(0x7f));
+    let ma = _mm512_and_si512(a, c(0x7fff));
+    let mb = _mm512_and_si512(b, c(0x7fff));
+    // significand with its hidden bit: min(|x|, (x & 0x7f) | 0x80) is x's 7 fraction bits
+    // alone exactly when the exponent field is 0 (subnormal)
+    let sa = _mm512_min_epu16(ma, _mm512_ternarylogic_epi32::<0xEA>(ma, low7, c(0x80)));
+    let sb = _mm512_min_epu16(mb, _mm512_ternarylogic_epi32::<0xEA>(mb, low7, c(0x80)));
+    // exponent fields, a subnormal's as 1 (the smallest normal's)
+    let one = c(1);
+    let ea = _mm512_max_epu16(_mm512_srli_epi16::<7>(ma), one);
+    let eb = _mm512_max_epu16(_mm512_srli_epi16::<7>(mb), one);
+    // exact: at most 0xff * 0xff
+    let p = _mm512_mullo_epi16(sa, sb);
+    // leading zeros of each u16 lane from two dword counts: the high lane's directly, the
+    // low lane's after a rotate by 16
+    let lz_hi = _mm512_lzcnt_epi32(p);
+    let lz_lo = _mm512_lzcnt_epi32(_mm512_rol_epi32::<16>(p));
+    let lz = _mm512_or_si512(lz_lo, _mm512_slli_epi32::<16>(lz_hi));
+    // 1.f x 2^14 with the bit shifted out kept as a sticky bit
+    let p16 = _mm512_sllv_epi16(p, lz);
+    let p15 = _mm512_ternarylogic_epi32::<0xF8>(_mm512_srli_epi16::<1>(p16), p16, one);
+    // g = ea + eb + (15 - lz): the product's biased exponent is g - 141
+    let g = _mm512_sub_epi16(_mm512_add_epi16(ea, eb), _mm512_sub_epi16(lz, c(15)));
+    // a subnormal result shifts right 8 - exponent (at most 16) instead of 7
+    let extra = _mm512_min_epu16(_mm512_subs_epu16(c(142), g), c(9));
+    let shift = _mm512_add_epi16(extra, c(7));
+    let half_less = _mm512_sub_epi16(_mm512_sllv_epi16(c(0x40), extra), one);
+    // round to nearest even: add half minus one plus the kept lsb; at most 0xffff
+    let lsb = _mm512_and_si512(_mm512_srlv_epi16(p15, shift), one);
+    let sum = _mm512_add_epi16(_mm512_add_epi16(p15, half_less), lsb);
+    let sig = _mm512_srlv_epi16(sum, shift);
+    // exponent field - 1 above the hidden bit: a carry out of rounding lands in it, and the
+    // largest normal rounding up gives Inf
+    let r = _mm512_add_epi16(_mm512_slli_epi16::<7>(_mm512_subs_epu16(g, c(142))), sig);
+    let a_zero = _mm512_testn_epi16_mask(ma, ma);
+    let b_zero = _mm512_testn_epi16_mask(mb, mb);
+    let a_inf = _mm512_cmpeq_epi16_mask(ma, exp);
+    let b_inf = _mm512_cmpeq_epi16_mask(mb, exp);
+    // exponent 255 or more before rounding, or an Inf operand
+    let inf = _mm512_cmpgt_epu16_mask(g, c(395)) | a_inf | b_inf;
+    let r = _mm512_mask_mov_epi16(r, inf, exp);
+    let r = _mm512_maskz_mov_epi16(!(a_zero | b_zero), r);
+    // the sign bit from a ^ b over the magnitude
+    let r = _mm512_ternarylogic_epi32::<0xB8>(_mm512_xor_si512(a, b), c(0x7fff), r);
+    // 0 x Inf has no NaN operand: the rule gives 0x7fff whatever the policy
+    let r = _mm512_mask_mov_epi16(r, (a_inf & b_zero) | (a_zero & b_inf), c(0x7fff));
+    let b_nan = _mm512_cmpgt_epu16_mask(mb, exp);
+    let r = _mm512_mask_mov_epi16(r, b_nan, _mm512_ternarylogic_epi32::<0xEA>(b, nan.and, nan.or));
+    let a_nan = _mm512_cmpgt_epu16_mask(ma, exp);
+    _mm512_mask_mov_epi16(r, a_nan, _mm512_ternarylogic_epi32::<0xEA>(a, nan.and, nan.or))
+}
+
+/// Everything the steps need, built once per call.
+struct Setup {
+    a: Src,
+    b: Src,
+    nan: NanRule,
+    /// Permute indices for [`fields`]: a and b, d and pred.
+    ab: __m512i,
+    dp: __m512i,
+    lo: __m512i,
+    hi: __m512i,
+    /// The guard: `pred | pt` has `guard_bit` set, negated when `flip`.
+    pt: __m512i,
+    guard_bit: __m512i,
+    flip: bool,
+}
+
+/// The plain BF16 body of [`super::eval_batch`].
+///
+/// # Safety
+/// The CPU has AVX-512 F, BW and CD; `c` is BF16 with [`super::Masks::plain`] masks;
+/// [`LAYOUT_OK`]; `out` holds at least `xs.len()` values.
+#[target_feature(enable = "avx512f,avx512bw,avx512cd")]
+pub(super) unsafe fn eval(c: &Ctx, xs: &[Inputs], out: &mut [u32]) {
+    if c.dst_rz {
+        out[..xs.len()].fill(0);
+        return;
+    }
+    let canonical = c.m.canonical != 0;
+    let s = Setup {
+        a: Src::new(c.a_sh, c.a_keep, 0, c.a_and, c.a_xor),
+        b: Src::new(c.b_sh, c.b_keep, c.b_fixed, c.b_and, c.b_xor),
+        nan: NanRule {
+            and: _mm512_set1_epi16(if canonical { 0 } else { -1 }),
+            or: _mm512_set1_epi16(if canonical { 0x7fff } else { c.quiet as i16 }),
+        },
+        ab: idx(pair_idx(WA, WB)),
+        dp: idx(pair_idx(WD, WP)),
+        lo: idx(LO_HALVES),
+        hi: idx(HI_HALVES),
+        // the guard bit within the pred dword, PT (bit 7) always set
+        pt: _mm512_set1_epi32(0x80 << (8 * PRED_BYTE)),
+        guard_bit: _mm512_set1_epi32((1u32 << (c.pred_shift + 8 * PRED_BYTE)) as i32),
+        flip: c.pred_flip != 0,
+    };
+    // both operands' words as they are: no half select, modifier, RZ or immediate
+    let direct = c.a_sh == [0, 16]
+        && c.b_sh == [0, 16]
+        && (c.a_keep, c.b_keep, c.b_fixed) == (u32::MAX, u32::MAX, 0)
+        && (c.a_and, c.a_xor, c.b_and, c.b_xor) == (0xffff, 0, 0xffff, 0);
+    let always = c.pred_shift == crate::isa::PT as u32 && c.pred_flip == 0;
+    let n = xs.len() / 16 * 16;
+    // SAFETY: the caller's promises, and n <= xs.len() <= out.len()
+    match (direct, always) {
+        (true, true) => steps::<true, true>(&s, &xs[..n], out),
+        (true, false) => steps::<true, false>(&s, &xs[..n], out),
+        (false, true) => steps::<false, true>(&s, &xs[..n], out),
+        (false, false) => steps::<false, false>(&s, &xs[..n], out),
+    }
+    for (x, o) in xs[n..].iter().zip(&mut out[n..]) {
+        *o = c.eval_one(x);
+    }
+}
+
+/// 16 inputs a step; `xs.len()` a multiple of 16. `DIRECT`: the lanes are the operand
+/// words' halves as they are. `ALWAYS`: the guard is PT (no d or pred to read).
+///
+/// # Safety
+/// As [`eval`]'s.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd")]
+unsafe fn steps<const DIRECT: bool, const ALWAYS: bool>(s: &Setup, xs: &[Inputs], out: &mut [u32]) {
+    for k in (0..xs.len()).step_by(16) {
+        // SAFETY: k + 16 <= xs.len()
+        let (aw, bw) = fields(xs.as_ptr().add(k), s.ab, s.lo, s.hi);
+        let (a, b) = if DIRECT { (aw, bw) } else { (s.a.lanes(aw), s.b.lanes(bw)) };
+        let mut r = mul(a, b, &s.nan);
+        if !ALWAYS {
+            // SAFETY: as above
+            let (d, pred) = fields(xs.as_ptr().add(k), s.dp, s.lo, s.hi);
+            let set = _mm512_test_epi32_mask(_mm512_or_si512(pred, s.pt), s.guard_bit);
+            r = _mm512_mask_mov_epi32(d, if s.flip { !set } else { set }, r);
+        }
+        // SAFETY: k + 16 <= xs.len() <= out.len()
+        _mm512_storeu_si512(out.as_mut_ptr().add(k) as *mut _, r);
+    }
+}
