@@ -10,10 +10,6 @@
 //! in most lanes, and f32 arithmetic on BF16 subnormals takes microcode assists on x86.
 //! The exhaustive test against rustc_apfloat covers every BF16 pair through this path.
 
-// The AVX-512 intrinsics are stable since Rust 1.89, above the declared rust-version, as
-// for `f16_mul_x16` in the parent module: the build needs 1.89 or later either way.
-#![allow(clippy::incompatible_msrv)]
-
 use super::Ctx;
 use crate::inputs::Inputs;
 use std::arch::x86_64::*;
