@@ -181,7 +181,7 @@ impl Explanation {
             let mut j = 0u32;
             while j < 64 {
                 let b = base + j;
-                if b % 10 == 0 || j == 0 {
+                if b.is_multiple_of(10) || j == 0 {
                     let n = b.to_string();
                     let room = (64 - j) as usize;
                     tens.push_str(&n[..n.len().min(room)]);
@@ -262,7 +262,7 @@ pub struct ExplainArgs {
 /// Colour only for a terminal, and never when NO_COLOR is set (https://no-color.org).
 fn use_color() -> bool {
     use std::io::IsTerminal;
-    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").map_or(true, |v| v.is_empty())
+    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
 pub fn run(a: ExplainArgs) -> CliResult {

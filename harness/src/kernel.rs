@@ -480,7 +480,7 @@ pub fn patch_cubin(template: &[u8], program: &[u128], regcount: u32, bank3: &[u8
     if exits.len() != 1 {
         return Err(PatchError::Malformed(format!("the program has {} EXITs; the template's attributes describe one", exits.len())));
     }
-    if program.len() % 8 != 0 {
+    if !program.len().is_multiple_of(8) {
         return Err(PatchError::Malformed("program length is not a multiple of 8 instructions (128 bytes)".into()));
     }
     let mut code = Vec::with_capacity(program.len() * 16);

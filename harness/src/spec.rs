@@ -420,7 +420,7 @@ pub fn compile(text: &str) -> Result<Spec, SpecError> {
         if bits > 12 {
             return bad(format!("form {}: its rules mention {bits} bits; at most 12", form.key));
         }
-        let mut legal = vec![0u64; ((1usize << bits) + 63) / 64];
+        let mut legal = vec![0u64; (1usize << bits).div_ceil(64)];
         for combo in 0..1u32 << bits {
             let mut w = 0u128;
             let mut k2 = combo;

@@ -49,7 +49,7 @@ fn the_template_patches() {
     // a long program moves every later section by a multiple of 128 bytes
     let mut long = program();
     let nop = long[0];
-    long.splice(0..0, std::iter::repeat(nop).take(8 * 100));
+    long.splice(0..0, std::iter::repeat_n(nop, 8 * 100));
     let out = patch_cubin(TEMPLATE, &long, 8, &b3).expect("patch");
     let f = object::File::parse(&*out).unwrap();
     let t = object::File::parse(TEMPLATE).unwrap();

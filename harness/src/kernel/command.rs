@@ -54,7 +54,7 @@ pub fn build_kernel(a: BuildKernelArgs) -> CliResult {
     if a.count == 0 {
         return Err(CliError::input("--count must be at least 1"));
     }
-    if a.threads == 0 || a.threads % 32 != 0 || a.threads > super::MAX_THREADS {
+    if a.threads == 0 || !a.threads.is_multiple_of(32) || a.threads > super::MAX_THREADS {
         return Err(CliError::input("--threads must be a multiple of 32, at most 256"));
     }
     let seed = resolve_seed(a.seed);

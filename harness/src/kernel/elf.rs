@@ -151,7 +151,7 @@ pub fn inspect(d: &[u8]) -> Result<Template, PatchError> {
         if [text, info, kinfo, bank3, symtab].iter().any(|&i| shdrs[i].name == s.name) && s.kind == 8 {
             return Err(bad(format!("section {} holds no data", s.name)));
         }
-        if s.kind != 8 && (s.offset.checked_add(s.size).map_or(true, |e| e > d.len() as u64)) {
+        if s.kind != 8 && (s.offset.checked_add(s.size).is_none_or(|e| e > d.len() as u64)) {
             return Err(bad(format!("section {} lies past the end of the file", s.name)));
         }
     }
@@ -188,7 +188,7 @@ fn find_attr(d: &[u8], s: &Shdr, attr: u8, sym: Option<u32>) -> Result<(usize, u
             if at.saturating_add(4 + n) > end {
                 return Err(bad(format!("{}: attribute {id:#x} runs past the section", s.name)));
             }
-            if id == attr && sym.map_or(true, |k| n >= 4 && u32_at(d, at + 4).ok() == Some(k)) {
+            if id == attr && sym.is_none_or(|k| n >= 4 && u32_at(d, at + 4).ok() == Some(k)) {
                 return Ok((at + 4, n));
             }
             at += 4 + n;
@@ -206,7 +206,7 @@ pub fn write(d: &[u8], t: &Template, code: &[u8], exit_at: u32, regcount: u32, b
     let text = &t.shdrs[t.text];
     let align = text.align.max(1);
     let max_align = t.shdrs.iter().map(|s| s.align).max().unwrap_or(1).max(8);
-    if code.len() as u64 % align != 0 || bank3.len() != BANK3_BYTES {
+    if !(code.len() as u64).is_multiple_of(align) || bank3.len() != BANK3_BYTES {
         return Err(bad("program not padded to the .text alignment or bank 3 image of the wrong size"));
     }
     let (old_off, old_end) = (text.offset as usize, (text.offset + text.size) as usize);

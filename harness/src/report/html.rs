@@ -104,7 +104,7 @@ fn half(out: &mut String, m: &Model, fi: usize, h: usize) {
     let bits = &m.bits[fi];
     let cmp = &m.comparisons[fi];
     let base = h * 64;
-    let byte = |b: usize| if b % 8 == 0 && b != base { " byte" } else { "" };
+    let byte = |b: usize| if b.is_multiple_of(8) && b != base { " byte" } else { "" };
     let _ = write!(out, "<table class=\"bits\" data-half=\"{h}\"><colgroup><col class=\"lab\">");
     out.push_str(&"<col>".repeat(64));
     out.push_str("</colgroup><tr class=\"bitno\"><th>bit</th>");
