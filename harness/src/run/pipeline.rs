@@ -49,24 +49,64 @@ pub trait Backend: Sync {
 }
 
 /// The real backend: the patcher builds the kernels, the reference judges the results.
+///
+/// A kernel case runs at most [`crate::kernel::MAX_THREADS`] inputs (one block). A case
+/// with more (exhaustive mode fetches a chunk of 2^20 inputs for one instruction) is run as
+/// that many-input slices of the same word, one kernel case each, in one launch; results
+/// and effective inputs are joined back in order.
 pub struct RealBackend;
+
+/// A built batch and, per runner case, how many kernel cases it became.
+struct RealState {
+    built: crate::kernel::Built,
+    parts: Vec<usize>,
+}
+
+/// The kernel cases of `cases`: each split into slices of `MAX_THREADS` inputs when any
+/// case has more than that (then every case's count must be a multiple of it, since one
+/// launch runs the same number of inputs per kernel case); the count per runner case.
+fn kernel_cases(cases: &[Case]) -> Result<(Vec<crate::kernel::Case>, Vec<usize>), String> {
+    let max = crate::kernel::MAX_THREADS;
+    let split = cases.iter().any(|c| c.inputs.len() > max);
+    let mut kc = Vec::new();
+    let mut parts = Vec::with_capacity(cases.len());
+    for (i, c) in cases.iter().enumerate() {
+        if !split {
+            kc.push(crate::kernel::Case { word: c.word, inputs: c.inputs.clone() });
+            parts.push(1);
+            continue;
+        }
+        if c.inputs.is_empty() || c.inputs.len() % max != 0 {
+            return Err(format!("case {i} has {} inputs: a batch with a case of more than {max} inputs needs a multiple of {max} in every case", c.inputs.len()));
+        }
+        kc.extend(c.inputs.chunks(max).map(|s| crate::kernel::Case { word: c.word, inputs: s.to_vec() }));
+        parts.push(c.inputs.len() / max);
+    }
+    Ok((kc, parts))
+}
+
+/// `per_kernel_case` joined back into one vector per runner case.
+fn join<T>(per_kernel_case: Vec<Vec<T>>, parts: &[usize]) -> Vec<Vec<T>> {
+    let mut it = per_kernel_case.into_iter();
+    parts.iter().map(|&n| it.by_ref().take(n).flatten().collect()).collect()
+}
 
 impl Backend for RealBackend {
     fn runnable(&self, w: u128) -> Result<(), String> {
         crate::kernel::runnable(w).map_err(|e| e.to_string())
     }
     fn build(&self, cases: &[Case]) -> Result<Prepared, String> {
-        let kc: Vec<crate::kernel::Case> = cases.iter().map(|c| crate::kernel::Case { word: c.word, inputs: c.inputs.clone() }).collect();
-        let b = crate::kernel::build(&kc).map_err(|e| e.to_string())?;
-        Ok(Prepared { job: b.job.clone(), state: Box::new(b) })
+        let (kc, parts) = kernel_cases(cases)?;
+        let built = crate::kernel::build(&kc).map_err(|e| e.to_string())?;
+        Ok(Prepared { job: built.job.clone(), state: Box::new(RealState { built, parts }) })
     }
     fn results(&self, p: &Prepared, out: &[u8]) -> Result<Vec<Vec<u32>>, String> {
-        let b = p.state.downcast_ref::<crate::kernel::Built>().ok_or("prepared state is not a kernel::Built")?;
-        b.results(out).map_err(|e| e.to_string())
+        let s = p.state.downcast_ref::<RealState>().ok_or("prepared state is not the real backend's")?;
+        Ok(join(s.built.results(out).map_err(|e| e.to_string())?, &s.parts))
     }
     fn effective_inputs(&self, p: &Prepared, cases: &[Case]) -> Vec<Vec<Inputs>> {
-        match p.state.downcast_ref::<crate::kernel::Built>() {
-            Some(b) => b.inputs.clone(),
+        match p.state.downcast_ref::<RealState>() {
+            Some(s) => join(s.built.inputs.clone(), &s.parts),
             None => cases.iter().map(|c| c.inputs.clone()).collect(),
         }
     }
@@ -162,5 +202,60 @@ impl Backend for FakeBackend {
             input: req.encode(),
             output_bytes: 8 * req.chunks as usize,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::isa::Form;
+    use crate::kernel::MAX_THREADS;
+
+    fn case(seed: u64, form: Form, n: usize) -> Case {
+        let word = crate::kernel::command::runnable_words(seed, Some(form), 1).unwrap()[0];
+        let mut r = crate::rng::Rng::new(seed);
+        Case { word, inputs: crate::kernel::random_inputs(word, n, &mut r) }
+    }
+
+    #[test]
+    fn a_case_of_many_inputs_runs_as_slices_and_comes_back_whole() {
+        let cases = [case(1, Form::Rrr, 4 * MAX_THREADS), case(2, Form::Const, 2 * MAX_THREADS)];
+        let p = RealBackend.build(&cases).unwrap();
+        assert_eq!(p.job.block, [MAX_THREADS as u32, 1, 1]);
+        let s = p.state.downcast_ref::<RealState>().unwrap();
+        assert_eq!(s.built.manifest.cases.len(), 6);
+        // the same program as building the slices by hand
+        let slices: Vec<crate::kernel::Case> = cases
+            .iter()
+            .flat_map(|c| c.inputs.chunks(MAX_THREADS).map(|s| crate::kernel::Case { word: c.word, inputs: s.to_vec() }))
+            .collect();
+        let by_hand = crate::kernel::build(&slices).unwrap();
+        assert_eq!(by_hand.job.cubin, p.job.cubin);
+        assert_eq!(by_hand.job.input, p.job.input);
+        // output word k holds k: results and effective inputs come back per runner case, in order
+        let out: Vec<u8> = (0..p.job.output_bytes / 4).flat_map(|k| (k as u32).to_le_bytes()).collect();
+        let want = by_hand.results(&out).unwrap().concat();
+        let got = RealBackend.results(&p, &out).unwrap();
+        assert_eq!(got.iter().map(Vec::len).collect::<Vec<_>>(), vec![4 * MAX_THREADS, 2 * MAX_THREADS]);
+        assert_eq!(got.concat(), want);
+        let eff = RealBackend.effective_inputs(&p, &cases);
+        assert_eq!(eff.concat(), by_hand.inputs.concat());
+        // a constant-bank case reads one b for the whole launch, whatever it asked for
+        assert!(eff[1].iter().all(|i| i.b == eff[1][0].b));
+    }
+
+    #[test]
+    fn small_cases_are_built_as_they_are() {
+        let cases = [case(3, Form::Rrr, 64), case(4, Form::Ur, 64)];
+        let p = RealBackend.build(&cases).unwrap();
+        let s = p.state.downcast_ref::<RealState>().unwrap();
+        assert_eq!((s.built.manifest.cases.len(), s.parts.clone()), (2, vec![1, 1]));
+    }
+
+    #[test]
+    fn a_split_batch_needs_whole_slices_in_every_case() {
+        let cases = [case(5, Form::Rrr, 2 * MAX_THREADS), case(6, Form::Rrr, 64)];
+        let e = RealBackend.build(&cases).err().unwrap();
+        assert!(e.contains("case 1 has 64 inputs") && e.contains("multiple of 256"), "{e}");
     }
 }
