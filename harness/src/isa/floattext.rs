@@ -22,7 +22,7 @@ pub fn to_f64(h: Half, bits: u16) -> f64 {
     }
 }
 
-fn spell(h: Half, bits: u16) -> String {
+pub(crate) fn spell(h: Half, bits: u16) -> String {
     let (exp_mask, quiet) = match h {
         Half::F16 => (0x7c00u16, 0x0200u16),
         Half::Bf16 => (0x7f80u16, 0x0040u16),
@@ -100,16 +100,19 @@ fn table(h: Half) -> &'static super::strtable::StrTable {
 }
 
 /// nvdisasm's text for an immediate (possibly with a trailing space, see the module doc).
-/// The first few hundred calls spell each value; after that a 2^16-entry table is built
-/// once, so a one-word `decode` starts fast and a million-word one runs fast.
+/// The first [`SPELL_CALLS`] calls spell each value (about a microsecond); after that a
+/// 2^16-entry table is built once (about 0.1 s a format), so short inputs never pay for
+/// it and long ones run fast.
 pub fn imm_text(h: Half, bits: u16) -> std::borrow::Cow<'static, str> {
     use std::sync::atomic::Ordering;
-    if IMM_CALLS.load(Ordering::Relaxed) < 512 {
+    if IMM_CALLS.load(Ordering::Relaxed) < SPELL_CALLS {
         IMM_CALLS.fetch_add(1, Ordering::Relaxed);
         return std::borrow::Cow::Owned(spell(h, bits));
     }
     std::borrow::Cow::Borrowed(&table(h)[bits as usize])
 }
+
+const SPELL_CALLS: usize = 1 << 16;
 
 static IMM_CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 

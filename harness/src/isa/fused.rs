@@ -11,7 +11,7 @@
 //! operands split into prefix and suffix; immediates packed four bits a character), and
 //! fixed-size copies instead of `memcpy` calls.
 
-use super::floattext::{imm_text, Half};
+use super::floattext::{spell, Half};
 use super::render::{names, parts};
 use super::*;
 use super::decode;
@@ -399,12 +399,23 @@ impl Imms {
         if hi.bits != 16 || lo.bits != 16 {
             return None;
         }
+        // every spelling of both formats, index BF16 << 16 | pattern, on all cores
+        let half = |k: usize| if k >> 16 == 1 { Half::Bf16 } else { Half::F16 };
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
+        let per = (1usize << 17).div_ceil(threads);
+        let texts: Vec<String> = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..threads).map(|t| s.spawn(move || (t * per..((t + 1) * per).min(1 << 17)).map(|k| spell(half(k), k as u16)).collect::<Vec<_>>())).collect();
+            hs.into_iter().map(|h| h.join().unwrap_or_default()).collect::<Vec<_>>().concat()
+        });
+        if texts.len() != 1 << 17 {
+            return None;
+        }
         let mut special: Vec<[u8; 16]> = Vec::new();
         let mut classes: Vec<String> = Vec::new();
         let mut packed = vec![[0u8; 16]; 1 << 16];
         for (k, slot) in packed.iter_mut().enumerate() {
-            let h = if k >> 15 == 1 { Half::Bf16 } else { Half::F16 };
-            let (pos, neg) = (imm_text(h, k as u16 & 0x7fff), imm_text(h, k as u16 | 0x8000));
+            let at = (k >> 15) << 16 | (k & 0x7fff);
+            let (pos, neg) = (&texts[at], &texts[at | 0x8000]);
             let codes: Option<Vec<u8>> = pos.bytes().map(|c| NIBBLE.iter().position(|&n| n == c).map(|i| i as u8)).collect();
             match codes {
                 Some(codes) if codes.len() <= 30 && *neg == format!("-{pos}") && pos != "0" => {
@@ -420,7 +431,7 @@ impl Imms {
                         Some(c) => c,
                         None => {
                             classes.push(key);
-                            for t in [&pos, &pos, &neg, &neg].into_iter().enumerate().map(|(i, t)| {
+                            for t in [pos, pos, neg, neg].into_iter().enumerate().map(|(i, t)| {
                                 if i % 2 == 1 { format!("{t}, ") } else { t.trim_end().to_string() }
                             }) {
                                 let mut e = [0u8; 16];
@@ -550,7 +561,8 @@ fn unpack(e: &[u8; 16]) -> [u8; 32] {
 }
 
 /// The tables without immediates (quick to build: a one-word `decode` starts fast), and
-/// after [`IMM_AFTER`] words, with them (2 × 2^16 immediate texts).
+/// after [`IMM_AFTER`] words, with them (2 × 2^16 immediate texts, about 0.1 s to spell:
+/// until then an immediate-form word takes the plain path, about 3 µs).
 fn fast() -> Option<&'static Fast> {
     static BASE: std::sync::OnceLock<Option<Fast>> = std::sync::OnceLock::new();
     static FULL: std::sync::OnceLock<Option<Fast>> = std::sync::OnceLock::new();
@@ -564,7 +576,7 @@ fn fast() -> Option<&'static Fast> {
     BASE.get_or_init(|| build(false)).as_ref()
 }
 
-const IMM_AFTER: usize = 512;
+const IMM_AFTER: usize = 1 << 16;
 
 /// Decode `word` and append its text to `out`: `decode(word).map(|i| render_into(&i, out))`.
 pub fn decode_render_into(word: u128, out: &mut String) -> Result<(), Illegal> {
