@@ -119,10 +119,10 @@ unsafe fn pext_key(m: [u64; 2], nlo: u32, lo: u64, hi: u64) -> usize {
 }
 
 /// Where every text of the fast path lives: one ASCII string, and per table entry a `u32`
-/// packing the text's offset (bits 8..30), length (bits 0..7) and a flag (bit 31) whose
-/// meaning depends on the table. An append copies a constant
-/// [`COPY`] bytes (inlined moves, no `memcpy` call, no branch on the length) and truncates to
-/// the entry's length; the string ends in [`COPY`] bytes of padding so every copy is in bounds.
+/// packing the text's offset (bits 8..30), length (bits 0..7) and a flag (bit 31, used by
+/// the head table for BF16). An append copies a constant [`COPY`] bytes (inlined moves, no
+/// `memcpy` call, no branch on the length) and keeps the entry's length of them; the string
+/// ends in [`COPY_HEAD`] bytes of padding so every copy is in bounds.
 struct Texts {
     text: String,
     idx: Vec<u32>,
@@ -136,8 +136,7 @@ const COPY_HEAD: usize = 48;
 
 impl Texts {
     fn new() -> Texts {
-        // offset 0 holds one byte, so `off + len - 1` is in bounds even for an empty entry
-        Texts { text: " ".into(), idx: Vec::new(), interned: Default::default() }
+        Texts { text: String::new(), idx: Vec::new(), interned: Default::default() }
     }
     /// The packed entry of `s`, sharing text with an equal string or with `-` followed by `s`.
     fn entry(&mut self, s: &str) -> Option<u32> {
