@@ -35,6 +35,7 @@
 pub mod elf;
 pub mod command;
 pub mod helpers;
+pub mod digest;
 
 use crate::inputs::Inputs;
 use crate::isa::{decode, format_hex, render, Form, Operand2, RZ, URZ};

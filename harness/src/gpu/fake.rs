@@ -148,8 +148,12 @@ impl Executor for FakeExecutor {
         if job.cubin == FAKE_DIGEST_CUBIN {
             let req = crate::run::exhaustive::DigestRequest::decode(&job.input).map_err(ExecError::Setup)?;
             self.misbehave(&[req.word])?;
-            let digests = req.compute(|w, i| self.hardware(w, i));
-            return Ok(digests.iter().flat_map(|d| d.to_le_bytes()).collect());
+            // the real kernel's format: one partial u64 per thread (see run::exhaustive)
+            let out: Vec<u8> = req.partials(|w, i| self.hardware(w, i)).iter().flat_map(|d| d.to_le_bytes()).collect();
+            if out.len() != job.output_bytes {
+                return Err(ExecError::Setup(format!("fake digest job wants {} output bytes, computed {}", job.output_bytes, out.len())));
+            }
+            return Ok(out);
         }
         if job.cubin != FAKE_CUBIN {
             return Err(ExecError::Setup("the fake executor runs only fake jobs".into()));

@@ -27,14 +27,26 @@ pub enum Op {
     R2ur,
     ShfRU64Imm,
     ShfRU32HiImm,
+    S2rCtaidX,
+    PrmtImm,
+    LopXor,
+    ImadIadd,
+    ImadImm,
+    IsetpNeU32,
+    BraBack,
+    StgE64,
     Exit,
     BraSelf,
 }
 
 impl Op {
-    pub const ALL: [Op; 15] = [
+    /// In the order a decoder should try them: `IMAD_IADD` (IMAD with the immediate 1)
+    /// before `IMAD_IMM`.
+    pub const ALL: [Op; 23] = [
         Op::Nop, Op::S2rTidX, Op::Ldc64, Op::Uldc64, Op::Iadd3Imm, Op::ImadWideU32Imm, Op::LdgE128,
-        Op::StgE, Op::Mov, Op::R2p, Op::R2ur, Op::ShfRU64Imm, Op::ShfRU32HiImm, Op::Exit, Op::BraSelf,
+        Op::StgE, Op::Mov, Op::R2p, Op::R2ur, Op::ShfRU64Imm, Op::ShfRU32HiImm, Op::S2rCtaidX,
+        Op::PrmtImm, Op::LopXor, Op::ImadIadd, Op::ImadImm, Op::IsetpNeU32, Op::BraBack, Op::StgE64,
+        Op::Exit, Op::BraSelf,
     ];
     /// The op's name in the JSON file.
     pub fn name(self) -> &'static str {
@@ -52,13 +64,21 @@ impl Op {
             Op::R2ur => "R2UR",
             Op::ShfRU64Imm => "SHF_R_U64_IMM",
             Op::ShfRU32HiImm => "SHF_R_U32_HI_IMM",
+            Op::S2rCtaidX => "S2R_CTAID_X",
+            Op::PrmtImm => "PRMT_IMM",
+            Op::LopXor => "LOP3_XOR",
+            Op::ImadIadd => "IMAD_IADD",
+            Op::ImadImm => "IMAD_IMM",
+            Op::IsetpNeU32 => "ISETP_NE_U32",
+            Op::BraBack => "BRA_BACK",
+            Op::StgE64 => "STG_E_64",
             Op::Exit => "EXIT",
             Op::BraSelf => "BRA_SELF",
         }
     }
     /// Whether the op completes after a variable delay (it must set a scoreboard).
     pub fn variable_latency(self) -> bool {
-        matches!(self, Op::S2rTidX | Op::Ldc64 | Op::LdgE128 | Op::R2ur)
+        matches!(self, Op::S2rTidX | Op::S2rCtaidX | Op::Ldc64 | Op::LdgE128 | Op::R2ur)
     }
 }
 
@@ -185,7 +205,7 @@ impl Sched {
             // nvdisasm rejects the yield bit with a stall of 12..15
             yield_: false,
             wr_bar: if op.variable_latency() { 0 } else { 7 },
-            rd_bar: if op == Op::StgE { 1 } else { 7 },
+            rd_bar: if matches!(op, Op::StgE | Op::StgE64) { 1 } else { 7 },
             wait: 0x3f,
         }
     }
@@ -218,6 +238,8 @@ pub fn render(op: Op, args: &[u32]) -> String {
             "reg" => format!("R{v}"),
             "ureg" if v == 63 => "URZ".to_string(),
             "ureg" => format!("UR{v}"),
+            "pred" if v == 7 => "PT".to_string(),
+            "pred" => format!("P{v}"),
             "shex" if (v as i32) < 0 => format!("-{:#x}", (v as i32).unsigned_abs()),
             "soffset" if (v / f.scale) >> (f.width - 1) & 1 == 1 => {
                 format!("-{:#x}", ((1i64 << f.width) - (v / f.scale) as i64) * f.scale as i64)

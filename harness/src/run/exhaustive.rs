@@ -9,17 +9,28 @@
 //! - digest(c) = Σ mix(k, r_k) mod 2^64 over the chunk, r_k = destination after, with
 //!   mix(k, r) = splitmix64_finalize(k·2^32 + r). A sum of a strong mix is order-free, so
 //!   threads and warps may reduce in any order.
-//! - A job asks for `chunks` consecutive chunks starting at `first_chunk` and outputs one
-//!   little-endian u64 per chunk. Its input buffer is [`DigestRequest::encode`].
+//! - A job asks for `chunks` consecutive chunks starting at `first_chunk`. Its grid is one
+//!   block of [`THREADS`] threads per chunk; thread t of block c runs the chunk's k with
+//!   k mod 256 = t and outputs its partial sum as a little-endian u64 at byte 8·(256c + t)
+//!   (one u64 per thread: no atomics, and no output zeroing, since the driver fills it
+//!   with 0xA5). The CPU adds a chunk's 256 partials ([`sum_partials`]). Needs at least
+//!   8 chunk bits. Its input buffer is [`DigestRequest::encode`] (the kernel takes its
+//!   numbers as immediates; the buffer documents the job).
 //!
-//! The CPU computes the same digests from the reference; a chunk whose digests differ, or
-//! that holds inputs with an undefined result, is fetched: re-run as an ordinary batch
-//! with explicit inputs and compared element by element.
+//! The CPU computes the same digests from the reference, on the inputs the kernel really
+//! reads (coinciding registers, RZ: `kernel::digest::digest_inputs`); a chunk whose digests
+//! differ, or that holds inputs with an undefined result, is fetched: re-run as an
+//! ordinary batch with explicit inputs and compared element by element.
 
 use crate::inputs::Inputs;
 
 pub const D_FILL: u32 = 0x5a5a_a5a5;
 pub const PRED_ALL: u8 = 0x7f;
+/// Threads per block (per chunk) of a digest job.
+pub const THREADS: u32 = 256;
+/// Inputs per reference batch: large enough for `eval_batch`'s vector paths, small enough
+/// for the cache.
+const REF_BLOCK: u64 = 4096;
 
 /// The inputs of index k.
 pub fn inputs_for(k: u64) -> Inputs {
@@ -84,6 +95,10 @@ impl DigestRequest {
     pub fn chunk_range(&self, c: u64) -> std::ops::Range<u64> {
         (c << self.chunk_bits)..((c + 1) << self.chunk_bits)
     }
+    /// Bytes of a digest job's output: one u64 per thread.
+    pub fn output_bytes(&self) -> usize {
+        self.chunks as usize * THREADS as usize * 8
+    }
     /// Digests of this request's chunks under `eval` (the fake device, or a reference that
     /// is defined everywhere).
     pub fn compute(&self, eval: impl Fn(u128, &Inputs) -> u32) -> Vec<u64> {
@@ -91,20 +106,64 @@ impl DigestRequest {
             .map(|c| self.chunk_range(c).fold(0u64, |s, k| s.wrapping_add(mix(k, eval(self.word, &inputs_for(k))))))
             .collect()
     }
+    /// What a digest job outputs under `eval`: per chunk, per thread t, Σ mix over the
+    /// chunk's k with k mod 256 = t (the simulated executor's answer).
+    pub fn partials(&self, eval: impl Fn(u128, &Inputs) -> u32) -> Vec<u64> {
+        let t = THREADS as u64;
+        let mut out = Vec::with_capacity(self.chunks as usize * THREADS as usize);
+        for c in self.first_chunk..self.first_chunk + self.chunks as u64 {
+            let r = self.chunk_range(c);
+            for th in 0..t {
+                out.push((r.start + th..r.end).step_by(t as usize).fold(0u64, |s, k| s.wrapping_add(mix(k, eval(self.word, &inputs_for(k))))));
+            }
+        }
+        out
+    }
 }
 
+/// A digest job's output (one u64 per thread) as one digest per chunk.
+pub fn sum_partials(out: &[u8], chunks: u32) -> Result<Vec<u64>, String> {
+    let want = chunks as usize * THREADS as usize * 8;
+    if out.len() != want {
+        return Err(format!("digest job returned {} bytes, want {want} (one u64 per thread)", out.len()));
+    }
+    Ok(out
+        .chunks_exact(8 * THREADS as usize)
+        .map(|c| {
+            c.chunks_exact(8)
+                .map(|b| u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
+                .fold(0u64, u64::wrapping_add)
+        })
+        .collect())
+}
+
+/// Results of the reference for a slice of generated inputs (it maps them to the inputs
+/// the kernel reads first); `Err` when any result is undefined.
+pub type BatchExpect<'a> = dyn Fn(&[Inputs], &mut [u32]) -> Result<(), String> + Sync + 'a;
+
 /// The reference's digest of one chunk, or None when some input's result is undefined
-/// (then the chunk must be fetched and compared element by element).
-pub fn reference_digest(req: &DigestRequest, chunk: u64, expect: &(dyn Fn(&Inputs) -> Result<u32, String> + Sync)) -> Option<u64> {
+/// (then the chunk must be fetched and compared element by element). Evaluated in blocks
+/// of [`REF_BLOCK`] inputs.
+pub fn reference_digest(req: &DigestRequest, chunk: u64, expect: &BatchExpect) -> Option<u64> {
+    let r = req.chunk_range(chunk);
     let mut s = 0u64;
-    for k in req.chunk_range(chunk) {
-        s = s.wrapping_add(mix(k, expect(&inputs_for(k)).ok()?));
+    let mut inputs = Vec::with_capacity(REF_BLOCK as usize);
+    let mut out = vec![0u32; REF_BLOCK as usize];
+    let mut k0 = r.start;
+    while k0 < r.end {
+        let k1 = (k0 + REF_BLOCK).min(r.end);
+        inputs.clear();
+        inputs.extend((k0..k1).map(inputs_for));
+        let o = &mut out[..inputs.len()];
+        expect(&inputs, o).ok()?;
+        s = (k0..k1).zip(o.iter()).fold(s, |s, (k, &v)| s.wrapping_add(mix(k, v)));
+        k0 = k1;
     }
     Some(s)
 }
 
 /// Reference digests for all chunks of `req`, on all cores.
-pub fn reference_digests(req: &DigestRequest, expect: &(dyn Fn(&Inputs) -> Result<u32, String> + Sync)) -> Vec<Option<u64>> {
+pub fn reference_digests(req: &DigestRequest, expect: &BatchExpect) -> Vec<Option<u64>> {
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
@@ -124,4 +183,48 @@ pub fn reference_digests(req: &DigestRequest, expect: &(dyn Fn(&Inputs) -> Resul
         // a thread that died yields "undefined" chunks, which are then fetched and compared
         hs.into_iter().flat_map(|(n, h)| h.join().unwrap_or_else(|_| vec![None; n])).collect()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req() -> DigestRequest {
+        DigestRequest { word: 0x1234_5678_9abc, space_bits: 20, chunk_bits: 10, first_chunk: 5, chunks: 3 }
+    }
+    fn eval(w: u128, i: &Inputs) -> u32 {
+        (i.a ^ i.b.rotate_left(7) ^ w as u32).wrapping_mul(0x9e37_79b9)
+    }
+
+    #[test]
+    fn per_thread_partials_sum_to_the_chunk_digests() {
+        let r = req();
+        let bytes: Vec<u8> = r.partials(eval).iter().flat_map(|v| v.to_le_bytes()).collect();
+        assert_eq!(bytes.len(), r.output_bytes());
+        assert_eq!(sum_partials(&bytes, r.chunks).unwrap(), r.compute(eval));
+        let e = sum_partials(&bytes[8..], r.chunks).unwrap_err();
+        assert!(e.contains("one u64 per thread"), "{e}");
+    }
+
+    #[test]
+    fn reference_digests_match_compute_and_mark_undefined_chunks() {
+        let r = req();
+        let ok = |xs: &[Inputs], out: &mut [u32]| {
+            for (o, x) in out.iter_mut().zip(xs) {
+                *o = eval(r.word, x);
+            }
+            Ok(())
+        };
+        let got: Vec<u64> = reference_digests(&r, &ok).into_iter().map(|d| d.unwrap()).collect();
+        assert_eq!(got, r.compute(eval));
+        // an undefined result anywhere in chunk 6 (k = 6·1024 + 77) leaves that chunk None
+        let undefined_at = |xs: &[Inputs], out: &mut [u32]| {
+            if xs.contains(&inputs_for(6 * 1024 + 77)) {
+                return Err("undefined".to_string());
+            }
+            ok(xs, out)
+        };
+        let got = reference_digests(&r, &undefined_at);
+        assert_eq!((got[0].is_some(), got[1].is_none(), got[2].is_some()), (true, true, true));
+    }
 }

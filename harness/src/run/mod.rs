@@ -133,7 +133,7 @@ pub struct RunArgs {
     /// Exhaustive mode: log2 of the input space (32 = every pair).
     #[arg(long, default_value_t = 32, hide = true)]
     pub space_bits: u32,
-    /// Exhaustive mode: log2 of inputs per digest chunk.
+    /// Exhaustive mode: log2 of inputs per digest chunk (at least 8: one block of 256 threads per chunk).
     #[arg(long, default_value_t = 20, hide = true)]
     pub chunk_bits: u32,
     /// Testing: stop (as if killed) after journaling this many batches.
@@ -514,8 +514,8 @@ pub fn run(a: RunArgs) -> CliResult {
     let batches: Vec<Vec<(u64, u128)>> = if a.mode == Mode::Exhaustive {
         let enc = a.encoding.as_deref().ok_or_else(|| CliError::input("--mode exhaustive needs --encoding HEX"))?;
         let word = parse_hex(enc).map_err(|e| CliError::input(format!("--encoding {enc:?}: {e}")))?;
-        if a.space_bits > 32 || a.chunk_bits > a.space_bits {
-            return Err(CliError::input("need chunk_bits <= space_bits <= 32"));
+        if a.space_bits > 32 || a.chunk_bits > a.space_bits || a.chunk_bits < exhaustive::THREADS.trailing_zeros() {
+            return Err(CliError::input("need 8 <= chunk_bits <= space_bits <= 32 (a chunk gives each of a block's 256 threads an input)"));
         }
         let groups = 1u64 << (a.space_bits - a.chunk_bits).saturating_sub(exhaustive_group_bits(&a));
         (0..groups)
@@ -653,17 +653,8 @@ fn exhaustive_group(backend: &dyn Backend, exec: &mut dyn Executor, word: u128, 
     let mut rec = BatchRecord::default();
     let mut observed = Vec::new();
     let dev: Vec<u64> = match exec.execute(&job) {
-        Ok(out) if out.len() == 8 * req.chunks as usize => out
-            .chunks_exact(8)
-            .map(|b| u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
-            .collect(),
-        Ok(out) => {
-            return Err(gpu::ExecError::Protocol(format!(
-                "digest job returned {} bytes, want {}",
-                out.len(),
-                8 * req.chunks
-            )))
-        }
+        // one u64 per thread; a chunk's digest is the sum of its 256
+        Ok(out) => exhaustive::sum_partials(&out, req.chunks).map_err(gpu::ExecError::Protocol)?,
         Err(e) if e.blames_instructions() => {
             totals.faults = 1;
             rec.findings.push(report::Finding::fault(format_hex(word), crate::isa::render(&inst), format!("digest job for chunks {}..{}: {e}", req.first_chunk, req.first_chunk + req.chunks as u64)));
@@ -672,7 +663,11 @@ fn exhaustive_group(backend: &dyn Backend, exec: &mut dyn Executor, word: u128, 
         }
         Err(e) => return Err(e),
     };
-    let expect = |i: &crate::inputs::Inputs| backend.expect(&inst, i);
+    // the reference sees what the kernel reads (coinciding registers, RZ), in batches
+    let expect = |xs: &[crate::inputs::Inputs], out: &mut [u32]| {
+        let eff = backend.digest_inputs(word, xs)?;
+        backend.expect_batch(&inst, &eff, out)
+    };
     let refs = exhaustive::reference_digests(&req, &expect);
     for (j, (d, r)) in dev.iter().zip(&refs).enumerate() {
         let c = req.first_chunk + j as u64;

@@ -41,11 +41,26 @@ pub trait Backend: Sync {
     fn expect(&self, inst: &Hmul2, inputs: &Inputs) -> Result<u32, String>;
     /// `reference::input_set(inst, seed, n)`.
     fn input_set(&self, inst: &Hmul2, seed: u64, n: usize) -> Vec<Inputs>;
-    /// The exhaustive mode's device-side kernel (pending in the patcher): a job whose
-    /// output is one little-endian u64 digest per chunk of `req` (see `exhaustive`).
-    fn digest_job(&self, _req: &DigestRequest) -> Result<LaunchJob, String> {
-        Err("exhaustive mode needs the patcher's device-side input-generating digest kernel, which is not merged yet".into())
+    /// `reference::eval_batch`: results of one instruction for many inputs into `out`
+    /// (as long as `inputs`); `Err` when any result is undefined. By default one
+    /// [`Backend::expect`] per input.
+    fn expect_batch(&self, inst: &Hmul2, inputs: &[Inputs], out: &mut [u32]) -> Result<(), String> {
+        if out.len() < inputs.len() {
+            return Err(format!("expect_batch: {} results for {} inputs", out.len(), inputs.len()));
+        }
+        for (o, x) in out.iter_mut().zip(inputs) {
+            *o = self.expect(inst, x)?;
+        }
+        Ok(())
     }
+    /// The inputs the digest kernel of `word` really reads for these generated ones
+    /// (`kernel::digest::digest_inputs`); by default the same.
+    fn digest_inputs(&self, _word: u128, inputs: &[Inputs]) -> Result<Vec<Inputs>, String> {
+        Ok(inputs.to_vec())
+    }
+    /// Exhaustive mode's device-side kernel: a job whose output is one little-endian u64
+    /// partial digest per thread, 256 threads per chunk of `req` (see `exhaustive`).
+    fn digest_job(&self, req: &DigestRequest) -> Result<LaunchJob, String>;
 }
 
 /// The real backend: the patcher builds the kernels, the reference judges the results.
@@ -112,6 +127,18 @@ impl Backend for RealBackend {
     }
     fn expect(&self, i: &Hmul2, x: &Inputs) -> Result<u32, String> {
         crate::reference::eval(i, x).map_err(|e| e.to_string())
+    }
+    fn expect_batch(&self, i: &Hmul2, xs: &[Inputs], out: &mut [u32]) -> Result<(), String> {
+        if out.len() < xs.len() {
+            return Err(format!("expect_batch: {} results for {} inputs", out.len(), xs.len()));
+        }
+        crate::reference::eval_batch(i, xs, out).map_err(|e| e.to_string())
+    }
+    fn digest_inputs(&self, word: u128, xs: &[Inputs]) -> Result<Vec<Inputs>, String> {
+        crate::kernel::digest::digest_inputs(word, xs).map_err(|e| e.to_string())
+    }
+    fn digest_job(&self, req: &DigestRequest) -> Result<LaunchJob, String> {
+        crate::kernel::digest::build(req).map(|b| b.job).map_err(|e| e.to_string())
     }
     fn input_set(&self, i: &Hmul2, seed: u64, n: usize) -> Vec<Inputs> {
         crate::reference::input_set(i, seed, n)
@@ -196,11 +223,11 @@ impl Backend for FakeBackend {
         Ok(LaunchJob {
             cubin: crate::gpu::fake::FAKE_DIGEST_CUBIN.to_vec(),
             kernel_name: "fake-digest".into(),
-            grid: [1, 1, 1],
-            block: [32, 1, 1],
+            grid: [req.chunks, 1, 1],
+            block: [crate::run::exhaustive::THREADS, 1, 1],
             shared_bytes: 0,
             input: req.encode(),
-            output_bytes: 8 * req.chunks as usize,
+            output_bytes: req.output_bytes(),
         })
     }
 }
