@@ -264,6 +264,19 @@ pub fn effective_inputs(word: u128, inputs: &[Inputs], bank3: &[u8]) -> Result<V
     Ok(out)
 }
 
+/// The `MOV dst, src` that load d, b and a (held in registers `d`, `b`, `a`) into the
+/// registers `inst` names, in this order: d, then b, then a, so a later move into a shared
+/// register wins, as [`effective_inputs`] assumes. RZ is never written; b only for the
+/// register form. Both programs (this batch kernel and `digest`) place operands with it.
+pub(crate) fn load_moves(inst: &crate::isa::Hmul2, d: u32, b: u32, a: u32) -> [Option<[u32; 2]>; 3] {
+    let to = |r: u8, src: u32| (r != RZ).then_some([r as u32, src]);
+    let mov_b = match inst.b {
+        Operand2::Reg(r) => to(r, b),
+        _ => None,
+    };
+    [to(inst.dst, d), mov_b, to(inst.a, a)]
+}
+
 /// One instruction of the program, before encoding.
 #[derive(Clone, Debug)]
 pub enum Planned {
@@ -380,8 +393,9 @@ pub fn plan(cases: &[Case]) -> Result<Plan, PatchError> {
                 BSource::Bindless { ureg, offset, first_slot }
             }
         };
-        if inst.dst != RZ {
-            h(&mut insts, Op::Mov, &[inst.dst as u32, q2]);
+        let [mov_d, mov_b, mov_a] = load_moves(&inst, q2, q1, q0);
+        if let Some(m) = mov_d {
+            h(&mut insts, Op::Mov, &m);
         }
         if let Operand2::ConstUr { ureg, offset } = inst.b {
             // handle = ((in + 64 * record.b) >> 6) | (ceil((offset + 4) / 16) << 51)
@@ -394,13 +408,8 @@ pub fn plan(cases: &[Case]) -> Result<Plan, PatchError> {
             h(&mut insts, Op::R2ur, &[ureg as u32, q1]);
             h(&mut insts, Op::R2ur, &[ureg as u32 + 1, q3]);
         }
-        if let Operand2::Reg(r) = inst.b {
-            if r != RZ {
-                h(&mut insts, Op::Mov, &[r as u32, q1]);
-            }
-        }
-        if inst.a != RZ {
-            h(&mut insts, Op::Mov, &[inst.a as u32, q0]);
+        for m in mov_b.into_iter().chain(mov_a) {
+            h(&mut insts, Op::Mov, &m);
         }
         h(&mut insts, Op::Nop, &[]);
         let code_offset = insts.len() * 16;

@@ -151,16 +151,8 @@ fn plan(req: &DigestRequest, inst: &crate::isa::Hmul2) -> (Vec<Planned>, u32, us
     // the loop
     let head = push(&mut v, Op::PrmtImm, &[wa, k, 0x3232, rz]);
     push(&mut v, Op::PrmtImm, &[wb, k, 0x1010, rz]);
-    if inst.dst != RZ {
-        push(&mut v, Op::Mov, &[inst.dst as u32, wd]);
-    }
-    if let Operand2::Reg(r) = inst.b {
-        if r != RZ {
-            push(&mut v, Op::Mov, &[r as u32, wb]);
-        }
-    }
-    if inst.a != RZ {
-        push(&mut v, Op::Mov, &[inst.a as u32, wa]);
+    for m in super::load_moves(inst, wd, wb, wa).into_iter().flatten() {
+        push(&mut v, Op::Mov, &m);
     }
     push(&mut v, Op::Nop, &[]);
     v.push(Planned::Iut(0));
