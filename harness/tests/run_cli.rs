@@ -226,7 +226,9 @@ fn a_run_killed_mid_batch_resumes_without_loss() {
     let ws = words(17, 80);
     let m = format_hex(sat_mask());
     let args = |out: &Path| -> Vec<String> {
-        ["run", "--seed", "17", "--count", "80", "--inputs", "2", "--batch", "5", "--timeout", "600", "--out", out.to_str().unwrap()]
+        // one host thread: batches finish in order, so the kill lands after exactly 10
+        // (with more, a batch still minimizing when the hang takes the device waits on it)
+        ["run", "--seed", "17", "--count", "80", "--inputs", "2", "--batch", "5", "--timeout", "600", "--host-threads", "1", "--out", out.to_str().unwrap()]
             .iter()
             .map(|s| s.to_string())
             .collect()
@@ -383,6 +385,38 @@ fn a_mismatch_is_minimized_to_its_essential_field_and_written_as_vectors() {
     let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
     assert_eq!(keys, ["a", "b", "d", "encoding", "expect", "origin", "pred"]);
     assert!(v["origin"].as_str().unwrap().starts_with("simulated:"));
+}
+
+#[test]
+fn vectors_per_instruction_keeps_the_first_inputs_and_every_mismatch() {
+    let d = tmp("keep");
+    let m = format_hex(sat_mask());
+    let vec_dir = d.join("vectors");
+    let o = harness(
+        Some(&format!("flip-if:{m}:{m}")),
+        &[
+            "run", "--seed", "16", "--mode", "factorial", "--form", "imm", "--inputs", "6", "--batch", "64",
+            "--minimize-budget", "0", "--vectors-per-instruction", "2", "--host-threads", "3",
+            "--out", d.join("r").to_str().unwrap(), "--vectors", vec_dir.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let files: Vec<_> = std::fs::read_dir(vec_dir.join("simulated")).unwrap().collect();
+    let body = std::fs::read_to_string(files[0].as_ref().unwrap().path()).unwrap();
+    let mut per_word: std::collections::BTreeMap<u128, usize> = Default::default();
+    for l in body.lines() {
+        let v = hmul2_harness::vectors::parse_line(l).unwrap_or_else(|e| panic!("{l}: {e}"));
+        *per_word.entry(v.encoding).or_default() += 1;
+    }
+    assert_eq!(per_word.len(), 512, "every factorial word has vectors");
+    for (w, n) in per_word {
+        // a .SAT word mismatches on all 6 inputs (all kept), any other keeps its first 2
+        let want = if decode(w).unwrap().sat { 6 } else { 2 };
+        assert_eq!(n, want, "{}", format_hex(w));
+    }
+    let bad = harness(Some("ok"), &["run", "--vectors-per-instruction", "some", "--out", d.join("x").to_str().unwrap()]);
+    assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
+    assert!(text(&bad).contains("want a number or `all`"), "{}", text(&bad));
 }
 
 #[test]

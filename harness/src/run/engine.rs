@@ -18,6 +18,9 @@ pub struct EngineOptions {
     pub seed: u64,
     /// Most executions spent minimizing one mismatch (0: do not minimize).
     pub minimize_budget: usize,
+    /// Results kept as [`Observed`] per instruction: `None` all of them, `Some(n)` the first
+    /// `n` inputs (the special values come first) and every mismatching one.
+    pub keep_vectors: Option<usize>,
 }
 
 /// One hardware observation: the stuff of a hardware vector line.
@@ -147,6 +150,7 @@ pub fn run_batch(
     let cases: Vec<Case> = run.iter().map(|r| r.2.clone()).collect();
     let mut results = Vec::with_capacity(cases.len());
     let mut group_faults = Vec::new();
+    let (mut ins, mut want): (Vec<Inputs>, Vec<u32>) = (Vec::new(), Vec::new());
     if !cases.is_empty() {
         bisect(backend, exec, &cases, &mut results, &mut group_faults, 0)?;
     }
@@ -182,18 +186,24 @@ pub fn run_batch(
             continue;
         };
         let mut first_bad: Option<(Inputs, u32, u32)> = None;
-        for (inp, g) in got.iter().map(|(i, g)| (i, *g)) {
-            match backend.expect(inst, inp) {
+        // the reference for all inputs at once; one by one only when some are undefined
+        ins.clear();
+        ins.extend(got.iter().map(|x| x.0));
+        want.clear();
+        want.resize(ins.len(), 0);
+        let all_defined = backend.expect_batch(inst, &ins, &mut want).is_ok();
+        for (k, &(inp, g)) in got.iter().enumerate() {
+            let e = if all_defined { Ok(want[k]) } else { backend.expect(inst, &inp) };
+            match e {
                 Ok(e) => {
                     t.compared += 1;
-                    observed.push(Observed {
-                        word: case.word,
-                        inputs: *inp,
-                        got: g,
-                    });
-                    if e != g {
+                    let bad = e != g;
+                    if bad {
                         t.mismatches += 1;
-                        first_bad.get_or_insert((*inp, e, g));
+                        first_bad.get_or_insert((inp, e, g));
+                    }
+                    if bad || o.keep_vectors.is_none_or(|n| k < n) {
+                        observed.push(Observed { word: case.word, inputs: inp, got: g });
                     }
                 }
                 Err(_) => t.undefined += 1,
@@ -254,6 +264,7 @@ mod tests {
             inputs: 3,
             seed: 9,
             minimize_budget: 16,
+            keep_vectors: None,
         }
     }
 

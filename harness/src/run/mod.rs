@@ -10,6 +10,7 @@ pub mod journal;
 pub mod minimize;
 pub mod pipeline;
 pub mod report;
+pub mod vector_out;
 
 use crate::cli::{CliError, CliResult};
 use crate::gpu::{self, detect, worker::WorkerExecutor, Executor, FAKE_ENV};
@@ -111,6 +112,15 @@ pub struct RunArgs {
     /// writes under DIR/simulated/ with origin `simulated:...`, never as hardware).
     #[arg(long)]
     pub vectors: Option<PathBuf>,
+    /// Results of each instruction written as vectors under --vectors: the first N inputs
+    /// (the special values come first) and every mismatching one; `all` for every result.
+    #[arg(long, default_value = "all", value_parser = parse_keep)]
+    pub vectors_per_instruction: Keep,
+    /// Threads preparing and judging batches (inputs, patched cubin, reference, compare),
+    /// shared out over the devices; each device runs one launch at a time while its other
+    /// threads work [default: the CPUs of this machine].
+    #[arg(long)]
+    pub host_threads: Option<usize>,
     /// Vectors replayed by the software check [default: the project's `vectors/`, found from
     /// the current folder upwards].
     #[arg(long)]
@@ -139,6 +149,28 @@ pub struct RunArgs {
     /// Testing: stop (as if killed) after journaling this many batches.
     #[arg(long, hide = true)]
     pub stop_after_batches: Option<u64>,
+}
+
+/// How many results per instruction become vectors: `None` all.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Keep(pub Option<usize>);
+
+fn parse_keep(s: &str) -> Result<Keep, String> {
+    if s == "all" {
+        return Ok(Keep(None));
+    }
+    s.parse().map(|n| Keep(Some(n))).map_err(|_| format!("{s:?}: want a number or `all`"))
+}
+
+/// One device's executor shared by the host threads that feed it: each launch holds the
+/// lock for its own duration only, so building and judging other batches overlaps it.
+struct Shared<'a>(&'a std::sync::Mutex<Box<dyn Executor + Send>>);
+
+impl Executor for Shared<'_> {
+    fn execute(&mut self, job: &gpu::LaunchJob) -> Result<Vec<u8>, gpu::ExecError> {
+        let mut e = self.0.lock().map_err(|_| gpu::ExecError::Setup("a host thread panicked while launching on this device".into()))?;
+        e.execute(job)
+    }
 }
 
 /// UTC time as ISO 8601, without a date crate (civil-from-days, Hinnant).
@@ -306,20 +338,6 @@ fn summarize(records: &[BatchRecord], mut base: Summary) -> Summary {
     base.by_form = by_form;
     base.canonicalize();
     base
-}
-
-/// Hardware vector lines (the reference engineer's `vectors` format).
-fn vector_lines(obs: &[Observed], origin: &str) -> String {
-    let mut s = String::new();
-    for o in obs {
-        s += &serde_json::json!({
-            "encoding": format_hex(o.word), "a": report::hex32(o.inputs.a), "b": report::hex32(o.inputs.b),
-            "d": report::hex32(o.inputs.d), "pred": format!("0x{:02x}", o.inputs.pred), "expect": report::hex32(o.got), "origin": origin,
-        })
-        .to_string();
-        s.push('\n');
-    }
-    s
 }
 
 fn write_report(out: &Path, s: &Summary) -> Result<(), CliError> {
@@ -495,11 +513,15 @@ pub fn run(a: RunArgs) -> CliResult {
             &base.started[..10]
         )
     };
+    let mut vec_writer = vector_out::VectorWriter::new(&origin);
+    let mut vec_buf = Vec::new();
     let exe = std::env::current_exe().map_err(|e| CliError::input(format!("cannot find this program for its workers: {e}")))?;
     let opts = EngineOptions {
         inputs: a.inputs,
         seed,
         minimize_budget: a.minimize_budget,
+        // without --vectors only mismatches are kept (for the report's findings)
+        keep_vectors: if a.vectors.is_some() { a.vectors_per_instruction.0 } else { Some(0) },
     };
     let nv = crate::nvdisasm::Nvdisasm::find().ok();
     let describe = move |w: u128| -> Option<String> {
@@ -535,12 +557,21 @@ pub fn run(a: RunArgs) -> CliResult {
     let mut error: Option<CliError> = None;
     let mut journaled = 0u64;
     let mode = a.mode;
+    // one executor (worker process) per device, fed by host threads round-robin
+    let executors: Vec<(i32, std::sync::Mutex<Box<dyn Executor + Send>>)> =
+        ordinals.iter().map(|&dev| (dev, std::sync::Mutex::new(make_executor(&exe, dev, a.timeout)))).collect();
+    let host_threads = a
+        .host_threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))
+        .max(executors.len());
     std::thread::scope(|s| {
-        for &dev in &ordinals {
+        for t in 0..host_threads {
             let tx = tx.clone();
-            let (queue, stop, backend, opts, exe, describe, a) = (&queue, &stop, &*backend, &opts, &exe, &describe, &a);
+            let (dev, shared) = &executors[t % executors.len()];
+            let dev = *dev;
+            let (queue, stop, backend, opts, describe, a) = (&queue, &stop, &*backend, &opts, &describe, &a);
             s.spawn(move || {
-                let mut exec = make_executor(exe, dev, a.timeout);
+                let mut exec = Shared(shared);
                 loop {
                     if stop.load(std::sync::atomic::Ordering::SeqCst) {
                         return;
@@ -549,9 +580,9 @@ pub fn run(a: RunArgs) -> CliResult {
                         return;
                     };
                     let r = if mode == Mode::Exhaustive {
-                        exhaustive_group(backend, &mut *exec, batch[0].1, batch[0].0, a)
+                        exhaustive_group(backend, &mut exec, batch[0].1, batch[0].0, a)
                     } else {
-                        engine::run_batch(backend, &mut *exec, &batch, opts, describe)
+                        engine::run_batch(backend, &mut exec, &batch, opts, describe)
                     };
                     let failed = r.is_err();
                     if tx.send(r.map_err(|e| (dev, e))).is_err() || failed {
@@ -565,7 +596,9 @@ pub fn run(a: RunArgs) -> CliResult {
             match r {
                 Ok(outcome) => {
                     if let Some((f, p)) = vec_file.as_mut() {
-                        if let Err(e) = f.write_all(vector_lines(&outcome.observed, &origin).as_bytes()).and_then(|_| f.flush()) {
+                        vec_buf.clear();
+                        let w = vec_writer.write(&outcome.observed, &mut vec_buf);
+                        if let Err(e) = w.and_then(|_| f.write_all(&vec_buf)).and_then(|_| f.flush()) {
                             error.get_or_insert(CliError::input(format!("{}: {e}", p.display())));
                         }
                     }

@@ -1,0 +1,152 @@
+//! The host side of a hardware run, with the GPU taken out: how many instructions × inputs
+//! per second the CPU can prepare (inputs, patched cubin), judge (read back, reference,
+//! compare bit for bit) and record (journal record, sampled vector lines). The device
+//! answers instantly with the output the hardware would give when it agrees with the
+//! reference (computed once, outside the timing), so this is the ceiling the host puts on
+//! `run`, to set against the end-to-end target of 50,000 instructions × 256 inputs per
+//! second. The GPU's own share is measured only on a GPU machine (`ci/device-session`).
+//!
+//! `cargo bench -p hmul2-benches --bench pipeline`. Prints per-core rates and the ratio to
+//! the target first, then criterion's numbers. Seed: HMUL2_SEED or 1.
+
+use criterion::{criterion_group, Criterion, Throughput};
+use hmul2_harness::gpu::{ExecError, Executor, LaunchJob};
+use hmul2_harness::isa::decode;
+use hmul2_harness::kernel::command::runnable_words;
+use hmul2_harness::run::engine::{input_seed, run_batch, EngineOptions};
+use hmul2_harness::run::pipeline::{Backend, Case, RealBackend};
+use hmul2_harness::run::vector_out::VectorWriter;
+use std::hint::black_box;
+use std::time::Instant;
+
+const BATCH: usize = 256;
+const BATCHES: usize = 8;
+const INPUTS: usize = 256;
+/// The end-to-end goal: 50,000 instructions with 256 inputs each, per second.
+const TARGET: f64 = 50_000.0 * 256.0;
+
+fn seed() -> u64 {
+    std::env::var("HMUL2_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(1)
+}
+
+fn opts() -> EngineOptions {
+    EngineOptions { inputs: INPUTS, seed: seed(), minimize_budget: 64, keep_vectors: Some(8) }
+}
+
+/// Batches of (index, word) over all five forms, as `run` makes them.
+fn batches() -> Vec<Vec<(u64, u128)>> {
+    let s = seed();
+    let words = runnable_words(s, None, BATCH * BATCHES).unwrap_or_else(|e| panic!("seed {s}: {e}"));
+    let items: Vec<(u64, u128)> = words.into_iter().enumerate().map(|(i, w)| (i as u64, w)).collect();
+    items.chunks(BATCH).map(|c| c.to_vec()).collect()
+}
+
+/// What an agreeing GPU would write for `items`: built the way `run_batch` builds it, each
+/// output word the reference's value for the inputs the kernel really reads.
+fn agreeing_output(items: &[(u64, u128)]) -> Vec<u8> {
+    let b = RealBackend;
+    let o = opts();
+    let cases: Vec<Case> = items
+        .iter()
+        .map(|&(i, w)| {
+            let inst = decode(w).expect("runnable words decode");
+            Case { word: w, inputs: b.input_set(&inst, input_seed(o.seed, i), o.inputs) }
+        })
+        .collect();
+    let p = b.build(&cases).expect("build");
+    let used = b.effective_inputs(&p, &cases);
+    let mut out = Vec::with_capacity(p.job.output_bytes);
+    for (c, ins) in cases.iter().zip(used) {
+        let inst = decode(c.word).expect("decodes");
+        let mut r = vec![0u32; ins.len()];
+        b.expect_batch(&inst, &ins, &mut r).expect("defined");
+        out.extend(r.iter().flat_map(|v| v.to_le_bytes()));
+    }
+    assert_eq!(out.len(), p.job.output_bytes, "the output layout is case after case, 4 bytes per input");
+    out
+}
+
+/// A device that answers with a prepared output.
+struct Replay(Vec<u8>);
+impl Executor for Replay {
+    fn execute(&mut self, job: &LaunchJob) -> Result<Vec<u8>, ExecError> {
+        assert_eq!(job.output_bytes, self.0.len());
+        Ok(self.0.clone())
+    }
+}
+
+/// One batch as `run` handles it: run_batch, then the journal record and vector lines.
+fn host_batch(items: &[(u64, u128)], out: &[u8], sink: &mut Vec<u8>) -> u64 {
+    let mut exec = Replay(out.to_vec());
+    let r = run_batch(&RealBackend, &mut exec, items, &opts(), &|_| None).expect("no setup error");
+    let compared: u64 = r.record.items.iter().map(|i| i.totals.compared).sum();
+    assert_eq!(r.record.items.iter().map(|i| i.totals.mismatches).sum::<u64>(), 0, "the agreeing output agrees");
+    sink.clear();
+    let mut w = VectorWriter::new("hardware:bench:none:2026-01-01");
+    w.write(&r.observed, sink).expect("vectors to memory");
+    sink.extend(serde_json::to_string(&r.record).expect("record").as_bytes());
+    compared
+}
+
+fn ratio_report(bs: &[Vec<(u64, u128)>], outs: &[Vec<u8>]) {
+    let mut sink = Vec::new();
+    let mut best = f64::MAX;
+    let mut compared = 0;
+    for _ in 0..5 {
+        let t = Instant::now();
+        compared = bs.iter().zip(outs).map(|(b, o)| host_batch(b, o, &mut sink)).sum::<u64>();
+        best = best.min(t.elapsed().as_secs_f64());
+    }
+    let per_core = compared as f64 / best;
+    println!(
+        "seed {}: host side of {} batches of {BATCH} instructions x {INPUTS} inputs: {:.1} ms per batch, \
+         {:.2} M instruction-inputs/s on one core ({:.0} instructions/s) = {:.2}x the 12.8 M/s target",
+        seed(),
+        bs.len(),
+        best * 1e3 / bs.len() as f64,
+        per_core / 1e6,
+        per_core / INPUTS as f64,
+        per_core / TARGET
+    );
+    // every core at once, as `run --host-threads` uses them
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let t = Instant::now();
+    let all: u64 = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..cores)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut sink = Vec::new();
+                    bs.iter().zip(outs).map(|(b, o)| host_batch(b, o, &mut sink)).sum::<u64>()
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().expect("host thread")).sum()
+    });
+    let rate = all as f64 / t.elapsed().as_secs_f64();
+    println!(
+        "{cores} cores at once: {:.2} M instruction-inputs/s ({:.0} instructions/s) = {:.2}x the target",
+        rate / 1e6,
+        rate / INPUTS as f64,
+        rate / TARGET
+    );
+}
+
+fn bench(c: &mut Criterion) {
+    let bs = batches();
+    let outs: Vec<Vec<u8>> = bs.iter().map(|b| agreeing_output(b)).collect();
+    ratio_report(&bs, &outs);
+    let mut g = c.benchmark_group("host");
+    g.throughput(Throughput::Elements((BATCH * INPUTS) as u64));
+    g.sample_size(20);
+    let mut sink = Vec::new();
+    g.bench_function("batch_256x256", |b| b.iter(|| black_box(host_batch(&bs[0], &outs[0], &mut sink))));
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+
+fn main() {
+    eprintln!("seed: {}", seed());
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

@@ -1,0 +1,86 @@
+//! Hardware results as vector lines, in the format `verify` replays and byte for byte what
+//! [`crate::vectors::to_line`] writes. A run at full speed observes millions of results a
+//! second, so the lines are written here without a formatter: hex digits from a table into
+//! a reused buffer, the origin escaped once.
+
+use super::engine::Observed;
+use crate::vectors::{to_line, Vector};
+
+/// Writes observed results as vector lines with one origin.
+pub struct VectorWriter {
+    /// `,"origin":"<escaped>"}` + newline: the same for every line.
+    tail: Vec<u8>,
+}
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+fn hex_into(out: &mut Vec<u8>, v: u128, digits: usize) {
+    out.extend_from_slice(b"0x");
+    for k in (0..digits).rev() {
+        out.push(HEX[((v >> (4 * k)) & 15) as usize]);
+    }
+}
+
+impl VectorWriter {
+    pub fn new(origin: &str) -> VectorWriter {
+        // the tail as `to_line` spells it, so escaping has one definition
+        let probe = to_line(&Vector { encoding: 0, inputs: Default::default(), expect: Some(0), origin: origin.to_string() });
+        let at = probe.find(",\"origin\":").unwrap_or(probe.len());
+        let mut tail = probe.as_bytes()[at..].to_vec();
+        tail.push(b'\n');
+        VectorWriter { tail }
+    }
+
+    /// Append one line per observation to `out`.
+    pub fn write(&mut self, obs: &[Observed], out: &mut Vec<u8>) -> std::io::Result<()> {
+        out.reserve(obs.len() * (130 + self.tail.len()));
+        for o in obs {
+            let x = &o.inputs;
+            out.extend_from_slice(b"{\"encoding\":\"");
+            hex_into(out, o.word, 32);
+            out.extend_from_slice(b"\",\"a\":\"");
+            hex_into(out, x.a as u128, 8);
+            out.extend_from_slice(b"\",\"b\":\"");
+            hex_into(out, x.b as u128, 8);
+            out.extend_from_slice(b"\",\"d\":\"");
+            hex_into(out, x.d as u128, 8);
+            out.extend_from_slice(b"\",\"pred\":\"");
+            hex_into(out, x.pred as u128, 2);
+            out.extend_from_slice(b"\",\"expect\":\"");
+            hex_into(out, o.got as u128, 8);
+            out.push(b'"');
+            out.extend_from_slice(&self.tail);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::inputs::Inputs;
+    use crate::vectors::parse_line;
+
+    #[test]
+    fn lines_are_to_line_byte_for_byte_and_parse_back() {
+        let mut r = crate::rng::Rng::fork(3, 3);
+        let origin = "hardware:NVIDIA H200 \"NVL\" \\ é:580.65.06:2026-12-02";
+        let obs: Vec<Observed> = (0..500)
+            .map(|_| Observed {
+                word: (r.next_u64() as u128) << 64 | r.next_u64() as u128,
+                inputs: Inputs { a: r.next_u64() as u32, b: r.next_u64() as u32, d: r.next_u64() as u32, pred: (r.next_u64() & 0x7f) as u8 },
+                got: r.next_u64() as u32,
+            })
+            .collect();
+        let mut out = Vec::new();
+        VectorWriter::new(origin).write(&obs, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), obs.len());
+        for (l, o) in lines.iter().zip(&obs) {
+            let v = Vector { encoding: o.word, inputs: o.inputs, expect: Some(o.got), origin: origin.into() };
+            assert_eq!(*l, to_line(&v));
+            assert_eq!(parse_line(l), Ok(v));
+        }
+    }
+}
