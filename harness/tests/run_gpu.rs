@@ -1,12 +1,21 @@
 //! The real driver path, end to end, with two tiny hand-written kernels (no patcher needed):
 //! a copy kernel, and one that traps. `#[ignore]`d tests need an SM90 GPU: run them with
-//! `ci/gpu-check` (or `cargo test --test run_gpu -- --ignored`) on a GPU machine.
+//! `ci/gpu-check` (or `cargo test --test run_gpu -- --ignored`) on a GPU machine, or with
+//! the bundled test executable by `ci/device-session` (`HMUL2_BIN` names the binary there).
 
 use hmul2_harness::gpu::worker::WorkerExecutor;
 use hmul2_harness::gpu::{ExecError, Executor, LaunchJob};
 use std::time::Duration;
 
-const BIN: &str = env!("CARGO_BIN_EXE_hmul2-harness");
+/// The harness binary the worker runs: `$HMUL2_BIN` when set (a test executable copied to
+/// another machine, e.g. by `ci/device-session`, where the build path does not exist), else
+/// the one cargo built beside this test.
+fn harness_bin() -> std::path::PathBuf {
+    match std::env::var_os("HMUL2_BIN") {
+        Some(p) if !p.is_empty() => p.into(),
+        _ => env!("CARGO_BIN_EXE_hmul2-harness").into(),
+    }
+}
 
 /// out[i] = in[i] ^ 0x5a5a5a5a for the block's threads.
 const COPY_PTX: &str = r#"
@@ -89,7 +98,7 @@ fn real_gpu_runs_a_kernel_and_survives_a_fault() {
     let det = hmul2_harness::gpu::detect::detect();
     eprintln!("{}", det.text());
     let dev = *det.usable().first().unwrap_or_else(|| panic!("no usable SM90 GPU: {:?}", det.problem));
-    let mut w = WorkerExecutor::new(BIN.into(), dev, Duration::from_secs(60));
+    let mut w = WorkerExecutor::new(harness_bin(), dev, Duration::from_secs(60));
     let (job, want) = copy_job(128);
     assert_eq!(w.execute(&job).unwrap(), want, "the copy kernel's output, bit for bit");
     let trap = LaunchJob {
