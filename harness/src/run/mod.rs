@@ -408,7 +408,6 @@ pub fn run(a: RunArgs) -> CliResult {
     // resuming without --seed continues the journaled run's seed
     let journaled_seed = if a.resume && a.seed.is_none() { journal::header_seed(&a.out.join("journal.jsonl")) } else { None };
     let seed = crate::commands::resolve_seed(a.seed.or(journaled_seed));
-    println!("seed: {seed}");
     for (name, v) in [("invalid-share", a.invalid_share), ("illegal-share", a.illegal_share)] {
         if !(0.0..=1.0).contains(&v) {
             return Err(CliError::input(format!("--{name} {v} is outside 0..1")));
