@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
-# The project's test command (README): installs what the tests need, then runs every test.
+# The project's test command (README): installs what the tests need, checks formatting and
+# clippy's lints (warnings are errors), then runs every test.
 # Nothing is skipped: a test whose tool is missing fails.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 bash ci/install-tools.sh
 bash ci/install-browser.sh
+# style and lints first: a formatting drift or a clippy warning fails the run
+rustup component add rustfmt clippy >/dev/null 2>&1 || true
+cargo fmt --all --check
+cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked "$@"

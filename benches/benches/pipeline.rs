@@ -126,12 +126,7 @@ fn ratio_report(bs: &[Vec<(u64, u128)>], outs: &[Vec<u8>]) {
         });
         rate = rate.max(all as f64 / t.elapsed().as_secs_f64());
     }
-    println!(
-        "{cores} cores at once: {:.2} M instruction-inputs/s ({:.0} instructions/s) = {:.2}x the target",
-        rate / 1e6,
-        rate / INPUTS as f64,
-        rate / TARGET
-    );
+    println!("{cores} cores at once: {:.2} M instruction-inputs/s ({:.0} instructions/s) = {:.2}x the target", rate / 1e6, rate / INPUTS as f64, rate / TARGET);
 }
 
 fn bench(c: &mut Criterion) {

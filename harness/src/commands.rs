@@ -217,8 +217,7 @@ pub fn oracle(a: OracleArgs) -> CliResult {
     if let Some(path) = &a.json {
         let cov = Coverage::of(&words);
         let v = serde_json::json!({"seed": seed, "report": rep, "coverage": cov});
-        std::fs::write(path, serde_json::to_string_pretty(&v).unwrap_or_default())
-            .map_err(|e| CliError::input(format!("{}: {e}", path.display())))?;
+        std::fs::write(path, serde_json::to_string_pretty(&v).unwrap_or_default()).map_err(|e| CliError::input(format!("{}: {e}", path.display())))?;
     }
     Ok(exit_for(rep.ok()))
 }
@@ -236,7 +235,14 @@ Where `nvdisasm -b SM90` (13.2) disagrees with it, nvdisasm wins; each correctio
 `hmul2-harness errata`; do not edit by hand.\n",
     );
     for e in &s.errata {
-        md += &format!("\n## {}\n\n- forms: {}\n- fields: {}\n- seed page says: {}\n- nvdisasm shows: {}\n\n| word | nvdisasm |\n|---|---|\n", e.id, e.forms.join(", "), e.fields.join(", "), e.seed, e.nvdisasm);
+        md += &format!(
+            "\n## {}\n\n- forms: {}\n- fields: {}\n- seed page says: {}\n- nvdisasm shows: {}\n\n| word | nvdisasm |\n|---|---|\n",
+            e.id,
+            e.forms.join(", "),
+            e.fields.join(", "),
+            e.seed,
+            e.nvdisasm
+        );
         for w in &e.words {
             md += &format!("| `{}` | `{}` |\n", w.hex, w.nvdisasm.replace('|', "\\|"));
         }

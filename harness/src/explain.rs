@@ -138,7 +138,11 @@ pub fn explain(word: u128) -> Explanation {
                 *o = Some(n);
             }
         }
-        let m = if fixed { format!("{} (selects {})", meaning(s, fi, v, form, word), form.map(|f| f.spec().syntax.as_str()).unwrap_or("")) } else { meaning(s, fi, v, form, word) };
+        let m = if fixed {
+            format!("{} (selects {})", meaning(s, fi, v, form, word), form.map(|f| f.spec().syntax.as_str()).unwrap_or(""))
+        } else {
+            meaning(s, fi, v, form, word)
+        };
         let m = if f.name == "opcode" { meaning(s, fi, v, form, word) } else { m };
         fields.push(FieldLine { field: fi, key, bits: bits_text(f), value: v, meaning: m, fixed, at_fault: Some(fi) == fault_field });
     }
@@ -215,7 +219,11 @@ impl Explanation {
                         }
                         let w = (k - j) as usize;
                         let name = &s.fields[self.fields[n].field].name;
-                        let label = if name.len() <= w { format!("{name}{}", "-".repeat(w - name.len())) } else { format!("{}{}", self.fields[n].key, "-".repeat(w - 1)) };
+                        let label = if name.len() <= w {
+                            format!("{name}{}", "-".repeat(w - name.len()))
+                        } else {
+                            format!("{}{}", self.fields[n].key, "-".repeat(w - 1))
+                        };
                         let bits: String = (j..k).map(|x| if self.word >> (base + x) & 1 == 1 { '1' } else { '0' }).collect();
                         vals.push_str(&paint(color, code(n), &bits));
                         names.push_str(&paint(color, code(n), &label));

@@ -50,9 +50,7 @@ fn draw_ureg(r: &mut Rng) -> u8 {
 }
 
 /// Interesting 16-bit patterns for immediates (both formats): zeros, ones, extremes, Inf, NaN.
-const SPECIAL_IMM: [u16; 16] = [
-    0x0000, 0x8000, 0x3c00, 0xbc00, 0x0001, 0x03ff, 0x0400, 0x7bff, 0x7c00, 0xfc00, 0x7e00, 0x7c01, 0x3f80, 0x7f80, 0x7fc0, 0x0080,
-];
+const SPECIAL_IMM: [u16; 16] = [0x0000, 0x8000, 0x3c00, 0xbc00, 0x0001, 0x03ff, 0x0400, 0x7bff, 0x7c00, 0xfc00, 0x7e00, 0x7c01, 0x3f80, 0x7f80, 0x7fc0, 0x0080];
 
 fn draw_imm(r: &mut Rng) -> u16 {
     if r.below(4) == 0 {
@@ -155,18 +153,14 @@ fn break_word(r: &mut Rng, word: u128, form: Form) -> u128 {
                 }
                 let &(fi, _) = *r.pick(&sel);
                 let f = &s.fields[fi];
-                let candidates: Vec<u32> = (0..=f.max())
-                    .map(|v| f.set(word, v).unwrap_or(word))
-                    .filter(|&w| crate::isa::decode::form_of(w).is_err())
-                    .map(|w| f.get(w))
-                    .collect();
+                let candidates: Vec<u32> =
+                    (0..=f.max()).map(|v| f.set(word, v).unwrap_or(word)).filter(|&w| crate::isa::decode::form_of(w).is_err()).map(|w| f.get(w)).collect();
                 if let Some(&v) = candidates.get(r.below(candidates.len().max(1) as u32) as usize) {
                     return f.set(word, v).unwrap_or(word);
                 }
             }
             _ => {
-                let rules: Vec<&crate::spec::Constraint> =
-                    s.constraints.iter().filter(|c| c.forms.is_empty() || c.forms.contains(&form.index())).collect();
+                let rules: Vec<&crate::spec::Constraint> = s.constraints.iter().filter(|c| c.forms.is_empty() || c.forms.contains(&form.index())).collect();
                 if rules.is_empty() {
                     continue;
                 }

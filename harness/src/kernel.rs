@@ -32,10 +32,10 @@
 //! at `base + offset` holds the warp's b. Unverified on hardware (no GPU here): run cx cases
 //! in their own batch first. Needs the input buffer 64-byte aligned (cuMemAlloc: 256).
 
-pub mod elf;
 pub mod command;
-pub mod helpers;
 pub mod digest;
+pub mod elf;
+pub mod helpers;
 
 use crate::inputs::Inputs;
 use crate::isa::{decode, format_hex, render, Form, Operand2, RZ, URZ};
@@ -82,9 +82,7 @@ pub enum NotRunnable {
 pub fn runnable(word: u128) -> Result<(), NotRunnable> {
     let inst = decode(word).map_err(|e| NotRunnable::Illegal(e.to_string()))?;
     match inst.b {
-        Operand2::Const { bank, offset } if bank != DATA_BANK || !(0..BANK3_BYTES as i32).contains(&offset) => {
-            Err(NotRunnable::ConstBank { bank, offset })
-        }
+        Operand2::Const { bank, offset } if bank != DATA_BANK || !(0..BANK3_BYTES as i32).contains(&offset) => Err(NotRunnable::ConstBank { bank, offset }),
         Operand2::ConstUr { ureg, offset } if ureg % 2 != 0 || ureg > 60 => Err(NotRunnable::BindlessHandlePair { ureg, offset }),
         _ => Ok(()),
     }
@@ -508,8 +506,7 @@ pub fn build(cases: &[Case]) -> Result<Built, PatchError> {
     let t = plan.threads;
     let mut effective = Vec::with_capacity(cases.len());
     for (i, c) in cases.iter().enumerate() {
-        let e = effective_inputs(c.word, &c.inputs, &plan.bank3)
-            .map_err(|reason| PatchError::NotRunnable { case: i, word: format_hex(c.word), reason })?;
+        let e = effective_inputs(c.word, &c.inputs, &plan.bank3).map_err(|reason| PatchError::NotRunnable { case: i, word: format_hex(c.word), reason })?;
         effective.push(e);
     }
     let manifest = Manifest {
@@ -542,9 +539,8 @@ pub fn build(cases: &[Case]) -> Result<Built, PatchError> {
 /// across each warp (UR form) or the whole case (constant forms), as the kernel reads them.
 pub fn random_inputs(word: u128, threads: usize, rng: &mut crate::rng::Rng) -> Vec<Inputs> {
     let form = decode(word).map(|i| i.form()).unwrap_or(Form::Rrr);
-    let mut v: Vec<Inputs> = (0..threads)
-        .map(|_| Inputs { a: rng.next_u32(), b: rng.next_u32(), d: rng.next_u32(), pred: (rng.next_u32() & 0x7f) as u8 })
-        .collect();
+    let mut v: Vec<Inputs> =
+        (0..threads).map(|_| Inputs { a: rng.next_u32(), b: rng.next_u32(), d: rng.next_u32(), pred: (rng.next_u32() & 0x7f) as u8 }).collect();
     for k in 0..threads {
         let lead = match form {
             Form::Ur => k - k % 32,

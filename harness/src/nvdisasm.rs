@@ -114,8 +114,7 @@ impl Nvdisasm {
         }
         let out = Command::new(&self.path).args(["-b", "SM90"]).arg(tmp).output()?;
         if out.status.success() {
-            let texts = parse_listing(&String::from_utf8_lossy(&out.stdout), words.len())
-                .map_err(|msg| ToolError::Failed { tool: "nvdisasm".into(), msg })?;
+            let texts = parse_listing(&String::from_utf8_lossy(&out.stdout), words.len()).map_err(|msg| ToolError::Failed { tool: "nvdisasm".into(), msg })?;
             return Ok(Ok(texts));
         }
         let err = String::from_utf8_lossy(&out.stderr);
@@ -156,8 +155,7 @@ impl Nvdisasm {
                     return Ok(());
                 }
                 Err(rejected) => {
-                    let located: Vec<(usize, String)> =
-                        rejected.iter().filter_map(|(k, m)| k.map(|k| (pending[k], m.clone()))).collect();
+                    let located: Vec<(usize, String)> = rejected.iter().filter_map(|(k, m)| k.map(|k| (pending[k], m.clone()))).collect();
                     if located.is_empty() {
                         // no address to go by: halve until the culprit is alone
                         if pending.len() == 1 {
@@ -189,8 +187,7 @@ impl Nvdisasm {
     pub fn disassemble(&self, words: &[u128]) -> Result<Vec<Verdict>, ToolError> {
         let mut out: Vec<Option<Verdict>> = vec![None; words.len()];
         let dir = std::env::temp_dir();
-        let chunks: Vec<(&[u128], &mut [Option<Verdict>])> =
-            words.chunks(self.batch.max(1)).zip(out.chunks_mut(self.batch.max(1))).collect();
+        let chunks: Vec<(&[u128], &mut [Option<Verdict>])> = words.chunks(self.batch.max(1)).zip(out.chunks_mut(self.batch.max(1))).collect();
         let queue = std::sync::Mutex::new(chunks);
         let first_error: std::sync::Mutex<Option<ToolError>> = std::sync::Mutex::new(None);
         std::thread::scope(|s| {
@@ -251,11 +248,7 @@ fn parse_listing(stdout: &str, n: usize) -> Result<Vec<String>, String> {
             texts[a / 16] = Some(body.to_string());
         }
     }
-    texts
-        .into_iter()
-        .enumerate()
-        .map(|(i, t)| t.ok_or_else(|| format!("listing has no instruction at {:#06x}", i * 16)))
-        .collect()
+    texts.into_iter().enumerate().map(|(i, t)| t.ok_or_else(|| format!("listing has no instruction at {:#06x}", i * 16))).collect()
 }
 
 #[cfg(test)]

@@ -7,14 +7,14 @@
 //! (`harness/spec/semantics.json`); field values nvdisasm names INVALIDn give [`Undefined`]
 //! instead of a guess.
 
-pub mod policy;
 #[cfg(target_arch = "x86_64")]
 mod bf16x32;
+pub mod policy;
 
 pub use policy::{Assumption, FmzZero, Policy};
 
 use crate::inputs::Inputs;
-use crate::isa::{Flush, Format, Form, Hmul2, Operand2, Swizzle, PT, RZ, URZ};
+use crate::isa::{Flush, Form, Format, Hmul2, Operand2, Swizzle, PT, RZ, URZ};
 use crate::rng::Rng;
 use half::slice::{HalfBitsSliceExt, HalfFloatSliceExt};
 use half::{bf16, f16};
@@ -235,11 +235,7 @@ impl Ctx {
         r = sel(m.fmz & zero_factor, sign & m.fmz_xor_sign, r);
         let r_nan = mask(r & 0x7fff > exp);
         let neg = mask(r & 0x8000 != 0);
-        let sat = sel(
-            r_nan,
-            r & !m.sat_nan_zero,
-            sel(neg, 0x8000 & m.sat_keep_neg_zero & mask(r == 0x8000), sel(mask(r > self.one), self.one, r)),
-        );
+        let sat = sel(r_nan, r & !m.sat_nan_zero, sel(neg, 0x8000 & m.sat_keep_neg_zero & mask(r == 0x8000), sel(mask(r > self.one), self.one, r)));
         sel(m.sat, sat, r)
     }
 
@@ -673,7 +669,7 @@ mod tests {
             assert_eq!(x.next_u64(), y.next_u64());
         }
     }
-    use crate::isa::{SrcMods, Pred};
+    use crate::isa::{Pred, SrcMods};
 
     /// eval and eval_batch are two code paths (scalar conversions vs slice conversions):
     /// they must agree on every factorial modifier combination.

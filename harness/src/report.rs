@@ -78,11 +78,7 @@ pub struct Block {
 
 fn blocks_of(c: &CoverageIn, forms_with_words: BTreeSet<String>) -> Vec<Block> {
     if !c.fields_by_form.is_empty() {
-        return c
-            .fields_by_form
-            .iter()
-            .map(|(k, f)| Block { form: Some(k.clone()), forms: [k.clone()].into(), fields: f.clone() })
-            .collect();
+        return c.fields_by_form.iter().map(|(k, f)| Block { form: Some(k.clone()), forms: [k.clone()].into(), fields: f.clone() }).collect();
     }
     vec![Block { form: None, forms: forms_with_words, fields: c.fields.clone() }]
 }
@@ -138,7 +134,8 @@ fn toggled(blocks: &[Block], form: &str, field: &str, width: u32, i: u32) -> boo
             None => {
                 let s = spec();
                 b.forms.contains(form)
-                    && s.try_index(field).is_some_and(|fi| b.forms.iter().all(|k| k == form || !s.forms.iter().any(|fs| &fs.key == k && fs.fields.contains(&fi))))
+                    && s.try_index(field)
+                        .is_some_and(|fi| b.forms.iter().all(|k| k == form || !s.forms.iter().any(|fs| &fs.key == k && fs.fields.contains(&fi))))
             }
         };
         if let (true, Some(fc)) = (applies, b.fields.get(field)) {
@@ -276,7 +273,8 @@ pub fn build(oracles: Vec<OracleFile>, runs: Vec<RunReport>, vectors: Vec<Vector
         let cmp = &comparisons[fi];
         let key = fs.key.as_str();
         let oracle_ok = !oracle_bad_forms.contains(key);
-        let touched: BTreeSet<usize> = hw_touch.iter().filter(|(_, _, f, _)| f.map(|x| x.key()) == Some(key)).flat_map(|(_, _, _, fl)| fl.iter().copied()).collect();
+        let touched: BTreeSet<usize> =
+            hw_touch.iter().filter(|(_, _, f, _)| f.map(|x| x.key()) == Some(key)).flat_map(|(_, _, _, fl)| fl.iter().copied()).collect();
         let mut row = Vec::with_capacity(128);
         for b in 0..128usize {
             let c = &cmp.bits[b];
@@ -295,11 +293,7 @@ pub fn build(oracles: Vec<OracleFile>, runs: Vec<RunReport>, vectors: Vec<Vector
                         }
                         i += (hi - lo + 1) as u32;
                     }
-                    (
-                        oracle_ok && toggled(&oracle_blocks, key, &f.name, f.width, i),
-                        toggled(&hw_blocks, key, &f.name, f.width, i),
-                        touched.contains(field),
-                    )
+                    (oracle_ok && toggled(&oracle_blocks, key, &f.name, f.width, i), toggled(&hw_blocks, key, &f.name, f.width, i), touched.contains(field))
                 }
             };
             if c.spec != SpecBit::Ignored {
@@ -380,10 +374,7 @@ pub fn run(a: ReportArgs) -> CliResult {
     let model = build(oracles, runs, vectors, semantics).map_err(CliError::input)?;
     let page = html::render(&model);
     std::fs::write(&a.out, page).map_err(|e| CliError::input(format!("{}: {e}", a.out.display())))?;
-    let counts: BTreeMap<&str, usize> = Evidence::CLASSES
-        .iter()
-        .map(|e| (e.name(), model.bits.iter().flatten().filter(|b| b.primary == *e).count()))
-        .collect();
+    let counts: BTreeMap<&str, usize> = Evidence::CLASSES.iter().map(|e| (e.name(), model.bits.iter().flatten().filter(|b| b.primary == *e).count())).collect();
     eprintln!("report: wrote {} ({})", a.out.display(), counts.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", "));
     Ok(ExitCode::SUCCESS)
 }

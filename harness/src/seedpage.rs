@@ -400,8 +400,8 @@ pub fn compare(spec: &Spec, page: &SeedPage) -> Result<Vec<FormComparison>, Stri
                     // an erratum that names no field is about the bits of no field
                     (e.fields.is_empty() && *spec_bit == SpecBit::Ignored)
                         || e.fields.iter().any(|n| {
-                        spec.try_index(n).is_some_and(|i| spec_bit.field() == Some(i) || (*spec_bit == SpecBit::Ignored && seed_fields.contains(&i)))
-                    })
+                            spec.try_index(n).is_some_and(|i| spec_bit.field() == Some(i) || (*spec_bit == SpecBit::Ignored && seed_fields.contains(&i)))
+                        })
                 })
                 .map(|e| e.id.clone())
                 .collect();

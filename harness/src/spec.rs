@@ -345,14 +345,11 @@ pub fn compile(text: &str) -> Result<Spec, SpecError> {
             segments,
         });
     }
-    let idx = |n: &str| -> Result<usize, SpecError> {
-        by_name.get(n).copied().ok_or_else(|| SpecError::Invalid(format!("unknown field {n:?}")))
-    };
+    let idx = |n: &str| -> Result<usize, SpecError> { by_name.get(n).copied().ok_or_else(|| SpecError::Invalid(format!("unknown field {n:?}"))) };
     let common: Vec<usize> = raw.common_fields.iter().map(|n| idx(n)).collect::<Result<_, _>>()?;
     let mut forms = Vec::new();
     for f in raw.forms {
-        let fixed: Vec<(usize, u32)> =
-            f.fixed.iter().map(|(n, v)| Ok((idx(n)?, *v))).collect::<Result<_, SpecError>>()?;
+        let fixed: Vec<(usize, u32)> = f.fixed.iter().map(|(n, v)| Ok((idx(n)?, *v))).collect::<Result<_, SpecError>>()?;
         let mut used: Vec<usize> = common.clone();
         for n in &f.fields {
             used.push(idx(n)?);
@@ -448,15 +445,7 @@ pub fn compile(text: &str) -> Result<Spec, SpecError> {
             }
         }
     }
-    Ok(Spec {
-        mnemonic: raw.mnemonic,
-        arch: raw.arch,
-        fields,
-        forms,
-        constraints,
-        errata: raw.errata,
-        by_name,
-    })
+    Ok(Spec { mnemonic: raw.mnemonic, arch: raw.arch, fields, forms, constraints, errata: raw.errata, by_name })
 }
 
 /// A broken cross-field rule.
@@ -596,9 +585,7 @@ pub fn layout() -> &'static Layout {
         for (k, fm) in s.forms.iter().enumerate() {
             let get = |i: usize| fm.fixed.iter().find(|(j, _)| *j == i).map(|(_, v)| *v as usize);
             match (get(of), get(uf), get(opcode)) {
-                (Some(o), Some(u), Some(op)) if fm.fixed.len() == 3 && op as u32 == opcode_value => {
-                    form_by_selector[o * ureg_values + u] = Some(k)
-                }
+                (Some(o), Some(u), Some(op)) if fm.fixed.len() == 3 && op as u32 == opcode_value => form_by_selector[o * ureg_values + u] = Some(k),
                 _ => panic!("form {} must fix exactly opcode, operand_form and ureg_flag (the decoder's table relies on it)", fm.key),
             }
         }

@@ -187,7 +187,12 @@ mod tests {
 
     #[test]
     fn line_round_trip_and_extra_keys() {
-        let v = Vector { encoding: 0x0000_0fc0_0000_0000_4000_3c00_0005_7832, inputs: Inputs { a: 1, b: 2, d: 3, pred: 0x45 }, expect: Some(0xdead_beef), origin: "hardware:NVIDIA H100:580.1:2026-01-01".into() };
+        let v = Vector {
+            encoding: 0x0000_0fc0_0000_0000_4000_3c00_0005_7832,
+            inputs: Inputs { a: 1, b: 2, d: 3, pred: 0x45 },
+            expect: Some(0xdead_beef),
+            origin: "hardware:NVIDIA H100:580.1:2026-01-01".into(),
+        };
         let l = to_line(&v);
         assert_eq!(parse_line(&l), Ok(v.clone()));
         let extra = l.replacen('{', "{\"note\":[1,2],", 1);

@@ -304,7 +304,11 @@ fn digest_kernel_disassembles_and_its_partials_add_up_to_the_reference_digests()
         let plain = req.compute(|w, x| hmul2_harness::reference::eval(&decode(w).unwrap(), &digest_inputs(w, &[*x]).unwrap()[0]).unwrap());
         assert_eq!(dev, plain, "{label}: DigestRequest::compute");
         // the simulated executor's format is the same
-        let sim: Vec<u8> = req.partials(|w, x| hmul2_harness::reference::eval(&decode(w).unwrap(), &digest_inputs(w, &[*x]).unwrap()[0]).unwrap()).iter().flat_map(|v| v.to_le_bytes()).collect();
+        let sim: Vec<u8> = req
+            .partials(|w, x| hmul2_harness::reference::eval(&decode(w).unwrap(), &digest_inputs(w, &[*x]).unwrap()[0]).unwrap())
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
         assert_eq!(sim, out, "{label}: DigestRequest::partials is the kernel's output");
         ran += 1;
     }

@@ -7,9 +7,10 @@ use hmul2_harness::isa::*;
 use proptest::prelude::*;
 
 fn seed() -> u64 {
-    let s = std::env::var("HMUL2_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or_else(|| {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0)
-    });
+    let s = std::env::var("HMUL2_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0));
     eprintln!("seed: {s} (set HMUL2_SEED to repeat)");
     s
 }

@@ -132,7 +132,13 @@ fn emulate(built: &Built, cases: &[Case]) {
                 let b = match inst.b {
                     Operand2::Reg(x) => reg(x),
                     Operand2::Imm { .. } => e.b,
-                    Operand2::Ur(u) => if u == URZ { 0 } else { ur[u as usize] },
+                    Operand2::Ur(u) => {
+                        if u == URZ {
+                            0
+                        } else {
+                            ur[u as usize]
+                        }
+                    }
                     Operand2::Const { bank, offset } => {
                         assert_eq!(bank, 3);
                         u32::from_le_bytes(bank3[offset as usize..offset as usize + 4].try_into().unwrap())

@@ -38,12 +38,24 @@ fn helpers_disassemble_to_their_text() {
                         (_, Op::PrmtImm, "sel") => r.below(0x10000),
                         ("ureg", Op::Uldc64, _) => r.below(31) * 2,
                         ("ureg", _, _) => r.below(63),
-                        ("reg", _, _) => if k == 0 { 255 } else { r.below(255) },
+                        ("reg", _, _) => {
+                            if k == 0 {
+                                255
+                            } else {
+                                r.below(255)
+                            }
+                        }
                         (_, Op::R2p, "mask") => 0x7f,
                         (_, Op::Ldc64 | Op::Uldc64, "offset") => r.below(0x4000) * 4 % 0x10000,
                         (_, Op::Ldc64 | Op::Uldc64, "bank") => r.below(18),
                         (_, Op::ShfRU64Imm | Op::ShfRU32HiImm, "imm") => r.below(32),
-                        _ => if k == 1 { 0x8000_0000 } else { r.next_u32() >> r.below(32) },
+                        _ => {
+                            if k == 1 {
+                                0x8000_0000
+                            } else {
+                                r.next_u32() >> r.below(32)
+                            }
+                        }
                     };
                     v
                 })

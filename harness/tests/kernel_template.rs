@@ -19,13 +19,8 @@ fn template_rebuilds_bit_for_bit_with_the_pinned_ptxas() {
     let ptxas = find_tool("ptxas").expect("ptxas is required (bash ci/install-tools.sh)");
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../kernels");
     let out = std::env::temp_dir().join(format!("hmul2-template-{}.cubin", std::process::id()));
-    let st = std::process::Command::new(&ptxas)
-        .args(["-arch=sm_90", "-O3"])
-        .arg(dir.join("hmul2_template.ptx"))
-        .arg("-o")
-        .arg(&out)
-        .status()
-        .expect("run ptxas");
+    let st =
+        std::process::Command::new(&ptxas).args(["-arch=sm_90", "-O3"]).arg(dir.join("hmul2_template.ptx")).arg("-o").arg(&out).status().expect("run ptxas");
     assert!(st.success(), "ptxas failed");
     let rebuilt = std::fs::read(&out).expect("read rebuilt cubin");
     let _ = std::fs::remove_file(&out);

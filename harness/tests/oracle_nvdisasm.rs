@@ -51,9 +51,10 @@ fn random_encodings_fixed_seed() {
 
 #[test]
 fn random_encodings_fresh_seed() {
-    let seed = std::env::var("HMUL2_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or_else(|| {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0)
-    });
+    let seed = std::env::var("HMUL2_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0));
     random_run(seed);
 }
 

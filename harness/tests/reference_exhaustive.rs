@@ -191,11 +191,7 @@ fn expect_lane(p: &Policy, f: Fmt, flush: Flush, sat: bool, a: u16, b: u16) -> u
     let on = f == Fmt::F16 || p.flush_bf16;
     let ftz = on && (flush == Flush::Ftz || (flush == Flush::Fmz && p.fmz_flushes));
     let fmz = on && flush == Flush::Fmz && p.fmz != FmzZero::Ieee;
-    let (a, b) = if ftz && p.ftz_inputs {
-        (if f.is_sub(a) { a & 0x8000 } else { a }, if f.is_sub(b) { b & 0x8000 } else { b })
-    } else {
-        (a, b)
-    };
+    let (a, b) = if ftz && p.ftz_inputs { (if f.is_sub(a) { a & 0x8000 } else { a }, if f.is_sub(b) { b & 0x8000 } else { b }) } else { (a, b) };
     let sign = (a ^ b) & 0x8000;
     let mut r;
     if fmz && (a & 0x7fff == 0 || b & 0x7fff == 0) {
@@ -238,7 +234,11 @@ fn targeted_specials_times_every_modifier() {
     let mut checked = 0u64;
     let mods: Vec<SrcMods> = [false, true]
         .into_iter()
-        .flat_map(|neg| [false, true].into_iter().flat_map(move |abs| [Swizzle::H1H0, Swizzle::H0H0, Swizzle::H1H1].into_iter().map(move |swizzle| SrcMods { neg, abs, swizzle })))
+        .flat_map(|neg| {
+            [false, true]
+                .into_iter()
+                .flat_map(move |abs| [Swizzle::H1H0, Swizzle::H0H0, Swizzle::H1H1].into_iter().map(move |swizzle| SrcMods { neg, abs, swizzle }))
+        })
         .collect();
     for (f, format, specials) in [(Fmt::F16, Format::F16, f16_specials()), (Fmt::Bf16, Format::Bf16, bf16_specials())] {
         let n = specials.len();

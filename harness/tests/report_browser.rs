@@ -34,7 +34,8 @@ fn word(i: &Hmul2) -> u128 {
 }
 
 fn vector_line(w: u128, origin: &str) -> String {
-    json!({"encoding": format_hex(w), "a": "0x3c003c00", "b": "0xc0004000", "d": "0x00000000", "pred": "0x00", "expect": "0xc0004000", "origin": origin}).to_string()
+    json!({"encoding": format_hex(w), "a": "0x3c003c00", "b": "0xc0004000", "d": "0x00000000", "pred": "0x00", "expect": "0xc0004000", "origin": origin})
+        .to_string()
 }
 
 /// What the fixtures hold, for the checks: the minimized mismatch and the fault's encoding.
@@ -132,7 +133,17 @@ fn report_cmd(dir: &Path, oracle: &str, out: &str) -> Command {
 
 fn chromium_cmd(profile: &Path) -> Command {
     let mut c = Command::new(chromium());
-    c.args(["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--hide-scrollbars"]);
+    c.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--hide-scrollbars",
+    ]);
     c.arg(format!("--user-data-dir={}", profile.display()));
     c
 }
@@ -158,7 +169,10 @@ fn report_renders_in_headless_chromium_with_every_evidence_class() {
     let html = dir.join("report.html");
     run_with_deadline(report_cmd(&dir, "oracle.json", "report.html"), 120, "report");
     let page = std::fs::read_to_string(&html).unwrap();
-    assert!(!page.contains("http://") && !page.contains("https://") && !page.contains("<link") && !page.contains("<script"), "the page must be self-contained and script-free");
+    assert!(
+        !page.contains("http://") && !page.contains("https://") && !page.contains("<link") && !page.contains("<script"),
+        "the page must be self-contained and script-free"
+    );
 
     let url = format!("file://{}", html.display());
     let mut c = chromium_cmd(&dir.join("profile-dom"));
@@ -173,7 +187,8 @@ fn report_renders_in_headless_chromium_with_every_evidence_class() {
     }
     // a field cell of every evidence class, in the form the fixtures put it in
     let cells = tags(&dom, "td");
-    let field_cells = |ev: &str| -> Vec<&str> { cells.iter().copied().filter(|t| t.contains("data-field=") && t.contains(&format!("data-evidence=\"{ev}\""))).collect() };
+    let field_cells =
+        |ev: &str| -> Vec<&str> { cells.iter().copied().filter(|t| t.contains("data-field=") && t.contains(&format!("data-evidence=\"{ev}\""))).collect() };
     for ev in ["seed-only", "confirmed", "contradicted", "hardware", "hardware-mismatch"] {
         assert!(!field_cells(ev).is_empty(), "no field cell with evidence {ev}");
     }

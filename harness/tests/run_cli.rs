@@ -70,10 +70,7 @@ fn without_a_gpu_the_report_says_the_hardware_did_not_run() {
     assert_eq!(junit.matches("<skipped message=\"hardware did not run").count(), 5, "{junit}");
     assert!(!junit.contains("<failure"));
     // a job that was promised a GPU fails loudly instead
-    let o = harness(
-        None,
-        &["run", "--seed", "3", "--count", "20", "--require-gpu", "--out", d.join("r2").to_str().unwrap()],
-    );
+    let o = harness(None, &["run", "--seed", "3", "--count", "20", "--require-gpu", "--out", d.join("r2").to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert_eq!(String::from_utf8_lossy(&o.stderr).lines().filter(|l| l.starts_with("error:")).count(), 1);
 }
@@ -84,22 +81,7 @@ fn a_crashing_worker_is_survived_and_the_fault_isolated() {
     let ws = words(11, 40);
     let (bad1, bad2) = (ws[5], ws[29]);
     let fake = format!("crash-on:{},fault-on:{}", format_hex(bad1), format_hex(bad2));
-    let o = harness(
-        Some(&fake),
-        &[
-            "run",
-            "--seed",
-            "11",
-            "--count",
-            "40",
-            "--inputs",
-            "8",
-            "--batch",
-            "16",
-            "--out",
-            d.to_str().unwrap(),
-        ],
-    );
+    let o = harness(Some(&fake), &["run", "--seed", "11", "--count", "40", "--inputs", "8", "--batch", "16", "--out", d.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let s = summary(&d);
     assert_eq!(s["hardware"]["used"], false, "the simulation is never reported as hardware");
@@ -123,24 +105,7 @@ fn a_hung_worker_times_out_and_is_replaced() {
     let d = tmp("hang");
     let ws = words(12, 6);
     let fake = format!("hang-on:{}", format_hex(ws[2]));
-    let o = harness(
-        Some(&fake),
-        &[
-            "run",
-            "--seed",
-            "12",
-            "--count",
-            "6",
-            "--inputs",
-            "2",
-            "--batch",
-            "6",
-            "--timeout",
-            "2",
-            "--out",
-            d.to_str().unwrap(),
-        ],
-    );
+    let o = harness(Some(&fake), &["run", "--seed", "12", "--count", "6", "--inputs", "2", "--batch", "6", "--timeout", "2", "--out", d.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let s = summary(&d);
     assert_eq!(s["totals"]["faults"], 1);
@@ -163,24 +128,10 @@ fn journal_and_resume_lose_nothing() {
     let m = format_hex(sat_mask());
     let fake = format!("flip-if:{m}:{m},fault-on:{}", format_hex(words(13, 60)[17]));
     let args = |out: &Path| -> Vec<String> {
-        [
-            "run",
-            "--seed",
-            "13",
-            "--count",
-            "60",
-            "--inputs",
-            "4",
-            "--batch",
-            "8",
-            "--minimize-budget",
-            "0",
-            "--out",
-            out.to_str().unwrap(),
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect()
+        ["run", "--seed", "13", "--count", "60", "--inputs", "4", "--batch", "8", "--minimize-budget", "0", "--out", out.to_str().unwrap()]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
     };
     let whole = d.join("whole");
     let a = args(&whole);
@@ -297,16 +248,7 @@ fn shards_merged_equal_one_unsharded_run() {
     assert_eq!(essence(&summary(&d.join("two"))), essence(&summary(&d.join("one"))));
     run(&d.join("s0"), "0/2");
     run(&d.join("s1"), "1/2");
-    let o = harness(
-        None,
-        &[
-            "merge",
-            d.join("s0").to_str().unwrap(),
-            d.join("s1").to_str().unwrap(),
-            "--out",
-            d.join("merged").to_str().unwrap(),
-        ],
-    );
+    let o = harness(None, &["merge", d.join("s0").to_str().unwrap(), d.join("s1").to_str().unwrap(), "--out", d.join("merged").to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let (one, merged) = (summary(&d.join("one")), summary(&d.join("merged")));
     assert_eq!(essence(&merged), essence(&one));
@@ -314,21 +256,9 @@ fn shards_merged_equal_one_unsharded_run() {
     assert!(std::fs::read_to_string(d.join("merged/junit.xml")).unwrap().contains("<failure"));
     // the shards split by index: disjoint and complete
     let (a, b) = (summary(&d.join("s0")), summary(&d.join("s1")));
-    assert_eq!(
-        a["totals"]["instructions"].as_u64().unwrap() + b["totals"]["instructions"].as_u64().unwrap(),
-        50
-    );
+    assert_eq!(a["totals"]["instructions"].as_u64().unwrap() + b["totals"]["instructions"].as_u64().unwrap(), 50);
     // a shard twice is refused
-    let o = harness(
-        None,
-        &[
-            "merge",
-            d.join("s0").to_str().unwrap(),
-            d.join("s0").to_str().unwrap(),
-            "--out",
-            d.join("bad").to_str().unwrap(),
-        ],
-    );
+    let o = harness(None, &["merge", d.join("s0").to_str().unwrap(), d.join("s0").to_str().unwrap(), "--out", d.join("bad").to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
 }
 
@@ -365,10 +295,7 @@ fn a_mismatch_is_minimized_to_its_essential_field_and_written_as_vectors() {
     for f in ms {
         let orig = decode(hmul2_harness::isa::parse_hex(f["encoding"].as_str().unwrap()).unwrap()).unwrap();
         assert!(orig.sat);
-        let min = f["minimized"]
-            .as_str()
-            .map(|h| decode(hmul2_harness::isa::parse_hex(h).unwrap()).unwrap())
-            .unwrap_or(orig);
+        let min = f["minimized"].as_str().map(|h| decode(hmul2_harness::isa::parse_hex(h).unwrap()).unwrap()).unwrap_or(orig);
         assert!(min.sat, "the essential field stays");
         assert!(min.form() == Form::Imm);
         assert_eq!((min.a_mods, min.flush, min.format), Default::default(), "{}", f["minimized_text"]);
@@ -395,9 +322,27 @@ fn vectors_per_instruction_keeps_the_first_inputs_and_every_mismatch() {
     let o = harness(
         Some(&format!("flip-if:{m}:{m}")),
         &[
-            "run", "--seed", "16", "--mode", "factorial", "--form", "imm", "--inputs", "6", "--batch", "64",
-            "--minimize-budget", "0", "--vectors-per-instruction", "2", "--host-threads", "3",
-            "--out", d.join("r").to_str().unwrap(), "--vectors", vec_dir.to_str().unwrap(),
+            "run",
+            "--seed",
+            "16",
+            "--mode",
+            "factorial",
+            "--form",
+            "imm",
+            "--inputs",
+            "6",
+            "--batch",
+            "64",
+            "--minimize-budget",
+            "0",
+            "--vectors-per-instruction",
+            "2",
+            "--host-threads",
+            "3",
+            "--out",
+            d.join("r").to_str().unwrap(),
+            "--vectors",
+            vec_dir.to_str().unwrap(),
         ],
     );
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
@@ -426,21 +371,7 @@ fn exhaustive_digests_find_the_differing_chunks() {
     // operand 1 = 0x0007 in both halves: one row of the 2^20-input test space differs
     let o = harness(
         Some("flip-a:0x00070007"),
-        &[
-            "run",
-            "--seed",
-            "1",
-            "--mode",
-            "exhaustive",
-            "--encoding",
-            &w,
-            "--space-bits",
-            "20",
-            "--chunk-bits",
-            "12",
-            "--out",
-            d.to_str().unwrap(),
-        ],
+        &["run", "--seed", "1", "--mode", "exhaustive", "--encoding", &w, "--space-bits", "20", "--chunk-bits", "12", "--out", d.to_str().unwrap()],
     );
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let s = summary(&d);

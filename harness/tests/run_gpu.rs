@@ -59,12 +59,7 @@ fn cubin(name: &str, ptx: &str) -> Vec<u8> {
     std::fs::create_dir_all(&dir).unwrap();
     let (src, out) = (dir.join("k.ptx"), dir.join("k.cubin"));
     std::fs::write(&src, ptx).unwrap();
-    let o = std::process::Command::new(ptxas)
-        .args(["-arch=sm_90", "-o"])
-        .arg(&out)
-        .arg(&src)
-        .output()
-        .unwrap();
+    let o = std::process::Command::new(ptxas).args(["-arch=sm_90", "-o"]).arg(&out).arg(&src).output().unwrap();
     assert!(o.status.success(), "ptxas: {}", String::from_utf8_lossy(&o.stderr));
     std::fs::read(out).unwrap()
 }
@@ -101,13 +96,7 @@ fn real_gpu_runs_a_kernel_and_survives_a_fault() {
     let mut w = WorkerExecutor::new(harness_bin(), dev, Duration::from_secs(60));
     let (job, want) = copy_job(128);
     assert_eq!(w.execute(&job).unwrap(), want, "the copy kernel's output, bit for bit");
-    let trap = LaunchJob {
-        cubin: cubin("trap", TRAP_PTX),
-        kernel_name: "smoke_trap".into(),
-        output_bytes: 4,
-        input: vec![0; 4],
-        ..job.clone()
-    };
+    let trap = LaunchJob { cubin: cubin("trap", TRAP_PTX), kernel_name: "smoke_trap".into(), output_bytes: 4, input: vec![0; 4], ..job.clone() };
     let r = w.execute(&trap);
     eprintln!("trap answered: {r:?}");
     assert!(matches!(r, Err(ExecError::Fault { .. })), "{r:?}");
@@ -115,10 +104,7 @@ fn real_gpu_runs_a_kernel_and_survives_a_fault() {
     assert_eq!(w.execute(&job).unwrap(), want);
     assert_eq!(w.spawned, 2);
     // a kernel name the module lacks is a setup error, not a fault
-    let missing = LaunchJob {
-        kernel_name: "no_such_kernel".into(),
-        ..job.clone()
-    };
+    let missing = LaunchJob { kernel_name: "no_such_kernel".into(), ..job.clone() };
     assert!(matches!(w.execute(&missing), Err(ExecError::Setup(_))));
     assert_eq!(w.execute(&job).unwrap(), want);
 }

@@ -101,12 +101,12 @@ fn malformed_contradictory_and_wrong_lines_fail_with_file_and_line() {
     let d = tmp("bad");
     let good = good_line();
     let lines = [
-        good.clone(),                                          // 1 pass
-        "{not json".to_string(),                               // 2 malformed
+        good.clone(),                                                 // 1 pass
+        "{not json".to_string(),                                      // 2 malformed
         good.replace("\"d\":\"0x42004200\"", "\"d\":\"0x00000001\""), // 3 invalid: dst == a, d != a
-        good.replace("0x46004200", "0x46004201"),              // 4 mismatch
-        good.replace(",\"expect\":\"0x46004200\"", ""),        // 5 malformed: no expect
-        good.replace("\"a\":\"0x42004200\"", "\"a\":\"0x4200\""), // 6 malformed hex
+        good.replace("0x46004200", "0x46004201"),                     // 4 mismatch
+        good.replace(",\"expect\":\"0x46004200\"", ""),               // 5 malformed: no expect
+        good.replace("\"a\":\"0x42004200\"", "\"a\":\"0x4200\""),     // 6 malformed hex
     ];
     let sub = d.join("sub");
     std::fs::create_dir_all(&sub).unwrap();
@@ -147,7 +147,9 @@ fn undefined_vectors_are_counted_not_passed() {
     i.format = Format::Invalid3;
     let word = hmul2_harness::isa::format_hex(encode(&i).unwrap());
     let d = tmp("undef");
-    let hw = good_line().replace("0x000fe2000000000040003c0005057832", &word).replace("\"origin\":\"reference\"", "\"origin\":\"hardware:NVIDIA H100:580.65:2026-01-01\"");
+    let hw = good_line()
+        .replace("0x000fe2000000000040003c0005057832", &word)
+        .replace("\"origin\":\"reference\"", "\"origin\":\"hardware:NVIDIA H100:580.65:2026-01-01\"");
     std::fs::write(d.join("hw.jsonl"), hw.clone() + "\n").unwrap();
     let out = bin().arg("verify").arg(&d).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);

@@ -60,12 +60,7 @@ pub fn version_text(v: i32) -> String {
 
 /// Look for libcuda, the driver version and SM90 devices.
 pub fn detect() -> Detection {
-    let mut d = Detection {
-        driver_loaded: false,
-        driver: None,
-        devices: Vec::new(),
-        problem: None,
-    };
+    let mut d = Detection { driver_loaded: false, driver: None, devices: Vec::new(), problem: None };
     let api = match Api::load() {
         Ok(a) => a,
         Err(e) => {
@@ -99,12 +94,7 @@ pub fn detect() -> Detection {
             Ok((ma, mi)) => (format!("{ma}.{mi}"), (ma, mi) == (9, 0)),
             Err(e) => (format!("unknown ({e})"), false),
         };
-        d.devices.push(Device {
-            ordinal: i,
-            name,
-            compute_capability: cc,
-            sm90,
-        });
+        d.devices.push(Device { ordinal: i, name, compute_capability: cc, sm90 });
     }
     if d.devices.is_empty() {
         d.problem = Some("the driver reports no CUDA device".into());

@@ -163,11 +163,7 @@ impl Api {
         if code == CUDA_SUCCESS {
             Ok(())
         } else {
-            Err(DriverError::Call {
-                call,
-                code,
-                name: self.error_name(code),
-            })
+            Err(DriverError::Call { call, code, name: self.error_name(code) })
         }
     }
 
@@ -232,15 +228,11 @@ impl CudaExecutor {
         let dev = api.device(ordinal).map_err(setup)?;
         let cc = api.compute_capability(dev).map_err(setup)?;
         if cc != (9, 0) {
-            return Err(ExecError::Setup(format!(
-                "device {ordinal} has compute capability {}.{}, need 9.0 (SM90)",
-                cc.0, cc.1
-            )));
+            return Err(ExecError::Setup(format!("device {ordinal} has compute capability {}.{}, need 9.0 (SM90)", cc.0, cc.1)));
         }
         let mut ctx: sys::CUcontext = std::ptr::null_mut();
         // SAFETY: retains the device's primary context (released with the process).
-        api.check("cuDevicePrimaryCtxRetain", unsafe { (api.cuDevicePrimaryCtxRetain)(&mut ctx, dev) })
-            .map_err(setup)?;
+        api.check("cuDevicePrimaryCtxRetain", unsafe { (api.cuDevicePrimaryCtxRetain)(&mut ctx, dev) }).map_err(setup)?;
         api.check("cuCtxSetCurrent", unsafe { (api.cuCtxSetCurrent)(ctx) }).map_err(setup)?;
         Ok(CudaExecutor { api, ctx, poisoned: None })
     }
@@ -251,11 +243,7 @@ impl CudaExecutor {
         let name = self.api.error_name(code);
         if is_kernel_fault(code) {
             self.poisoned = Some(name.clone());
-            ExecError::Fault {
-                code,
-                name,
-                stage: stage.to_string(),
-            }
+            ExecError::Fault { code, name, stage: stage.to_string() }
         } else {
             ExecError::Setup(format!("{stage}: {name} ({code})"))
         }
@@ -274,11 +262,7 @@ impl CudaExecutor {
             let mut m: sys::CUmodule = std::ptr::null_mut();
             let r = (a.cuModuleLoadData)(&mut m, job.cubin.as_ptr() as *const c_void);
             if is_image_rejection(r) {
-                return Err(ExecError::Fault {
-                    code: r,
-                    name: a.error_name(r),
-                    stage: "cuModuleLoadData".into(),
-                });
+                return Err(ExecError::Fault { code: r, name: a.error_name(r), stage: "cuModuleLoadData".into() });
             }
             if r != CUDA_SUCCESS {
                 return Err(self.fail("cuModuleLoadData", r));
@@ -324,19 +308,7 @@ impl CudaExecutor {
             let mut params: [*mut c_void; 2] = [&mut p_in as *mut u64 as *mut c_void, &mut p_out as *mut u64 as *mut c_void];
             let [gx, gy, gz] = job.grid;
             let [bx, by, bz] = job.block;
-            let r = (a.cuLaunchKernel)(
-                f,
-                gx,
-                gy,
-                gz,
-                bx,
-                by,
-                bz,
-                job.shared_bytes,
-                std::ptr::null_mut(),
-                params.as_mut_ptr(),
-                std::ptr::null_mut(),
-            );
+            let r = (a.cuLaunchKernel)(f, gx, gy, gz, bx, by, bz, job.shared_bytes, std::ptr::null_mut(), params.as_mut_ptr(), std::ptr::null_mut());
             if r != CUDA_SUCCESS {
                 return Err(self.fail("cuLaunchKernel", r));
             }

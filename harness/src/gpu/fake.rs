@@ -50,9 +50,7 @@ impl FakeExecutor {
                 let v = u32::from_str_radix(h.trim_start_matches("0x"), 16).map_err(|e| format!("{}: {d:?}: {e}", super::FAKE_ENV))?;
                 f.flip_a.push(v);
             } else if let Some(r) = d.strip_prefix("flip-if:") {
-                let (m, v) = r
-                    .split_once(':')
-                    .ok_or_else(|| format!("{}: {d:?}: want flip-if:MASK:VALUE", super::FAKE_ENV))?;
+                let (m, v) = r.split_once(':').ok_or_else(|| format!("{}: {d:?}: want flip-if:MASK:VALUE", super::FAKE_ENV))?;
                 f.flip_if.push((hex(m)?, hex(v)?));
             } else {
                 return Err(format!("{}: unknown directive {d:?}", super::FAKE_ENV));
@@ -87,11 +85,7 @@ impl FakeExecutor {
                 }
             }
             if self.fault_on.contains(w) {
-                return Err(ExecError::Fault {
-                    code: 715,
-                    name: "CUDA_ERROR_ILLEGAL_INSTRUCTION".into(),
-                    stage: "cuCtxSynchronize".into(),
-                });
+                return Err(ExecError::Fault { code: 715, name: "CUDA_ERROR_ILLEGAL_INSTRUCTION".into(), stage: "cuCtxSynchronize".into() });
             }
         }
         Ok(())
@@ -130,12 +124,7 @@ pub fn decode_cases(mut p: &[u8]) -> Result<Vec<(u128, Vec<Inputs>)>, String> {
         let mut ins = Vec::with_capacity(n);
         for _ in 0..n {
             let b = take(&mut p, 16)?;
-            ins.push(Inputs {
-                a: u32_of(&b[0..]),
-                b: u32_of(&b[4..]),
-                d: u32_of(&b[8..]),
-                pred: u32_of(&b[12..]) as u8,
-            });
+            ins.push(Inputs { a: u32_of(&b[0..]), b: u32_of(&b[4..]), d: u32_of(&b[8..]), pred: u32_of(&b[12..]) as u8 });
         }
         out.push((w, ins));
     }
@@ -167,11 +156,7 @@ impl Executor for FakeExecutor {
             }
         }
         if out.len() != job.output_bytes {
-            return Err(ExecError::Setup(format!(
-                "fake job wants {} output bytes, computed {}",
-                job.output_bytes,
-                out.len()
-            )));
+            return Err(ExecError::Setup(format!("fake job wants {} output bytes, computed {}", job.output_bytes, out.len())));
         }
         Ok(out)
     }

@@ -55,13 +55,7 @@ pub fn read_frame(r: &mut impl Read) -> Result<(u8, Vec<u8>), FrameError> {
         return Err(FrameError::Bad(format!("payload of {len} bytes")));
     }
     let mut payload = vec![0u8; len as usize];
-    r.read_exact(&mut payload).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::UnexpectedEof {
-            FrameError::Truncated
-        } else {
-            e.into()
-        }
-    })?;
+    r.read_exact(&mut payload).map_err(|e| if e.kind() == std::io::ErrorKind::UnexpectedEof { FrameError::Truncated } else { e.into() })?;
     Ok((head[4], payload))
 }
 
@@ -139,15 +133,7 @@ pub fn decode_job(p: &[u8]) -> Result<LaunchJob, FrameError> {
     let cubin = c.bytes()?.to_vec();
     let input = c.bytes()?.to_vec();
     c.end()?;
-    Ok(LaunchJob {
-        cubin,
-        kernel_name,
-        grid: [g[0], g[1], g[2]],
-        block: [g[3], g[4], g[5]],
-        shared_bytes: g[6],
-        input,
-        output_bytes: output_bytes as usize,
-    })
+    Ok(LaunchJob { cubin, kernel_name, grid: [g[0], g[1], g[2]], block: [g[3], g[4], g[5]], shared_bytes: g[6], input, output_bytes: output_bytes as usize })
 }
 
 /// A worker's answer as a frame.
@@ -206,11 +192,7 @@ mod tests {
         assert_eq!((k, q), (KIND_JOB, p));
         assert!(matches!(read_frame(&mut &buf[..5]), Err(FrameError::Bad(_)) | Err(FrameError::Eof)));
         assert!(matches!(read_frame(&mut &b"XXXX\x01\0\0\0\0"[..]), Err(FrameError::Bad(_))));
-        let f = Err(ExecError::Fault {
-            code: 715,
-            name: "CUDA_ERROR_ILLEGAL_INSTRUCTION".into(),
-            stage: "sync".into(),
-        });
+        let f = Err(ExecError::Fault { code: 715, name: "CUDA_ERROR_ILLEGAL_INSTRUCTION".into(), stage: "sync".into() });
         let (k, p) = encode_answer(&f);
         assert_eq!(decode_answer(k, p).unwrap(), f);
     }

@@ -100,14 +100,7 @@ pub struct WorkerExecutor {
 impl WorkerExecutor {
     /// `exe` is this program (`std::env::current_exe()`), run as `exe worker --device N`.
     pub fn new(exe: PathBuf, device: i32, timeout: Duration) -> WorkerExecutor {
-        WorkerExecutor {
-            exe,
-            device,
-            timeout,
-            env: Vec::new(),
-            live: None,
-            spawned: 0,
-        }
+        WorkerExecutor { exe, device, timeout, env: Vec::new(), live: None, spawned: 0 }
     }
     /// An extra environment variable for the child (tests pass the fake executor this way).
     pub fn with_env(mut self, k: &str, v: &str) -> WorkerExecutor {
@@ -122,9 +115,7 @@ impl WorkerExecutor {
         for (k, v) in &self.env {
             cmd.env(k, v);
         }
-        let mut child = cmd
-            .spawn()
-            .map_err(|e| ExecError::Setup(format!("{}: cannot start worker: {e}", self.exe.display())))?;
+        let mut child = cmd.spawn().map_err(|e| ExecError::Setup(format!("{}: cannot start worker: {e}", self.exe.display())))?;
         self.spawned += 1;
         let stdin = child.stdin.take().ok_or_else(|| ExecError::Setup("worker stdin".into()))?;
         let mut stdout = child.stdout.take().ok_or_else(|| ExecError::Setup("worker stdout".into()))?;

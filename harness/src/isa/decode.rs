@@ -74,13 +74,8 @@ pub fn decode(word: u128) -> Result<Hmul2, Illegal> {
     let b = match form {
         Form::Rrr => Operand2::Reg(l.b_reg.get(word) as u8),
         Form::Imm => Operand2::Imm { first: l.imm_hi.get(word) as u16, second: l.imm_lo.get(word) as u16 },
-        Form::Const => Operand2::Const {
-            bank: l.cb_bank.get(word) as u8,
-            offset: sext(l.cb_offset.get(word), l.cb_offset.width) * l.cb_offset.scale as i32,
-        },
-        Form::ConstUr => {
-            Operand2::ConstUr { ureg: l.b_ureg.get(word) as u8, offset: l.cb_offset.get(word) * l.cb_offset.scale }
-        }
+        Form::Const => Operand2::Const { bank: l.cb_bank.get(word) as u8, offset: sext(l.cb_offset.get(word), l.cb_offset.width) * l.cb_offset.scale as i32 },
+        Form::ConstUr => Operand2::ConstUr { ureg: l.b_ureg.get(word) as u8, offset: l.cb_offset.get(word) * l.cb_offset.scale },
         Form::Ur => Operand2::Ur(l.b_ureg.get(word) as u8),
     };
     let b_mods = if form.has_b_mods() { mods(&l.b_neg, &l.b_abs, &l.b_swizzle, word) } else { SrcMods::default() };

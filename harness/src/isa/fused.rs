@@ -11,11 +11,11 @@
 //! operands split into prefix and suffix; immediates packed four bits a character), and
 //! fixed-size copies instead of `memcpy` calls.
 
+use super::decode;
 use super::floattext::{spell, Half};
 use super::render::{names, parts};
-use super::*;
-use super::decode;
 use super::strtable::StrTable;
+use super::*;
 use crate::spec::{layout, spec, Field};
 
 /// Bits of one field that lie in one 64-bit half of the word: `(half >> shift) & mask`, placed at `at`.
@@ -279,7 +279,11 @@ fn build(with_imm: bool) -> Option<Fast> {
         let bare = |m: SrcMods| SrcMods { swizzle: Swizzle::from_bits(0), ..m };
         let pre = |r: u8, m: SrcMods| {
             let t = &full[key(r, bare(m), false)];
-            if m.abs { t.strip_suffix('|').map(str::to_string) } else { Some(t.to_string()) }
+            if m.abs {
+                t.strip_suffix('|').map(str::to_string)
+            } else {
+                Some(t.to_string())
+            }
         };
         let suf = |m: SrcMods, reuse: bool| full[key(0, m, reuse)].strip_prefix(pre(0, m)?.as_str()).map(str::to_string);
         for r in 0..=255u8 {
@@ -304,7 +308,15 @@ fn build(with_imm: bool) -> Option<Fast> {
         Some((pres, sufs))
     };
     // the suffix's key holds yield and reuse, from which `Control` says whether `.reuse` shows
-    let src = |t: &mut Texts, full: &StrTable, reg: &Field, neg: &Field, abs: &Field, swz: &Field, shows: fn(&Control) -> bool, comma: &str| -> Option<(Part, Part)> {
+    let src = |t: &mut Texts,
+               full: &StrTable,
+               reg: &Field,
+               neg: &Field,
+               abs: &Field,
+               swz: &Field,
+               shows: fn(&Control) -> bool,
+               comma: &str|
+     -> Option<(Part, Part)> {
         let (pres, sufs) = split(full, &|r, m, reuse| super::render::src_key(r, m, reuse))?;
         let pg = g(&[reg, neg, abs])?;
         let pre = t.table(words(&pg).into_iter().map(|w| {
@@ -403,7 +415,8 @@ impl Imms {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
         let per = (1usize << 17).div_ceil(threads);
         let texts: Vec<String> = std::thread::scope(|s| {
-            let hs: Vec<_> = (0..threads).map(|t| s.spawn(move || (t * per..((t + 1) * per).min(1 << 17)).map(|k| spell(half(k), k as u16)).collect::<Vec<_>>())).collect();
+            let hs: Vec<_> =
+                (0..threads).map(|t| s.spawn(move || (t * per..((t + 1) * per).min(1 << 17)).map(|k| spell(half(k), k as u16)).collect::<Vec<_>>())).collect();
             hs.into_iter().map(|h| h.join().unwrap_or_default()).collect::<Vec<_>>().concat()
         });
         if texts.len() != 1 << 17 {
@@ -430,9 +443,9 @@ impl Imms {
                         Some(c) => c,
                         None => {
                             classes.push(key);
-                            for t in [pos, pos, neg, neg].into_iter().enumerate().map(|(i, t)| {
-                                if i % 2 == 1 { format!("{t}, ") } else { t.trim_end().to_string() }
-                            }) {
+                            for t in
+                                [pos, pos, neg, neg].into_iter().enumerate().map(|(i, t)| if i % 2 == 1 { format!("{t}, ") } else { t.trim_end().to_string() })
+                            {
                                 let mut e = [0u8; 16];
                                 if t.len() > 15 || !t.is_ascii() {
                                     return None;

@@ -218,19 +218,7 @@ pub fn parse(text: &str) -> Result<Hmul2, ParseError> {
     if ctrl.reuse != 0 {
         ctrl.yield_ = true;
     }
-    Ok(Hmul2 {
-        pred,
-        dst,
-        a: a_reg,
-        a_mods: a.mods,
-        b,
-        b_mods,
-        format,
-        flush: Flush::ALL[vals[1] as usize],
-        sat: vals[2] != 0,
-        ctrl,
-        ignored: 0,
-    })
+    Ok(Hmul2 { pred, dst, a: a_reg, a_mods: a.mods, b, b_mods, format, flush: Flush::ALL[vals[1] as usize], sat: vals[2] != 0, ctrl, ignored: 0 })
 }
 
 #[cfg(test)]
@@ -258,7 +246,16 @@ mod tests {
 
     #[test]
     fn rejects_garbage() {
-        for t in ["", "HADD2 R0, R1, R2", "HMUL2 R0, R1", "HMUL2 R256, R1, R2", "HMUL2.FOO R0, R1, R2", "HMUL2 R0, R1, UR63", "@P7 HMUL2 R0, R1, R2", "HMUL2 R0, R1, 1.00000001, 0"] {
+        for t in [
+            "",
+            "HADD2 R0, R1, R2",
+            "HMUL2 R0, R1",
+            "HMUL2 R256, R1, R2",
+            "HMUL2.FOO R0, R1, R2",
+            "HMUL2 R0, R1, UR63",
+            "@P7 HMUL2 R0, R1, R2",
+            "HMUL2 R0, R1, 1.00000001, 0",
+        ] {
             assert!(parse(t).is_err(), "{t}");
         }
     }

@@ -70,21 +70,27 @@ pub(super) fn names() -> &'static Names {
         Names {
             r: (0..256).map(|r| reg("R", r, RZ as u32)).collect(),
             ur: (0..256).map(|r| reg("UR", r, URZ as u32)).collect(),
-            hex: (0..256u64).map(|v| {
-                let mut s = String::new();
-                push_hex(&mut s, v);
-                s
-            }).collect(),
-            c_off: (0..=l.cb_offset.max()).map(|v| {
-                let mut s = String::new();
-                push_hex_signed(&mut s, sext(v) * scale);
-                s
-            }).collect(),
-            cx_off: (0..=l.cb_offset.max()).map(|v| {
-                let mut s = String::new();
-                push_hex(&mut s, v as u64 * scale as u64);
-                s
-            }).collect(),
+            hex: (0..256u64)
+                .map(|v| {
+                    let mut s = String::new();
+                    push_hex(&mut s, v);
+                    s
+                })
+                .collect(),
+            c_off: (0..=l.cb_offset.max())
+                .map(|v| {
+                    let mut s = String::new();
+                    push_hex_signed(&mut s, sext(v) * scale);
+                    s
+                })
+                .collect(),
+            cx_off: (0..=l.cb_offset.max())
+                .map(|v| {
+                    let mut s = String::new();
+                    push_hex(&mut s, v as u64 * scale as u64);
+                    s
+                })
+                .collect(),
         }
     })
 }
@@ -314,10 +320,7 @@ mod tests {
         assert_eq!(text(rrc | a | b), "HMUL2 R0, -|R1|.reuse.H1_H1, -|c[0x3] [0x14].H0_H0|");
         let rri = (0x832u128 | (7 << 12) | (1 << 24) | (0xbc00 << 48) | (0x7c00 << 32)) | CTRL;
         assert_eq!(text(rri | a), "HMUL2 R0, -|R1|.reuse.H1_H1, -1, +INF");
-        assert_eq!(
-            text(rri | 1 << 76 | 1 << 77 | 1 << 85),
-            "HMUL2.BF16_V2.FMZ.SAT R0, R1, -0.0078125, 2.65845599156983174581e+36"
-        );
+        assert_eq!(text(rri | 1 << 76 | 1 << 77 | 1 << 85), "HMUL2.BF16_V2.FMZ.SAT R0, R1, -0.0078125, 2.65845599156983174581e+36");
         let rrur = (0xc32u128 | (7 << 12) | (1 << 24) | (1 << 91) | (2 << 32)) | CTRL;
         assert_eq!(text(rrur | a | b), "HMUL2 R0, -|R1|.reuse.H1_H1, -|UR2.H0_H0|");
         assert_eq!(text(rrr | 255 << 24 | 1 << 122 | 1 << 72), "@!P2 HMUL2 R0, -RZ.reuse, R2");

@@ -101,10 +101,7 @@ fn check_request(req: &DigestRequest) -> Result<(), DigestError> {
 fn allocate(named: &[u8], pairs: usize, singles: usize) -> (Vec<u32>, Vec<u32>) {
     let free = |r: u32| r < RZ as u32 && !named.contains(&(r as u8));
     let ps: Vec<u32> = (0..127u32).map(|q| 2 * q).filter(|&q| free(q) && free(q + 1)).take(pairs).collect();
-    let ss: Vec<u32> = (0..RZ as u32)
-        .filter(|&r| free(r) && !ps.iter().any(|&p| r == p || r == p + 1))
-        .take(singles)
-        .collect();
+    let ss: Vec<u32> = (0..RZ as u32).filter(|&r| free(r) && !ps.iter().any(|&p| r == p || r == p + 1)).take(singles).collect();
     (ps, ss)
 }
 

@@ -108,10 +108,7 @@ pub fn inspect(d: &[u8]) -> Result<Template, PatchError> {
     }
     // the object crate checks the headers and tables as a whole
     let elf = ElfFile64::<object::LittleEndian>::parse(d).map_err(|e| bad(format!("ELF: {e}")))?;
-    let sym = elf
-        .symbols()
-        .find(|s| s.name() == Ok(KERNEL_NAME))
-        .ok_or_else(|| PatchError::MissingSymbol(KERNEL_NAME.into()))?;
+    let sym = elf.symbols().find(|s| s.name() == Ok(KERNEL_NAME)).ok_or_else(|| PatchError::MissingSymbol(KERNEL_NAME.into()))?;
     let kernel_sym = sym.index().0 as u32;
     for s in elf.sections() {
         // forces name lookup errors out now
@@ -155,18 +152,7 @@ pub fn inspect(d: &[u8]) -> Result<Template, PatchError> {
             return Err(bad(format!("section {} lies past the end of the file", s.name)));
         }
     }
-    let t = Template {
-        text,
-        info,
-        kinfo,
-        bank3,
-        debug_frame,
-        symtab,
-        kernel_sym,
-        phoff: u64_at(d, 0x20)?,
-        phnum: u16_at(d, 0x38)?,
-        shdrs,
-    };
+    let t = Template { text, info, kinfo, bank3, debug_frame, symtab, kernel_sym, phoff: u64_at(d, 0x20)?, phnum: u16_at(d, 0x38)?, shdrs };
     // the attributes must be there before anything is written
     find_attr(d, &t.shdrs[t.info], EIATTR_REGCOUNT, Some(kernel_sym))?;
     let (_, n) = find_attr(d, &t.shdrs[t.kinfo], EIATTR_EXIT_INSTR_OFFSETS, None)?;

@@ -43,10 +43,29 @@ impl Op {
     /// In the order a decoder should try them: `IMAD_IADD` (IMAD with the immediate 1)
     /// before `IMAD_IMM`.
     pub const ALL: [Op; 23] = [
-        Op::Nop, Op::S2rTidX, Op::Ldc64, Op::Uldc64, Op::Iadd3Imm, Op::ImadWideU32Imm, Op::LdgE128,
-        Op::StgE, Op::Mov, Op::R2p, Op::R2ur, Op::ShfRU64Imm, Op::ShfRU32HiImm, Op::S2rCtaidX,
-        Op::PrmtImm, Op::LopXor, Op::ImadIadd, Op::ImadImm, Op::IsetpNeU32, Op::BraBack, Op::StgE64,
-        Op::Exit, Op::BraSelf,
+        Op::Nop,
+        Op::S2rTidX,
+        Op::Ldc64,
+        Op::Uldc64,
+        Op::Iadd3Imm,
+        Op::ImadWideU32Imm,
+        Op::LdgE128,
+        Op::StgE,
+        Op::Mov,
+        Op::R2p,
+        Op::R2ur,
+        Op::ShfRU64Imm,
+        Op::ShfRU32HiImm,
+        Op::S2rCtaidX,
+        Op::PrmtImm,
+        Op::LopXor,
+        Op::ImadIadd,
+        Op::ImadImm,
+        Op::IsetpNeU32,
+        Op::BraBack,
+        Op::StgE64,
+        Op::Exit,
+        Op::BraSelf,
     ];
     /// The op's name in the JSON file.
     pub fn name(self) -> &'static str {

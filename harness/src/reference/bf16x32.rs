@@ -204,10 +204,7 @@ pub(super) unsafe fn eval(c: &Ctx, xs: &[Inputs], out: &mut [u32]) {
     let s = Setup {
         a: Src::new(c.a_sh, c.a_keep, 0, c.a_and, c.a_xor),
         b: Src::new(c.b_sh, c.b_keep, c.b_fixed, c.b_and, c.b_xor),
-        nan: NanRule {
-            and: _mm512_set1_epi16(if canonical { 0 } else { -1 }),
-            or: _mm512_set1_epi16(if canonical { 0x7fff } else { c.quiet as i16 }),
-        },
+        nan: NanRule { and: _mm512_set1_epi16(if canonical { 0 } else { -1 }), or: _mm512_set1_epi16(if canonical { 0x7fff } else { c.quiet as i16 }) },
         ab: idx(pair_idx(WA, WB)),
         dp: idx(pair_idx(WD, WP)),
         lo: idx(LO_HALVES),

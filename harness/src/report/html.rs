@@ -242,10 +242,18 @@ fn form_section(out: &mut String, m: &Model, fi: usize) {
         }
         let f = &s.fields[fidx];
         let segs = f.segments.iter().map(|&(lo, hi)| bits_range(lo as usize, hi as usize)).collect::<Vec<_>>().join(",");
-        let claim = if spans.is_empty() { "fixed bits".to_string() } else { spans.iter().map(|x| format!("{} {}", x.label, bits_range(x.lo as usize, x.hi as usize))).collect::<Vec<_>>().join(", ") };
+        let claim = if spans.is_empty() {
+            "fixed bits".to_string()
+        } else {
+            spans.iter().map(|x| format!("{} {}", x.label, bits_range(x.lo as usize, x.hi as usize))).collect::<Vec<_>>().join(", ")
+        };
         let errata: BTreeSet<&String> = cmp.bits.iter().filter(|b| f.mask >> b.bit & 1 == 1).flat_map(|b| b.errata.iter()).collect();
         let errata = if errata.is_empty() {
-            if class == FieldClass::Contradicted { "; no erratum recorded".to_string() } else { String::new() }
+            if class == FieldClass::Contradicted {
+                "; no erratum recorded".to_string()
+            } else {
+                String::new()
+            }
         } else {
             format!("; erratum {}", errata.into_iter().cloned().collect::<Vec<_>>().join(", "))
         };
@@ -261,9 +269,14 @@ fn form_section(out: &mut String, m: &Model, fi: usize) {
             esc(&errata)
         );
     }
-    let seed_only: Vec<usize> = cmp.bits.iter().filter(|b| b.class == BitClass::SeedOnly && matches!(b.seed, SeedCell::Field { .. })).map(|b| b.bit as usize).collect();
+    let seed_only: Vec<usize> =
+        cmp.bits.iter().filter(|b| b.class == BitClass::SeedOnly && matches!(b.seed, SeedCell::Field { .. })).map(|b| b.bit as usize).collect();
     if !seed_only.is_empty() {
-        let _ = write!(items, "<li data-verdict=\"seed-only\">the seed page names bits {} that no field of this form holds</li>", esc(&seed_only.iter().map(|b| b.to_string()).collect::<Vec<_>>().join(", ")));
+        let _ = write!(
+            items,
+            "<li data-verdict=\"seed-only\">the seed page names bits {} that no field of this form holds</li>",
+            esc(&seed_only.iter().map(|b| b.to_string()).collect::<Vec<_>>().join(", "))
+        );
     }
     if !items.is_empty() {
         let _ = write!(out, "<ul class=\"disputes\">{items}</ul>");
@@ -282,11 +295,15 @@ fn legend(out: &mut String) {
         ("seed-only", "the seed claims a bit no field of the form holds"),
         ("contradicted", "the seed's claim differs from the spec"),
     ] {
-        let _ = write!(out, "<span class=\"item\" data-legend=\"seed-{c}\"><span class=\"swatch\" style=\"{}\"></span>{t}</span>", match c {
-            "agrees" => "background:#f2f4f6",
-            "seed-only" => "background:repeating-linear-gradient(45deg,#fff 0 3px,#e4e4e4 3px 6px)",
-            _ => "background:#fde8e4;box-shadow:inset 0 0 0 2px #e0533d",
-        });
+        let _ = write!(
+            out,
+            "<span class=\"item\" data-legend=\"seed-{c}\"><span class=\"swatch\" style=\"{}\"></span>{t}</span>",
+            match c {
+                "agrees" => "background:#f2f4f6",
+                "seed-only" => "background:repeating-linear-gradient(45deg,#fff 0 3px,#e4e4e4 3px 6px)",
+                _ => "background:#fde8e4;box-shadow:inset 0 0 0 2px #e0533d",
+            }
+        );
     }
     out.push_str("</div></section>");
 }
@@ -321,8 +338,16 @@ fn semantics_section(out: &mut String, m: &Model) {
     match &m.semantics {
         None => out.push_str("<p class=\"empty\">No semantics file was given (harness/spec/semantics.json is absent).</p>"),
         Some((path, list)) => {
-            let _ = write!(out, "<p class=\"sub\">from <code>{}</code>: {} assumptions, {} hardware-confirmed</p>", esc(path), list.len(), list.iter().filter(|a| a.status == "hardware-confirmed").count());
-            out.push_str("<table class=\"data\"><tr><th>id</th><th>topic</th><th>assumption</th><th>alternatives</th><th>status</th><th>confirming vector</th></tr>");
+            let _ = write!(
+                out,
+                "<p class=\"sub\">from <code>{}</code>: {} assumptions, {} hardware-confirmed</p>",
+                esc(path),
+                list.len(),
+                list.iter().filter(|a| a.status == "hardware-confirmed").count()
+            );
+            out.push_str(
+                "<table class=\"data\"><tr><th>id</th><th>topic</th><th>assumption</th><th>alternatives</th><th>status</th><th>confirming vector</th></tr>",
+            );
             for a in list {
                 let ev = match &a.evidence_vector {
                     Some(v) => format!(
@@ -361,14 +386,18 @@ fn coverage_section(out: &mut String, m: &Model) {
     let s = spec();
     out.push_str("<section id=\"coverage\"><h3>Coverage: instructions that exercised each field value</h3>");
     out.push_str("<p class=\"sub\">software: oracle runs, reference vectors and runs without a GPU; hardware: hardware vectors and runs on a GPU. Wide fields count each bit's two states. A value in red was never exercised.</p>");
-    out.push_str("<table class=\"data\"><tr><th>field</th><th>bits</th><th>forms</th><th>software</th><th>hardware</th><th>values (software / hardware)</th></tr>");
+    out.push_str(
+        "<table class=\"data\"><tr><th>field</th><th>bits</th><th>forms</th><th>software</th><th>hardware</th><th>values (software / hardware)</th></tr>",
+    );
     for (fi, f) in s.fields.iter().enumerate() {
         let forms: Vec<&str> = s.forms.iter().filter(|fs| fs.fields.contains(&fi)).map(|fs| fs.key.as_str()).collect();
         if forms.is_empty() {
             continue;
         }
         let keys: Vec<(String, String)> = if f.width <= 8 {
-            (0..=f.max()).map(|v| (v.to_string(), f.value_name(v).map(|n| if n.is_empty() { "default".to_string() } else { n.to_string() }).unwrap_or_default())).collect()
+            (0..=f.max())
+                .map(|v| (v.to_string(), f.value_name(v).map(|n| if n.is_empty() { "default".to_string() } else { n.to_string() }).unwrap_or_default()))
+                .collect()
         } else {
             (0..f.width).flat_map(|i| [(format!("bit{i}=0"), String::new()), (format!("bit{i}=1"), String::new())]).collect()
         };
@@ -389,7 +418,11 @@ fn coverage_section(out: &mut String, m: &Model) {
                 esc(&label)
             );
         }
-        let vals = if keys.len() <= 8 { format!("<div class=\"vals\">{vals}</div>") } else { format!("<details><summary>{} values</summary><div class=\"vals\">{vals}</div></details>", keys.len()) };
+        let vals = if keys.len() <= 8 {
+            format!("<div class=\"vals\">{vals}</div>")
+        } else {
+            format!("<details><summary>{} values</summary><div class=\"vals\">{vals}</div></details>", keys.len())
+        };
         let segs = f.segments.iter().map(|&(lo, hi)| bits_range(lo as usize, hi as usize)).collect::<Vec<_>>().join(",");
         let _ = write!(
             out,
@@ -408,7 +441,8 @@ fn coverage_section(out: &mut String, m: &Model) {
 fn findings_section(out: &mut String, m: &Model) {
     let s = spec();
     out.push_str("<section id=\"findings\"><h3>Mismatches and faults of the given runs</h3>");
-    let all: Vec<(usize, &super::inputs::Finding)> = m.runs.iter().enumerate().flat_map(|(i, r)| r.mismatches.iter().chain(&r.faults).map(move |f| (i, f))).collect();
+    let all: Vec<(usize, &super::inputs::Finding)> =
+        m.runs.iter().enumerate().flat_map(|(i, r)| r.mismatches.iter().chain(&r.faults).map(move |f| (i, f))).collect();
     if all.is_empty() {
         out.push_str("<p class=\"empty\">The given runs report no mismatch and no fault.</p>");
     } else {
@@ -422,7 +456,11 @@ fn findings_section(out: &mut String, m: &Model) {
                 .find(|(i, g, _, _)| *i == ri && g.encoding == f.encoding && g.minimized == f.minimized && g.kind == f.kind)
                 .map(|(_, _, _, fl)| fl.iter().map(|&i| s.fields[i].name.clone()).collect::<Vec<_>>().join(", "))
                 .unwrap_or_else(|| "(software run)".into());
-            let inputs = if f.inputs.is_empty() { "<span class=\"empty\">none</span>".to_string() } else { f.inputs.iter().map(|(k, v)| format!("<div class=\"in\">{} <code>{}</code></div>", esc(k), esc(v))).collect::<String>() };
+            let inputs = if f.inputs.is_empty() {
+                "<span class=\"empty\">none</span>".to_string()
+            } else {
+                f.inputs.iter().map(|(k, v)| format!("<div class=\"in\">{} <code>{}</code></div>", esc(k), esc(v))).collect::<String>()
+            };
             let (enc, text) = if f.minimized.is_empty() { (&f.encoding, &f.text) } else { (&f.minimized, &f.minimized_text) };
             let kind: String = f.kind.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '-').collect();
             let _ = write!(
@@ -456,7 +494,11 @@ fn sources_section(out: &mut String, m: &Model) {
     } else {
         out.push_str("<table class=\"data\"><tr><th>run</th><th>tool</th><th>seed / shard</th><th>time</th><th>hardware</th><th>instructions</th><th>inputs</th><th>compared</th><th>mismatches</th><th>faults</th><th>undefined</th></tr>");
         for r in &m.runs {
-            let hw = if r.hardware.used { format!("{} (driver {}) {}", r.hardware.gpu, r.hardware.driver, r.hardware.devices) } else { format!("not used: {}", r.hardware.reason) };
+            let hw = if r.hardware.used {
+                format!("{} (driver {}) {}", r.hardware.gpu, r.hardware.driver, r.hardware.devices)
+            } else {
+                format!("not used: {}", r.hardware.reason)
+            };
             let t = &r.totals;
             let _ = write!(
                 out,
@@ -489,7 +531,18 @@ fn sources_section(out: &mut String, m: &Model) {
             let mm = if o.mismatches.is_empty() {
                 "0".to_string()
             } else {
-                o.mismatches.iter().map(|x| format!("<div data-oracle-mismatch=\"{}\"><code>{}</code> ours <code>{}</code> nvdisasm <code>{}</code></div>", esc(&x.word), esc(&x.word), esc(&x.ours), esc(&x.nvdisasm))).collect()
+                o.mismatches
+                    .iter()
+                    .map(|x| {
+                        format!(
+                            "<div data-oracle-mismatch=\"{}\"><code>{}</code> ours <code>{}</code> nvdisasm <code>{}</code></div>",
+                            esc(&x.word),
+                            esc(&x.word),
+                            esc(&x.ours),
+                            esc(&x.nvdisasm)
+                        )
+                    })
+                    .collect()
             };
             let _ = write!(
                 out,

@@ -166,7 +166,18 @@ pub fn vector_of(v: &Value, file: &str, line: usize) -> Result<Vector, String> {
     let t = |k: &str| text_of(o.get(k), k, p).map_err(|e| e.message);
     let encoding = t("encoding")?;
     let word = parse_hex(&encoding).map_err(|e| format!("encoding: {e}"))?;
-    Ok(Vector { file: file.to_string(), line, encoding, word, a: t("a")?, b: t("b")?, d: t("d")?, pred: t("pred")?, expect: t("expect")?, origin: t("origin")? })
+    Ok(Vector {
+        file: file.to_string(),
+        line,
+        encoding,
+        word,
+        a: t("a")?,
+        b: t("b")?,
+        d: t("d")?,
+        pred: t("pred")?,
+        expect: t("expect")?,
+        origin: t("origin")?,
+    })
 }
 
 /// Vectors of a `.jsonl` file, or of every `.jsonl` file under a folder (sorted, recursive).
@@ -269,7 +280,14 @@ fn totals_of(v: Option<&Value>, key: &str, path: &Path) -> Result<Totals, InputE
         Some(other) => return Err(err(path, format!("{key}: expected an object, found {}", kind(other)))),
     };
     let g = |k: &str| u64_of(o.get(k), &format!("{key}.{k}"), path);
-    Ok(Totals { instructions: g("instructions")?, inputs: g("inputs")?, compared: g("compared")?, mismatches: g("mismatches")?, faults: g("faults")?, undefined: g("undefined")? })
+    Ok(Totals {
+        instructions: g("instructions")?,
+        inputs: g("inputs")?,
+        compared: g("compared")?,
+        mismatches: g("mismatches")?,
+        faults: g("faults")?,
+        undefined: g("undefined")?,
+    })
 }
 
 /// A mismatch or a fault of a run.

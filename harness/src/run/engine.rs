@@ -125,17 +125,9 @@ pub fn run_batch(
     // that the patcher still places (the hardware decides; the reference has no value)
     let mut run: Vec<(usize, Option<Hmul2>)> = Vec::new();
     let mut cases: Vec<Case> = Vec::new();
-    let mut item_totals: Vec<Totals> = vec![
-        Totals {
-            instructions: 1,
-            ..Default::default()
-        };
-        items.len()
-    ];
-    let forms: Vec<String> = items
-        .iter()
-        .map(|&(_, w)| crate::isa::decode::form_of(w).map(|f| f.key().to_string()).unwrap_or_else(|_| "illegal".into()))
-        .collect();
+    let mut item_totals: Vec<Totals> = vec![Totals { instructions: 1, ..Default::default() }; items.len()];
+    let forms: Vec<String> =
+        items.iter().map(|&(_, w)| crate::isa::decode::form_of(w).map(|f| f.key().to_string()).unwrap_or_else(|_| "illegal".into())).collect();
     for (k, &(index, word)) in items.iter().enumerate() {
         let inst = decode(word).ok();
         match backend.runnable(word) {
@@ -157,7 +149,11 @@ pub fn run_batch(
     }
     for (base, n, e) in group_faults {
         let (k, _) = &run[base];
-        rec.findings.push(Finding::fault(format_hex(items[*k].1), classify(items[*k].1).0, format!("a batch of {n} instructions starting here failed ({e}) but no single one of them does alone")));
+        rec.findings.push(Finding::fault(
+            format_hex(items[*k].1),
+            classify(items[*k].1).0,
+            format!("a batch of {n} instructions starting here failed ({e}) but no single one of them does alone"),
+        ));
     }
     for (((k, inst), case), res) in run.iter().zip(&cases).zip(results) {
         let t = &mut item_totals[*k];
@@ -235,12 +231,7 @@ pub fn run_batch(
             });
         }
     }
-    rec.items = items
-        .iter()
-        .zip(item_totals)
-        .zip(forms)
-        .map(|((&(index, _), totals), form)| ItemRecord { index, form, totals })
-        .collect();
+    rec.items = items.iter().zip(item_totals).zip(forms).map(|((&(index, _), totals), form)| ItemRecord { index, form, totals }).collect();
     Ok(BatchOutcome { record: rec, observed })
 }
 
@@ -261,33 +252,18 @@ mod tests {
     }
 
     fn opts() -> EngineOptions {
-        EngineOptions {
-            inputs: 3,
-            seed: 9,
-            minimize_budget: 16,
-            keep_vectors: None,
-        }
+        EngineOptions { inputs: 3, seed: 9, minimize_budget: 16, keep_vectors: None }
     }
 
     #[test]
     fn bisection_isolates_each_faulting_instruction_in_few_launches() {
         let words = crate::gen::generate(&crate::gen::GenOptions::legal(4), 0, 64);
         let items: Vec<(u64, u128)> = words.iter().enumerate().map(|(i, &w)| (i as u64, w)).collect();
-        let mut exec = Counting(
-            FakeExecutor {
-                fault_on: vec![words[3], words[40]],
-                ..Default::default()
-            },
-            0,
-        );
+        let mut exec = Counting(FakeExecutor { fault_on: vec![words[3], words[40]], ..Default::default() }, 0);
         let out = run_batch(&FakeBackend, &mut exec, &items, &opts(), &|_| Some("nv text".into())).unwrap();
         let faults: Vec<&str> = out.record.findings.iter().filter(|f| f.kind == "fault").map(|f| f.encoding.as_str()).collect();
         assert_eq!(faults, [format_hex(words[3]), format_hex(words[40])]);
-        assert!(out
-            .record
-            .findings
-            .iter()
-            .all(|f| f.detail.contains("ILLEGAL_INSTRUCTION") && f.detail.contains("nvdisasm: nv text")));
+        assert!(out.record.findings.iter().all(|f| f.detail.contains("ILLEGAL_INSTRUCTION") && f.detail.contains("nvdisasm: nv text")));
         let t: Vec<&Totals> = out.record.items.iter().map(|i| &i.totals).collect();
         assert_eq!(t.iter().map(|t| t.faults).sum::<u64>(), 2);
         assert_eq!(t.iter().map(|t| t.compared).sum::<u64>(), 62 * 3);
@@ -309,10 +285,7 @@ mod tests {
                 Err(ExecError::Setup("out of memory".into()))
             }
         }
-        assert!(matches!(
-            run_batch(&FakeBackend, &mut Broken, &items, &opts(), &|_| None),
-            Err(ExecError::Setup(_))
-        ));
+        assert!(matches!(run_batch(&FakeBackend, &mut Broken, &items, &opts(), &|_| None), Err(ExecError::Setup(_))));
     }
 
     #[test]

@@ -36,12 +36,7 @@ const REF_BLOCK: u64 = 4096;
 pub fn inputs_for(k: u64) -> Inputs {
     let x = ((k >> 16) & 0xffff) as u32;
     let y = (k & 0xffff) as u32;
-    Inputs {
-        a: x * 0x10001,
-        b: y * 0x10001,
-        d: D_FILL,
-        pred: PRED_ALL,
-    }
+    Inputs { a: x * 0x10001, b: y * 0x10001, d: D_FILL, pred: PRED_ALL }
 }
 
 pub fn mix(k: u64, r: u32) -> u64 {
@@ -129,11 +124,7 @@ pub fn sum_partials(out: &[u8], chunks: u32) -> Result<Vec<u64>, String> {
     }
     Ok(out
         .chunks_exact(8 * THREADS as usize)
-        .map(|c| {
-            c.chunks_exact(8)
-                .map(|b| u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
-                .fold(0u64, u64::wrapping_add)
-        })
+        .map(|c| c.chunks_exact(8).map(|b| u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]])).fold(0u64, u64::wrapping_add))
         .collect())
 }
 
@@ -164,22 +155,12 @@ pub fn reference_digest(req: &DigestRequest, chunk: u64, expect: &BatchExpect) -
 
 /// Reference digests for all chunks of `req`, on all cores.
 pub fn reference_digests(req: &DigestRequest, expect: &BatchExpect) -> Vec<Option<u64>> {
-    let threads = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .min(req.chunks.max(1) as usize);
+    let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(req.chunks.max(1) as usize);
     let chunks: Vec<u64> = (req.first_chunk..req.first_chunk + req.chunks as u64).collect();
     let per = chunks.len().div_ceil(threads.max(1)).max(1);
     std::thread::scope(|s| {
-        let hs: Vec<_> = chunks
-            .chunks(per)
-            .map(|cs| {
-                (
-                    cs.len(),
-                    s.spawn(move || cs.iter().map(|&c| reference_digest(req, c, expect)).collect::<Vec<_>>()),
-                )
-            })
-            .collect();
+        let hs: Vec<_> =
+            chunks.chunks(per).map(|cs| (cs.len(), s.spawn(move || cs.iter().map(|&c| reference_digest(req, c, expect)).collect::<Vec<_>>()))).collect();
         // a thread that died yields "undefined" chunks, which are then fetched and compared
         hs.into_iter().flat_map(|(n, h)| h.join().unwrap_or_else(|_| vec![None; n])).collect()
     })

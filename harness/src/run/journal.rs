@@ -47,10 +47,7 @@ pub struct Journal {
 
 impl Journal {
     fn io(path: &Path, e: impl std::fmt::Display) -> JournalError {
-        JournalError::Io {
-            path: path.display().to_string(),
-            msg: e.to_string(),
-        }
+        JournalError::Io { path: path.display().to_string(), msg: e.to_string() }
     }
 
     /// Start a journal (refusing to overwrite one), or with `resume` continue an existing one
@@ -59,9 +56,7 @@ impl Journal {
     pub fn open(path: &Path, config: &serde_json::Value, resume: bool) -> Result<(Journal, Vec<BatchRecord>), JournalError> {
         let exists = path.exists();
         if exists && !resume {
-            return Err(JournalError::Exists {
-                path: path.display().to_string(),
-            });
+            return Err(JournalError::Exists { path: path.display().to_string() });
         }
         let mut records = Vec::new();
         if exists {
@@ -75,9 +70,8 @@ impl Journal {
             for (i, l) in lines.into_iter().enumerate() {
                 let l = l.map_err(|e| Self::io(path, e))?;
                 let torn = i + 1 == n && !complete_last;
-                let parsed: Result<Line, String> = std::str::from_utf8(&l)
-                    .map_err(|e| e.to_string())
-                    .and_then(|s| serde_json::from_str(s).map_err(|e| e.to_string()));
+                let parsed: Result<Line, String> =
+                    std::str::from_utf8(&l).map_err(|e| e.to_string()).and_then(|s| serde_json::from_str(s).map_err(|e| e.to_string()));
                 match parsed {
                     Ok(Line::Header { config: c }) if i == 0 => header = Some(c),
                     Ok(Line::Batch(b)) if i > 0 && !torn => records.push(b),
@@ -85,61 +79,24 @@ impl Journal {
                         eprintln!("journal: {}: dropping a torn last line (the run was stopped while writing it)", path.display());
                         break;
                     }
-                    Ok(_) => {
-                        return Err(JournalError::Corrupt {
-                            path: path.display().to_string(),
-                            line: i + 1,
-                            msg: "line out of place".into(),
-                        })
-                    }
-                    Err(msg) => {
-                        return Err(JournalError::Corrupt {
-                            path: path.display().to_string(),
-                            line: i + 1,
-                            msg,
-                        })
-                    }
+                    Ok(_) => return Err(JournalError::Corrupt { path: path.display().to_string(), line: i + 1, msg: "line out of place".into() }),
+                    Err(msg) => return Err(JournalError::Corrupt { path: path.display().to_string(), line: i + 1, msg }),
                 }
                 good_len += l.len() as u64 + 1;
             }
             match header {
                 Some(h) if &h == config => {}
-                Some(h) => {
-                    return Err(JournalError::OtherRun {
-                        path: path.display().to_string(),
-                        found: h.to_string(),
-                        want: config.to_string(),
-                    })
-                }
-                None => {
-                    return Err(JournalError::Corrupt {
-                        path: path.display().to_string(),
-                        line: 1,
-                        msg: "no header".into(),
-                    })
-                }
+                Some(h) => return Err(JournalError::OtherRun { path: path.display().to_string(), found: h.to_string(), want: config.to_string() }),
+                None => return Err(JournalError::Corrupt { path: path.display().to_string(), line: 1, msg: "no header".into() }),
             }
             let file = std::fs::OpenOptions::new().write(true).open(path).map_err(|e| Self::io(path, e))?;
             file.set_len(good_len).map_err(|e| Self::io(path, e))?;
             drop(file);
             let file = std::fs::OpenOptions::new().append(true).open(path).map_err(|e| Self::io(path, e))?;
-            return Ok((
-                Journal {
-                    path: path.to_path_buf(),
-                    file,
-                },
-                records,
-            ));
+            return Ok((Journal { path: path.to_path_buf(), file }, records));
         }
-        let file = std::fs::OpenOptions::new()
-            .create_new(true)
-            .append(true)
-            .open(path)
-            .map_err(|e| Self::io(path, e))?;
-        let mut j = Journal {
-            path: path.to_path_buf(),
-            file,
-        };
+        let file = std::fs::OpenOptions::new().create_new(true).append(true).open(path).map_err(|e| Self::io(path, e))?;
+        let mut j = Journal { path: path.to_path_buf(), file };
         j.write_line(&Line::Header { config: config.clone() })?;
         Ok((j, records))
     }

@@ -53,10 +53,8 @@ impl Shard {
     pub const ALL: Shard = Shard { index: 0, count: 1 };
     pub fn parse(s: &str) -> Result<Shard, String> {
         let (i, n) = s.split_once('/').ok_or_else(|| format!("shard {s:?}: want I/N, e.g. 0/4"))?;
-        let (index, count) = (
-            i.trim().parse::<u64>().map_err(|e| format!("shard {s:?}: {e}"))?,
-            n.trim().parse::<u64>().map_err(|e| format!("shard {s:?}: {e}"))?,
-        );
+        let (index, count) =
+            (i.trim().parse::<u64>().map_err(|e| format!("shard {s:?}: {e}"))?, n.trim().parse::<u64>().map_err(|e| format!("shard {s:?}: {e}"))?);
         if count == 0 || index >= count {
             return Err(format!("shard {s:?}: need 0 <= I < N"));
         }
@@ -175,10 +173,7 @@ impl Executor for Shared<'_> {
 
 /// UTC time as ISO 8601, without a date crate (civil-from-days, Hinnant).
 pub fn utc_now() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0) as i64;
+    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0) as i64;
     let (days, rem) = (secs.div_euclid(86400), secs.rem_euclid(86400));
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
@@ -197,12 +192,8 @@ pub fn utc_now() -> String {
 pub fn all_items(a: &RunArgs, seed: u64) -> Result<Vec<(u64, u128)>, CliError> {
     Ok(match a.mode {
         Mode::Random => {
-            let o = crate::gen::GenOptions {
-                form: a.form,
-                invalid_share: a.invalid_share,
-                illegal_share: a.illegal_share,
-                ..crate::gen::GenOptions::legal(seed)
-            };
+            let o =
+                crate::gen::GenOptions { form: a.form, invalid_share: a.invalid_share, illegal_share: a.illegal_share, ..crate::gen::GenOptions::legal(seed) };
             (0..a.count).filter(|i| a.shard.owns(*i)).map(|i| (i, crate::gen::generate_one(&o, i))).collect()
         }
         Mode::Factorial => {
@@ -240,9 +231,7 @@ fn choose_hardware(a: &RunArgs) -> Result<Hw, CliError> {
     if let Ok(spec) = std::env::var(FAKE_ENV) {
         gpu::fake::FakeExecutor::parse(&spec).map_err(CliError::input)?;
         let n = if a.devices == "all" { 1 } else { a.devices.split(',').count().max(1) };
-        return Ok(Hw::Simulated(format!(
-            "simulated executor ({FAKE_ENV}={spec}), {n} worker(s); no hardware was used"
-        )));
+        return Ok(Hw::Simulated(format!("simulated executor ({FAKE_ENV}={spec}), {n} worker(s); no hardware was used")));
     }
     let det = detect::detect();
     if let Some(p) = &det.problem {
@@ -256,9 +245,7 @@ fn choose_hardware(a: &RunArgs) -> Result<Hw, CliError> {
         for s in a.devices.split(',') {
             let d: i32 = s.trim().parse().map_err(|e| CliError::input(format!("--devices {:?}: {e}", a.devices)))?;
             if !usable.contains(&d) {
-                return Err(CliError::input(format!(
-                    "--devices: device {d} is not a usable SM90 device (usable: {usable:?})"
-                )));
+                return Err(CliError::input(format!("--devices: device {d} is not a usable SM90 device (usable: {usable:?})")));
             }
             v.push(d);
         }
@@ -279,10 +266,7 @@ fn worker_ordinals(a: &RunArgs, hw: &Hw) -> Vec<i32> {
 /// folder upwards (so the job runs the same from the root or from `harness/`).
 fn project_vectors() -> PathBuf {
     let cwd = std::env::current_dir().unwrap_or_default();
-    cwd.ancestors()
-        .map(|d| d.join("vectors"))
-        .find(|v| v.join("reference").is_dir())
-        .unwrap_or_else(|| PathBuf::from("vectors"))
+    cwd.ancestors().map(|d| d.join("vectors")).find(|v| v.join("reference").is_dir()).unwrap_or_else(|| PathBuf::from("vectors"))
 }
 
 /// A run without hardware: say so plainly, run the software checks, write the report
@@ -311,10 +295,7 @@ fn software_checks(a: &RunArgs, words: &[u128]) -> SoftwareChecks {
             Err(e) => serde_json::json!({"ran": true, "ok": false, "reason": e.to_string()}),
         },
     };
-    SoftwareChecks {
-        verify: Some(verify),
-        oracle: Some(oracle),
-    }
+    SoftwareChecks { verify: Some(verify), oracle: Some(oracle) }
 }
 
 /// Summary of journaled batches.
@@ -371,10 +352,7 @@ fn finish(out: &Path, s: &Summary) -> CliResult {
             f.expected.as_deref().unwrap_or("-"),
             f.got.as_deref().unwrap_or("-"),
             f.detail,
-            f.minimized_text
-                .as_deref()
-                .map(|m| format!("  minimized: {} {m}", f.minimized.as_deref().unwrap_or("")))
-                .unwrap_or_default()
+            f.minimized_text.as_deref().map(|m| format!("  minimized: {} {m}", f.minimized.as_deref().unwrap_or(""))).unwrap_or_default()
         );
     }
     println!("report: {}", out.display());
@@ -383,10 +361,7 @@ fn finish(out: &Path, s: &Summary) -> CliResult {
         return Ok(ExitCode::from(1));
     }
     if (s.hardware.used || s.hardware.simulated) && s.totals.instructions > 0 && s.totals.compared == 0 {
-        println!(
-            "FAILED: {} instructions but not one result was compared (all skipped or undefined)",
-            s.totals.instructions
-        );
+        println!("FAILED: {} instructions but not one result was compared (all skipped or undefined)", s.totals.instructions);
         return Ok(ExitCode::from(1));
     }
     if !s.software_ok() {
@@ -437,14 +412,7 @@ pub fn run(a: RunArgs) -> CliResult {
         mode: a.mode.name().to_string(),
         started,
         finished: String::new(),
-        hardware: Hardware {
-            used: false,
-            reason: None,
-            gpu: None,
-            driver: None,
-            devices: 0,
-            simulated: false,
-        },
+        hardware: Hardware { used: false, reason: None, gpu: None, driver: None, devices: 0, simulated: false },
         totals: Totals::default(),
         by_form: BTreeMap::new(),
         mismatches: Vec::new(),
@@ -484,21 +452,8 @@ pub fn run(a: RunArgs) -> CliResult {
             // simulated results never land beside hardware truth
             let d = dir.join(if base.hardware.simulated { "simulated" } else { "hardware" });
             std::fs::create_dir_all(&d).map_err(|e| CliError::input(format!("{}: {e}", d.display())))?;
-            let p = d.join(format!(
-                "{}-seed{seed}-{}-shard{}of{}.jsonl",
-                &base.started[..10],
-                a.mode.name(),
-                a.shard.index,
-                a.shard.count
-            ));
-            Some((
-                std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(&p)
-                    .map_err(|e| CliError::input(format!("{}: {e}", p.display())))?,
-                p,
-            ))
+            let p = d.join(format!("{}-seed{seed}-{}-shard{}of{}.jsonl", &base.started[..10], a.mode.name(), a.shard.index, a.shard.count));
+            Some((std::fs::OpenOptions::new().create(true).append(true).open(&p).map_err(|e| CliError::input(format!("{}: {e}", p.display())))?, p))
         }
         None => None,
     };
@@ -539,10 +494,7 @@ pub fn run(a: RunArgs) -> CliResult {
             return Err(CliError::input("need 8 <= chunk_bits <= space_bits <= 32 (a chunk gives each of a block's 256 threads an input)"));
         }
         let groups = 1u64 << (a.space_bits - a.chunk_bits).saturating_sub(exhaustive_group_bits(&a));
-        (0..groups)
-            .filter(|g| a.shard.owns(*g) && !done_items.contains(g))
-            .map(|g| vec![(g, word)])
-            .collect()
+        (0..groups).filter(|g| a.shard.owns(*g) && !done_items.contains(g)).map(|g| vec![(g, word)]).collect()
     } else {
         let todo: Vec<(u64, u128)> = items.iter().copied().filter(|(i, _)| !done_items.contains(i)).collect();
         todo.chunks(a.batch).map(|c| c.to_vec()).collect()
@@ -559,10 +511,7 @@ pub fn run(a: RunArgs) -> CliResult {
     // one executor (worker process) per device, fed by host threads round-robin
     let executors: Vec<(i32, std::sync::Mutex<Box<dyn Executor + Send>>)> =
         ordinals.iter().map(|&dev| (dev, std::sync::Mutex::new(make_executor(&exe, dev, a.timeout)))).collect();
-    let host_threads = a
-        .host_threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))
-        .max(executors.len());
+    let host_threads = a.host_threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).max(executors.len());
     std::thread::scope(|s| {
         for t in 0..host_threads {
             let tx = tx.clone();
@@ -619,9 +568,7 @@ pub fn run(a: RunArgs) -> CliResult {
                 }
                 Err((dev, e)) => {
                     stop.store(true, std::sync::atomic::Ordering::SeqCst);
-                    error.get_or_insert(CliError::input(format!(
-                        "device {dev}: {e}; results so far are in the journal, continue with --resume"
-                    )));
+                    error.get_or_insert(CliError::input(format!("device {dev}: {e}; results so far are in the journal, continue with --resume")));
                 }
             }
         }
@@ -668,20 +615,10 @@ fn exhaustive_group(backend: &dyn Backend, exec: &mut dyn Executor, word: u128, 
     use exhaustive::{inputs_for, DigestRequest};
     let inst = crate::isa::decode(word).map_err(|e| gpu::ExecError::Setup(format!("--encoding {}: illegal: {e}", format_hex(word))))?;
     let gb = exhaustive_group_bits(a);
-    let req = DigestRequest {
-        word,
-        space_bits: a.space_bits,
-        chunk_bits: a.chunk_bits,
-        first_chunk: group << gb,
-        chunks: 1 << gb,
-    };
+    let req = DigestRequest { word, space_bits: a.space_bits, chunk_bits: a.chunk_bits, first_chunk: group << gb, chunks: 1 << gb };
     let job = backend.digest_job(&req).map_err(gpu::ExecError::Setup)?;
     let form = inst.form().key().to_string();
-    let mut totals = Totals {
-        instructions: (group == 0) as u64,
-        inputs: (req.chunks as u64) << req.chunk_bits,
-        ..Default::default()
-    };
+    let mut totals = Totals { instructions: (group == 0) as u64, inputs: (req.chunks as u64) << req.chunk_bits, ..Default::default() };
     let mut rec = BatchRecord::default();
     let mut observed = Vec::new();
     let dev: Vec<u64> = match exec.execute(&job) {
@@ -689,7 +626,11 @@ fn exhaustive_group(backend: &dyn Backend, exec: &mut dyn Executor, word: u128, 
         Ok(out) => exhaustive::sum_partials(&out, req.chunks).map_err(gpu::ExecError::Protocol)?,
         Err(e) if e.blames_instructions() => {
             totals.faults = 1;
-            rec.findings.push(report::Finding::fault(format_hex(word), crate::isa::render(&inst), format!("digest job for chunks {}..{}: {e}", req.first_chunk, req.first_chunk + req.chunks as u64)));
+            rec.findings.push(report::Finding::fault(
+                format_hex(word),
+                crate::isa::render(&inst),
+                format!("digest job for chunks {}..{}: {e}", req.first_chunk, req.first_chunk + req.chunks as u64),
+            ));
             rec.items.push(journal::ItemRecord { index: group, form, totals });
             return Ok(BatchOutcome { record: rec, observed });
         }
@@ -747,7 +688,11 @@ fn exhaustive_group(backend: &dyn Backend, exec: &mut dyn Executor, word: u128, 
         if r.is_some() && listed == 0 {
             // digests differed but every element matched: the device digest is wrong
             totals.faults += 1;
-            rec.findings.push(report::Finding::fault(format_hex(word), crate::isa::render(&inst), format!("chunk {c}: device digest {d:#018x} differs from the reference's but every fetched element matches (digest kernel bug)")));
+            rec.findings.push(report::Finding::fault(
+                format_hex(word),
+                crate::isa::render(&inst),
+                format!("chunk {c}: device digest {d:#018x} differs from the reference's but every fetched element matches (digest kernel bug)"),
+            ));
         }
     }
     rec.items.push(journal::ItemRecord { index: group, form, totals });

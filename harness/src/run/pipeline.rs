@@ -85,7 +85,10 @@ fn kernel_cases(cases: &[Case]) -> Result<(std::borrow::Cow<'_, [Case]>, Vec<usi
     let mut parts = Vec::with_capacity(cases.len());
     for (i, c) in cases.iter().enumerate() {
         if c.inputs.is_empty() || c.inputs.len() % max != 0 {
-            return Err(format!("case {i} has {} inputs: a batch with a case of more than {max} inputs needs a multiple of {max} in every case", c.inputs.len()));
+            return Err(format!(
+                "case {i} has {} inputs: a batch with a case of more than {max} inputs needs a multiple of {max} in every case",
+                c.inputs.len()
+            ));
         }
         kc.extend(c.inputs.chunks(max).map(|s| Case { word: c.word, inputs: s.to_vec() }));
         parts.push(c.inputs.len() / max);
@@ -210,14 +213,7 @@ impl Backend for FakeBackend {
     }
     fn input_set(&self, _inst: &Hmul2, seed: u64, n: usize) -> Vec<Inputs> {
         let mut r = crate::rng::Rng::new(seed);
-        (0..n)
-            .map(|_| Inputs {
-                a: r.next_u32(),
-                b: r.next_u32(),
-                d: r.next_u32(),
-                pred: r.next_u32() as u8 & 0x7f,
-            })
-            .collect()
+        (0..n).map(|_| Inputs { a: r.next_u32(), b: r.next_u32(), d: r.next_u32(), pred: r.next_u32() as u8 & 0x7f }).collect()
     }
     fn digest_job(&self, req: &DigestRequest) -> Result<LaunchJob, String> {
         Ok(LaunchJob {
@@ -252,10 +248,8 @@ mod tests {
         let s = p.state.downcast_ref::<RealState>().unwrap();
         assert_eq!(s.built.manifest.cases.len(), 6);
         // the same program as building the slices by hand
-        let slices: Vec<crate::kernel::Case> = cases
-            .iter()
-            .flat_map(|c| c.inputs.chunks(MAX_THREADS).map(|s| crate::kernel::Case { word: c.word, inputs: s.to_vec() }))
-            .collect();
+        let slices: Vec<crate::kernel::Case> =
+            cases.iter().flat_map(|c| c.inputs.chunks(MAX_THREADS).map(|s| crate::kernel::Case { word: c.word, inputs: s.to_vec() })).collect();
         let by_hand = crate::kernel::build(&slices).unwrap();
         assert_eq!(by_hand.job.cubin, p.job.cubin);
         assert_eq!(by_hand.job.input, p.job.input);

@@ -37,12 +37,7 @@ pub struct FindingInputs {
 
 impl FindingInputs {
     pub fn of(i: &crate::inputs::Inputs) -> FindingInputs {
-        FindingInputs {
-            a: hex32(i.a),
-            b: hex32(i.b),
-            d: hex32(i.d),
-            pred: format!("0x{:02x}", i.pred),
-        }
+        FindingInputs { a: hex32(i.a), b: hex32(i.b), d: hex32(i.d), pred: format!("0x{:02x}", i.pred) }
     }
 }
 
@@ -144,10 +139,7 @@ impl Summary {
             format!("hardware: did not run ({})", self.hardware.reason.as_deref().unwrap_or("no reason recorded"))
         };
         s += &format!("{hw}\nseed {} shard {} mode {}\n", self.seed, self.shard, self.mode);
-        s += &format!(
-            "{:<18} {:>8} {:>10} {:>10} {:>6} {:>6} {:>9} {:>6}\n",
-            "form", "instrs", "inputs", "compared", "mism", "faults", "undefined", "skip"
-        );
+        s += &format!("{:<18} {:>8} {:>10} {:>10} {:>6} {:>6} {:>9} {:>6}\n", "form", "instrs", "inputs", "compared", "mism", "faults", "undefined", "skip");
         let mut row = |name: &str, t: &Totals| {
             s += &format!(
                 "{:<18} {:>8} {:>10} {:>10} {:>6} {:>6} {:>9} {:>6}\n",
@@ -172,26 +164,15 @@ pub fn junit(s: &Summary) -> String {
     let mut cases = Vec::new();
     let mut failures = 0;
     let mut skipped = 0;
-    let forms: Vec<String> = if s.by_form.is_empty() {
-        crate::isa::Form::ALL.iter().map(|f| f.key().to_string()).collect()
-    } else {
-        s.by_form.keys().cloned().collect()
-    };
+    let forms: Vec<String> =
+        if s.by_form.is_empty() { crate::isa::Form::ALL.iter().map(|f| f.key().to_string()).collect() } else { s.by_form.keys().cloned().collect() };
     for form in &forms {
         let name = format!("{}/{}", s.mode, form);
         let body = if !s.hardware.used && !s.hardware.simulated {
             skipped += 1;
-            format!(
-                "<skipped message=\"hardware did not run: {}\"/>",
-                esc(s.hardware.reason.as_deref().unwrap_or(""))
-            )
+            format!("<skipped message=\"hardware did not run: {}\"/>", esc(s.hardware.reason.as_deref().unwrap_or("")))
         } else {
-            let bad: Vec<&Finding> = s
-                .mismatches
-                .iter()
-                .chain(&s.faults)
-                .filter(|f| finding_form(f).as_deref() == Some(form.as_str()))
-                .collect();
+            let bad: Vec<&Finding> = s.mismatches.iter().chain(&s.faults).filter(|f| finding_form(f).as_deref() == Some(form.as_str())).collect();
             if bad.is_empty() {
                 String::new()
             } else {
@@ -214,11 +195,7 @@ pub fn junit(s: &Summary) -> String {
             }
         };
         // a simulated run is labelled as such: a dashboard never shows it as a hardware pass
-        let class = if s.hardware.simulated && !s.hardware.used {
-            "hmul2.simulated"
-        } else {
-            "hmul2.hardware"
-        };
+        let class = if s.hardware.simulated && !s.hardware.used { "hmul2.simulated" } else { "hmul2.hardware" };
         cases.push(format!("    <testcase classname=\"{class}\" name=\"{}\">{}</testcase>", esc(&name), body));
     }
     for (name, check) in [("verify", &s.software_checks.verify), ("oracle", &s.software_checks.oracle)] {
@@ -295,11 +272,7 @@ pub fn merge(parts: &[(String, Summary)]) -> Result<Summary, MergeError> {
     let Some((first_name, first)) = parts.first() else {
         return Err(MergeError::Mismatch("nothing to merge".into()));
     };
-    let n_of = |s: &Summary| {
-        s.shard
-            .split_once('/')
-            .and_then(|(i, n)| Some((i.parse::<u64>().ok()?, n.parse::<u64>().ok()?)))
-    };
+    let n_of = |s: &Summary| s.shard.split_once('/').and_then(|(i, n)| Some((i.parse::<u64>().ok()?, n.parse::<u64>().ok()?)));
     let (_, n) = n_of(first).ok_or_else(|| MergeError::Mismatch(format!("{first_name}: shard {:?} is not I/N", first.shard)))?;
     let mut seen = std::collections::BTreeSet::new();
     let mut out = first.clone();
@@ -340,11 +313,7 @@ pub fn merge(parts: &[(String, Summary)]) -> Result<Summary, MergeError> {
             _ => {}
         }
     }
-    out.shard = if seen.len() as u64 == n {
-        format!("all/{n}")
-    } else {
-        format!("{:?}/{n}", seen)
-    };
+    out.shard = if seen.len() as u64 == n { format!("all/{n}") } else { format!("{:?}/{n}", seen) };
     if seen.len() as u64 != n {
         out.hardware.reason = Some(format!("incomplete merge: shards {seen:?} of {n}"));
     }
