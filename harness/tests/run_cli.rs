@@ -371,7 +371,25 @@ fn exhaustive_digests_find_the_differing_chunks() {
     // operand 1 = 0x0007 in both halves: one row of the 2^20-input test space differs
     let o = harness(
         Some("flip-a:0x00070007"),
-        &["run", "--seed", "1", "--mode", "exhaustive", "--encoding", &w, "--space-bits", "20", "--chunk-bits", "12", "--out", d.to_str().unwrap()],
+        &[
+            "run",
+            "--seed",
+            "1",
+            "--mode",
+            "exhaustive",
+            "--encoding",
+            &w,
+            "--space-bits",
+            "20",
+            "--chunk-bits",
+            "12",
+            "--out",
+            d.to_str().unwrap(),
+            "--vectors",
+            d.join("v").to_str().unwrap(),
+            "--vectors-per-instruction",
+            "3",
+        ],
     );
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let s = summary(&d);
@@ -380,6 +398,14 @@ fn exhaustive_digests_find_the_differing_chunks() {
     assert_eq!(s["totals"]["mismatches"], 1u64 << 16, "every b for a = 7");
     let ms = s["mismatches"].as_array().unwrap();
     assert!(!ms.is_empty() && ms.iter().all(|f| f["inputs"]["a"] == "0x00070007"));
+    // vectors of the fetched chunks: every mismatch (at most 4096 per chunk, here exactly
+    // 4096 per chunk) and the first 3 results of each fetched chunk, nothing more
+    let files: Vec<_> = std::fs::read_dir(d.join("v").join("simulated")).unwrap().collect();
+    let body = std::fs::read_to_string(files[0].as_ref().unwrap().path()).unwrap();
+    let vs: Vec<_> = body.lines().map(|l| hmul2_harness::vectors::parse_line(l).unwrap()).collect();
+    let row = vs.iter().filter(|v| v.inputs.a == 0x0007_0007).count();
+    assert_eq!(row, 1 << 16, "every mismatching result is a vector");
+    assert!(vs.len() - row <= 3 * 16, "{} vectors beside the mismatches", vs.len() - row);
     // clean: nothing differs, nothing fetched
     let o = harness(
         Some("ok"),

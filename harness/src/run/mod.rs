@@ -470,13 +470,7 @@ pub fn run(a: RunArgs) -> CliResult {
     let mut vec_writer = vector_out::VectorWriter::new(&origin);
     let mut vec_buf = Vec::new();
     let exe = std::env::current_exe().map_err(|e| CliError::input(format!("cannot find this program for its workers: {e}")))?;
-    let opts = EngineOptions {
-        inputs: a.inputs,
-        seed,
-        minimize_budget: a.minimize_budget,
-        // without --vectors only mismatches are kept (for the report's findings)
-        keep_vectors: if a.vectors.is_some() { a.vectors_per_instruction.0 } else { Some(0) },
-    };
+    let opts = EngineOptions { inputs: a.inputs, seed, minimize_budget: a.minimize_budget, keep_vectors: keep_vectors(&a) };
     let nv = crate::nvdisasm::Nvdisasm::find().ok();
     let describe = move |w: u128| -> Option<String> {
         let nv = nv.as_ref()?;
@@ -605,6 +599,20 @@ fn progress_bar(total: u64) -> indicatif::ProgressBar {
 }
 
 /// log2 of chunks per digest job.
+/// Mismatching results of one fetched exhaustive chunk kept as vectors under
+/// `--vectors-per-instruction N` (a wrong NaN rule would otherwise keep millions).
+const MISMATCH_VECTORS_PER_CHUNK: usize = 4096;
+
+/// Results kept as vectors per instruction (or per fetched exhaustive chunk): `None` all;
+/// without `--vectors`, only mismatches, for the findings.
+fn keep_vectors(a: &RunArgs) -> Option<usize> {
+    if a.vectors.is_some() {
+        a.vectors_per_instruction.0
+    } else {
+        Some(0)
+    }
+}
+
 fn exhaustive_group_bits(a: &RunArgs) -> u32 {
     (a.space_bits - a.chunk_bits).min(8)
 }
@@ -659,11 +667,22 @@ fn exhaustive_group(backend: &dyn Backend, exec: &mut dyn Executor, word: u128, 
             }
         };
         let mut listed = 0;
-        for (inp, g) in got.iter().map(|(i, g)| (i, *g)) {
-            match backend.expect(&inst, inp) {
+        let ins: Vec<crate::inputs::Inputs> = got.iter().map(|x| x.0).collect();
+        let mut want = vec![0u32; ins.len()];
+        let all_defined = backend.expect_batch(&inst, &ins, &mut want).is_ok();
+        let mut kept_bad = 0;
+        for (k, (inp, g)) in got.iter().map(|(i, g)| (i, *g)).enumerate() {
+            let e = if all_defined { Ok(want[k]) } else { backend.expect(&inst, inp) };
+            match e {
                 Ok(e) => {
                     totals.compared += 1;
-                    observed.push(Observed { word, inputs: *inp, got: g });
+                    // a chunk holds 2^chunk_bits results: under a per-instruction limit,
+                    // its first N and at most MISMATCH_VECTORS_PER_CHUNK mismatches
+                    let keep = keep_vectors(a);
+                    if keep.is_none_or(|n| k < n) || (e != g && kept_bad < MISMATCH_VECTORS_PER_CHUNK) {
+                        kept_bad += (e != g) as usize;
+                        observed.push(Observed { word, inputs: *inp, got: g });
+                    }
                     if e != g {
                         totals.mismatches += 1;
                         if listed < 16 {
