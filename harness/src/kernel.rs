@@ -231,35 +231,62 @@ pub fn effective_inputs(word: u128, inputs: &[Inputs], bank3: &[u8]) -> Result<V
         _ => None,
     };
     // a register's value after the loads: the last move into it wins
-    let val = |r: u8, x: &Inputs| {
+    let reg = |r: u8| {
         if r == RZ {
-            0
+            Pick::ZERO
         } else if r == inst.a {
-            x.a
+            Pick { a: !0, ..Pick::ZERO }
         } else if Some(r) == rb {
-            x.b
+            Pick { b: !0, ..Pick::ZERO }
         } else {
-            x.d
+            Pick { d: !0, ..Pick::ZERO }
+        }
+    };
+    let (pa, pd) = (reg(inst.a), reg(inst.dst));
+    let pb = match inst.b {
+        Operand2::Reg(r) => reg(r),
+        Operand2::Imm { .. } => Pick { b: !0, ..Pick::ZERO },
+        Operand2::Ur(u) if u == URZ => Pick::ZERO,
+        Operand2::Ur(_) | Operand2::ConstUr { .. } => Pick { warp_b: !0, ..Pick::ZERO },
+        Operand2::Const { offset, .. } => {
+            let o = offset as usize;
+            Pick { konst: u32::from_le_bytes([bank3[o], bank3[o + 1], bank3[o + 2], bank3[o + 3]]), ..Pick::ZERO }
         }
     };
     let mut out = inputs.to_vec();
-    for (k, x) in out.iter_mut().enumerate() {
-        let given = *x;
-        x.a = val(inst.a, &given);
-        x.d = val(inst.dst, &given);
-        x.b = match inst.b {
-            Operand2::Reg(r) => val(r, &given),
-            Operand2::Imm { .. } => x.b,
-            Operand2::Ur(u) if u == URZ => 0,
-            Operand2::Ur(_) | Operand2::ConstUr { .. } => inputs[k - k % 32].b,
-            Operand2::Const { offset, .. } => {
-                let o = offset as usize;
-                u32::from_le_bytes([bank3[o], bank3[o + 1], bank3[o + 2], bank3[o + 3]])
-            }
-        };
-        x.pred &= 0x7f;
+    if (pa, pb, pd) == (Pick { a: !0, ..Pick::ZERO }, Pick { b: !0, ..Pick::ZERO }, Pick { d: !0, ..Pick::ZERO }) {
+        // distinct registers, none RZ: every value as given
+        out.iter_mut().for_each(|x| x.pred &= 0x7f);
+        return Ok(out);
+    }
+    // the same selects for every input, warp by warp, without a branch
+    for warp in out.chunks_mut(32) {
+        let warp_b = warp[0].b;
+        for x in warp {
+            *x = Inputs { a: pa.of(x, warp_b), b: pb.of(x, warp_b), d: pd.of(x, warp_b), pred: x.pred & 0x7f };
+        }
     }
     Ok(out)
+}
+
+/// Where one register's value comes from after the loads: masks (all ones or zero) over
+/// the given a, b and d and the warp's first b, or a constant.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Pick {
+    a: u32,
+    b: u32,
+    d: u32,
+    warp_b: u32,
+    konst: u32,
+}
+
+impl Pick {
+    const ZERO: Pick = Pick { a: 0, b: 0, d: 0, warp_b: 0, konst: 0 };
+
+    #[inline(always)]
+    fn of(&self, x: &Inputs, warp_b: u32) -> u32 {
+        (x.a & self.a) | (x.b & self.b) | (x.d & self.d) | (warp_b & self.warp_b) | self.konst
+    }
 }
 
 /// The `MOV dst, src` that load d, b and a (held in registers `d`, `b`, `a`) into the
