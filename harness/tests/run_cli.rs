@@ -159,6 +159,10 @@ fn journal_and_resume_lose_nothing() {
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert!(text(&o).contains("24 items already journaled"), "{}", text(&o));
     assert_eq!(essence(&summary(&part)), essence(&want));
+    // the rate counts only what this process compared, not the journaled part
+    let (t, all) = (&summary(&part)["timing"], summary(&part)["totals"]["compared"].as_u64().unwrap());
+    assert!(t["compared"].as_u64().unwrap() < all && t["execute_s"].as_f64().unwrap() > 0.0, "{t}");
+    assert_eq!(want["timing"]["compared"].as_u64().unwrap(), want["totals"]["compared"].as_u64().unwrap());
 
     // damage before the end is a one-line error naming the file
     let j = std::fs::read_to_string(part.join("journal.jsonl")).unwrap();
@@ -253,6 +257,7 @@ fn shards_merged_equal_one_unsharded_run() {
     let (one, merged) = (summary(&d.join("one")), summary(&d.join("merged")));
     assert_eq!(essence(&merged), essence(&one));
     assert_eq!(merged["shard"], "all/2");
+    assert!(merged["timing"].is_null() && !one["timing"].is_null(), "a merged report has no one wall clock");
     assert!(std::fs::read_to_string(d.join("merged/junit.xml")).unwrap().contains("<failure"));
     // the shards split by index: disjoint and complete
     let (a, b) = (summary(&d.join("s0")), summary(&d.join("s1")));

@@ -355,6 +355,16 @@ fn finish(out: &Path, s: &Summary) -> CliResult {
             f.minimized_text.as_deref().map(|m| format!("  minimized: {} {m}", f.minimized.as_deref().unwrap_or(""))).unwrap_or_default()
         );
     }
+    if let Some(t) = &s.timing {
+        println!(
+            "timing: {} results compared in {:.2} s ({:.2} M/s{}); software checks {:.2} s",
+            t.compared,
+            t.execute_s,
+            t.compared_per_s / 1e6,
+            if s.hardware.used { "" } else { ", simulated: not a hardware rate" },
+            t.software_checks_s
+        );
+    }
     println!("report: {}", out.display());
     if !s.hardware_clean() {
         println!("FAILED: {} mismatching executions, {} faults", s.totals.mismatches, s.totals.faults);
@@ -419,6 +429,7 @@ pub fn run(a: RunArgs) -> CliResult {
         faults: Vec::new(),
         software_checks: SoftwareChecks { verify: None, oracle: None },
         coverage,
+        timing: None,
     };
     let (backend, ordinals): (Box<dyn Backend>, Vec<i32>) = match &hw {
         Hw::None(why) => return software_only(&a, &words, base, format!("no usable GPU: {why}")),
@@ -502,6 +513,8 @@ pub fn run(a: RunArgs) -> CliResult {
     let mut error: Option<CliError> = None;
     let mut journaled = 0u64;
     let mode = a.mode;
+    let t_exec = std::time::Instant::now();
+    let mut compared_now = 0u64;
     // one executor (worker process) per device, fed by host threads round-robin
     let executors: Vec<(i32, std::sync::Mutex<Box<dyn Executor + Send>>)> =
         ordinals.iter().map(|&dev| (dev, std::sync::Mutex::new(make_executor(&exe, dev, a.timeout)))).collect();
@@ -549,6 +562,7 @@ pub fn run(a: RunArgs) -> CliResult {
                         stop.store(true, std::sync::atomic::Ordering::SeqCst);
                     }
                     bar.inc(outcome.record.items.len() as u64);
+                    compared_now += outcome.record.items.iter().map(|i| i.totals.compared).sum::<u64>();
                     records.push(outcome.record);
                     journaled += 1;
                     if a.stop_after_batches == Some(journaled) {
@@ -580,7 +594,15 @@ pub fn run(a: RunArgs) -> CliResult {
         let _ = write_report(&a.out, &s);
         return Err(e);
     }
+    let execute_s = t_exec.elapsed().as_secs_f64();
+    let t_checks = std::time::Instant::now();
     base.software_checks = software_checks(&a, &words);
+    base.timing = Some(report::Timing {
+        execute_s,
+        compared: compared_now,
+        compared_per_s: if execute_s > 0.0 { compared_now as f64 / execute_s } else { 0.0 },
+        software_checks_s: t_checks.elapsed().as_secs_f64(),
+    });
     base.finished = utc_now();
     let s = summarize(&records, base);
     finish(&a.out, &s)

@@ -105,6 +105,24 @@ pub struct Summary {
     pub faults: Vec<Finding>,
     pub software_checks: SoftwareChecks,
     pub coverage: Option<serde_json::Value>,
+    /// Where this process's wall time went (absent in merged reports).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timing: Option<Timing>,
+}
+
+/// Where a run's wall time went.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Timing {
+    /// Seconds from the first batch taken to the last result journaled: inputs, build,
+    /// launches, reference and compare, overlapped across host threads and devices.
+    pub execute_s: f64,
+    /// Results compared in that time by this process (instruction × input; a resumed
+    /// run's journaled results are not counted).
+    pub compared: u64,
+    /// `compared / execute_s`.
+    pub compared_per_s: f64,
+    /// Seconds of the software checks afterwards (vector replay, nvdisasm oracle).
+    pub software_checks_s: f64,
 }
 
 impl Summary {
@@ -276,6 +294,7 @@ pub fn merge(parts: &[(String, Summary)]) -> Result<Summary, MergeError> {
     let (_, n) = n_of(first).ok_or_else(|| MergeError::Mismatch(format!("{first_name}: shard {:?} is not I/N", first.shard)))?;
     let mut seen = std::collections::BTreeSet::new();
     let mut out = first.clone();
+    out.timing = None;
     out.totals = Totals::default();
     out.by_form.clear();
     out.mismatches.clear();
