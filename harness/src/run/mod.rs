@@ -693,14 +693,14 @@ fn exhaustive_group(backend: &dyn Backend, exec: &mut dyn Executor, word: u128, 
         let mut want = vec![0u32; ins.len()];
         let all_defined = backend.expect_batch(&inst, &ins, &mut want).is_ok();
         let mut kept_bad = 0;
+        // a chunk holds 2^chunk_bits results: under a per-instruction limit, its first N
+        // and at most MISMATCH_VECTORS_PER_CHUNK mismatches
+        let keep = keep_vectors(a);
         for (k, (inp, g)) in got.iter().map(|(i, g)| (i, *g)).enumerate() {
             let e = if all_defined { Ok(want[k]) } else { backend.expect(&inst, inp) };
             match e {
                 Ok(e) => {
                     totals.compared += 1;
-                    // a chunk holds 2^chunk_bits results: under a per-instruction limit,
-                    // its first N and at most MISMATCH_VECTORS_PER_CHUNK mismatches
-                    let keep = keep_vectors(a);
                     if keep.is_none_or(|n| k < n) || (e != g && kept_bad < MISMATCH_VECTORS_PER_CHUNK) {
                         kept_bad += (e != g) as usize;
                         observed.push(Observed { word, inputs: *inp, got: g });
