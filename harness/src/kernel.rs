@@ -35,6 +35,7 @@
 pub mod command;
 pub mod digest;
 pub mod elf;
+pub mod emu;
 pub mod helpers;
 
 use crate::inputs::Inputs;

@@ -275,3 +275,43 @@ pub fn write(d: &[u8], t: &Template, code: &[u8], exit_at: u32, regcount: u32, b
     }
     Ok(out)
 }
+
+/// What a loader needs from a patched cubin: the kernel's code, constant bank 3, and the
+/// attributes the driver reads. For the CPU emulator ([`super::emu`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Image {
+    /// `.text.<kernel>` as 128-bit words.
+    pub text: Vec<u128>,
+    /// `.nv.constant3`.
+    pub bank3: Vec<u8>,
+    /// Registers per thread: `EIATTR_REGCOUNT`, which must equal the `.text` header's sh_info high byte.
+    pub regcount: u32,
+    /// `EIATTR_EXIT_INSTR_OFFSETS`: byte offsets of the EXITs in `.text`.
+    pub exits: Vec<u32>,
+}
+
+/// Read a cubin as a loader would, checking what the patcher keeps consistent.
+pub fn image(d: &[u8]) -> Result<Image, PatchError> {
+    let t = inspect(d)?;
+    let section = |i: usize| -> Result<&[u8], PatchError> {
+        let s = &t.shdrs[i];
+        d.get(s.offset as usize..s.offset.saturating_add(s.size) as usize).ok_or_else(|| bad(format!("section {} lies past the end of the file", s.name)))
+    };
+    let code = section(t.text)?;
+    if !code.len().is_multiple_of(16) || code.is_empty() {
+        return Err(bad(format!(".text holds {} bytes, not whole 16-byte instructions", code.len())));
+    }
+    let text = code.chunks_exact(16).map(|c| u128::from_le_bytes(c.try_into().unwrap_or([0; 16]))).collect();
+    let (rc_at, n) = find_attr(d, &t.shdrs[t.info], EIATTR_REGCOUNT, Some(t.kernel_sym))?;
+    if n < 8 {
+        return Err(bad(format!("EIATTR_REGCOUNT holds {n} bytes")));
+    }
+    let regcount = u32_at(d, rc_at + 4)?;
+    let header = t.shdrs[t.text].info >> 24;
+    if header != 0 && header != regcount {
+        return Err(bad(format!(".text sh_info says {header} registers, EIATTR_REGCOUNT says {regcount}")));
+    }
+    let (ex_at, n) = find_attr(d, &t.shdrs[t.kinfo], EIATTR_EXIT_INSTR_OFFSETS, None)?;
+    let exits = (0..n / 4).map(|i| u32_at(d, ex_at + 4 * i)).collect::<Result<_, _>>()?;
+    Ok(Image { text, bank3: section(t.bank3)?.to_vec(), regcount, exits })
+}

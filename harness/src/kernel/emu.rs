@@ -1,0 +1,627 @@
+//! A CPU emulation of the programs the patcher writes: every word of `.text` is decoded
+//! back through the helper spec or as HMUL2 (anything else is an illegal instruction),
+//! then run warp by warp in lock step over emulated global memory, with the launch's
+//! parameters in constant bank 0 and `.nv.constant3` as bank 3.
+//!
+//! It proves the plan, not the GPU's arithmetic: the HMUL2 under test is computed by a
+//! hook (by default the reference), so the emulator cannot find a wrong reference. What it
+//! does check, and a GPU would not report: every register touched lies under the cubin's
+//! register count; a variable-latency helper sets a write scoreboard and nothing reads or
+//! overwrites its destination before waiting on it; a store's sources are not overwritten
+//! before its read scoreboard is waited on; `R2UR` reads a warp-uniform value; a branch
+//! does not diverge; the global-memory descriptor of `c[0x0][0x208]` is what loads and
+//! stores use; every access lies inside an allocation and is aligned.
+//!
+//! Used by the fake CUDA driver (`harness/fake-cuda`, the driver path without a GPU) and by
+//! the kernel tests. The `cx[]` bindless handle format is the patcher's assumption
+//! ([`cx_handle`]), not a hardware fact.
+
+use super::elf::Image;
+use super::helpers::{op_spec, Op};
+use crate::inputs::Inputs;
+use crate::isa::{Hmul2, Operand2, PT, RZ, URZ};
+use crate::spec::layout;
+
+/// What `c[0x0][0x208]` holds: the emulated global-memory descriptor.
+pub const DESCRIPTOR: u64 = 0x0000_beef_0000_dead;
+/// Byte offset of the first kernel parameter in constant bank 0 (SM90).
+pub const PARAM_BASE: u32 = 0x210;
+/// Lanes per warp.
+pub const WARP: usize = 32;
+/// Instructions one warp may execute before the launch counts as hung.
+pub const STEP_LIMIT: u64 = 1 << 32;
+/// What an HMUL2 writes when the reference leaves its result undefined.
+pub const UNDEFINED_RESULT: u32 = 0x7e7e_7e7e;
+
+/// Why an emulated launch stopped. Each maps to the CUDA error a driver would return
+/// ([`Fault::cuda_code`]); checks no GPU would make (hazards, register count) map to
+/// `CUDA_ERROR_LAUNCH_FAILED`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Fault {
+    #[error("illegal instruction at {pc:#x}: {why}")]
+    IllegalInstruction { pc: usize, why: String },
+    #[error("illegal address at {pc:#x}: {len} bytes at {addr:#x} lie outside every allocation")]
+    IllegalAddress { pc: usize, addr: u64, len: usize },
+    #[error("misaligned address at {pc:#x}: {len} bytes at {addr:#x}")]
+    Misaligned { pc: usize, addr: u64, len: usize },
+    #[error("hazard at {pc:#x}: {what}")]
+    Hazard { pc: usize, what: String },
+    #[error("register at {pc:#x}: {what} (the cubin allocates {regcount})")]
+    Register { pc: usize, what: String, regcount: u32 },
+    #[error("unsupported at {pc:#x}: {what}")]
+    Unsupported { pc: usize, what: String },
+    #[error("no EXIT after {steps} instructions (last at {pc:#x})")]
+    Timeout { pc: usize, steps: u64 },
+    #[error("launch: {0}")]
+    Launch(String),
+}
+
+impl Fault {
+    /// The CUDA driver error code a launch with this fault returns.
+    pub fn cuda_code(&self) -> i32 {
+        match self {
+            Fault::IllegalInstruction { .. } => 715,
+            Fault::IllegalAddress { .. } => 700,
+            Fault::Misaligned { .. } => 716,
+            Fault::Timeout { .. } => 702,
+            Fault::Launch(_) => 1,
+            Fault::Hazard { .. } | Fault::Register { .. } | Fault::Unsupported { .. } => 719,
+        }
+    }
+}
+
+/// Emulated device memory.
+pub trait Memory {
+    /// Fill `out` from `addr`; false when the range is not inside one allocation.
+    fn read(&self, addr: u64, out: &mut [u8]) -> bool;
+    /// Write `data` at `addr`; false when the range is not inside one allocation.
+    fn write(&mut self, addr: u64, data: &[u8]) -> bool;
+}
+
+/// Allocations as (base address, bytes).
+#[derive(Clone, Debug, Default)]
+pub struct Regions(pub Vec<(u64, Vec<u8>)>);
+
+impl Regions {
+    fn find(&self, addr: u64, len: usize) -> Option<(usize, usize)> {
+        self.0.iter().enumerate().find_map(|(i, (base, bytes))| {
+            let off = addr.checked_sub(*base)? as usize;
+            (off.checked_add(len)? <= bytes.len()).then_some((i, off))
+        })
+    }
+}
+
+impl Memory for Regions {
+    fn read(&self, addr: u64, out: &mut [u8]) -> bool {
+        match self.find(addr, out.len()) {
+            Some((i, off)) => {
+                out.copy_from_slice(&self.0[i].1[off..off + out.len()]);
+                true
+            }
+            None => false,
+        }
+    }
+    fn write(&mut self, addr: u64, data: &[u8]) -> bool {
+        match self.find(addr, data.len()) {
+            Some((i, off)) => {
+                self.0[i].1[off..off + data.len()].copy_from_slice(data);
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// One execution of the HMUL2 under test, for the hook that computes it.
+#[derive(Clone, Copy, Debug)]
+pub struct Site<'a> {
+    /// Instruction index in `.text`.
+    pub index: usize,
+    pub word: u128,
+    pub inst: &'a Hmul2,
+    pub ctaid: u32,
+    pub tid: u32,
+    /// What the instruction reads: registers (0 for RZ/URZ), the constant word, P0..P6.
+    /// In the immediate form `b` is 0: the value is in the encoding.
+    pub inputs: Inputs,
+}
+
+/// The reference's result, [`UNDEFINED_RESULT`] where it has none.
+pub fn reference_hook(s: &Site) -> u32 {
+    crate::reference::eval(s.inst, &s.inputs).unwrap_or(UNDEFINED_RESULT)
+}
+
+/// A `cx[]` handle (a uniform register pair) as (base address, size in bytes): the patcher's
+/// assumption, bits 0..50 the base / 64, bits 51..63 the size / 16.
+pub fn cx_handle(lo: u32, hi: u32) -> (u64, u64) {
+    let base = (lo as u64 | ((hi as u64) & 0x7_ffff) << 32) << 6;
+    (base, ((hi >> 19) as u64) << 4)
+}
+
+#[derive(Clone, Debug)]
+enum Insn {
+    Helper(Op, [u32; 4]),
+    Hmul2(Box<Hmul2>),
+    Illegal(String),
+}
+
+#[derive(Clone, Debug)]
+struct Decoded {
+    insn: Insn,
+    word: u128,
+    wr_bar: u8,
+    rd_bar: u8,
+    wait: u8,
+}
+
+/// A helper word as (op, field values in the JSON's order, byte offsets scaled).
+pub fn classify(word: u128) -> Option<(Op, [u32; 4])> {
+    let l = layout();
+    let ctrl = l.stall.mask | l.yield_.mask | l.wr_bar.mask | l.rd_bar.mask | l.wait.mask | l.reuse.mask;
+    Op::ALL.into_iter().find_map(|op| {
+        let s = op_spec(op);
+        let fields = s.fields.iter().fold(0u128, |m, f| m | f.mask);
+        (word & !(ctrl | fields) == s.fixed).then(|| {
+            let mut a = [0u32; 4];
+            for (v, f) in a.iter_mut().zip(&s.fields) {
+                *v = f.get(word).wrapping_mul(f.scale);
+            }
+            (op, a)
+        })
+    })
+}
+
+/// A loaded program, decoded once.
+#[derive(Clone, Debug)]
+pub struct Program {
+    code: Vec<Decoded>,
+    bank3: Vec<u8>,
+    regcount: u32,
+}
+
+impl Program {
+    /// Decode an image; refuses one whose `EIATTR_EXIT_INSTR_OFFSETS` do not name EXITs.
+    pub fn load(image: &Image) -> Result<Program, String> {
+        let l = layout();
+        let code: Vec<Decoded> = image
+            .text
+            .iter()
+            .map(|&w| Decoded {
+                insn: match classify(w) {
+                    Some((op, a)) => Insn::Helper(op, a),
+                    None => match crate::isa::decode(w) {
+                        Ok(i) => Insn::Hmul2(Box::new(i)),
+                        Err(e) => Insn::Illegal(e.to_string()),
+                    },
+                },
+                word: w,
+                wr_bar: l.wr_bar.get(w) as u8,
+                rd_bar: l.rd_bar.get(w) as u8,
+                wait: l.wait.get(w) as u8,
+            })
+            .collect();
+        if image.exits.is_empty() {
+            return Err("EIATTR_EXIT_INSTR_OFFSETS lists no EXIT".into());
+        }
+        for &e in &image.exits {
+            let ok = e % 16 == 0 && matches!(code.get(e as usize / 16).map(|d| &d.insn), Some(Insn::Helper(Op::Exit, _)));
+            if !ok {
+                return Err(format!("EIATTR_EXIT_INSTR_OFFSETS names {e:#x}, which is not an EXIT"));
+            }
+        }
+        if image.regcount == 0 || image.regcount > 255 {
+            return Err(format!("register count {}", image.regcount));
+        }
+        Ok(Program { code, bank3: image.bank3.clone(), regcount: image.regcount })
+    }
+
+    pub fn len(&self) -> usize {
+        self.code.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.code.is_empty()
+    }
+}
+
+/// A launch: one-dimensional grid and block (the patcher's kernels), two pointer parameters.
+#[derive(Clone, Copy, Debug)]
+pub struct Launch {
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub params: [u64; 2],
+}
+
+/// Counts of what ran.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    pub warps: u64,
+    pub instructions: u64,
+    pub hmul2: u64,
+}
+
+/// Per-warp state.
+struct Warp {
+    r: Vec<[u32; 256]>,
+    ur: [u32; 64],
+    pr: [u8; WARP],
+    /// Scoreboard + 1 a register's pending write is on (0 none); same for reads by stores.
+    wr_pending: [u8; 256],
+    ur_pending: [u8; 64],
+    rd_pending: [u8; 256],
+}
+
+/// Run every warp of a launch to its EXIT; `hmul2` computes each execution of an HMUL2.
+pub fn run(p: &Program, launch: &Launch, mem: &mut dyn Memory, hmul2: &mut dyn FnMut(&Site) -> u32) -> Result<Stats, Fault> {
+    let [gx, gy, gz] = launch.grid;
+    let [bx, by, bz] = launch.block;
+    if gy != 1 || gz != 1 || by != 1 || bz != 1 || gx == 0 || bx == 0 || bx > 1024 {
+        return Err(Fault::Launch(format!("grid {:?} block {:?}: the emulator runs 1-D launches of 1..1024 threads", launch.grid, launch.block)));
+    }
+    let mut stats = Stats::default();
+    for ctaid in 0..gx {
+        for w in 0..bx.div_ceil(WARP as u32) {
+            let lanes = (bx - w * WARP as u32).min(WARP as u32) as usize;
+            run_warp(p, launch, mem, hmul2, ctaid, w * WARP as u32, lanes, &mut stats)?;
+            stats.warps += 1;
+        }
+    }
+    Ok(stats)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_warp(
+    p: &Program,
+    launch: &Launch,
+    mem: &mut dyn Memory,
+    hmul2: &mut dyn FnMut(&Site) -> u32,
+    ctaid: u32,
+    tid0: u32,
+    lanes: usize,
+    stats: &mut Stats,
+) -> Result<(), Fault> {
+    let mut s = Warp { r: vec![[0u32; 256]; lanes], ur: [0; 64], pr: [0; WARP], wr_pending: [0; 256], ur_pending: [0; 64], rd_pending: [0; 256] };
+    let rc = p.regcount;
+    let mut pc = 0usize;
+    let mut steps = 0u64;
+    loop {
+        let Some(d) = p.code.get(pc) else {
+            return Err(Fault::IllegalInstruction { pc: pc * 16, why: "execution ran past the end of .text".into() });
+        };
+        steps += 1;
+        if steps > STEP_LIMIT {
+            return Err(Fault::Timeout { pc: pc * 16, steps });
+        }
+        let at = pc * 16;
+        // scoreboards waited on complete before issue
+        for b in 0..6u8 {
+            if d.wait >> b & 1 == 1 {
+                for x in s.wr_pending.iter_mut().chain(s.ur_pending.iter_mut()).chain(s.rd_pending.iter_mut()) {
+                    if *x == b + 1 {
+                        *x = 0;
+                    }
+                }
+            }
+        }
+        let mut next = pc + 1;
+        match &d.insn {
+            Insn::Illegal(why) => return Err(Fault::IllegalInstruction { pc: at, why: format!("{}: {why}", crate::isa::format_hex(d.word)) }),
+            Insn::Hmul2(inst) => {
+                let mut reads = vec![inst.a, inst.dst];
+                if let Operand2::Reg(b) = inst.b {
+                    reads.push(b);
+                }
+                let ureads: Vec<u8> = match inst.b {
+                    Operand2::Ur(u) => vec![u],
+                    Operand2::ConstUr { ureg, .. } => vec![ureg, ureg + 1],
+                    _ => vec![],
+                };
+                check_regs(&s, at, rc, &reads, &ureads, &[inst.dst], "HMUL2")?;
+                for lane in 0..lanes {
+                    let g = &s.r[lane];
+                    let reg = |x: u8| if x == RZ { 0 } else { g[x as usize] };
+                    let b = match inst.b {
+                        Operand2::Reg(x) => reg(x),
+                        Operand2::Imm { .. } => 0,
+                        Operand2::Ur(u) => {
+                            if u == URZ {
+                                0
+                            } else {
+                                s.ur[u as usize]
+                            }
+                        }
+                        Operand2::Const { bank, offset } => {
+                            if bank != super::DATA_BANK {
+                                return Err(Fault::Unsupported { pc: at, what: format!("c[{bank:#x}]: only bank 3 is emulated") });
+                            }
+                            let o = offset as usize;
+                            let bytes =
+                                p.bank3.get(o..o + 4).ok_or_else(|| Fault::Unsupported { pc: at, what: format!("c[0x3][{offset:#x}] outside the bank") })?;
+                            u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]])
+                        }
+                        Operand2::ConstUr { ureg, offset } => {
+                            let (base, size) = cx_handle(s.ur[ureg as usize], s.ur[ureg as usize + 1]);
+                            if offset as u64 + 4 > size {
+                                return Err(Fault::IllegalAddress { pc: at, addr: base + offset as u64, len: 4 });
+                            }
+                            load32(mem, at, base + offset as u64)?
+                        }
+                    };
+                    let inputs = Inputs { a: reg(inst.a), b, d: reg(inst.dst), pred: s.pr[lane] & 0x7f };
+                    let v = hmul2(&Site { index: pc, word: d.word, inst, ctaid, tid: tid0 + lane as u32, inputs });
+                    if inst.dst != RZ {
+                        s.r[lane][inst.dst as usize] = v;
+                    }
+                }
+                stats.hmul2 += lanes as u64;
+            }
+            Insn::Helper(op, a) => {
+                let (reads, ureads, writes, uwrites) = operands(*op, a);
+                check_regs(&s, at, rc, &reads, &ureads, &writes, op.name())?;
+                for &u in &uwrites {
+                    if s.ur_pending[u as usize] != 0 {
+                        return Err(Fault::Hazard { pc: at, what: format!("{} overwrites UR{u} before its pending write completes", op.name()) });
+                    }
+                }
+                if op.variable_latency() && d.wr_bar > 5 {
+                    return Err(Fault::Hazard { pc: at, what: format!("{} has a variable latency but sets no write scoreboard", op.name()) });
+                }
+                match op {
+                    Op::Exit => {
+                        stats.instructions += steps;
+                        return Ok(());
+                    }
+                    Op::BraSelf => return Err(Fault::Timeout { pc: at, steps }),
+                    Op::BraBack => {
+                        let taken: Vec<bool> = (0..lanes).map(|l| a[0] == PT as u32 || s.pr[l] >> a[0] & 1 == 1).collect();
+                        if taken.iter().any(|&t| t != taken[0]) {
+                            return Err(Fault::Unsupported { pc: at, what: "divergent branch".into() });
+                        }
+                        if taken[0] {
+                            let target = (pc as i64 + 1) * 16 + (a[1] as i32 as i64) * 4;
+                            if target < 0 || target % 16 != 0 {
+                                return Err(Fault::IllegalInstruction { pc: at, why: format!("branch target {target:#x}") });
+                            }
+                            next = target as usize / 16;
+                        }
+                    }
+                    Op::Uldc64 => {
+                        let v = const0(launch, at, a[2], a[1])?;
+                        s.ur[a[0] as usize] = v as u32;
+                        s.ur[a[0] as usize + 1] = (v >> 32) as u32;
+                    }
+                    Op::R2ur => {
+                        let v = s.r[0][a[1] as usize];
+                        let v = if a[1] == RZ as u32 { 0 } else { v };
+                        if a[1] != RZ as u32 && s.r.iter().any(|g| g[a[1] as usize] != v) {
+                            return Err(Fault::Unsupported { pc: at, what: format!("R2UR of R{} differs across the warp", a[1]) });
+                        }
+                        if a[0] != URZ as u32 {
+                            s.ur[a[0] as usize] = v;
+                        }
+                    }
+                    Op::LdgE128 | Op::StgE | Op::StgE64 => {
+                        let desc = s.ur[a[2] as usize] as u64 | (s.ur[a[2] as usize + 1] as u64) << 32;
+                        if desc != DESCRIPTOR {
+                            return Err(Fault::IllegalAddress { pc: at, addr: desc, len: 0 });
+                        }
+                        for lane in 0..lanes {
+                            let g = &mut s.r[lane];
+                            let rd = |x: u32| if x == RZ as u32 { 0 } else { g[x as usize] };
+                            let addr =
+                                rd(if *op == Op::LdgE128 { a[1] } else { a[0] }) as u64 | (rd((if *op == Op::LdgE128 { a[1] } else { a[0] }) + 1) as u64) << 32;
+                            match op {
+                                Op::LdgE128 => {
+                                    let mut b = [0u8; 16];
+                                    access(at, addr, 16)?;
+                                    if !mem.read(addr, &mut b) {
+                                        return Err(Fault::IllegalAddress { pc: at, addr, len: 16 });
+                                    }
+                                    for k in 0..4 {
+                                        g[a[0] as usize + k] = u32::from_le_bytes([b[4 * k], b[4 * k + 1], b[4 * k + 2], b[4 * k + 3]]);
+                                    }
+                                }
+                                Op::StgE => {
+                                    access(at, addr, 4)?;
+                                    if !mem.write(addr, &rd(a[1]).to_le_bytes()) {
+                                        return Err(Fault::IllegalAddress { pc: at, addr, len: 4 });
+                                    }
+                                }
+                                _ => {
+                                    access(at, addr, 8)?;
+                                    let v = rd(a[1]) as u64 | (rd(a[1] + 1) as u64) << 32;
+                                    if !mem.write(addr, &v.to_le_bytes()) {
+                                        return Err(Fault::IllegalAddress { pc: at, addr, len: 8 });
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    _ => {
+                        for lane in 0..lanes {
+                            lane_op(*op, a, &mut s.r[lane], &mut s.pr[lane], launch, at, ctaid, tid0 + lane as u32)?;
+                        }
+                    }
+                }
+                // what this instruction leaves pending
+                if d.wr_bar <= 5 && op.variable_latency() {
+                    for &w in &writes {
+                        s.wr_pending[w as usize] = d.wr_bar + 1;
+                    }
+                    for &u in &uwrites {
+                        s.ur_pending[u as usize] = d.wr_bar + 1;
+                    }
+                }
+                if d.rd_bar <= 5 {
+                    for &x in &reads {
+                        s.rd_pending[x as usize] = d.rd_bar + 1;
+                    }
+                }
+            }
+        }
+        for g in s.r.iter_mut() {
+            g[RZ as usize] = 0;
+        }
+        pc = next;
+    }
+}
+
+/// The registers an op reads and writes (RZ/URZ dropped), from its field values.
+#[allow(clippy::type_complexity)]
+fn operands(op: Op, a: &[u32; 4]) -> (Vec<u8>, Vec<u8>, Vec<u8>, Vec<u8>) {
+    let r = |x: u32, n: u32| -> Vec<u8> { (0..n).map(|k| x + k).filter(|&x| x < RZ as u32).map(|x| x as u8).collect() };
+    let u = |x: u32, n: u32| -> Vec<u8> { (0..n).map(|k| x + k).filter(|&x| x < URZ as u32).map(|x| x as u8).collect() };
+    let none = Vec::new;
+    match op {
+        Op::Nop | Op::Exit | Op::BraSelf | Op::BraBack => (none(), none(), none(), none()),
+        Op::S2rTidX | Op::S2rCtaidX => (none(), none(), r(a[0], 1), none()),
+        Op::Ldc64 => (none(), none(), r(a[0], 2), none()),
+        Op::Uldc64 => (none(), none(), none(), u(a[0], 2)),
+        Op::Iadd3Imm | Op::Mov => (r(a[1], 1), none(), r(a[0], 1), none()),
+        Op::ImadWideU32Imm => ([r(a[1], 1), r(a[3], 2)].concat(), none(), r(a[0], 2), none()),
+        Op::LdgE128 => (r(a[1], 2), u(a[2], 2), r(a[0], 4), none()),
+        Op::StgE => ([r(a[0], 2), r(a[1], 1)].concat(), u(a[2], 2), none(), none()),
+        Op::StgE64 => ([r(a[0], 2), r(a[1], 2)].concat(), u(a[2], 2), none(), none()),
+        Op::R2p => (r(a[0], 1), none(), none(), none()),
+        Op::IsetpNeU32 => ([r(a[1], 1), r(a[2], 1)].concat(), none(), none(), none()),
+        Op::R2ur => (r(a[1], 1), none(), none(), u(a[0], 1)),
+        Op::ShfRU64Imm | Op::ShfRU32HiImm | Op::PrmtImm | Op::ImadImm => ([r(a[1], 1), r(a[3], 1)].concat(), none(), r(a[0], 1), none()),
+        Op::LopXor => ([r(a[1], 1), r(a[2], 1)].concat(), none(), r(a[0], 1), none()),
+        Op::ImadIadd => ([r(a[1], 1), r(a[2], 1)].concat(), none(), r(a[0], 1), none()),
+    }
+}
+
+/// Register-count and scoreboard checks before an instruction issues.
+fn check_regs(s: &Warp, at: usize, rc: u32, reads: &[u8], ureads: &[u8], writes: &[u8], name: &str) -> Result<(), Fault> {
+    for &x in reads.iter().chain(writes) {
+        if x != RZ && x as u32 >= rc {
+            return Err(Fault::Register { pc: at, what: format!("{name} uses R{x}"), regcount: rc });
+        }
+    }
+    for &x in reads.iter().filter(|&&x| x != RZ) {
+        if s.wr_pending[x as usize] != 0 {
+            return Err(Fault::Hazard { pc: at, what: format!("{name} reads R{x} before waiting on scoreboard {}", s.wr_pending[x as usize] - 1) });
+        }
+    }
+    for &x in ureads.iter().filter(|&&x| x != URZ) {
+        if s.ur_pending[x as usize] != 0 {
+            return Err(Fault::Hazard { pc: at, what: format!("{name} reads UR{x} before waiting on scoreboard {}", s.ur_pending[x as usize] - 1) });
+        }
+    }
+    for &x in writes.iter().filter(|&&x| x != RZ) {
+        if s.wr_pending[x as usize] != 0 {
+            return Err(Fault::Hazard { pc: at, what: format!("{name} overwrites R{x} before its pending write completes") });
+        }
+        if s.rd_pending[x as usize] != 0 {
+            return Err(Fault::Hazard {
+                pc: at,
+                what: format!("{name} overwrites R{x} before the store reading it is done (scoreboard {})", s.rd_pending[x as usize] - 1),
+            });
+        }
+    }
+    Ok(())
+}
+
+fn access(at: usize, addr: u64, len: usize) -> Result<(), Fault> {
+    if !addr.is_multiple_of(len as u64) {
+        return Err(Fault::Misaligned { pc: at, addr, len });
+    }
+    Ok(())
+}
+
+fn load32(mem: &dyn Memory, at: usize, addr: u64) -> Result<u32, Fault> {
+    access(at, addr, 4)?;
+    let mut b = [0u8; 4];
+    if !mem.read(addr, &mut b) {
+        return Err(Fault::IllegalAddress { pc: at, addr, len: 4 });
+    }
+    Ok(u32::from_le_bytes(b))
+}
+
+/// A 64-bit word of constant bank 0: the descriptor and the two pointer parameters.
+fn const0(launch: &Launch, at: usize, bank: u32, offset: u32) -> Result<u64, Fault> {
+    match (bank, offset) {
+        (0, 0x208) => Ok(DESCRIPTOR),
+        (0, o) if o == PARAM_BASE => Ok(launch.params[0]),
+        (0, o) if o == PARAM_BASE + 8 => Ok(launch.params[1]),
+        _ => Err(Fault::Unsupported { pc: at, what: format!("c[{bank:#x}][{offset:#x}]: only the descriptor and the two parameters are emulated") }),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn lane_op(op: Op, a: &[u32; 4], g: &mut [u32; 256], pr: &mut u8, launch: &Launch, at: usize, ctaid: u32, tid: u32) -> Result<(), Fault> {
+    let rd = |g: &[u32; 256], x: u32| if x == RZ as u32 { 0 } else { g[x as usize] };
+    let pair = |g: &[u32; 256], x: u32| rd(g, x) as u64 | (rd(g, x + 1) as u64) << 32;
+    let set = |g: &mut [u32; 256], x: u32, v: u32| {
+        if x != RZ as u32 {
+            g[x as usize] = v;
+        }
+    };
+    let set64 = |g: &mut [u32; 256], x: u32, v: u64| {
+        if x != RZ as u32 {
+            g[x as usize] = v as u32;
+            g[x as usize + 1] = (v >> 32) as u32;
+        }
+    };
+    match op {
+        Op::Nop => {}
+        Op::S2rTidX => set(g, a[0], tid),
+        Op::S2rCtaidX => set(g, a[0], ctaid),
+        Op::Ldc64 => set64(g, a[0], const0(launch, at, a[2], a[1])?),
+        Op::Iadd3Imm => set(g, a[0], rd(g, a[1]).wrapping_add(a[2])),
+        Op::Mov => set(g, a[0], rd(g, a[1])),
+        Op::R2p => {
+            // P0..P6 named by the mask take the source's bits; the others keep theirs
+            let m = (a[1] & 0x7f) as u8;
+            *pr = (*pr & !m) | (rd(g, a[0]) as u8 & m);
+        }
+        Op::ImadImm => set(g, a[0], rd(g, a[1]).wrapping_mul(a[2]).wrapping_add(rd(g, a[3]))),
+        Op::ImadIadd => set(g, a[0], rd(g, a[1]).wrapping_add(rd(g, a[2]))),
+        Op::ImadWideU32Imm => set64(g, a[0], (rd(g, a[1]) as u64 * a[2] as u64).wrapping_add(pair(g, a[3]))),
+        Op::PrmtImm => {
+            let bytes = [rd(g, a[1]).to_le_bytes(), rd(g, a[3]).to_le_bytes()].concat();
+            let mut v = 0u32;
+            for i in 0..4 {
+                let sel = (a[2] >> (4 * i)) & 0xf;
+                if sel >= 8 {
+                    return Err(Fault::Unsupported { pc: at, what: format!("PRMT selector {:#x} (sign replication)", a[2]) });
+                }
+                v |= (bytes[sel as usize] as u32) << (8 * i);
+            }
+            set(g, a[0], v);
+        }
+        Op::LopXor => set(g, a[0], rd(g, a[1]) ^ rd(g, a[2])),
+        Op::ShfRU64Imm => set(g, a[0], ((rd(g, a[3]) as u64) << 32 | rd(g, a[1]) as u64).wrapping_shr(a[2]) as u32),
+        Op::ShfRU32HiImm => set(g, a[0], rd(g, a[3]).checked_shr(a[2]).unwrap_or(0)),
+        Op::IsetpNeU32 => {
+            if a[0] >= PT as u32 {
+                return Err(Fault::Unsupported { pc: at, what: "ISETP into PT".into() });
+            }
+            let v = rd(g, a[1]) != rd(g, a[2]);
+            *pr = (*pr & !(1 << a[0])) | (v as u8) << a[0];
+        }
+        other => return Err(Fault::Unsupported { pc: at, what: format!("{} per lane", other.name()) }),
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cx_handle_round_trips_the_patchers_layout() {
+        let (base, size) = cx_handle(0x1234_5678, 0x0000_0003 | (0x40 << 19));
+        assert_eq!(base, (0x3_1234_5678u64) << 6);
+        assert_eq!(size, 0x400);
+    }
+
+    #[test]
+    fn regions_refuse_accesses_outside_one_allocation() {
+        let mut m = Regions(vec![(0x1000, vec![0; 16]), (0x2000, vec![0; 16])]);
+        assert!(m.write(0x100c, &7u32.to_le_bytes()));
+        let mut b = [0u8; 4];
+        assert!(m.read(0x100c, &mut b) && u32::from_le_bytes(b) == 7);
+        assert!(!m.read(0x100e, &mut b), "straddles the end");
+        assert!(!m.write(0x1ffc, &b), "between allocations");
+    }
+}
