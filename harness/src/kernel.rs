@@ -89,6 +89,25 @@ pub fn runnable(word: u128) -> Result<(), NotRunnable> {
     }
 }
 
+/// The nearest word the kernel can run: a legal word whose operand 2 names data the
+/// harness cannot fill gets bank 3 (offset folded into 0..=0x7ffc) or an even handle pair
+/// (URn, n <= 60); every other field, modifiers included, is kept. Runnable and illegal
+/// words come back unchanged. Random `c[]` words name bank 3 one time in 32, so without
+/// this a random run would hardly ever put the constant form on the GPU.
+pub fn place(word: u128) -> u128 {
+    let Err(reason) = runnable(word) else { return word };
+    let Ok(mut inst) = decode(word) else { return word };
+    inst.b = match (reason, inst.b) {
+        (NotRunnable::ConstBank { .. }, Operand2::Const { offset, .. }) => Operand2::Const { bank: DATA_BANK, offset: offset & 0x7ffc },
+        (NotRunnable::BindlessHandlePair { .. }, Operand2::ConstUr { ureg, offset }) => Operand2::ConstUr { ureg: (ureg & !1).min(60), offset },
+        _ => return word,
+    };
+    match crate::isa::encode(&inst) {
+        Ok(w) if runnable(w).is_ok() => w,
+        _ => word,
+    }
+}
+
 /// A batch the patcher cannot build, or a cubin it cannot patch.
 #[derive(Debug, thiserror::Error)]
 pub enum PatchError {

@@ -22,6 +22,10 @@ pub struct Detection {
     pub devices: Vec<Device>,
     /// Why no device is usable; None when at least one SM90 device is.
     pub problem: Option<String>,
+    /// Set when the loaded libcuda is the CPU-emulating test driver (`harness/fake-cuda`):
+    /// its devices are not hardware and nothing run on them is a hardware result.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub emulated: Option<String>,
 }
 
 impl Detection {
@@ -35,6 +39,9 @@ impl Detection {
             Some(v) => s += &format!("CUDA driver: {v}\n"),
             None if self.driver_loaded => s += "CUDA driver: loaded, version unknown\n",
             None => s += "CUDA driver: not found (libcuda could not be loaded)\n",
+        }
+        if let Some(e) = &self.emulated {
+            s += &format!("EMULATED: the loaded libcuda is {e}; its devices are not hardware\n");
         }
         for d in &self.devices {
             s += &format!(
@@ -60,7 +67,7 @@ pub fn version_text(v: i32) -> String {
 
 /// Look for libcuda, the driver version and SM90 devices.
 pub fn detect() -> Detection {
-    let mut d = Detection { driver_loaded: false, driver: None, devices: Vec::new(), problem: None };
+    let mut d = Detection { driver_loaded: false, driver: None, devices: Vec::new(), problem: None, emulated: None };
     let api = match Api::load() {
         Ok(a) => a,
         Err(e) => {
@@ -70,6 +77,7 @@ pub fn detect() -> Detection {
         }
     };
     d.driver_loaded = true;
+    d.emulated = api.fake_driver();
     if let Ok(v) = api.driver_version() {
         d.driver = Some(version_text(v));
     }

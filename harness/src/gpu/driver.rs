@@ -53,6 +53,9 @@ pub struct Api {
         *mut *mut c_void,
     ) -> CuResult,
     cuGetErrorName: unsafe extern "C" fn(CuResult, *mut *const c_char) -> CuResult,
+    /// Exported only by the test driver `harness/fake-cuda` (CPU emulation): its presence
+    /// marks every result of this library as emulated, never hardware.
+    hmul2FakeCudaDriver: Option<unsafe extern "C" fn() -> *const c_char>,
 }
 
 /// Why the driver could not be used at all.
@@ -145,7 +148,21 @@ impl Api {
             cuMemsetD8_v2: sym!(cuMemsetD8_v2),
             cuLaunchKernel: sym!(cuLaunchKernel),
             cuGetErrorName: sym!(cuGetErrorName),
+            // SAFETY: the fake's marker takes nothing and returns a static C string.
+            hmul2FakeCudaDriver: unsafe { lib.get(b"hmul2FakeCudaDriver") }.ok().map(|s| *s),
         })
+    }
+
+    /// Some(description) when the loaded libcuda is the CPU-emulating test driver.
+    pub fn fake_driver(&self) -> Option<String> {
+        let f = self.hmul2FakeCudaDriver?;
+        // SAFETY: the marker returns a pointer to a static NUL-terminated string.
+        let p = unsafe { f() };
+        if p.is_null() {
+            return Some("fake CUDA driver".into());
+        }
+        // SAFETY: checked non-null; static string.
+        Some(unsafe { std::ffi::CStr::from_ptr(p) }.to_string_lossy().into_owned())
     }
 
     pub fn error_name(&self, code: i32) -> String {

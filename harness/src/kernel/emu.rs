@@ -30,6 +30,11 @@ pub const PARAM_BASE: u32 = 0x210;
 pub const WARP: usize = 32;
 /// Instructions one warp may execute before the launch counts as hung.
 pub const STEP_LIMIT: u64 = 1 << 32;
+/// Register file widths: every 8-bit (6-bit) register field plus the 3 more a 128-bit
+/// access names fits, so no field value can index outside them; what lands at RZ (URZ) or
+/// beyond is dropped after each instruction.
+const R_FILE: usize = 260;
+const UR_FILE: usize = 68;
 /// What an HMUL2 writes when the reference leaves its result undefined.
 pub const UNDEFINED_RESULT: u32 = 0x7e7e_7e7e;
 
@@ -145,9 +150,14 @@ enum Insn {
     Illegal(String),
 }
 
+/// Registers an instruction reads and writes: (reads, uniform reads, writes, uniform writes).
+type Operands = (Vec<u32>, Vec<u32>, Vec<u32>, Vec<u32>);
+
 #[derive(Clone, Debug)]
 struct Decoded {
     insn: Insn,
+    /// A helper's registers, found once at load.
+    regs: Operands,
     word: u128,
     wr_bar: u8,
     rd_bar: u8,
@@ -194,6 +204,7 @@ impl Program {
                         Err(e) => Insn::Illegal(e.to_string()),
                     },
                 },
+                regs: classify(w).map(|(op, a)| operands(op, &a)).unwrap_or_default(),
                 word: w,
                 wr_bar: l.wr_bar.get(w) as u8,
                 rd_bar: l.rd_bar.get(w) as u8,
@@ -215,6 +226,10 @@ impl Program {
         Ok(Program { code, bank3: image.bank3.clone(), regcount: image.regcount })
     }
 
+    /// Registers per thread the image allocates.
+    pub fn regcount(&self) -> u32 {
+        self.regcount
+    }
     pub fn len(&self) -> usize {
         self.code.len()
     }
@@ -241,13 +256,15 @@ pub struct Stats {
 
 /// Per-warp state.
 struct Warp {
-    r: Vec<[u32; 256]>,
-    ur: [u32; 64],
+    r: Vec<[u32; R_FILE]>,
+    ur: [u32; UR_FILE],
     pr: [u8; WARP],
     /// Scoreboard + 1 a register's pending write is on (0 none); same for reads by stores.
     wr_pending: [u8; 256],
     ur_pending: [u8; 64],
     rd_pending: [u8; 256],
+    /// Whether any scoreboard may still be pending (skips the clearing when none is).
+    pending: bool,
 }
 
 /// Run every warp of a launch to its EXIT; `hmul2` computes each execution of an HMUL2.
@@ -279,7 +296,15 @@ fn run_warp(
     lanes: usize,
     stats: &mut Stats,
 ) -> Result<(), Fault> {
-    let mut s = Warp { r: vec![[0u32; 256]; lanes], ur: [0; 64], pr: [0; WARP], wr_pending: [0; 256], ur_pending: [0; 64], rd_pending: [0; 256] };
+    let mut s = Warp {
+        r: vec![[0u32; R_FILE]; lanes],
+        ur: [0; UR_FILE],
+        pr: [0; WARP],
+        wr_pending: [0; 256],
+        ur_pending: [0; 64],
+        rd_pending: [0; 256],
+        pending: false,
+    };
     let rc = p.regcount;
     let mut pc = 0usize;
     let mut steps = 0u64;
@@ -294,7 +319,7 @@ fn run_warp(
         let at = pc * 16;
         // scoreboards waited on complete before issue
         for b in 0..6u8 {
-            if d.wait >> b & 1 == 1 {
+            if s.pending && d.wait >> b & 1 == 1 {
                 for x in s.wr_pending.iter_mut().chain(s.ur_pending.iter_mut()).chain(s.rd_pending.iter_mut()) {
                     if *x == b + 1 {
                         *x = 0;
@@ -302,20 +327,23 @@ fn run_warp(
                 }
             }
         }
+        if s.pending && d.wait != 0 {
+            s.pending = s.wr_pending.iter().chain(&s.ur_pending).chain(&s.rd_pending).any(|&x| x != 0);
+        }
         let mut next = pc + 1;
         match &d.insn {
             Insn::Illegal(why) => return Err(Fault::IllegalInstruction { pc: at, why: format!("{}: {why}", crate::isa::format_hex(d.word)) }),
             Insn::Hmul2(inst) => {
-                let mut reads = vec![inst.a, inst.dst];
+                let mut reads = vec![inst.a as u32, inst.dst as u32];
                 if let Operand2::Reg(b) = inst.b {
-                    reads.push(b);
+                    reads.push(b as u32);
                 }
-                let ureads: Vec<u8> = match inst.b {
-                    Operand2::Ur(u) => vec![u],
-                    Operand2::ConstUr { ureg, .. } => vec![ureg, ureg + 1],
+                let ureads: Vec<u32> = match inst.b {
+                    Operand2::Ur(u) => vec![u as u32],
+                    Operand2::ConstUr { ureg, .. } if ureg != URZ => vec![ureg as u32, ureg as u32 + 1],
                     _ => vec![],
                 };
-                check_regs(&s, at, rc, &reads, &ureads, &[inst.dst], "HMUL2")?;
+                check_regs(&s, at, rc, &reads, &ureads, &[inst.dst as u32], &[], "HMUL2")?;
                 for lane in 0..lanes {
                     let g = &s.r[lane];
                     let reg = |x: u8| if x == RZ { 0 } else { g[x as usize] };
@@ -355,13 +383,8 @@ fn run_warp(
                 stats.hmul2 += lanes as u64;
             }
             Insn::Helper(op, a) => {
-                let (reads, ureads, writes, uwrites) = operands(*op, a);
-                check_regs(&s, at, rc, &reads, &ureads, &writes, op.name())?;
-                for &u in &uwrites {
-                    if s.ur_pending[u as usize] != 0 {
-                        return Err(Fault::Hazard { pc: at, what: format!("{} overwrites UR{u} before its pending write completes", op.name()) });
-                    }
-                }
+                let (reads, ureads, writes, uwrites) = &d.regs;
+                check_regs(&s, at, rc, reads, ureads, writes, uwrites, op.name())?;
                 if op.variable_latency() && d.wr_bar > 5 {
                     return Err(Fault::Hazard { pc: at, what: format!("{} has a variable latency but sets no write scoreboard", op.name()) });
                 }
@@ -444,32 +467,48 @@ fn run_warp(
                 }
                 // what this instruction leaves pending
                 if d.wr_bar <= 5 && op.variable_latency() {
-                    for &w in &writes {
+                    for &w in writes {
                         s.wr_pending[w as usize] = d.wr_bar + 1;
+                        s.pending = true;
                     }
-                    for &u in &uwrites {
+                    for &u in uwrites {
                         s.ur_pending[u as usize] = d.wr_bar + 1;
+                        s.pending = true;
                     }
                 }
                 if d.rd_bar <= 5 {
-                    for &x in &reads {
+                    for &x in reads {
                         s.rd_pending[x as usize] = d.rd_bar + 1;
+                        s.pending = true;
                     }
                 }
             }
         }
         for g in s.r.iter_mut() {
-            g[RZ as usize] = 0;
+            g[RZ as usize..].fill(0);
         }
+        s.ur[URZ as usize..].fill(0);
         pc = next;
     }
 }
 
 /// The registers an op reads and writes (RZ/URZ dropped), from its field values.
-#[allow(clippy::type_complexity)]
-fn operands(op: Op, a: &[u32; 4]) -> (Vec<u8>, Vec<u8>, Vec<u8>, Vec<u8>) {
-    let r = |x: u32, n: u32| -> Vec<u8> { (0..n).map(|k| x + k).filter(|&x| x < RZ as u32).map(|x| x as u8).collect() };
-    let u = |x: u32, n: u32| -> Vec<u8> { (0..n).map(|k| x + k).filter(|&x| x < URZ as u32).map(|x| x as u8).collect() };
+fn operands(op: Op, a: &[u32; 4]) -> Operands {
+    // a base of RZ (URZ) reads zeros and drops writes; any other base must fit below it
+    let r = |x: u32, n: u32| -> Vec<u32> {
+        if x == RZ as u32 {
+            vec![]
+        } else {
+            (0..n).map(|k| x + k).collect()
+        }
+    };
+    let u = |x: u32, n: u32| -> Vec<u32> {
+        if x == URZ as u32 {
+            vec![]
+        } else {
+            (0..n).map(|k| x + k).collect()
+        }
+    };
     let none = Vec::new;
     match op {
         Op::Nop | Op::Exit | Op::BraSelf | Op::BraBack => (none(), none(), none(), none()),
@@ -490,24 +529,38 @@ fn operands(op: Op, a: &[u32; 4]) -> (Vec<u8>, Vec<u8>, Vec<u8>, Vec<u8>) {
     }
 }
 
-/// Register-count and scoreboard checks before an instruction issues.
-fn check_regs(s: &Warp, at: usize, rc: u32, reads: &[u8], ureads: &[u8], writes: &[u8], name: &str) -> Result<(), Fault> {
-    for &x in reads.iter().chain(writes) {
-        if x != RZ && x as u32 >= rc {
+/// Register-count and scoreboard checks before an instruction issues. Lists hold register
+/// numbers as the instruction names them; RZ (URZ) alone reads zero and is skipped.
+#[allow(clippy::too_many_arguments)]
+fn check_regs(s: &Warp, at: usize, rc: u32, reads: &[u32], ureads: &[u32], writes: &[u32], uwrites: &[u32], name: &str) -> Result<(), Fault> {
+    let rz = |x: &&u32| **x != RZ as u32;
+    let urz = |x: &&u32| **x != URZ as u32;
+    for &x in reads.iter().chain(writes).filter(rz) {
+        if x >= rc {
             return Err(Fault::Register { pc: at, what: format!("{name} uses R{x}"), regcount: rc });
         }
     }
-    for &x in reads.iter().filter(|&&x| x != RZ) {
+    for &x in ureads.iter().chain(uwrites).filter(urz) {
+        if x >= URZ as u32 {
+            return Err(Fault::Register { pc: at, what: format!("{name} uses UR{x}, past UR62"), regcount: rc });
+        }
+    }
+    for &x in reads.iter().filter(rz) {
         if s.wr_pending[x as usize] != 0 {
             return Err(Fault::Hazard { pc: at, what: format!("{name} reads R{x} before waiting on scoreboard {}", s.wr_pending[x as usize] - 1) });
         }
     }
-    for &x in ureads.iter().filter(|&&x| x != URZ) {
+    for &x in ureads.iter().filter(urz) {
         if s.ur_pending[x as usize] != 0 {
             return Err(Fault::Hazard { pc: at, what: format!("{name} reads UR{x} before waiting on scoreboard {}", s.ur_pending[x as usize] - 1) });
         }
     }
-    for &x in writes.iter().filter(|&&x| x != RZ) {
+    for &x in uwrites.iter().filter(urz) {
+        if s.ur_pending[x as usize] != 0 {
+            return Err(Fault::Hazard { pc: at, what: format!("{name} overwrites UR{x} before its pending write completes") });
+        }
+    }
+    for &x in writes.iter().filter(rz) {
         if s.wr_pending[x as usize] != 0 {
             return Err(Fault::Hazard { pc: at, what: format!("{name} overwrites R{x} before its pending write completes") });
         }
@@ -548,15 +601,15 @@ fn const0(launch: &Launch, at: usize, bank: u32, offset: u32) -> Result<u64, Fau
 }
 
 #[allow(clippy::too_many_arguments)]
-fn lane_op(op: Op, a: &[u32; 4], g: &mut [u32; 256], pr: &mut u8, launch: &Launch, at: usize, ctaid: u32, tid: u32) -> Result<(), Fault> {
-    let rd = |g: &[u32; 256], x: u32| if x == RZ as u32 { 0 } else { g[x as usize] };
-    let pair = |g: &[u32; 256], x: u32| rd(g, x) as u64 | (rd(g, x + 1) as u64) << 32;
-    let set = |g: &mut [u32; 256], x: u32, v: u32| {
+fn lane_op(op: Op, a: &[u32; 4], g: &mut [u32; R_FILE], pr: &mut u8, launch: &Launch, at: usize, ctaid: u32, tid: u32) -> Result<(), Fault> {
+    let rd = |g: &[u32; R_FILE], x: u32| if x == RZ as u32 { 0 } else { g[x as usize] };
+    let pair = |g: &[u32; R_FILE], x: u32| rd(g, x) as u64 | (rd(g, x + 1) as u64) << 32;
+    let set = |g: &mut [u32; R_FILE], x: u32, v: u32| {
         if x != RZ as u32 {
             g[x as usize] = v;
         }
     };
-    let set64 = |g: &mut [u32; 256], x: u32, v: u64| {
+    let set64 = |g: &mut [u32; R_FILE], x: u32, v: u64| {
         if x != RZ as u32 {
             g[x as usize] = v as u32;
             g[x as usize + 1] = (v >> 32) as u32;

@@ -59,6 +59,9 @@ pub fn classify(word: u128) -> (String, String) {
 type Attempt = Result<Vec<Vec<(Inputs, u32)>>, String>;
 
 /// Build and run `cases` once. `Err` only for failures that bisecting cannot help.
+/// Threads of the smallest case the patcher builds (one warp).
+pub const MIN_THREADS: usize = 32;
+
 pub fn attempt(backend: &dyn Backend, exec: &mut dyn Executor, cases: &[Case]) -> Result<Attempt, ExecError> {
     let prepared = match backend.build(cases) {
         Ok(p) => p,
@@ -211,7 +214,9 @@ pub fn run_batch(
                 let mut still = |c: &Hmul2| -> bool {
                     let Ok(w) = encode(c) else { return false };
                     let Ok(want) = backend.expect(c, &inp) else { return false };
-                    matches!(attempt(backend, exec, &[Case { word: w, inputs: vec![inp] }]), Ok(Ok(r)) if r[0][0].0 == inp && r[0][0].1 != want)
+                    // one warp of the same input: the kernel runs whole warps (32 threads at least)
+                    let case = Case { word: w, inputs: vec![inp; MIN_THREADS] };
+                    matches!(attempt(backend, exec, &[case]), Ok(Ok(r)) if r[0][0].0 == inp && r[0][0].1 != want)
                 };
                 let m = minimize(inst, o.minimize_budget, &mut still);
                 (m != *inst).then_some(m)

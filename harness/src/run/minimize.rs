@@ -33,7 +33,8 @@ pub fn simpler(i: &Hmul2) -> Vec<Hmul2> {
     push(&|c| {
         c.b = match c.b {
             Operand2::Reg(_) => Operand2::Reg(2),
-            Operand2::Const { .. } => Operand2::Const { bank: 0, offset: 0 },
+            // bank 3: the one the kernel fills (crate::kernel::DATA_BANK)
+            Operand2::Const { .. } => Operand2::Const { bank: 3, offset: 0 },
             Operand2::ConstUr { .. } => Operand2::ConstUr { ureg: 0, offset: 0 },
             Operand2::Ur(_) => Operand2::Ur(2),
             // immediates are data, not modifiers: kept

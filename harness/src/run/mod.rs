@@ -194,14 +194,14 @@ pub fn all_items(a: &RunArgs, seed: u64) -> Result<Vec<(u64, u128)>, CliError> {
         Mode::Random => {
             let o =
                 crate::gen::GenOptions { form: a.form, invalid_share: a.invalid_share, illegal_share: a.illegal_share, ..crate::gen::GenOptions::legal(seed) };
-            (0..a.count).filter(|i| a.shard.owns(*i)).map(|i| (i, crate::gen::generate_one(&o, i))).collect()
+            (0..a.count).filter(|i| a.shard.owns(*i)).map(|i| (i, crate::kernel::place(crate::gen::generate_one(&o, i)))).collect()
         }
         Mode::Factorial => {
             let forms: Vec<Form> = a.form.map(|f| vec![f]).unwrap_or_else(|| Form::ALL.to_vec());
             let mut words = Vec::new();
             for f in forms {
                 for i in crate::gen::factorial(f, seed) {
-                    words.push(crate::isa::encode(&i).map_err(|e| CliError::input(format!("factorial {f}: {e}")))?);
+                    words.push(crate::kernel::place(crate::isa::encode(&i).map_err(|e| CliError::input(format!("factorial {f}: {e}")))?));
                 }
             }
             words.into_iter().enumerate().map(|(i, w)| (i as u64, w)).collect()
@@ -441,10 +441,19 @@ pub fn run(a: RunArgs) -> CliResult {
         }
         Hw::Real { det, devices } => match pipeline::hardware_backend() {
             Ok(b) => {
-                base.hardware.used = true;
                 base.hardware.gpu = det.devices.iter().find(|d| devices.contains(&d.ordinal)).map(|d| d.name.clone());
                 base.hardware.driver = det.driver.clone();
                 base.hardware.devices = devices.len() as u64;
+                match &det.emulated {
+                    // the whole real path runs, but on a CPU emulation: never a hardware result
+                    Some(fake) => {
+                        let why = format!("the CUDA driver is {fake}; {} emulated device(s), no hardware was used", devices.len());
+                        println!("hardware: not used; {why}");
+                        base.hardware.reason = Some(why);
+                        base.hardware.simulated = true;
+                    }
+                    None => base.hardware.used = true,
+                }
                 (b, devices.clone())
             }
             Err(why) => return software_only(&a, &words, base, why),
@@ -469,7 +478,8 @@ pub fn run(a: RunArgs) -> CliResult {
         None => None,
     };
     let origin = if base.hardware.simulated {
-        format!("simulated:{FAKE_ENV}:none:{}", &base.started[..10])
+        let by = if matches!(hw, Hw::Real { .. }) { "fake-cuda" } else { FAKE_ENV };
+        format!("simulated:{by}:none:{}", &base.started[..10])
     } else {
         format!(
             "hardware:{}:{}:{}",

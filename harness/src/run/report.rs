@@ -153,6 +153,8 @@ impl Summary {
                 self.hardware.driver.as_deref().unwrap_or("?"),
                 self.hardware.devices
             )
+        } else if self.hardware.simulated {
+            format!("hardware: not used; these results are simulated ({})", self.hardware.reason.as_deref().unwrap_or("no reason recorded"))
         } else {
             format!("hardware: did not run ({})", self.hardware.reason.as_deref().unwrap_or("no reason recorded"))
         };

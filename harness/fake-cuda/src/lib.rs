@@ -1,0 +1,668 @@
+//! `libcuda.so` for machines without a GPU: the twenty driver entry points hmul2-harness
+//! resolves (`harness/src/gpu/driver.rs`), answering as a driver would, with launches run
+//! by the CPU emulator of the patched programs (`hmul2_harness::kernel::emu`).
+//!
+//! Put its folder first on `LD_LIBRARY_PATH` and the harness's real path runs end to end:
+//! cudarc's dynamic loader, symbol resolution, device detection, worker processes, module
+//! loading, launches, copies, and faults (a launch's fault is reported by the next
+//! `cuCtxSynchronize` and then sticks, as on a GPU). It also exports
+//! `hmul2FakeCudaDriver`, by which the harness knows it and labels every result as
+//! emulated, never as hardware.
+//!
+//! Configured by `HMUL2_FAKE_CUDA`, a comma-separated list:
+//! `devices=N` (default 1), `cc=MAJOR.MINOR` (default 9.0), `driver=VERSION` (default 13000),
+//! `init=CODE` (`cuInit` fails with CODE), `fault-on:HEX` (a launch whose `.text` holds the
+//! word faults with `CUDA_ERROR_ILLEGAL_INSTRUCTION`), `reject-on:HEX` (`cuModuleLoadData`
+//! refuses an image holding the word with `CUDA_ERROR_INVALID_IMAGE`), `abort-on:HEX` (the
+//! process aborts in the launch, like a driver crash), `flip-if:MASK:VALUE` (an HMUL2 word
+//! with `word & MASK == VALUE` gets bit 0 of its result flipped: a mismatch to find).
+//! Anything else makes `cuInit` fail with `CUDA_ERROR_INVALID_VALUE` and a message on stderr.
+
+#![allow(non_snake_case)]
+
+use hmul2_harness::isa::parse_hex;
+use hmul2_harness::kernel::elf;
+use hmul2_harness::kernel::emu::{self, Launch, Program, Regions};
+use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+
+type CuResult = c_int;
+const SUCCESS: CuResult = 0;
+const INVALID_VALUE: CuResult = 1;
+const OUT_OF_MEMORY: CuResult = 2;
+const NOT_INITIALIZED: CuResult = 3;
+const INVALID_DEVICE: CuResult = 101;
+const INVALID_IMAGE: CuResult = 200;
+const INVALID_CONTEXT: CuResult = 201;
+const INVALID_HANDLE: CuResult = 400;
+const NOT_FOUND: CuResult = 500;
+const LAUNCH_OUT_OF_RESOURCES: CuResult = 701;
+const ILLEGAL_INSTRUCTION: CuResult = 715;
+const UNKNOWN: CuResult = 999;
+
+/// What `hmul2FakeCudaDriver` returns, and the device name.
+const DESCRIPTION: &CStr = c"hmul2-fake-cuda: CPU emulation of patched cubins, no GPU";
+const DEVICE_NAME: &str = "HMUL2 fake SM90 (CPU emulation, not a GPU)";
+/// Where allocations start; each gets its own 4 GiB window so overruns never land in another.
+const HEAP_BASE: u64 = 0x7f00_0000_0000;
+/// SM90 limits a launch must respect.
+const REGISTERS_PER_BLOCK: u32 = 65536;
+const MAX_DYNAMIC_SHARED: u32 = 227 * 1024;
+
+#[derive(Debug, Default)]
+struct Config {
+    devices: i32,
+    cc: (i32, i32),
+    driver: i32,
+    init: CuResult,
+    fault_on: Vec<u128>,
+    reject_on: Vec<u128>,
+    abort_on: Vec<u128>,
+    flip_if: Vec<(u128, u128)>,
+}
+
+fn parse_config(spec: &str) -> Result<Config, String> {
+    let mut c = Config { devices: 1, cc: (9, 0), driver: 13000, ..Config::default() };
+    let hex = |d: &str, s: &str| parse_hex(s).map_err(|e| format!("{d:?}: {e}"));
+    let int = |d: &str, s: &str| s.parse::<i32>().map_err(|e| format!("{d:?}: {e}"));
+    for d in spec.split(',').map(str::trim).filter(|d| !d.is_empty()) {
+        if let Some(v) = d.strip_prefix("devices=") {
+            c.devices = int(d, v)?;
+        } else if let Some(v) = d.strip_prefix("cc=") {
+            let (a, b) = v.split_once('.').ok_or_else(|| format!("{d:?}: want cc=MAJOR.MINOR"))?;
+            c.cc = (int(d, a)?, int(d, b)?);
+        } else if let Some(v) = d.strip_prefix("driver=") {
+            c.driver = int(d, v)?;
+        } else if let Some(v) = d.strip_prefix("init=") {
+            c.init = int(d, v)?;
+        } else if let Some(v) = d.strip_prefix("fault-on:") {
+            c.fault_on.push(hex(d, v)?);
+        } else if let Some(v) = d.strip_prefix("reject-on:") {
+            c.reject_on.push(hex(d, v)?);
+        } else if let Some(v) = d.strip_prefix("abort-on:") {
+            c.abort_on.push(hex(d, v)?);
+        } else if let Some(v) = d.strip_prefix("flip-if:") {
+            let (m, x) = v.split_once(':').ok_or_else(|| format!("{d:?}: want flip-if:MASK:VALUE"))?;
+            c.flip_if.push((hex(d, m)?, hex(d, x)?));
+        } else {
+            return Err(format!("unknown directive {d:?}"));
+        }
+    }
+    Ok(c)
+}
+
+fn config() -> &'static Result<Config, String> {
+    static C: OnceLock<Result<Config, String>> = OnceLock::new();
+    C.get_or_init(|| parse_config(&std::env::var("HMUL2_FAKE_CUDA").unwrap_or_default()))
+}
+
+struct Module {
+    program: Program,
+    words: Vec<u128>,
+}
+
+struct Function {
+    module: usize,
+    max_dynamic_shared: u32,
+}
+
+#[derive(Default)]
+struct State {
+    initialized: bool,
+    context: bool,
+    memory: Regions,
+    next_window: u64,
+    modules: Vec<Option<Module>>,
+    functions: Vec<Function>,
+    /// The fault of the last launch, reported by the next synchronize.
+    pending: Option<CuResult>,
+    /// After a fault every call fails with it, as a lost context does.
+    sticky: Option<CuResult>,
+}
+
+fn state() -> MutexGuard<'static, State> {
+    static S: OnceLock<Mutex<State>> = OnceLock::new();
+    let m = S.get_or_init(|| Mutex::new(State::default()));
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Run an entry point: no panic crosses the C boundary.
+fn guard(f: impl FnOnce() -> CuResult) -> CuResult {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or(UNKNOWN)
+}
+
+/// The usual preamble: initialized, no lost context.
+fn ready(s: &State) -> Result<(), CuResult> {
+    if !s.initialized {
+        return Err(NOT_INITIALIZED);
+    }
+    if let Some(c) = s.sticky {
+        return Err(c);
+    }
+    Ok(())
+}
+
+macro_rules! tri {
+    ($e:expr) => {
+        match $e {
+            Ok(v) => v,
+            Err(c) => return c,
+        }
+    };
+}
+
+#[no_mangle]
+pub extern "C" fn hmul2FakeCudaDriver() -> *const c_char {
+    DESCRIPTION.as_ptr()
+}
+
+#[no_mangle]
+pub extern "C" fn cuInit(flags: c_uint) -> CuResult {
+    guard(|| {
+        if flags != 0 {
+            return INVALID_VALUE;
+        }
+        let c = match config() {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("hmul2-fake-cuda: HMUL2_FAKE_CUDA: {e}");
+                return INVALID_VALUE;
+            }
+        };
+        if c.init != SUCCESS {
+            return c.init;
+        }
+        state().initialized = true;
+        SUCCESS
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuDriverGetVersion(v: *mut c_int) -> CuResult {
+    guard(|| {
+        if v.is_null() {
+            return INVALID_VALUE;
+        }
+        let version = config().as_ref().map(|c| c.driver).unwrap_or(13000);
+        // SAFETY: the caller passes a writable int.
+        unsafe { *v = version };
+        SUCCESS
+    })
+}
+
+fn device_count() -> i32 {
+    config().as_ref().map(|c| c.devices).unwrap_or(0)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuDeviceGetCount(n: *mut c_int) -> CuResult {
+    guard(|| {
+        tri!(ready(&state()));
+        if n.is_null() {
+            return INVALID_VALUE;
+        }
+        // SAFETY: the caller passes a writable int.
+        unsafe { *n = device_count() };
+        SUCCESS
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuDeviceGet(d: *mut c_int, ordinal: c_int) -> CuResult {
+    guard(|| {
+        tri!(ready(&state()));
+        if d.is_null() {
+            return INVALID_VALUE;
+        }
+        if ordinal < 0 || ordinal >= device_count() {
+            return INVALID_DEVICE;
+        }
+        // SAFETY: the caller passes a writable CUdevice (an int).
+        unsafe { *d = ordinal };
+        SUCCESS
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuDeviceGetAttribute(v: *mut c_int, attr: c_int, dev: c_int) -> CuResult {
+    guard(|| {
+        tri!(ready(&state()));
+        if v.is_null() || dev < 0 || dev >= device_count() {
+            return if v.is_null() { INVALID_VALUE } else { INVALID_DEVICE };
+        }
+        let (major, minor) = config().as_ref().map(|c| c.cc).unwrap_or((0, 0));
+        let x = match attr {
+            75 => major,
+            76 => minor,
+            _ => return INVALID_VALUE,
+        };
+        // SAFETY: the caller passes a writable int.
+        unsafe { *v = x };
+        SUCCESS
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuDeviceGetName(buf: *mut c_char, len: c_int, dev: c_int) -> CuResult {
+    guard(|| {
+        tri!(ready(&state()));
+        if buf.is_null() || len <= 0 {
+            return INVALID_VALUE;
+        }
+        if dev < 0 || dev >= device_count() {
+            return INVALID_DEVICE;
+        }
+        let name = format!("{DEVICE_NAME} #{dev}");
+        let n = name.len().min(len as usize - 1);
+        // SAFETY: the caller's buffer holds len bytes; n + 1 <= len.
+        unsafe {
+            std::ptr::copy_nonoverlapping(name.as_ptr() as *const c_char, buf, n);
+            *buf.add(n) = 0;
+        }
+        SUCCESS
+    })
+}
+
+/// The one context handle (every device shares the emulator).
+const CONTEXT: usize = 0xc0_7e47;
+
+#[no_mangle]
+pub unsafe extern "C" fn cuDevicePrimaryCtxRetain(ctx: *mut *mut c_void, dev: c_int) -> CuResult {
+    guard(|| {
+        let mut s = state();
+        tri!(ready(&s));
+        if ctx.is_null() {
+            return INVALID_VALUE;
+        }
+        if dev < 0 || dev >= device_count() {
+            return INVALID_DEVICE;
+        }
+        s.context = true;
+        // SAFETY: the caller passes a writable CUcontext.
+        unsafe { *ctx = CONTEXT as *mut c_void };
+        SUCCESS
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn cuCtxSetCurrent(ctx: *mut c_void) -> CuResult {
+    guard(|| {
+        let s = state();
+        tri!(ready(&s));
+        if ctx as usize != CONTEXT || !s.context {
+            return INVALID_CONTEXT;
+        }
+        SUCCESS
+    })
+}
+
+fn current(s: &State) -> Result<(), CuResult> {
+    ready(s)?;
+    if !s.context {
+        return Err(INVALID_CONTEXT);
+    }
+    Ok(())
+}
+
+#[no_mangle]
+pub extern "C" fn cuCtxSynchronize() -> CuResult {
+    guard(|| {
+        let mut s = state();
+        tri!(current(&s));
+        match s.pending.take() {
+            Some(code) => {
+                s.sticky = Some(code);
+                code
+            }
+            None => SUCCESS,
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuModuleLoadData(m: *mut *mut c_void, image: *const c_void) -> CuResult {
+    guard(|| {
+        let mut s = state();
+        tri!(current(&s));
+        if m.is_null() || image.is_null() {
+            return INVALID_VALUE;
+        }
+        // A cubin carries its own length: the ELF header's section table ends it.
+        // SAFETY: the caller passes a whole cubin; the header is read before its length is trusted.
+        let bytes = unsafe {
+            let head = std::slice::from_raw_parts(image as *const u8, 64);
+            if &head[0..4] != b"\x7fELF" || head[4] != 2 {
+                return INVALID_IMAGE;
+            }
+            let u64_at = |d: &[u8], at: usize| u64::from_le_bytes(d[at..at + 8].try_into().unwrap_or_default());
+            let u16_at = |d: &[u8], at: usize| u16::from_le_bytes([d[at], d[at + 1]]) as u64;
+            let (phoff, phnum, shoff, shnum) = (u64_at(head, 0x20), u16_at(head, 0x38), u64_at(head, 0x28), u16_at(head, 0x3c));
+            let tables = shoff.saturating_add(shnum * 64).max(phoff.saturating_add(phnum * 56));
+            if tables > 1 << 30 || shoff.saturating_add(shnum * 64) > tables {
+                return INVALID_IMAGE;
+            }
+            // and every section's contents
+            let shdrs = std::slice::from_raw_parts(image as *const u8, tables as usize);
+            let mut len = tables;
+            for i in 0..shnum as usize {
+                let at = shoff as usize + 64 * i;
+                let kind = u32::from_le_bytes(shdrs[at + 4..at + 8].try_into().unwrap_or_default());
+                if kind != 8 {
+                    len = len.max(u64_at(shdrs, at + 24).saturating_add(u64_at(shdrs, at + 32)));
+                }
+            }
+            if len > 1 << 30 {
+                return INVALID_IMAGE;
+            }
+            std::slice::from_raw_parts(image as *const u8, len as usize)
+        };
+        let img = match elf::image(bytes) {
+            Ok(i) => i,
+            Err(e) => {
+                eprintln!("hmul2-fake-cuda: cuModuleLoadData: {e}");
+                return INVALID_IMAGE;
+            }
+        };
+        if let Ok(c) = config() {
+            if img.text.iter().any(|w| c.reject_on.contains(w)) {
+                return INVALID_IMAGE;
+            }
+        }
+        let program = match Program::load(&img) {
+            Ok(p) => p,
+            Err(e) => {
+                eprintln!("hmul2-fake-cuda: cuModuleLoadData: {e}");
+                return INVALID_IMAGE;
+            }
+        };
+        s.modules.push(Some(Module { program, words: img.text.clone() }));
+        let handle = s.modules.len();
+        // SAFETY: the caller passes a writable CUmodule.
+        unsafe { *m = handle as *mut c_void };
+        SUCCESS
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn cuModuleUnload(m: *mut c_void) -> CuResult {
+    guard(|| {
+        let mut s = state();
+        tri!(current(&s));
+        match (m as usize).checked_sub(1).and_then(|i| s.modules.get_mut(i)) {
+            Some(slot @ Some(_)) => {
+                *slot = None;
+                SUCCESS
+            }
+            _ => INVALID_HANDLE,
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuModuleGetFunction(f: *mut *mut c_void, m: *mut c_void, name: *const c_char) -> CuResult {
+    guard(|| {
+        let mut s = state();
+        tri!(current(&s));
+        if f.is_null() || name.is_null() {
+            return INVALID_VALUE;
+        }
+        let module = (m as usize).wrapping_sub(1);
+        if !matches!(s.modules.get(module), Some(Some(_))) {
+            return INVALID_HANDLE;
+        }
+        // SAFETY: the caller passes a NUL-terminated name.
+        let n = unsafe { CStr::from_ptr(name) };
+        if n.to_bytes() != elf::KERNEL_NAME.as_bytes() {
+            return NOT_FOUND;
+        }
+        s.functions.push(Function { module, max_dynamic_shared: 48 * 1024 });
+        let handle = s.functions.len();
+        // SAFETY: the caller passes a writable CUfunction.
+        unsafe { *f = handle as *mut c_void };
+        SUCCESS
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn cuFuncSetAttribute(f: *mut c_void, attr: c_int, value: c_int) -> CuResult {
+    guard(|| {
+        let mut s = state();
+        tri!(current(&s));
+        let Some(func) = (f as usize).checked_sub(1).and_then(|i| s.functions.get_mut(i)) else {
+            return INVALID_HANDLE;
+        };
+        // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+        if attr != 8 || value < 0 || value as u32 > MAX_DYNAMIC_SHARED {
+            return INVALID_VALUE;
+        }
+        func.max_dynamic_shared = value as u32;
+        SUCCESS
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemAlloc_v2(p: *mut u64, len: usize) -> CuResult {
+    guard(|| {
+        let mut s = state();
+        tri!(current(&s));
+        if p.is_null() || len == 0 {
+            return INVALID_VALUE;
+        }
+        if len > 1 << 32 {
+            return OUT_OF_MEMORY;
+        }
+        let base = HEAP_BASE + (s.next_window << 32);
+        s.next_window += 1;
+        s.memory.0.push((base, vec![0x5a; len]));
+        // SAFETY: the caller passes a writable CUdeviceptr.
+        unsafe { *p = base };
+        SUCCESS
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn cuMemFree_v2(p: u64) -> CuResult {
+    guard(|| {
+        let mut s = state();
+        tri!(current(&s));
+        match s.memory.0.iter().position(|(b, _)| *b == p) {
+            Some(i) => {
+                s.memory.0.remove(i);
+                SUCCESS
+            }
+            None => INVALID_VALUE,
+        }
+    })
+}
+
+fn region(s: &mut State, p: u64, len: usize) -> Result<&mut [u8], CuResult> {
+    s.memory
+        .0
+        .iter_mut()
+        .find_map(|(b, bytes)| {
+            let off = p.checked_sub(*b)? as usize;
+            bytes.get_mut(off..off.checked_add(len)?)
+        })
+        .ok_or(INVALID_VALUE)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemcpyHtoD_v2(dst: u64, src: *const c_void, len: usize) -> CuResult {
+    guard(|| {
+        let mut s = state();
+        tri!(current(&s));
+        if src.is_null() {
+            return INVALID_VALUE;
+        }
+        let d = tri!(region(&mut s, dst, len));
+        // SAFETY: the caller's buffer holds len bytes.
+        d.copy_from_slice(unsafe { std::slice::from_raw_parts(src as *const u8, len) });
+        SUCCESS
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemcpyDtoH_v2(dst: *mut c_void, src: u64, len: usize) -> CuResult {
+    guard(|| {
+        let mut s = state();
+        tri!(current(&s));
+        if dst.is_null() {
+            return INVALID_VALUE;
+        }
+        let d = tri!(region(&mut s, src, len));
+        // SAFETY: the caller's buffer holds len bytes.
+        unsafe { std::slice::from_raw_parts_mut(dst as *mut u8, len) }.copy_from_slice(d);
+        SUCCESS
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn cuMemsetD8_v2(dst: u64, value: u8, len: usize) -> CuResult {
+    guard(|| {
+        let mut s = state();
+        tri!(current(&s));
+        tri!(region(&mut s, dst, len)).fill(value);
+        SUCCESS
+    })
+}
+
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn cuLaunchKernel(
+    f: *mut c_void,
+    gx: c_uint,
+    gy: c_uint,
+    gz: c_uint,
+    bx: c_uint,
+    by: c_uint,
+    bz: c_uint,
+    shared: c_uint,
+    stream: *mut c_void,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) -> CuResult {
+    guard(|| {
+        let mut s = state();
+        tri!(current(&s));
+        if !stream.is_null() || !extra.is_null() || params.is_null() {
+            return INVALID_VALUE;
+        }
+        let Some(func) = (f as usize).checked_sub(1).and_then(|i| s.functions.get(i)) else {
+            return INVALID_HANDLE;
+        };
+        if shared > func.max_dynamic_shared {
+            return INVALID_VALUE;
+        }
+        let module = func.module;
+        let Some(Some(m)) = s.modules.get(module) else {
+            return INVALID_HANDLE;
+        };
+        // SAFETY: the kernel takes two u64 pointers; the caller passes an array of two
+        // pointers to them (cuLaunchKernel's kernelParams).
+        let p = unsafe { [*(*params as *const u64), *(*params.add(1) as *const u64)] };
+        // the SM90 register file: 64K registers per block, allocated per warp in units of 256
+        let regs = m.program.regcount();
+        let per_warp = (regs * 32).div_ceil(256) * 256;
+        if bx.saturating_mul(by).saturating_mul(bz).div_ceil(32).saturating_mul(per_warp) > REGISTERS_PER_BLOCK {
+            return LAUNCH_OUT_OF_RESOURCES;
+        }
+        if let Ok(c) = config() {
+            if m.words.iter().any(|w| c.abort_on.contains(w)) {
+                eprintln!("hmul2-fake-cuda: aborting, as configured");
+                std::process::abort();
+            }
+            if m.words.iter().any(|w| c.fault_on.contains(w)) {
+                s.pending = Some(ILLEGAL_INSTRUCTION);
+                return SUCCESS;
+            }
+        }
+        let flips: Vec<(u128, u128)> = config().as_ref().map(|c| c.flip_if.clone()).unwrap_or_default();
+        let launch = Launch { grid: [gx, gy, gz], block: [bx, by, bz], params: p };
+        let program = m.program.clone();
+        let mut hook = |site: &emu::Site| emu::reference_hook(site) ^ flips.iter().any(|&(mk, v)| site.word & mk == v) as u32;
+        let st = &mut *s;
+        if let Err(fault) = emu::run(&program, &launch, &mut st.memory, &mut hook) {
+            eprintln!("hmul2-fake-cuda: launch: {fault}");
+            // launch errors are immediate; faults surface at the next synchronize
+            if matches!(fault, emu::Fault::Launch(_)) {
+                return fault.cuda_code();
+            }
+            st.pending = Some(fault.cuda_code());
+        }
+        SUCCESS
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuGetErrorName(code: CuResult, out: *mut *const c_char) -> CuResult {
+    guard(|| {
+        if out.is_null() {
+            return INVALID_VALUE;
+        }
+        let name: &CStr = match code {
+            0 => c"CUDA_SUCCESS",
+            1 => c"CUDA_ERROR_INVALID_VALUE",
+            2 => c"CUDA_ERROR_OUT_OF_MEMORY",
+            3 => c"CUDA_ERROR_NOT_INITIALIZED",
+            100 => c"CUDA_ERROR_NO_DEVICE",
+            101 => c"CUDA_ERROR_INVALID_DEVICE",
+            200 => c"CUDA_ERROR_INVALID_IMAGE",
+            201 => c"CUDA_ERROR_INVALID_CONTEXT",
+            400 => c"CUDA_ERROR_INVALID_HANDLE",
+            500 => c"CUDA_ERROR_NOT_FOUND",
+            700 => c"CUDA_ERROR_ILLEGAL_ADDRESS",
+            701 => c"CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
+            702 => c"CUDA_ERROR_LAUNCH_TIMEOUT",
+            715 => c"CUDA_ERROR_ILLEGAL_INSTRUCTION",
+            716 => c"CUDA_ERROR_MISALIGNED_ADDRESS",
+            719 => c"CUDA_ERROR_LAUNCH_FAILED",
+            999 => c"CUDA_ERROR_UNKNOWN",
+            _ => return INVALID_VALUE,
+        };
+        // SAFETY: the caller passes a writable pointer; the string is static.
+        unsafe { *out = name.as_ptr() };
+        SUCCESS
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_parses_and_refuses() {
+        let c = parse_config("devices=2,cc=8.0,driver=12080,init=100,fault-on:0x1,flip-if:0xff:0x32").unwrap();
+        assert_eq!((c.devices, c.cc, c.driver, c.init), (2, (8, 0), 12080, 100));
+        assert_eq!((c.fault_on, c.flip_if), (vec![1], vec![(0xff, 0x32)]));
+        let d = parse_config("").unwrap();
+        assert_eq!((d.devices, d.cc, d.driver), (1, (9, 0), 13000));
+        assert!(parse_config("gpu=yes").unwrap_err().contains("unknown directive"));
+        assert!(parse_config("cc=9").is_err());
+    }
+
+    #[test]
+    fn every_error_code_the_fake_returns_has_a_name() {
+        for code in [
+            INVALID_VALUE,
+            OUT_OF_MEMORY,
+            NOT_INITIALIZED,
+            INVALID_DEVICE,
+            INVALID_IMAGE,
+            INVALID_CONTEXT,
+            INVALID_HANDLE,
+            NOT_FOUND,
+            LAUNCH_OUT_OF_RESOURCES,
+            ILLEGAL_INSTRUCTION,
+            UNKNOWN,
+            700,
+            702,
+            716,
+            719,
+        ] {
+            let mut p: *const c_char = std::ptr::null();
+            // SAFETY: p is writable.
+            assert_eq!(unsafe { cuGetErrorName(code, &mut p) }, SUCCESS, "{code}");
+            assert!(!p.is_null());
+        }
+    }
+}

@@ -1,0 +1,239 @@
+//! The real driver path without a GPU: `harness/fake-cuda` builds a `libcuda.so` whose
+//! entry points run the patched cubins on the CPU emulator (`kernel::emu`). With it first on
+//! `LD_LIBRARY_PATH`, everything the GPU job runs, runs: cudarc's loader, symbol
+//! resolution, detection, worker processes, `CudaExecutor` (module load, copies, canary,
+//! launch, synchronize, sticky faults), the real batch and digest kernels, the real backend,
+//! fault bisection and minimization over real launches. And every result says it is not
+//! hardware. What it cannot show is the GPU's arithmetic: the emulator computes HMUL2 with
+//! the reference.
+//!
+//! The library is built here with cargo (its own target folder, so the build this test
+//! runs in is not waited on); a failed build fails the test.
+
+use hmul2_harness::isa::{decode, encode, format_hex, parse_hex, Form, Hmul2, Operand2};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+const BIN: &str = env!("CARGO_BIN_EXE_hmul2-harness");
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+/// The folder holding the fake `libcuda.so`, built once per test process.
+fn fake_lib() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let target = root().join("target").join("fake-cuda");
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let o = Command::new(cargo)
+            .current_dir(root())
+            .args(["build", "--release", "--locked", "-p", "hmul2-fake-cuda", "--target-dir"])
+            .arg(&target)
+            .output()
+            .expect("run cargo to build harness/fake-cuda");
+        assert!(o.status.success(), "building the fake libcuda failed:\n{}", String::from_utf8_lossy(&o.stderr));
+        let dir = target.join("release");
+        assert!(dir.join("libcuda.so").is_file(), "no libcuda.so in {}", dir.display());
+        dir
+    })
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("hmul2-fakecuda-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// The harness with the fake driver configured by `config` (HMUL2_FAKE_CUDA).
+fn harness(config: &str, args: &[&str]) -> Output {
+    Command::new(BIN)
+        .current_dir(root())
+        .args(args)
+        .env("LD_LIBRARY_PATH", fake_lib())
+        .env("HMUL2_FAKE_CUDA", config)
+        .env_remove("HMUL2_FAKE_EXECUTOR")
+        .env_remove("CUDA_VISIBLE_DEVICES")
+        .output()
+        .unwrap()
+}
+
+fn text(o: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+fn summary(dir: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap()
+}
+
+fn seed(default: u64) -> u64 {
+    let s = std::env::var("HMUL2_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(default);
+    eprintln!("seed: {s}");
+    s
+}
+
+/// The bit that makes an instruction .SAT (the same in every form).
+fn sat_mask() -> u128 {
+    let mut i = Hmul2::new(0, 1, Operand2::Reg(2));
+    let plain = encode(&i).unwrap();
+    i.sat = true;
+    encode(&i).unwrap() ^ plain
+}
+
+/// The words a random run of `seed` runs (as the run places them).
+fn run_words(seed: u64, count: u64) -> Vec<u128> {
+    hmul2_harness::gen::generate(&hmul2_harness::gen::GenOptions::legal(seed), 0, count).into_iter().map(hmul2_harness::kernel::place).collect()
+}
+
+#[test]
+fn gpu_info_finds_the_fake_and_says_it_is_not_hardware() {
+    let o = harness("", &["gpu-info", "--json"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let d: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(d["driver"], "13.0 (13000)");
+    assert!(d["emulated"].as_str().unwrap().contains("CPU emulation"), "{d}");
+    assert_eq!(d["devices"][0]["compute_capability"], "9.0");
+    assert!(d["problem"].is_null(), "{d}");
+    let o = harness("", &["gpu-info"]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("EMULATED"), "{}", text(&o));
+    // what a machine without a usable device looks like, through the real detection code
+    for (config, want) in [
+        ("cc=8.0", "no device of compute capability 9.0"),
+        ("devices=0", "the driver reports no CUDA device"),
+        ("init=100", "cuInit failed: CUDA_ERROR_NO_DEVICE (100)"),
+        ("driver=12040,cc=8.9", "8.9"),
+        ("bogus", "cuInit failed: CUDA_ERROR_INVALID_VALUE"),
+    ] {
+        let o = harness(config, &["gpu-info"]);
+        let t = text(&o);
+        assert!(o.status.success() && t.contains("no usable GPU") && t.contains(want), "{config}: {t}");
+    }
+    assert!(text(&harness("driver=12040,cc=8.9", &["gpu-info"])).contains("12.4 (12040)"));
+}
+
+#[test]
+fn a_random_run_of_every_form_runs_through_the_driver_and_is_labelled_emulated() {
+    let seed = seed(21);
+    let d = tmp("random");
+    let out = d.join("r");
+    let vec_dir = d.join("v");
+    let o = harness(
+        "",
+        &["run", "--seed", &seed.to_string(), "--count", "400", "--batch", "128", "--out", out.to_str().unwrap(), "--vectors", vec_dir.to_str().unwrap()],
+    );
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    assert!(t.contains("hardware: not used") && t.contains("hmul2-fake-cuda"), "{t}");
+    let s = summary(&out);
+    assert_eq!(s["hardware"]["used"], false, "an emulation is never a hardware result");
+    assert_eq!(s["hardware"]["simulated"], true);
+    assert!(s["hardware"]["reason"].as_str().unwrap().contains("CPU emulation"));
+    // every form ran, every input compared (the run places c[] and cx[] words where the kernel can fill them)
+    let forms = s["by_form"].as_object().unwrap();
+    assert_eq!(forms.len(), 5, "{forms:?}");
+    for (f, t) in forms {
+        assert!(t["compared"].as_u64().unwrap() > 0, "{f}: {t}");
+        assert_eq!(t["not_runnable"], 0, "{f}: {t}");
+        assert_eq!(t["compared"], t["inputs"], "{f}: {t}");
+    }
+    assert_eq!(s["totals"]["instructions"], 400);
+    assert_eq!(s["totals"]["compared"], 400 * 256);
+    assert_eq!((s["totals"]["mismatches"].as_u64(), s["totals"]["faults"].as_u64()), (Some(0), Some(0)));
+    assert_eq!(s["software_checks"]["verify"]["ok"], true, "{}", s["software_checks"]);
+    // vectors only beside the simulated ones, with the fake named in their origin
+    assert!(!vec_dir.join("hardware").exists());
+    let files: Vec<_> = std::fs::read_dir(vec_dir.join("simulated")).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(files.len(), 1);
+    let body = std::fs::read_to_string(&files[0]).unwrap();
+    assert_eq!(body.lines().count(), 400 * 256);
+    let v = hmul2_harness::vectors::parse_line(body.lines().next().unwrap()).unwrap();
+    assert!(v.origin.starts_with("simulated:fake-cuda:"), "{}", v.origin);
+    let junit = std::fs::read_to_string(out.join("junit.xml")).unwrap();
+    assert!(junit.contains("hmul2.simulated") && !junit.contains("hmul2.hardware"), "{junit}");
+    // and the vectors replay through the reference on any machine
+    let o = Command::new(BIN).arg("verify").arg(vec_dir.join("simulated")).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+}
+
+#[test]
+fn faults_are_bisected_and_mismatches_minimized_over_real_launches() {
+    let seed = seed(7);
+    let ws = run_words(seed, 300);
+    let faulty = ws[123];
+    let m = format_hex(sat_mask());
+    let d = tmp("faults");
+    let config = format!("fault-on:{},flip-if:{m}:{m}", format_hex(faulty));
+    let o = harness(&config, &["run", "--seed", &seed.to_string(), "--count", "300", "--out", d.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let s = summary(&d);
+    // the fault: isolated to its word by bisection, raised at synchronize like a GPU's
+    let faults = s["faults"].as_array().unwrap();
+    assert_eq!(faults.len(), 1, "{faults:?}");
+    assert_eq!(faults[0]["encoding"], format_hex(faulty));
+    let detail = faults[0]["detail"].as_str().unwrap();
+    assert!(detail.contains("CUDA_ERROR_ILLEGAL_INSTRUCTION (715) during cuCtxSynchronize") && detail.contains("nvdisasm:"), "{detail}");
+    // every other word was compared: the lost context was replaced
+    assert_eq!(s["totals"]["compared"], 299 * 256);
+    // the mismatches: exactly the .SAT words that write a register (RZ shows no result),
+    // each shrunk to .SAT alone (a real launch per try)
+    let sat: Vec<String> =
+        ws.iter().filter(|&&w| w != faulty && w & sat_mask() != 0 && decode(w).unwrap().dst != hmul2_harness::isa::RZ).map(|&w| format_hex(w)).collect();
+    let ms = s["mismatches"].as_array().unwrap();
+    let found: Vec<String> = ms.iter().map(|f| f["encoding"].as_str().unwrap().to_string()).collect();
+    let missed: Vec<&String> = sat.iter().filter(|w| !found.contains(w)).collect();
+    assert!(missed.is_empty() && ms.len() == sat.len(), "missed {missed:?}; {} found", found.len());
+    for f in ms {
+        let orig = decode(parse_hex(f["encoding"].as_str().unwrap()).unwrap()).unwrap();
+        let min = decode(parse_hex(f["minimized"].as_str().unwrap_or_else(|| panic!("not minimized: {f}"))).unwrap()).unwrap();
+        assert!(orig.sat && min.sat, "{f}");
+        assert_eq!((min.a_mods, min.b_mods, min.flush, min.format), Default::default(), "{}", f["minimized_text"]);
+        assert_eq!(min.pred, hmul2_harness::isa::Pred::ALWAYS);
+        assert_eq!(min.form(), orig.form());
+    }
+}
+
+#[test]
+fn rejected_images_and_crashing_drivers_are_isolated_too() {
+    let seed = seed(9);
+    let ws = run_words(seed, 64);
+    let d = tmp("reject");
+    let config = format!("reject-on:{},abort-on:{}", format_hex(ws[10]), format_hex(ws[40]));
+    let o = harness(&config, &["run", "--seed", &seed.to_string(), "--count", "64", "--out", d.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let s = summary(&d);
+    let faults = s["faults"].as_array().unwrap();
+    let by_word = |w: u128| faults.iter().find(|f| f["encoding"] == format_hex(w)).unwrap_or_else(|| panic!("{} not isolated: {faults:?}", format_hex(w)));
+    assert!(by_word(ws[10])["detail"].as_str().unwrap().contains("CUDA_ERROR_INVALID_IMAGE (200) during cuModuleLoadData"));
+    assert!(by_word(ws[40])["detail"].as_str().unwrap().contains("worker died"), "{}", by_word(ws[40]));
+    assert_eq!(faults.len(), 2);
+    assert_eq!(s["totals"]["compared"], 62 * 256);
+}
+
+#[test]
+fn exhaustive_mode_runs_the_digest_kernel_through_the_driver() {
+    let seed = seed(16);
+    for form in [Form::Rrr, Form::Imm] {
+        let w = hmul2_harness::kernel::command::runnable_words(seed, Some(form), 1).unwrap()[0];
+        let hex = format_hex(w);
+        let d = tmp(&format!("exh-{form:?}"));
+        let args = ["run", "--seed", "1", "--mode", "exhaustive", "--encoding", &hex, "--space-bits", "20", "--chunk-bits", "14", "--out"];
+        let clean = d.join("clean");
+        let o = harness("", &[&args[..], &[clean.to_str().unwrap()]].concat());
+        assert!(o.status.success(), "{form:?}: {}", text(&o));
+        let s = summary(&clean);
+        assert_eq!(s["totals"]["compared"], 1u64 << 20, "{form:?}");
+        assert_eq!(s["totals"]["mismatches"], 0, "{form:?}");
+        assert_eq!(s["hardware"]["simulated"], true);
+        // a "GPU" that gets this word wrong: every chunk's digest differs, and is fetched
+        let flip = format!("flip-if:{}:{hex}", format_hex(u128::MAX));
+        let bad = d.join("bad");
+        let o = harness(&flip, &[&args[..], &[bad.to_str().unwrap()]].concat());
+        assert_eq!(o.status.code(), Some(1), "{form:?}: {}", text(&o));
+        let s = summary(&bad);
+        assert_eq!(s["totals"]["compared"], 1u64 << 20, "{form:?}");
+        assert!(s["totals"]["mismatches"].as_u64().unwrap() > 0, "{form:?}: {}", s["totals"]);
+    }
+}
