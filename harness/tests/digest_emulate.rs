@@ -1,27 +1,31 @@
 //! Exhaustive mode's digest kernel, checked without a GPU:
 //! - nvdisasm prints the whole patched `.text` as planned, the word under test unchanged,
 //!   and the loop's branch lands on the loop's first instruction;
-//! - a CPU emulator runs every thread of a small request (every word of `.text` decoded
-//!   back through the helper spec, the HMUL2 computed by `reference::eval` on the registers
-//!   and predicates it reads), checks at each HMUL2 that it reads exactly the effective
-//!   inputs of its k, and the per-thread partials it stores must add up to the reference
-//!   digests the runner computes (`exhaustive::reference_digests` through `RealBackend`).
+//! - the library emulator (`kernel::emu`) runs every thread of a small request over an
+//!   output buffer filled with 0xA5 (the driver's canary); its hook checks at each HMUL2
+//!   that it reads exactly the effective inputs of its k, counts the iterations of each
+//!   thread, and computes the word by `reference::eval`; the per-thread partials the
+//!   kernel stores (one store each) must add up to the reference digests the runner
+//!   computes (`exhaustive::reference_digests` through `RealBackend`).
 //!
 //! Fails when nvdisasm is missing.
 
 use hmul2_harness::inputs::Inputs;
-use hmul2_harness::isa::{decode, encode, Form, Hmul2, Operand2, PT, RZ};
+use hmul2_harness::isa::{decode, encode, Form, Hmul2, Operand2, RZ};
 use hmul2_harness::kernel::command::runnable_words;
 use hmul2_harness::kernel::digest::{build, digest_inputs, DigestBuilt, DigestError};
-use hmul2_harness::kernel::helpers::{op_spec, Op};
+use hmul2_harness::kernel::elf;
+use hmul2_harness::kernel::emu::{self, Launch, Memory, Program, Regions, Site};
+use hmul2_harness::kernel::helpers::Op;
 use hmul2_harness::nvdisasm::find_tool;
 use hmul2_harness::run::exhaustive::{inputs_for, reference_digests, sum_partials, DigestRequest, THREADS};
 use hmul2_harness::run::pipeline::{Backend, RealBackend};
-use hmul2_harness::spec::layout;
-use object::{Object, ObjectSection};
 use std::collections::HashMap;
 
+const IN: u64 = 0x7f12_3400_0000;
 const OUT: u64 = 0x7f56_7800_0000;
+/// What the driver fills the output buffer with before a launch.
+const CANARY: u8 = 0xa5;
 
 fn seed() -> u64 {
     let s = std::env::var("HMUL2_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0x5eed_0003);
@@ -29,158 +33,114 @@ fn seed() -> u64 {
     s
 }
 
-fn text(cubin: &[u8]) -> Vec<u128> {
-    let f = object::File::parse(cubin).unwrap();
-    let d = f.section_by_name(".text.hmul2_kernel").unwrap().data().unwrap().to_vec();
-    d.chunks(16).map(|c| u128::from_le_bytes(c.try_into().unwrap())).collect()
+/// Emulated device memory as the runner sets it up (the request at [`IN`], the output
+/// buffer at [`OUT`], 0xA5), logging every write.
+struct Device {
+    mem: Regions,
+    writes: Vec<(u64, usize)>,
 }
 
-/// A helper word as (op, field values), fields in the JSON's order.
-fn classify(word: u128) -> Option<(Op, Vec<u32>)> {
-    let l = layout();
-    let ctrl = l.stall.mask | l.yield_.mask | l.wr_bar.mask | l.rd_bar.mask | l.wait.mask | l.reuse.mask;
-    Op::ALL.into_iter().find_map(|op| {
-        let s = op_spec(op);
-        let fields = s.fields.iter().fold(0u128, |m, f| m | f.mask);
-        (word & !(ctrl | fields) == s.fixed).then(|| (op, s.fields.iter().map(|f| f.get(word) * f.scale).collect()))
-    })
-}
-
-/// Run thread `tid` of block `ctaid`; returns its stores (address, value).
-fn run_thread(words: &[u128], word: u128, req: &DigestRequest, ctaid: u32, tid: u32) -> Vec<(u64, u64)> {
-    let inst = decode(word).unwrap();
-    let decoded: Vec<Option<(Op, Vec<u32>)>> = words.iter().map(|&w| if w == word { None } else { classify(w) }).collect();
-    let mut g = [0u32; 256];
-    let mut pr = 0u8; // P0..P6; PT always true
-    let mut ur = [0u32; 64];
-    let mut stores = Vec::new();
-    let mut k_expected = ((req.first_chunk + ctaid as u64) << req.chunk_bits) + tid as u64;
-    let mut runs = 0u64;
-    let mut pc = 0usize;
-    for _ in 0..50_000_000u64 {
-        let rd = |g: &[u32; 256], r: u32| if r == RZ as u32 { 0 } else { g[r as usize] };
-        let pair = |g: &[u32; 256], r: u32| if r == RZ as u32 { 0 } else { g[r as usize] as u64 | (g[r as usize + 1] as u64) << 32 };
-        let set64 = |g: &mut [u32; 256], r: u32, v: u64| {
-            g[r as usize] = v as u32;
-            g[r as usize + 1] = (v >> 32) as u32;
-        };
-        let Some((op, a)) = &decoded[pc] else {
-            // the word under test: inputs of this k, P0..P6 true
-            let want = digest_inputs(word, &[inputs_for(k_expected)]).unwrap()[0];
-            let got = Inputs {
-                a: rd(&g, inst.a as u32),
-                b: match inst.b {
-                    Operand2::Reg(r) => rd(&g, r as u32),
-                    // from the encoding, not a register: the reference must ignore inputs.b, so
-                    // give it a value the kernel never generated (the digests must still match)
-                    Operand2::Imm { .. } => !want.b,
-                    other => panic!("form {other:?} in a digest kernel"),
-                },
-                d: rd(&g, inst.dst as u32),
-                pred: pr,
-            };
-            let reg_b = matches!(inst.b, Operand2::Reg(_));
-            assert_eq!(Inputs { b: if reg_b { got.b } else { want.b }, ..got }, want, "block {ctaid} thread {tid} k {k_expected}: the word's inputs");
-            let r = hmul2_harness::reference::eval(&inst, &got).expect("test words are defined everywhere");
-            if inst.dst != RZ {
-                g[inst.dst as usize] = r;
-            }
-            k_expected += THREADS as u64;
-            runs += 1;
-            pc += 1;
-            continue;
-        };
-        let a = a.as_slice();
-        let mut next = pc + 1;
-        match op {
-            Op::Nop => {}
-            Op::S2rTidX => g[a[0] as usize] = tid,
-            Op::S2rCtaidX => g[a[0] as usize] = ctaid,
-            Op::Iadd3Imm => g[a[0] as usize] = rd(&g, a[1]).wrapping_add(a[2]),
-            Op::R2p => pr = (rd(&g, a[0]) & a[1] & 0x7f) as u8,
-            Op::Mov => g[a[0] as usize] = rd(&g, a[1]),
-            Op::ImadImm => g[a[0] as usize] = rd(&g, a[1]).wrapping_mul(a[2]).wrapping_add(rd(&g, a[3])),
-            Op::ImadIadd => g[a[0] as usize] = rd(&g, a[1]).wrapping_add(rd(&g, a[2])),
-            Op::ImadWideU32Imm => {
-                let v = (rd(&g, a[1]) as u64 * a[2] as u64).wrapping_add(pair(&g, a[3]));
-                set64(&mut g, a[0], v);
-            }
-            Op::PrmtImm => {
-                let bytes = [rd(&g, a[1]).to_le_bytes(), rd(&g, a[3]).to_le_bytes()].concat();
-                let v = (0..4).fold(0u32, |v, i| {
-                    let s = (a[2] >> (4 * i)) & 0xf;
-                    assert!(s < 8, "PRMT sign-replicating selector");
-                    v | (bytes[s as usize] as u32) << (8 * i)
-                });
-                g[a[0] as usize] = v;
-            }
-            Op::LopXor => g[a[0] as usize] = rd(&g, a[1]) ^ rd(&g, a[2]),
-            Op::ShfRU64Imm => g[a[0] as usize] = (((rd(&g, a[3]) as u64) << 32 | rd(&g, a[1]) as u64) >> a[2]) as u32,
-            Op::ShfRU32HiImm => g[a[0] as usize] = rd(&g, a[3]) >> a[2],
-            Op::IsetpNeU32 => {
-                let p = a[0];
-                assert!(p < 7, "ISETP into PT");
-                let v = rd(&g, a[1]) != rd(&g, a[2]);
-                pr = (pr & !(1 << p)) | (v as u8) << p;
-            }
-            Op::BraBack => {
-                let taken = a[0] == PT as u32 || (pr >> a[0]) & 1 == 1;
-                if taken {
-                    let delta = (a[1] as i32 as i64) * 4;
-                    next = ((pc as i64 + 1) * 16 + delta) as usize / 16;
-                }
-            }
-            Op::Ldc64 => {
-                assert_eq!((a[1], a[2]), (0x218, 0), "only the output pointer is read");
-                set64(&mut g, a[0], OUT);
-            }
-            Op::Uldc64 => {
-                assert_eq!((a[1], a[2]), (0x208, 0));
-                ur[a[0] as usize] = 0xdead;
-                ur[a[0] as usize + 1] = 0xbeef;
-            }
-            Op::StgE64 => {
-                assert_eq!((ur[a[2] as usize], ur[a[2] as usize + 1]), (0xdead, 0xbeef), "descriptor");
-                stores.push((pair(&g, a[0]), pair(&g, a[1])));
-            }
-            Op::Exit => {
-                assert_eq!(runs, 1u64 << (req.chunk_bits - 8), "iterations");
-                return stores;
-            }
-            other => panic!("{other:?} in a digest kernel"),
-        }
-        g[255] = 0;
-        pc = next;
+impl Memory for Device {
+    fn read(&self, addr: u64, out: &mut [u8]) -> bool {
+        self.mem.read(addr, out)
     }
-    panic!("block {ctaid} thread {tid}: no EXIT after 50M instructions");
+    fn write(&mut self, addr: u64, data: &[u8]) -> bool {
+        self.writes.push((addr, data.len()));
+        self.mem.write(addr, data)
+    }
 }
 
-/// The per-thread partials of the whole grid, as the output buffer the runner reads.
+/// The digest kernel's ops (the batch kernel's loads and R2UR are not in this program).
+const DIGEST_OPS: [Op; 18] = [
+    Op::Nop,
+    Op::S2rTidX,
+    Op::S2rCtaidX,
+    Op::Iadd3Imm,
+    Op::R2p,
+    Op::Mov,
+    Op::ImadImm,
+    Op::ImadIadd,
+    Op::ImadWideU32Imm,
+    Op::PrmtImm,
+    Op::LopXor,
+    Op::ShfRU64Imm,
+    Op::ShfRU32HiImm,
+    Op::IsetpNeU32,
+    Op::BraBack,
+    Op::Ldc64,
+    Op::Uldc64,
+    Op::StgE64,
+];
+
+/// Run every thread of the job; the per-thread partials, as the output buffer the runner reads.
 fn emulate(b: &DigestBuilt, req: &DigestRequest) -> Vec<u8> {
-    let words = text(&b.job.cubin);
-    assert_eq!(words, b.program, ".text is the program");
+    let image = elf::image(&b.job.cubin).unwrap();
+    assert_eq!(image.text, b.program, ".text is the program");
+    assert_eq!(image.regcount, b.regcount);
     assert_eq!(b.job.grid, [req.chunks, 1, 1]);
     assert_eq!(b.job.block, [THREADS, 1, 1]);
-    let mut mem: HashMap<u64, u64> = HashMap::new();
-    let threads: Vec<(u32, u32)> = (0..req.chunks).flat_map(|c| (0..THREADS).map(move |t| (c, t))).collect();
-    let per = threads.len().div_ceil(2);
-    let parts: Vec<Vec<(u64, u64)>> = std::thread::scope(|s| {
-        let hs: Vec<_> = threads
-            .chunks(per)
-            .map(|ts| {
-                let words = &words;
-                s.spawn(move || ts.iter().flat_map(|&(c, t)| run_thread(words, req.word, req, c, t)).collect::<Vec<_>>())
-            })
-            .collect();
-        hs.into_iter().map(|h| h.join().unwrap()).collect()
-    });
-    for (addr, v) in parts.into_iter().flatten() {
-        assert!(mem.insert(addr, v).is_none(), "two stores to {addr:#x}");
+    // the word under test once, at its place; helpers of this kernel; only the output pointer read
+    for (pc, &w) in b.program.iter().enumerate() {
+        match emu::classify(w) {
+            _ if pc == b.iut => assert_eq!(w, req.word, "the word under test, unchanged"),
+            Some((Op::Exit | Op::BraSelf, _)) => {}
+            Some((op, a)) => {
+                assert!(DIGEST_OPS.contains(&op), "word {pc}: {op:?} in a digest kernel");
+                if op == Op::Ldc64 {
+                    assert_eq!((a[1], a[2]), (0x218, 0), "word {pc}: only the output pointer is read");
+                }
+            }
+            None => panic!("word {pc}: {} is neither a helper nor the word under test", hmul2_harness::isa::format_hex(w)),
+        }
     }
+    let inst = decode(req.word).unwrap();
+    let reg_b = matches!(inst.b, Operand2::Reg(_));
+    let iterations = 1u64 << (req.chunk_bits - 8);
     let n = req.chunks as usize * THREADS as usize;
-    assert_eq!(mem.len(), n, "one store per thread");
+    // at each HMUL2: the thread's next k, its inputs (P0..P6 true)
+    let mut runs = vec![0u64; n];
+    let mut hook = |s: &Site| -> u32 {
+        let (ctaid, tid) = (s.ctaid, s.tid);
+        assert_eq!((s.index, s.word), (b.iut, req.word), "block {ctaid} thread {tid}: the word under test");
+        let r = &mut runs[ctaid as usize * THREADS as usize + tid as usize];
+        let k = ((req.first_chunk + ctaid as u64) << req.chunk_bits) + tid as u64 + THREADS as u64 * *r;
+        *r += 1;
+        let want = digest_inputs(req.word, &[inputs_for(k)]).unwrap()[0];
+        let got = s.inputs;
+        // immediate form: b is in the encoding and the emulator reads nothing
+        assert_eq!(Inputs { b: if reg_b { got.b } else { want.b }, ..got }, want, "block {ctaid} thread {tid} k {k}: the word's inputs");
+        if !reg_b {
+            assert_eq!(got.b, 0, "immediate form");
+        }
+        // the reference must ignore inputs.b there: give it a value the kernel never
+        // generated (the digests must still match)
+        let x = Inputs { b: if reg_b { got.b } else { !want.b }, ..got };
+        hmul2_harness::reference::eval(&inst, &x).expect("test words are defined everywhere")
+    };
+    let launch = Launch { grid: b.job.grid, block: b.job.block, params: [IN, OUT] };
+    let mut dev = Device { mem: Regions(vec![(IN, b.job.input.clone()), (OUT, vec![CANARY; b.job.output_bytes])]), writes: Vec::new() };
+    let stats = emu::run(&Program::load(&image).unwrap(), &launch, &mut dev, &mut hook).unwrap_or_else(|f| panic!("{f}"));
+    for (i, &r) in runs.iter().enumerate() {
+        assert_eq!(r, iterations, "block {} thread {}: iterations", i / THREADS as usize, i % THREADS as usize);
+    }
+    assert_eq!(stats.hmul2, n as u64 * iterations);
+    assert_eq!(stats.warps, n as u64 / 32);
+    // one 8-byte store per thread, at output + 8 (256 c + t)
+    let mut at: Vec<u64> = dev
+        .writes
+        .iter()
+        .map(|&(a, len)| {
+            assert_eq!(len, 8, "store of {len} bytes at {a:#x}");
+            a
+        })
+        .collect();
+    at.sort_unstable();
+    let stores = at.len();
+    at.dedup();
+    assert_eq!(at.len(), stores, "two stores to one word");
+    assert_eq!(at, (0..n as u64).map(|i| OUT + 8 * i).collect::<Vec<_>>(), "one store per thread");
     assert_eq!(b.job.output_bytes, 8 * n);
-    (0..n as u64).flat_map(|i| mem[&(OUT + 8 * i)].to_le_bytes()).collect()
+    dev.mem.0.swap_remove(1).1
 }
 
 /// nvdisasm's listing of the kernel: instruction texts by offset, and branch labels' offsets.

@@ -1,186 +1,468 @@
-//! The patched program's data flow, emulated on the CPU: every word of `.text` is decoded
-//! back through the helper spec (or as HMUL2), run warp by warp over the built input buffer,
-//! and at each HMUL2 under test the registers, uniform registers, constant words, bindless
-//! handle and predicates it reads must hold the case's effective inputs; the store after it
-//! must write its destination to the output word the runner reads. This proves the plan
-//! (not the GPU's arithmetic) without a GPU.
+//! The patched batch program's data flow, run by the library emulator (`kernel::emu`) over
+//! the built input buffer and an output buffer filled with 0xA5 (the driver's canary): at
+//! each HMUL2 under test the hook sees the case's word at its manifest offset, in case
+//! order, reading exactly the case's effective inputs; every thread runs every case once;
+//! the stores write each case's destination to the output word the runner reads, once.
+//! With `emu::reference_hook` the results are the reference's. This proves the plan (not
+//! the GPU's arithmetic) without a GPU.
+//!
+//! And the emulator catches planted defects: a register count below a register the program
+//! uses, a variable-latency helper's scoreboard not waited on (or not set), a store's
+//! sources overwritten before its read scoreboard is waited on, input and output pointers
+//! outside their allocations or misaligned, a branch to itself.
 
-use hmul2_harness::isa::{decode, Operand2, RZ, URZ};
+use hmul2_harness::isa::{decode, format_hex, Form, Operand2, RZ};
 use hmul2_harness::kernel::command::runnable_words;
-use hmul2_harness::kernel::helpers::{op_spec, Op};
-use hmul2_harness::kernel::{build, random_inputs, Built, Case};
+use hmul2_harness::kernel::emu::{self, Fault, Launch, Memory, Program, Regions, Site, Stats};
+use hmul2_harness::kernel::helpers::{encode, op_spec, Op, Sched};
+use hmul2_harness::kernel::{build, elf, patch_cubin, plan, random_inputs, Built, Case, TEMPLATE};
+use hmul2_harness::reference::input_set;
 use hmul2_harness::rng::Rng;
 use hmul2_harness::spec::layout;
-use object::{Object, ObjectSection};
-use std::collections::HashMap;
 
 const IN: u64 = 0x7f12_3400_0000;
 const OUT: u64 = 0x7f56_7800_0000;
+/// What the driver fills the output buffer with before a launch.
+const CANARY: u8 = 0xa5;
 
-fn classify(word: u128) -> Option<(Op, Vec<u32>)> {
-    let l = layout();
-    let ctrl = l.stall.mask | l.yield_.mask | l.wr_bar.mask | l.rd_bar.mask | l.wait.mask | l.reuse.mask;
-    for op in Op::ALL {
-        let s = op_spec(op);
-        let fields = s.fields.iter().fold(0u128, |m, f| m | f.mask);
-        if word & !(ctrl | fields) == s.fixed {
-            return Some((op, s.fields.iter().map(|f| f.get(word) * f.scale).collect()));
-        }
-    }
-    None
+fn seed() -> u64 {
+    let s = std::env::var("HMUL2_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0x5eed_0002u64);
+    eprintln!("seed: {s}");
+    s
 }
 
+/// `count` generated words, then a few of each form (so that every form is there).
+fn cases(seed: u64, count: usize, threads: usize) -> Vec<Case> {
+    let mut words = runnable_words(seed, None, count).unwrap();
+    for f in Form::ALL {
+        words.extend(runnable_words(seed, Some(f), 8).unwrap());
+    }
+    let mut rng = Rng::new(seed);
+    words.iter().map(|&w| Case { word: w, inputs: random_inputs(w, threads, &mut rng) }).collect()
+}
+
+/// Emulated device memory as the runner sets it up (the input buffer at [`IN`], the output
+/// buffer at [`OUT`], 0xA5), logging every write.
+struct Device {
+    mem: Regions,
+    writes: Vec<(u64, usize)>,
+}
+
+impl Device {
+    fn new(built: &Built) -> Device {
+        Device { mem: Regions(vec![(IN, built.job.input.clone()), (OUT, vec![CANARY; built.job.output_bytes])]), writes: Vec::new() }
+    }
+    fn output(&self) -> &[u8] {
+        &self.mem.0[1].1
+    }
+}
+
+impl Memory for Device {
+    fn read(&self, addr: u64, out: &mut [u8]) -> bool {
+        self.mem.read(addr, out)
+    }
+    fn write(&mut self, addr: u64, data: &[u8]) -> bool {
+        self.writes.push((addr, data.len()));
+        self.mem.write(addr, data)
+    }
+}
+
+fn launch(built: &Built, params: [u64; 2]) -> Launch {
+    Launch { grid: built.job.grid, block: built.job.block, params }
+}
+
+fn load(cubin: &[u8]) -> Program {
+    Program::load(&elf::image(cubin).unwrap()).unwrap()
+}
+
+/// Run `cubin` as the runner would launch `built`'s job.
+fn run(built: &Built, cubin: &[u8], params: [u64; 2], hook: &mut dyn FnMut(&Site) -> u32) -> (Result<Stats, Fault>, Device) {
+    let mut dev = Device::new(built);
+    let r = emu::run(&load(cubin), &launch(built, params), &mut dev, hook);
+    (r, dev)
+}
+
+/// What the test's hook writes for case `i`, thread `k`: a value only this case and thread
+/// produce, never the canary's word.
+fn stand_in(i: usize, t: usize, k: usize) -> u32 {
+    let n = i * t + k;
+    assert!(n < 1 << 16);
+    n as u32 ^ 0x3c3c_0000
+}
+
+/// The batch kernel's ops (the digest kernel's are not in this program).
+const BATCH_OPS: [Op; 15] = [
+    Op::Nop,
+    Op::S2rTidX,
+    Op::Ldc64,
+    Op::Uldc64,
+    Op::Iadd3Imm,
+    Op::ImadWideU32Imm,
+    Op::LdgE128,
+    Op::StgE,
+    Op::Mov,
+    Op::R2p,
+    Op::R2ur,
+    Op::ShfRU64Imm,
+    Op::ShfRU32HiImm,
+    Op::Exit,
+    Op::BraSelf,
+];
+
 fn emulate(built: &Built, cases: &[Case]) {
-    let f = object::File::parse(&*built.job.cubin).unwrap();
-    let text = f.section_by_name(".text.hmul2_kernel").unwrap().data().unwrap().to_vec();
-    let bank3 = f.section_by_name(".nv.constant3").unwrap().data().unwrap().to_vec();
-    let words: Vec<u128> = text.chunks(16).map(|c| u128::from_le_bytes(c.try_into().unwrap())).collect();
     let t = built.manifest.threads_per_case;
-    let rd32 = |addr: u64| -> u32 {
-        let o = (addr - IN) as usize;
-        u32::from_le_bytes(built.job.input[o..o + 4].try_into().unwrap())
-    };
-    let mut stores: HashMap<u64, u32> = HashMap::new();
+    let image = elf::image(&built.job.cubin).unwrap();
+    assert_eq!(image.text, built.program, ".text is the program");
+    assert_eq!(image.regcount, built.manifest.regcount);
+    assert_eq!(built.job.grid, [1, 1, 1]);
+    assert_eq!(built.job.block, [t as u32, 1, 1]);
+    // every word is a helper of this kernel or a case's word as generated, at its offset, in order
+    let mut iut = Vec::new();
+    for (pc, &w) in built.program.iter().enumerate() {
+        match emu::classify(w) {
+            Some((op, _)) => assert!(BATCH_OPS.contains(&op), "word {pc}: {op:?} is not an op of the test kernel"),
+            None => {
+                decode(w).unwrap_or_else(|e| panic!("word {pc} is neither a helper nor HMUL2: {e}"));
+                iut.push(pc);
+            }
+        }
+    }
+    assert_eq!(iut.len(), cases.len(), "one HMUL2 per case");
+    for (i, (&pc, c)) in iut.iter().zip(cases).enumerate() {
+        assert_eq!(built.manifest.cases[i].code_offset, pc * 16, "case {i}: code offset");
+        assert_eq!(built.program[pc], c.word, "case {i} byte for byte");
+    }
+
+    // at each HMUL2: the next case of this thread, its word, its effective inputs
+    let mut next_case = vec![0usize; t];
     let mut checked = 0usize;
-    for warp in 0..t / 32 {
-        let mut r = vec![[0u32; 256]; 32];
-        let mut ur = [0u32; 64];
-        let mut pr = [0u8; 32];
-        let mut case = 0usize;
-        for (pc, &w) in words.iter().enumerate() {
-            if let Some((op, a)) = classify(w) {
-                if op == Op::Exit {
-                    break;
-                }
-                for lane in 0..32 {
-                    let tid = (warp * 32 + lane) as u32;
-                    let g = &mut r[lane];
-                    let pair = |g: &[u32; 256], k: u32| g[k as usize] as u64 | (g[k as usize + 1] as u64) << 32;
-                    match op {
-                        Op::S2rTidX => g[a[0] as usize] = tid,
-                        Op::Ldc64 => {
-                            assert_eq!(a[2], 0);
-                            let v = match a[1] {
-                                0x210 => IN,
-                                0x218 => OUT,
-                                o => panic!("LDC c[0][{o:#x}]"),
-                            };
-                            g[a[0] as usize] = v as u32;
-                            g[a[0] as usize + 1] = (v >> 32) as u32;
-                        }
-                        Op::Uldc64 => {
-                            assert_eq!((a[1], a[2]), (0x208, 0));
-                            ur[a[0] as usize] = 0xdead;
-                            ur[a[0] as usize + 1] = 0xbeef;
-                        }
-                        Op::Iadd3Imm => g[a[0] as usize] = g[a[1] as usize].wrapping_add(a[2]),
-                        Op::ImadWideU32Imm => {
-                            let v = (g[a[1] as usize] as u64 * a[2] as u64).wrapping_add(pair(g, a[3]));
-                            g[a[0] as usize] = v as u32;
-                            g[a[0] as usize + 1] = (v >> 32) as u32;
-                        }
-                        Op::LdgE128 => {
-                            assert_eq!((ur[a[2] as usize], ur[a[2] as usize + 1]), (0xdead, 0xbeef), "descriptor");
-                            let addr = pair(g, a[1]);
-                            for k in 0..4 {
-                                g[a[0] as usize + k] = rd32(addr + 4 * k as u64);
-                            }
-                        }
-                        Op::StgE => {
-                            assert_eq!((ur[a[2] as usize], ur[a[2] as usize + 1]), (0xdead, 0xbeef), "descriptor");
-                            let v = if a[1] == RZ as u32 { 0 } else { g[a[1] as usize] };
-                            assert!(stores.insert(pair(g, a[0]), v).is_none(), "two stores to one word");
-                        }
-                        Op::Mov => g[a[0] as usize] = g[a[1] as usize],
-                        Op::R2p => pr[lane] = (g[a[0] as usize] & a[1]) as u8,
-                        Op::R2ur => {
-                            if lane == 0 {
-                                ur[a[0] as usize] = g[a[1] as usize];
-                            } else {
-                                assert_eq!(ur[a[0] as usize], g[a[1] as usize], "R2UR source differs across the warp");
-                            }
-                        }
-                        Op::ShfRU64Imm => {
-                            // funnel shift of c:a
-                            let v = (g[a[3] as usize] as u64) << 32 | g[a[1] as usize] as u64;
-                            g[a[0] as usize] = (v >> a[2]) as u32;
-                        }
-                        Op::ShfRU32HiImm => {
-                            let c = if a[3] == 255 { 0 } else { g[a[3] as usize] };
-                            g[a[0] as usize] = c >> a[2];
-                        }
-                        Op::Nop | Op::BraSelf | Op::Exit => {}
-                        // the digest kernel's ops (tests/digest_emulate.rs) are not in this program
-                        other => panic!("word {pc}: {other:?} is not an op of the test kernel"),
-                    }
-                    g[255] = 0;
-                }
-                continue;
-            }
-            // an HMUL2 under test: it must be the next case's word, and see that case's inputs
-            let inst = decode(w).unwrap_or_else(|e| panic!("word {pc} is neither a helper nor HMUL2: {e}"));
-            assert_eq!(w, cases[case].word, "case {case} byte for byte");
-            assert_eq!(built.manifest.cases[case].code_offset, pc * 16);
-            for lane in 0..32 {
-                let k = warp * 32 + lane;
-                let e = built.inputs[case][k];
-                let g = &mut r[lane];
-                let reg = |x: u8| if x == RZ { 0 } else { g[x as usize] };
-                assert_eq!(reg(inst.a), e.a, "case {case} thread {k}: a");
-                assert_eq!(reg(inst.dst), e.d, "case {case} thread {k}: d");
-                assert_eq!(pr[lane], e.pred & 0x7f, "case {case} thread {k}: predicates");
-                let b = match inst.b {
-                    Operand2::Reg(x) => reg(x),
-                    Operand2::Imm { .. } => e.b,
-                    Operand2::Ur(u) => {
-                        if u == URZ {
-                            0
-                        } else {
-                            ur[u as usize]
-                        }
-                    }
-                    Operand2::Const { bank, offset } => {
-                        assert_eq!(bank, 3);
-                        u32::from_le_bytes(bank3[offset as usize..offset as usize + 4].try_into().unwrap())
-                    }
-                    Operand2::ConstUr { ureg, offset } => {
-                        let (lo, hi) = (ur[ureg as usize] as u64, ur[ureg as usize + 1] as u64);
-                        let base = (lo | (hi & 0x7_ffff) << 32) << 6;
-                        let size = (hi >> 19) << 4;
-                        assert!(offset as u64 + 4 <= size, "case {case}: offset {offset:#x} outside the handle's {size:#x} bytes");
-                        rd32(base + offset as u64)
-                    }
-                };
-                assert_eq!(b, e.b, "case {case} thread {k}: b ({:?})", inst.b);
-                // stand-in for the multiply: a value only this case and thread produce
-                if inst.dst != RZ {
-                    g[inst.dst as usize] = (case * t + k) as u32 ^ 0xa5a5_0000;
-                }
-                checked += 1;
-            }
-            case += 1;
+    let mut hook = |s: &Site| -> u32 {
+        assert_eq!(s.ctaid, 0, "grid 1");
+        let k = s.tid as usize;
+        let case = next_case[k];
+        assert!(case < cases.len(), "thread {k}: more HMUL2 executions than cases");
+        assert_eq!(s.word, cases[case].word, "case {case} byte for byte");
+        assert_eq!(s.index * 16, built.manifest.cases[case].code_offset, "case {case}: code offset");
+        let e = built.inputs[case][k];
+        assert_eq!(s.inputs.a, e.a, "case {case} thread {k}: a");
+        assert_eq!(s.inputs.d, e.d, "case {case} thread {k}: d");
+        assert_eq!(s.inputs.pred, e.pred & 0x7f, "case {case} thread {k}: predicates");
+        match s.inst.b {
+            // the value is in the encoding; the emulator reads nothing
+            Operand2::Imm { .. } => assert_eq!(s.inputs.b, 0, "case {case}: immediate form"),
+            b => assert_eq!(s.inputs.b, e.b, "case {case} thread {k}: b ({b:?})"),
         }
-        assert_eq!(case, cases.len(), "every case ran");
-    }
+        next_case[k] += 1;
+        checked += 1;
+        stand_in(case, t, k)
+    };
+    let (r, dev) = run(built, &built.job.cubin, [IN, OUT], &mut hook);
+    let stats = r.unwrap_or_else(|f| panic!("{f}"));
     assert_eq!(checked, cases.len() * t);
-    for (i, c) in cases.iter().enumerate() {
+    for (k, &n) in next_case.iter().enumerate() {
+        assert_eq!(n, cases.len(), "thread {k}: every case ran once");
+    }
+    assert_eq!(stats.hmul2, checked as u64);
+    assert_eq!(stats.warps, (t / 32) as u64);
+
+    // the stores: one 4-byte write per case and thread, each to its own output word
+    let mut at: Vec<u64> = dev
+        .writes
+        .iter()
+        .map(|&(a, len)| {
+            assert_eq!(len, 4, "store of {len} bytes at {a:#x}");
+            a
+        })
+        .collect();
+    at.sort_unstable();
+    let n = at.len();
+    at.dedup();
+    assert_eq!(at.len(), n, "two stores to one word");
+    assert_eq!(at, (0..(cases.len() * t) as u64).map(|j| OUT + 4 * j).collect::<Vec<_>>(), "the stores cover the output buffer");
+    // and each holds its case's destination, where the manifest and the runner read it
+    let out = dev.output();
+    let results = built.results(out).unwrap();
+    assert_eq!(results.len(), cases.len());
+    for (i, (c, got)) in cases.iter().zip(&results).enumerate() {
         let dst = decode(c.word).unwrap().dst;
-        for k in 0..t {
-            let at = OUT + ((i * t + k) * 4) as u64;
-            let want = if dst == RZ { 0 } else { (i * t + k) as u32 ^ 0xa5a5_0000 };
-            assert_eq!(stores.get(&at), Some(&want), "case {i} thread {k}: stored destination");
+        let off = built.manifest.cases[i].output_offset;
+        assert_eq!(got.len(), t);
+        for (k, &r) in got.iter().enumerate() {
+            let want = if dst == RZ { 0 } else { stand_in(i, t, k) };
+            let o = off + 4 * k;
+            assert_eq!(u32::from_le_bytes(out[o..o + 4].try_into().unwrap()), want, "case {i} thread {k}: stored destination");
+            assert_eq!(r, want, "case {i} thread {k}: Built::results");
         }
     }
-    assert_eq!(stores.len(), cases.len() * t);
 }
 
 #[test]
 fn the_program_feeds_every_case_its_inputs_and_stores_its_destination() {
-    let seed = std::env::var("HMUL2_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0x5eed_0002u64);
-    eprintln!("seed: {seed}");
-    let words = runnable_words(seed, None, 400).unwrap();
-    let mut rng = Rng::new(seed);
-    let cases: Vec<Case> = words.iter().map(|&w| Case { word: w, inputs: random_inputs(w, 64, &mut rng) }).collect();
+    let cases = cases(seed(), 400, 64);
+    for f in Form::ALL {
+        assert!(cases.iter().any(|c| decode(c.word).unwrap().form() == f), "no {f:?} case");
+    }
     let built = build(&cases).unwrap();
     emulate(&built, &cases);
+}
+
+#[test]
+fn with_the_reference_hook_the_results_are_the_references() {
+    // every form; inputs drawn half from the reference's specials, half at random
+    let seed = seed() ^ 0x7e57;
+    let mut rng = Rng::new(seed);
+    let cases: Vec<Case> = Form::ALL
+        .iter()
+        .flat_map(|&f| runnable_words(seed, Some(f), 40).unwrap())
+        .enumerate()
+        .map(|(i, w)| {
+            let inputs = if i % 2 == 0 { input_set(&decode(w).unwrap(), seed ^ i as u64, 64) } else { random_inputs(w, 64, &mut rng) };
+            Case { word: w, inputs }
+        })
+        .collect();
+    let built = build(&cases).unwrap();
+    let (r, dev) = run(&built, &built.job.cubin, [IN, OUT], &mut emu::reference_hook);
+    let stats = r.unwrap_or_else(|f| panic!("{f}"));
+    assert_eq!(stats.hmul2, (cases.len() * 64) as u64);
+    let results = built.results(dev.output()).unwrap();
+    let (mut defined, mut undefined) = (0usize, 0usize);
+    for (i, c) in cases.iter().enumerate() {
+        let inst = decode(c.word).unwrap();
+        for (k, x) in built.inputs[i].iter().enumerate() {
+            match hmul2_harness::reference::eval(&inst, x) {
+                Ok(v) => {
+                    assert_eq!(results[i][k], v, "case {i} {} thread {k}: {x:?}", format_hex(c.word));
+                    defined += 1;
+                }
+                Err(_) => {
+                    let want = if inst.dst == RZ { 0 } else { emu::UNDEFINED_RESULT };
+                    assert_eq!(results[i][k], want, "case {i} thread {k}: undefined result");
+                    undefined += 1;
+                }
+            }
+        }
+    }
+    eprintln!("{defined} results compared, {undefined} undefined");
+    assert!(defined >= cases.len() * 64 / 2, "too few defined results: {defined}");
+}
+
+/// The registers a helper names in its `reg` (`ureg`) fields, pairs and quads in full.
+fn named(op: Op, a: &[u32; 4], kind: &str) -> Vec<u32> {
+    let wide = |field: &str| -> u32 {
+        match (op, field) {
+            (Op::LdgE128, "dst") => 4,
+            (Op::Ldc64 | Op::Uldc64 | Op::ImadWideU32Imm, "dst" | "udst") | (_, "addr" | "desc") | (Op::ImadWideU32Imm, "c") | (Op::StgE64, "data") => 2,
+            _ => 1,
+        }
+    };
+    let rz = if kind == "ureg" { 63 } else { RZ as u32 };
+    op_spec(op).fields.iter().zip(a).filter(|(f, _)| f.kind == kind).flat_map(|(f, &v)| (v..v + wide(&f.name)).filter(move |&r| r < rz)).collect()
+}
+
+/// The registers (`reg`) or uniform registers (`ureg`) the word at `pc` names.
+fn touches(program: &[u128], pc: usize, kind: &str) -> Vec<u32> {
+    match emu::classify(program[pc]) {
+        Some((op, a)) => named(op, &a, kind),
+        None => {
+            let i = decode(program[pc]).unwrap();
+            let mut v = Vec::new();
+            if kind == "reg" {
+                v.extend([i.a, i.dst].into_iter().filter(|&r| r != RZ).map(u32::from));
+                if let Operand2::Reg(r) = i.b {
+                    v.extend((r != RZ).then_some(r as u32));
+                }
+            } else {
+                match i.b {
+                    Operand2::Ur(u) if u != 63 => v.push(u as u32),
+                    Operand2::ConstUr { ureg, .. } => v.extend([ureg as u32, ureg as u32 + 1]),
+                    _ => {}
+                }
+            }
+            v
+        }
+    }
+}
+
+fn clear_wait(w: u128) -> u128 {
+    layout().wait.set(w, 0).unwrap()
+}
+
+/// A small batch, every form interleaved, 32 threads, for the planted defects.
+fn small() -> (Vec<Case>, Built) {
+    let seed = seed() ^ 0xdefec7;
+    let per: Vec<Vec<u128>> = Form::ALL.iter().map(|&f| runnable_words(seed, Some(f), 5).unwrap()).collect();
+    let mut rng = Rng::new(seed);
+    let cases: Vec<Case> = (0..5).flat_map(|i| per.iter().map(move |ws| ws[i])).map(|w| Case { word: w, inputs: random_inputs(w, 32, &mut rng) }).collect();
+    let built = build(&cases).unwrap();
+    (cases, built)
+}
+
+fn must_fault(built: &Built, cubin: &[u8], params: [u64; 2], what: &str) -> Fault {
+    match run(built, cubin, params, &mut emu::reference_hook).0 {
+        Err(f) => f,
+        Ok(s) => panic!("{what}: ran to EXIT ({s:?})"),
+    }
+}
+
+#[test]
+fn a_register_count_below_a_register_the_program_uses_is_a_register_fault() {
+    let (cases, built) = small();
+    let rc = built.manifest.regcount;
+    let bank3 = plan(&cases).unwrap().bank3;
+    // the same program at its own register count runs
+    let same = patch_cubin(TEMPLATE, &built.program, rc, &bank3).unwrap();
+    assert_eq!(same, built.job.cubin);
+    run(&built, &same, [IN, OUT], &mut emu::reference_hook).0.unwrap();
+    for low in [rc - 1, rc / 2, 1] {
+        let cubin = patch_cubin(TEMPLATE, &built.program, low, &bank3).unwrap();
+        match must_fault(&built, &cubin, [IN, OUT], &format!("regcount {low}")) {
+            f @ Fault::Register { .. } => {
+                assert_eq!(f.cuda_code(), 719);
+                let Fault::Register { regcount, what, pc } = f else { unreachable!() };
+                assert_eq!(regcount, low);
+                let r: u32 = what.rsplit_once('R').and_then(|(_, n)| n.parse().ok()).unwrap_or_else(|| panic!("{what}"));
+                assert!(r >= low && r < rc, "regcount {low}: {what} at {pc:#x}");
+            }
+            f => panic!("regcount {low} (program needs {rc}): {f}"),
+        }
+    }
+}
+
+#[test]
+fn a_variable_latency_result_read_before_its_scoreboard_is_waited_on_is_a_hazard() {
+    let (cases, built) = small();
+    let bank3 = plan(&cases).unwrap().bank3;
+    let p = &built.program;
+    let mut planted = 0;
+    let mut ldg = 0;
+    let mut r2ur = 0;
+    for (i, &w) in p.iter().enumerate() {
+        let Some((op, a)) = emu::classify(w) else { continue };
+        if !op.variable_latency() {
+            continue;
+        }
+        // what it writes, and the first instruction after it that names any of it
+        let (kind, writes) = match op {
+            Op::R2ur => ("ureg", vec![a[0]]),
+            Op::Ldc64 => ("reg", vec![a[0], a[0] + 1]),
+            Op::LdgE128 => ("reg", (a[0]..a[0] + 4).collect()),
+            _ => ("reg", vec![a[0]]),
+        };
+        let j = (i + 1..p.len()).find(|&j| touches(p, j, kind).iter().any(|r| writes.contains(r))).unwrap_or_else(|| panic!("{op:?} at {i}: no reader"));
+        // (1) no wait on the way to the reader (the HMUL2's own wait mask included, where it is the reader)
+        let mut bad = p.clone();
+        for x in &mut bad[i + 1..=j] {
+            *x = clear_wait(*x);
+        }
+        let cubin = patch_cubin(TEMPLATE, &bad, built.manifest.regcount, &bank3).unwrap();
+        let what = format!("{op:?} at {:#x}, waits cleared up to {:#x}", i * 16, j * 16);
+        match must_fault(&built, &cubin, [IN, OUT], &what) {
+            Fault::Hazard { pc, what: w } => assert!(pc == j * 16 && w.contains("before"), "{what}: hazard at {pc:#x}: {w}"),
+            f => panic!("{what}: {f}"),
+        }
+        // (2) no write scoreboard set
+        let mut bad = p.clone();
+        bad[i] = layout().wr_bar.set(bad[i], 7).unwrap();
+        let cubin = patch_cubin(TEMPLATE, &bad, built.manifest.regcount, &bank3).unwrap();
+        match must_fault(&built, &cubin, [IN, OUT], &format!("{op:?} at {:#x} without a scoreboard", i * 16)) {
+            Fault::Hazard { pc, what } => assert!(pc == i * 16 && what.contains("sets no write scoreboard"), "{pc:#x}: {what}"),
+            f => panic!("{op:?} at {:#x} without a scoreboard: {f}", i * 16),
+        }
+        planted += 1;
+        ldg += (op == Op::LdgE128) as usize;
+        r2ur += (op == Op::R2ur) as usize;
+    }
+    eprintln!("{planted} scoreboard defects planted, {ldg} of them after LDG.E.128, {r2ur} after R2UR");
+    assert_eq!(ldg, cases.len(), "every case's LDG.E.128");
+    assert_eq!(
+        r2ur,
+        cases
+            .iter()
+            .map(|c| match decode(c.word).unwrap().b {
+                Operand2::Ur(u) => (u != 63) as usize,
+                Operand2::ConstUr { .. } => 2,
+                _ => 0,
+            })
+            .sum::<usize>(),
+        "every R2UR"
+    );
+    assert!(planted >= 5 * cases.len(), "too few defects planted: {planted}");
+}
+
+#[test]
+fn a_stores_source_overwritten_before_its_read_scoreboard_is_waited_on_is_a_hazard() {
+    let (cases, built) = small();
+    let bank3 = plan(&cases).unwrap().bank3;
+    let p = &built.program;
+    let stores: Vec<usize> = (0..p.len()).filter(|&i| matches!(emu::classify(p[i]), Some((Op::StgE, _)))).collect();
+    assert_eq!(stores.len(), cases.len());
+    let mut planted = 0;
+    for (n, &s) in stores.iter().enumerate().take(cases.len() - 1) {
+        let m = &built.manifest.cases;
+        if m[n].staging != m[n + 1].staging {
+            continue;
+        }
+        // the next case's S2R, then LDC.64 into the store's address pair
+        let (Some((Op::S2rTidX, _)), Some((Op::Ldc64, ldc))) = (emu::classify(p[s + 1]), emu::classify(p[s + 2])) else {
+            panic!("after the store at {:#x}", s * 16)
+        };
+        assert_eq!(ldc[0], m[n].staging as u32);
+        let mut bad = p.clone();
+        bad[s + 1] = clear_wait(bad[s + 1]);
+        bad[s + 2] = clear_wait(bad[s + 2]);
+        let cubin = patch_cubin(TEMPLATE, &bad, built.manifest.regcount, &bank3).unwrap();
+        match must_fault(&built, &cubin, [IN, OUT], &format!("store at {:#x}", s * 16)) {
+            Fault::Hazard { pc, what } => assert!(pc == (s + 2) * 16 && what.contains("store"), "{pc:#x}: {what}"),
+            f => panic!("store at {:#x}: {f}", s * 16),
+        }
+        planted += 1;
+    }
+    assert!(planted > 0, "no two consecutive cases share a staging quad");
+}
+
+#[test]
+fn pointers_outside_the_buffers_are_illegal_addresses() {
+    let (_, built) = small();
+    let p = &built.program;
+    let first = |op: Op| (0..p.len()).find(|&i| matches!(emu::classify(p[i]), Some((o, _)) if o == op)).unwrap() * 16;
+    let (ldg, stg) = (first(Op::LdgE128), first(Op::StgE));
+    let len = built.job.input.len() as u64;
+    for (params, pc, addr) in [
+        ([IN - 16, OUT], ldg, IN - 16),
+        ([IN + len, OUT], ldg, IN + len),
+        ([0x10_0000, OUT], ldg, 0x10_0000),
+        ([IN, OUT + 4 * built.job.output_bytes as u64], stg, OUT + 4 * built.job.output_bytes as u64),
+        ([IN, 0], stg, 0),
+    ] {
+        match must_fault(&built, &built.job.cubin, params, &format!("{params:x?}")) {
+            f @ Fault::IllegalAddress { .. } => {
+                assert_eq!(f, Fault::IllegalAddress { pc, addr, len: if pc == ldg { 16 } else { 4 } }, "{params:x?}");
+                assert_eq!(f.cuda_code(), 700);
+            }
+            f => panic!("{params:x?}: {f}"),
+        }
+    }
+    match must_fault(&built, &built.job.cubin, [IN + 4, OUT], "misaligned input") {
+        Fault::Misaligned { pc, addr, len } => assert_eq!((pc, addr, len), (ldg, IN + 4, 16)),
+        f => panic!("misaligned input: {f}"),
+    }
+}
+
+#[test]
+fn a_branch_to_itself_is_a_hang_reported_at_once() {
+    let (cases, built) = small();
+    let bank3 = plan(&cases).unwrap().bank3;
+    let nop = built.program.iter().position(|&w| matches!(emu::classify(w), Some((Op::Nop, _)))).unwrap();
+    let mut bad = built.program.clone();
+    bad[nop] = encode(Op::BraSelf, &[], Sched::safe(Op::BraSelf)).unwrap();
+    let cubin = patch_cubin(TEMPLATE, &bad, built.manifest.regcount, &bank3).unwrap();
+    match must_fault(&built, &cubin, [IN, OUT], "BRA_SELF") {
+        f @ Fault::Timeout { .. } => {
+            assert_eq!(f.cuda_code(), 702);
+            let Fault::Timeout { pc, steps } = f else { unreachable!() };
+            assert_eq!(pc, nop * 16);
+            assert_eq!(steps, nop as u64 + 1, "reported when first reached, not after the step limit");
+        }
+        f => panic!("BRA_SELF: {f}"),
+    }
 }

@@ -164,21 +164,28 @@ struct Decoded {
     wait: u8,
 }
 
-/// A helper word as (op, field values in the JSON's order, byte offsets scaled).
+/// A helper word as (op, field values in the JSON's order, byte offsets scaled). Where
+/// several ops match, the one with the fewest field bits: `BRA_SELF` is a `BRA_BACK` with
+/// every field fixed (PT, offset -4), and is named as such.
 pub fn classify(word: u128) -> Option<(Op, [u32; 4])> {
     let l = layout();
     let ctrl = l.stall.mask | l.yield_.mask | l.wr_bar.mask | l.rd_bar.mask | l.wait.mask | l.reuse.mask;
-    Op::ALL.into_iter().find_map(|op| {
-        let s = op_spec(op);
-        let fields = s.fields.iter().fold(0u128, |m, f| m | f.mask);
-        (word & !(ctrl | fields) == s.fixed).then(|| {
+    Op::ALL
+        .into_iter()
+        .filter_map(|op| {
+            let s = op_spec(op);
+            let fields = s.fields.iter().fold(0u128, |m, f| m | f.mask);
+            (word & !(ctrl | fields) == s.fixed).then_some((fields.count_ones(), op))
+        })
+        .min_by_key(|&(bits, _)| bits)
+        .map(|(_, op)| {
+            let s = op_spec(op);
             let mut a = [0u32; 4];
             for (v, f) in a.iter_mut().zip(&s.fields) {
                 *v = f.get(word).wrapping_mul(f.scale);
             }
             (op, a)
         })
-    })
 }
 
 /// A loaded program, decoded once.
@@ -405,12 +412,19 @@ fn run_warp(
                                 return Err(Fault::IllegalInstruction { pc: at, why: format!("branch target {target:#x}") });
                             }
                             next = target as usize / 16;
+                            // nothing a taken branch to itself reads can change: a hang
+                            if next == pc {
+                                return Err(Fault::Timeout { pc: at, steps });
+                            }
                         }
                     }
                     Op::Uldc64 => {
                         let v = const0(launch, at, a[2], a[1])?;
-                        s.ur[a[0] as usize] = v as u32;
-                        s.ur[a[0] as usize + 1] = (v >> 32) as u32;
+                        for (k, half) in [v as u32, (v >> 32) as u32].into_iter().enumerate() {
+                            if a[0] as usize + k < URZ as usize {
+                                s.ur[a[0] as usize + k] = half;
+                            }
+                        }
                     }
                     Op::R2ur => {
                         let v = s.r[0][a[1] as usize];
@@ -423,13 +437,15 @@ fn run_warp(
                         }
                     }
                     Op::LdgE128 | Op::StgE | Op::StgE64 => {
-                        let desc = s.ur[a[2] as usize] as u64 | (s.ur[a[2] as usize + 1] as u64) << 32;
+                        let ur = |x: u32| if x >= URZ as u32 { 0 } else { s.ur[x as usize] };
+                        let desc = ur(a[2]) as u64 | (ur(a[2] + 1) as u64) << 32;
                         if desc != DESCRIPTOR {
                             return Err(Fault::IllegalAddress { pc: at, addr: desc, len: 0 });
                         }
                         for lane in 0..lanes {
                             let g = &mut s.r[lane];
-                            let rd = |x: u32| if x == RZ as u32 { 0 } else { g[x as usize] };
+                            // RZ reads zero, also as the upper half of a pair
+                            let rd = |x: u32| if x >= RZ as u32 { 0 } else { g[x as usize] };
                             let addr =
                                 rd(if *op == Op::LdgE128 { a[1] } else { a[0] }) as u64 | (rd((if *op == Op::LdgE128 { a[1] } else { a[0] }) + 1) as u64) << 32;
                             match op {
@@ -439,7 +455,7 @@ fn run_warp(
                                     if !mem.read(addr, &mut b) {
                                         return Err(Fault::IllegalAddress { pc: at, addr, len: 16 });
                                     }
-                                    for k in 0..4 {
+                                    for k in (0..4).filter(|&k| a[0] as usize + k < RZ as usize) {
                                         g[a[0] as usize + k] = u32::from_le_bytes([b[4 * k], b[4 * k + 1], b[4 * k + 2], b[4 * k + 3]]);
                                     }
                                 }
@@ -602,7 +618,8 @@ fn const0(launch: &Launch, at: usize, bank: u32, offset: u32) -> Result<u64, Fau
 
 #[allow(clippy::too_many_arguments)]
 fn lane_op(op: Op, a: &[u32; 4], g: &mut [u32; R_FILE], pr: &mut u8, launch: &Launch, at: usize, ctaid: u32, tid: u32) -> Result<(), Fault> {
-    let rd = |g: &[u32; R_FILE], x: u32| if x == RZ as u32 { 0 } else { g[x as usize] };
+    // RZ reads zero and takes no write, also as a half of a pair (RZ as a pair is RZ:RZ)
+    let rd = |g: &[u32; R_FILE], x: u32| if x >= RZ as u32 { 0 } else { g[x as usize] };
     let pair = |g: &[u32; R_FILE], x: u32| rd(g, x) as u64 | (rd(g, x + 1) as u64) << 32;
     let set = |g: &mut [u32; R_FILE], x: u32, v: u32| {
         if x != RZ as u32 {
@@ -610,9 +627,10 @@ fn lane_op(op: Op, a: &[u32; 4], g: &mut [u32; R_FILE], pr: &mut u8, launch: &La
         }
     };
     let set64 = |g: &mut [u32; R_FILE], x: u32, v: u64| {
-        if x != RZ as u32 {
-            g[x as usize] = v as u32;
-            g[x as usize + 1] = (v >> 32) as u32;
+        for (k, half) in [v as u32, (v >> 32) as u32].into_iter().enumerate() {
+            if x as usize + k < RZ as usize {
+                g[x as usize + k] = half;
+            }
         }
     };
     match op {
@@ -666,6 +684,48 @@ mod tests {
         let (base, size) = cx_handle(0x1234_5678, 0x0000_0003 | (0x40 << 19));
         assert_eq!(base, (0x3_1234_5678u64) << 6);
         assert_eq!(size, 0x400);
+    }
+
+    #[test]
+    fn classify_names_the_most_specific_op() {
+        use super::super::helpers::{encode, Sched};
+        let w = encode(Op::BraSelf, &[], Sched::safe(Op::BraSelf)).unwrap();
+        assert_eq!(classify(w), Some((Op::BraSelf, [0; 4])), "not a BRA_BACK: the emulator would loop on it");
+        let back = encode(Op::BraBack, &[PT as u32, -8i32 as u32], Sched::safe(Op::BraBack)).unwrap();
+        assert_eq!(classify(back).map(|c| c.0), Some(Op::BraBack));
+    }
+
+    #[test]
+    fn a_register_pair_at_rz_reads_zero_and_takes_no_write() {
+        use super::super::helpers::{encode, Sched};
+        let rz = RZ as u32;
+        let prog: Vec<(Op, Vec<u32>)> = vec![
+            (Op::S2rTidX, vec![0]),
+            // R2:R3 = tid * 0x10001 + RZ:RZ
+            (Op::ImadWideU32Imm, vec![2, 0, 0x10001, rz]),
+            // into RZ:RZ: no write, no fault
+            (Op::ImadWideU32Imm, vec![rz, 0, 3, 2]),
+            (Op::Ldc64, vec![4, PARAM_BASE + 8, 0]),
+            (Op::Uldc64, vec![4, 0x208, 0]),
+            (Op::ImadWideU32Imm, vec![4, 0, 16, 4]),
+            (Op::StgE64, vec![4, 2, 4]),
+            (Op::Iadd3Imm, vec![4, 4, 8]),
+            (Op::StgE64, vec![4, rz, 4]),
+            (Op::Exit, vec![]),
+        ];
+        let mut text: Vec<u128> = prog.iter().map(|(op, a)| encode(*op, a, Sched::safe(*op)).unwrap()).collect();
+        let exit = (text.len() as u32 - 1) * 16;
+        text.resize(16, encode(Op::Nop, &[], Sched::safe(Op::Nop)).unwrap());
+        let p = Program::load(&Image { text, bank3: vec![0; 16], regcount: 8, exits: vec![exit] }).unwrap();
+        let out = 0x1_0000u64;
+        let mut mem = Regions(vec![(out, vec![0xa5; 32 * 16])]);
+        let launch = Launch { grid: [1, 1, 1], block: [32, 1, 1], params: [0, out] };
+        let stats = run(&p, &launch, &mut mem, &mut reference_hook).unwrap();
+        assert_eq!(stats.warps, 1);
+        for (t, rec) in mem.0[0].1.chunks_exact(16).enumerate() {
+            assert_eq!(u64::from_le_bytes(rec[..8].try_into().unwrap()), t as u64 * 0x10001, "thread {t}");
+            assert_eq!(u64::from_le_bytes(rec[8..].try_into().unwrap()), 0, "thread {t}: RZ:RZ stored");
+        }
     }
 
     #[test]
