@@ -598,3 +598,39 @@ pub fn random_inputs(word: u128, threads: usize, rng: &mut crate::rng::Rng) -> V
     }
     v
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn place_makes_every_legal_word_runnable_and_keeps_everything_but_the_operand_2_address() {
+        let seed = 0x91ace;
+        eprintln!("seed: {seed}");
+        let mut moved = [0usize; 2];
+        for form in [Form::Const, Form::ConstUr, Form::Rrr] {
+            let o = crate::gen::GenOptions { form: Some(form), ..crate::gen::GenOptions::legal(seed) };
+            for w in crate::gen::generate(&o, 0, 3000) {
+                let p = place(w);
+                assert!(runnable(p).is_ok(), "{} -> {}", format_hex(w), format_hex(p));
+                let (before, after) = (decode(w).unwrap(), decode(p).unwrap());
+                assert_eq!(crate::isa::Hmul2 { b: before.b, ..after }, before, "only operand 2's address may change");
+                match (before.b, after.b) {
+                    (Operand2::Const { bank, offset }, Operand2::Const { bank: 3, offset: o }) if p != w => {
+                        assert!(bank != 3 || offset < 0);
+                        assert_eq!(o, offset & 0x7ffc);
+                        moved[0] += 1;
+                    }
+                    (Operand2::ConstUr { ureg, offset }, Operand2::ConstUr { ureg: u, offset: o }) if p != w => {
+                        assert_eq!((u, o), ((ureg & !1).min(60), offset));
+                        moved[1] += 1;
+                    }
+                    _ => assert_eq!(p, w, "{}: a runnable word is left alone", format_hex(w)),
+                }
+            }
+        }
+        assert!(moved[0] > 1000 && moved[1] > 500, "{moved:?}");
+        // illegal words are left for the run to report
+        assert_eq!(place(0), 0);
+    }
+}

@@ -35,9 +35,9 @@ fn text(o: &Output) -> String {
     format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
 }
 
-/// The words a random run of `seed` draws.
+/// The words a random run of `seed` runs (drawn, then placed where the kernel can fill operand 2).
 fn words(seed: u64, count: u64) -> Vec<u128> {
-    hmul2_harness::gen::generate(&hmul2_harness::gen::GenOptions::legal(seed), 0, count)
+    hmul2_harness::gen::generate(&hmul2_harness::gen::GenOptions::legal(seed), 0, count).into_iter().map(hmul2_harness::kernel::place).collect()
 }
 
 /// The parts of a summary that must not depend on sharding, resuming or timing.

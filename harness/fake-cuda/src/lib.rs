@@ -18,7 +18,16 @@
 //! with `word & MASK == VALUE` gets bit 0 of its result flipped: a mismatch to find).
 //! Anything else makes `cuInit` fail with `CUDA_ERROR_INVALID_VALUE` and a message on stderr.
 
+//!
+//! # Safety
+//! Every entry point has its CUDA driver API prototype's contract: each pointer argument is
+//! null or points to what that function documents (a writable result, a NUL-terminated
+//! name, a buffer of the stated length, a whole cubin, `kernelParams` for two `u64`s).
+//! Nothing else about the caller is assumed, and no panic crosses the C boundary.
+
 #![allow(non_snake_case)]
+// the crate-level # Safety section above covers every entry point
+#![allow(clippy::missing_safety_doc)]
 
 use hmul2_harness::isa::parse_hex;
 use hmul2_harness::kernel::elf;
@@ -631,9 +640,11 @@ mod tests {
 
     #[test]
     fn config_parses_and_refuses() {
-        let c = parse_config("devices=2,cc=8.0,driver=12080,init=100,fault-on:0x1,flip-if:0xff:0x32").unwrap();
+        let (one, ff, w) = (format!("0x{:032x}", 1), format!("0x{:032x}", 0xff), format!("0x{:032x}", 0x32));
+        let c = parse_config(&format!("devices=2,cc=8.0,driver=12080,init=100,fault-on:{one},reject-on:{w},abort-on:{one},flip-if:{ff}:{w}")).unwrap();
         assert_eq!((c.devices, c.cc, c.driver, c.init), (2, (8, 0), 12080, 100));
-        assert_eq!((c.fault_on, c.flip_if), (vec![1], vec![(0xff, 0x32)]));
+        assert_eq!((c.fault_on, c.reject_on, c.abort_on, c.flip_if), (vec![1], vec![0x32], vec![1], vec![(0xff, 0x32)]));
+        assert!(parse_config("fault-on:0x1").unwrap_err().contains("32 hex digits"));
         let d = parse_config("").unwrap();
         assert_eq!((d.devices, d.cc, d.driver), (1, (9, 0), 13000));
         assert!(parse_config("gpu=yes").unwrap_err().contains("unknown directive"));
