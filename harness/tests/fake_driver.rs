@@ -127,6 +127,7 @@ fn a_random_run_of_every_form_runs_through_the_driver_and_is_labelled_emulated()
     let t = text(&o);
     assert_eq!(o.status.code(), Some(0), "{t}");
     assert!(t.contains("hardware: not used") && t.contains("hmul2-fake-cuda"), "{t}");
+    assert!(t.contains("preflight: device 0: HMUL2 R0, R1, R2 gave the reference's 0x42004200 in all 32 threads"), "{t}");
     let s = summary(&out);
     assert_eq!(s["hardware"]["used"], false, "an emulation is never a hardware result");
     assert_eq!(s["hardware"]["simulated"], true);
@@ -235,5 +236,26 @@ fn exhaustive_mode_runs_the_digest_kernel_through_the_driver() {
         let s = summary(&bad);
         assert_eq!(s["totals"]["compared"], 1u64 << 20, "{form:?}");
         assert!(s["totals"]["mismatches"].as_u64().unwrap() > 0, "{form:?}: {}", s["totals"]);
+    }
+}
+
+#[test]
+fn a_broken_harness_stops_at_the_preflight_instead_of_blaming_every_instruction() {
+    let plain = format_hex(encode(&Hmul2::new(0, 1, Operand2::Reg(2))).unwrap());
+    let m = format_hex(u128::MAX);
+    for (config, want) in [
+        // the known-good word faults: the kernel, driver or device is at fault
+        (format!("fault-on:{plain}"), "the known-good HMUL2 R0, R1, R2 failed (GPU fault CUDA_ERROR_ILLEGAL_INSTRUCTION (715)"),
+        // every result wrong: the data path is broken
+        (format!("flip-if:{m}:{plain}"), "HMUL2 R0, R1, R2 gave 32 of 32 results other than 0x42004200 (first: 0x42004201)"),
+    ] {
+        let d = tmp("preflight");
+        let o = harness(&config, &["run", "--seed", "3", "--count", "64", "--out", d.to_str().unwrap()]);
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{config}: {t}");
+        let errors: Vec<&str> = t.lines().filter(|l| l.starts_with("error:")).collect();
+        assert_eq!(errors.len(), 1, "{t}");
+        assert!(errors[0].contains("preflight") && errors[0].contains(want) && errors[0].ends_with("no instruction under test was run"), "{}", errors[0]);
+        assert!(!d.join("summary.json").exists(), "no report of a run that did not run");
     }
 }

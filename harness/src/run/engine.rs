@@ -58,10 +58,10 @@ pub fn classify(word: u128) -> (String, String) {
 /// actually used and the destination it produced) | Err(failure blamed on them).
 type Attempt = Result<Vec<Vec<(Inputs, u32)>>, String>;
 
-/// Build and run `cases` once. `Err` only for failures that bisecting cannot help.
 /// Threads of the smallest case the patcher builds (one warp).
 pub const MIN_THREADS: usize = 32;
 
+/// Build and run `cases` once. `Err` only for failures that bisecting cannot help.
 pub fn attempt(backend: &dyn Backend, exec: &mut dyn Executor, cases: &[Case]) -> Result<Attempt, ExecError> {
     let prepared = match backend.build(cases) {
         Ok(p) => p,

@@ -528,6 +528,16 @@ pub fn run(a: RunArgs) -> CliResult {
     // one executor (worker process) per device, fed by host threads round-robin
     let executors: Vec<(i32, std::sync::Mutex<Box<dyn Executor + Send>>)> =
         ordinals.iter().map(|&dev| (dev, std::sync::Mutex::new(make_executor(&exe, dev, a.timeout)))).collect();
+    // a known-good instruction first on every device: when the harness's own kernel or data
+    // path is broken, every instruction under test would look faulty; stop instead
+    for (dev, shared) in &executors {
+        match preflight(&*backend, &mut Shared(shared)) {
+            Ok(line) => println!("preflight: device {dev}: {line}"),
+            Err(why) => {
+                return Err(CliError::input(format!("device {dev}: preflight: {why}; no instruction under test was run")));
+            }
+        }
+    }
     let host_threads = a.host_threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).max(executors.len());
     std::thread::scope(|s| {
         for t in 0..host_threads {
@@ -616,6 +626,34 @@ pub fn run(a: RunArgs) -> CliResult {
     base.finished = utc_now();
     let s = summarize(&records, base);
     finish(&a.out, &s)
+}
+
+/// One warp of a plain `HMUL2 R0, R1, R2` on exactly representable products (FP16 1.0 × 3.0
+/// and 2.0 × 1.5); its results must be the reference's. Err: why the harness, not an
+/// instruction under test, is at fault.
+pub fn preflight(backend: &dyn Backend, exec: &mut dyn Executor) -> Result<String, String> {
+    let inst = crate::isa::Hmul2::new(0, 1, crate::isa::Operand2::Reg(2));
+    let word = crate::isa::encode(&inst).map_err(|e| format!("cannot encode the preflight word: {e}"))?;
+    let text = crate::isa::render(&inst);
+    let x = crate::inputs::Inputs { a: 0x4000_3c00, b: 0x3e00_4200, d: 0x7e7e_7e7e, pred: 0x7f };
+    let want = backend.expect(&inst, &x)?;
+    let case = crate::kernel::Case { word, inputs: vec![x; engine::MIN_THREADS] };
+    match engine::attempt(backend, exec, &[case]) {
+        Err(e) => Err(format!("{text}: {e}")),
+        Ok(Err(why)) => Err(format!("the known-good {text} failed ({why}): the harness's kernel, driver or device is at fault")),
+        Ok(Ok(r)) => {
+            let bad: Vec<String> = r.iter().flatten().filter(|&&(i, got)| i != x || got != want).map(|&(_, got)| format!("{got:#010x}")).collect();
+            if r.iter().flatten().count() != engine::MIN_THREADS || !bad.is_empty() {
+                return Err(format!(
+                    "{text} gave {} of {} results other than {want:#010x} (first: {}): the input layout or the readback is broken",
+                    bad.len(),
+                    engine::MIN_THREADS,
+                    bad.first().map(String::as_str).unwrap_or("none")
+                ));
+            }
+            Ok(format!("{text} gave the reference's {want:#010x} in all {} threads", engine::MIN_THREADS))
+        }
+    }
 }
 
 fn progress_bar(total: u64) -> indicatif::ProgressBar {
