@@ -259,3 +259,28 @@ fn a_broken_harness_stops_at_the_preflight_instead_of_blaming_every_instruction(
         assert!(!d.join("summary.json").exists(), "no report of a run that did not run");
     }
 }
+
+#[test]
+fn two_devices_get_a_worker_each_and_agree_with_one() {
+    let seed = seed(31);
+    let run = |config: &str, name: &str| -> Value {
+        let d = tmp(name);
+        let o = harness(config, &["run", "--seed", &seed.to_string(), "--count", "256", "--batch", "32", "--out", d.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(0), "{config}: {}", text(&o));
+        let t = text(&o);
+        let s = summary(&d);
+        let devices = s["hardware"]["devices"].as_u64().unwrap();
+        for dev in 0..devices {
+            assert!(t.contains(&format!("preflight: device {dev}: ")), "{t}");
+        }
+        assert_eq!(s["hardware"]["simulated"], true);
+        s
+    };
+    let one = run("devices=1", "one");
+    let two = run("devices=2", "two");
+    assert_eq!((one["hardware"]["devices"].as_u64(), two["hardware"]["devices"].as_u64()), (Some(1), Some(2)));
+    for k in ["totals", "by_form", "mismatches", "faults", "coverage"] {
+        assert_eq!(one[k], two[k], "{k}");
+    }
+    assert_eq!(two["totals"]["compared"], 256 * 256);
+}
