@@ -608,25 +608,8 @@ pub unsafe extern "C" fn cuGetErrorName(code: CuResult, out: *mut *const c_char)
         if out.is_null() {
             return INVALID_VALUE;
         }
-        let name: &CStr = match code {
-            0 => c"CUDA_SUCCESS",
-            1 => c"CUDA_ERROR_INVALID_VALUE",
-            2 => c"CUDA_ERROR_OUT_OF_MEMORY",
-            3 => c"CUDA_ERROR_NOT_INITIALIZED",
-            100 => c"CUDA_ERROR_NO_DEVICE",
-            101 => c"CUDA_ERROR_INVALID_DEVICE",
-            200 => c"CUDA_ERROR_INVALID_IMAGE",
-            201 => c"CUDA_ERROR_INVALID_CONTEXT",
-            400 => c"CUDA_ERROR_INVALID_HANDLE",
-            500 => c"CUDA_ERROR_NOT_FOUND",
-            700 => c"CUDA_ERROR_ILLEGAL_ADDRESS",
-            701 => c"CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
-            702 => c"CUDA_ERROR_LAUNCH_TIMEOUT",
-            715 => c"CUDA_ERROR_ILLEGAL_INSTRUCTION",
-            716 => c"CUDA_ERROR_MISALIGNED_ADDRESS",
-            719 => c"CUDA_ERROR_LAUNCH_FAILED",
-            999 => c"CUDA_ERROR_UNKNOWN",
-            _ => return INVALID_VALUE,
+        let Some(name) = hmul2_harness::gpu::driver::known_error_name(code) else {
+            return INVALID_VALUE;
         };
         // SAFETY: the caller passes a writable pointer; the string is static.
         unsafe { *out = name.as_ptr() };

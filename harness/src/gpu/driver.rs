@@ -73,29 +73,33 @@ const ATTR_CC_MAJOR: c_int = sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUT
 const ATTR_CC_MINOR: c_int = sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR as c_int;
 const FUNC_ATTR_MAX_DYNAMIC_SHARED: c_int = sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES as c_int;
 
-/// Names of the error codes a run meets, for when `cuGetErrorName` cannot help.
-fn known_error_name(code: i32) -> Option<&'static str> {
+/// Names of the error codes a run meets, for when `cuGetErrorName` cannot help (and the
+/// names the test driver `harness/fake-cuda` gives).
+pub fn known_error_name(code: i32) -> Option<&'static std::ffi::CStr> {
     Some(match code {
-        1 => "CUDA_ERROR_INVALID_VALUE",
-        2 => "CUDA_ERROR_OUT_OF_MEMORY",
-        3 => "CUDA_ERROR_NOT_INITIALIZED",
-        100 => "CUDA_ERROR_NO_DEVICE",
-        101 => "CUDA_ERROR_INVALID_DEVICE",
-        200 => "CUDA_ERROR_INVALID_IMAGE",
-        209 => "CUDA_ERROR_NO_BINARY_FOR_GPU",
-        218 => "CUDA_ERROR_INVALID_PTX",
-        300 => "CUDA_ERROR_INVALID_SOURCE",
-        500 => "CUDA_ERROR_NOT_FOUND",
-        700 => "CUDA_ERROR_ILLEGAL_ADDRESS",
-        701 => "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
-        702 => "CUDA_ERROR_LAUNCH_TIMEOUT",
-        714 => "CUDA_ERROR_HARDWARE_STACK_ERROR",
-        715 => "CUDA_ERROR_ILLEGAL_INSTRUCTION",
-        716 => "CUDA_ERROR_MISALIGNED_ADDRESS",
-        717 => "CUDA_ERROR_INVALID_ADDRESS_SPACE",
-        718 => "CUDA_ERROR_INVALID_PC",
-        719 => "CUDA_ERROR_LAUNCH_FAILED",
-        999 => "CUDA_ERROR_UNKNOWN",
+        0 => c"CUDA_SUCCESS",
+        1 => c"CUDA_ERROR_INVALID_VALUE",
+        2 => c"CUDA_ERROR_OUT_OF_MEMORY",
+        3 => c"CUDA_ERROR_NOT_INITIALIZED",
+        100 => c"CUDA_ERROR_NO_DEVICE",
+        101 => c"CUDA_ERROR_INVALID_DEVICE",
+        200 => c"CUDA_ERROR_INVALID_IMAGE",
+        201 => c"CUDA_ERROR_INVALID_CONTEXT",
+        209 => c"CUDA_ERROR_NO_BINARY_FOR_GPU",
+        218 => c"CUDA_ERROR_INVALID_PTX",
+        300 => c"CUDA_ERROR_INVALID_SOURCE",
+        400 => c"CUDA_ERROR_INVALID_HANDLE",
+        500 => c"CUDA_ERROR_NOT_FOUND",
+        700 => c"CUDA_ERROR_ILLEGAL_ADDRESS",
+        701 => c"CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
+        702 => c"CUDA_ERROR_LAUNCH_TIMEOUT",
+        714 => c"CUDA_ERROR_HARDWARE_STACK_ERROR",
+        715 => c"CUDA_ERROR_ILLEGAL_INSTRUCTION",
+        716 => c"CUDA_ERROR_MISALIGNED_ADDRESS",
+        717 => c"CUDA_ERROR_INVALID_ADDRESS_SPACE",
+        718 => c"CUDA_ERROR_INVALID_PC",
+        719 => c"CUDA_ERROR_LAUNCH_FAILED",
+        999 => c"CUDA_ERROR_UNKNOWN",
         _ => return None,
     })
 }
@@ -173,7 +177,7 @@ impl Api {
             // SAFETY: the driver returns a NUL-terminated static string.
             return unsafe { std::ffi::CStr::from_ptr(p) }.to_string_lossy().into_owned();
         }
-        known_error_name(code).map(str::to_string).unwrap_or_else(|| format!("CUDA error {code}"))
+        known_error_name(code).map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| format!("CUDA error {code}"))
     }
 
     fn check(&self, call: &'static str, code: CuResult) -> Result<(), DriverError> {
