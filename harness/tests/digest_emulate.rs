@@ -15,7 +15,7 @@ use hmul2_harness::isa::{decode, encode, Form, Hmul2, Operand2, RZ};
 use hmul2_harness::kernel::command::runnable_words;
 use hmul2_harness::kernel::digest::{build, digest_inputs, DigestBuilt, DigestError};
 use hmul2_harness::kernel::elf;
-use hmul2_harness::kernel::emu::{self, Launch, Memory, Program, Regions, Site};
+use hmul2_harness::kernel::emu::{self, Launch, Logged, Program, Regions, Site};
 use hmul2_harness::kernel::helpers::Op;
 use hmul2_harness::nvdisasm::find_tool;
 use hmul2_harness::run::exhaustive::{inputs_for, reference_digests, sum_partials, DigestRequest, THREADS};
@@ -31,23 +31,6 @@ fn seed() -> u64 {
     let s = std::env::var("HMUL2_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0x5eed_0003);
     eprintln!("seed: {s}");
     s
-}
-
-/// Emulated device memory as the runner sets it up (the request at [`IN`], the output
-/// buffer at [`OUT`], 0xA5), logging every write.
-struct Device {
-    mem: Regions,
-    writes: Vec<(u64, usize)>,
-}
-
-impl Memory for Device {
-    fn read(&self, addr: u64, out: &mut [u8]) -> bool {
-        self.mem.read(addr, out)
-    }
-    fn write(&mut self, addr: u64, data: &[u8]) -> bool {
-        self.writes.push((addr, data.len()));
-        self.mem.write(addr, data)
-    }
 }
 
 /// The digest kernel's ops (the batch kernel's loads and R2UR are not in this program).
@@ -118,7 +101,8 @@ fn emulate(b: &DigestBuilt, req: &DigestRequest) -> Vec<u8> {
         hmul2_harness::reference::eval(&inst, &x).expect("test words are defined everywhere")
     };
     let launch = Launch { grid: b.job.grid, block: b.job.block, params: [IN, OUT] };
-    let mut dev = Device { mem: Regions(vec![(IN, b.job.input.clone()), (OUT, vec![CANARY; b.job.output_bytes])]), writes: Vec::new() };
+    // the request at IN, the output buffer at OUT filled with 0xA5, every write logged
+    let mut dev = Logged { mem: Regions(vec![(IN, b.job.input.clone()), (OUT, vec![CANARY; b.job.output_bytes])]), writes: Vec::new() };
     let stats = emu::run(&Program::load(&image).unwrap(), &launch, &mut dev, &mut hook).unwrap_or_else(|f| panic!("{f}"));
     for (i, &r) in runs.iter().enumerate() {
         assert_eq!(r, iterations, "block {} thread {}: iterations", i / THREADS as usize, i % THREADS as usize);
@@ -126,19 +110,7 @@ fn emulate(b: &DigestBuilt, req: &DigestRequest) -> Vec<u8> {
     assert_eq!(stats.hmul2, n as u64 * iterations);
     assert_eq!(stats.warps, n as u64 / 32);
     // one 8-byte store per thread, at output + 8 (256 c + t)
-    let mut at: Vec<u64> = dev
-        .writes
-        .iter()
-        .map(|&(a, len)| {
-            assert_eq!(len, 8, "store of {len} bytes at {a:#x}");
-            a
-        })
-        .collect();
-    at.sort_unstable();
-    let stores = at.len();
-    at.dedup();
-    assert_eq!(at.len(), stores, "two stores to one word");
-    assert_eq!(at, (0..n as u64).map(|i| OUT + 8 * i).collect::<Vec<_>>(), "one store per thread");
+    dev.one_store_per_word(OUT, n, 8).unwrap_or_else(|e| panic!("the stores: {e}"));
     assert_eq!(b.job.output_bytes, 8 * n);
     dev.mem.0.swap_remove(1).1
 }

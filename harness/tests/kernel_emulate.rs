@@ -13,7 +13,7 @@
 
 use hmul2_harness::isa::{decode, format_hex, Form, Operand2, RZ};
 use hmul2_harness::kernel::command::runnable_words;
-use hmul2_harness::kernel::emu::{self, Fault, Launch, Memory, Program, Regions, Site, Stats};
+use hmul2_harness::kernel::emu::{self, Fault, Launch, Logged, Program, Regions, Site, Stats};
 use hmul2_harness::kernel::helpers::{encode, op_spec, Op, Sched};
 use hmul2_harness::kernel::{build, elf, patch_cubin, plan, random_inputs, Built, Case, TEMPLATE};
 use hmul2_harness::reference::input_set;
@@ -43,28 +43,12 @@ fn cases(seed: u64, count: usize, threads: usize) -> Vec<Case> {
 
 /// Emulated device memory as the runner sets it up (the input buffer at [`IN`], the output
 /// buffer at [`OUT`], 0xA5), logging every write.
-struct Device {
-    mem: Regions,
-    writes: Vec<(u64, usize)>,
+fn device(built: &Built) -> Logged {
+    Logged { mem: Regions(vec![(IN, built.job.input.clone()), (OUT, vec![CANARY; built.job.output_bytes])]), writes: Vec::new() }
 }
 
-impl Device {
-    fn new(built: &Built) -> Device {
-        Device { mem: Regions(vec![(IN, built.job.input.clone()), (OUT, vec![CANARY; built.job.output_bytes])]), writes: Vec::new() }
-    }
-    fn output(&self) -> &[u8] {
-        &self.mem.0[1].1
-    }
-}
-
-impl Memory for Device {
-    fn read(&self, addr: u64, out: &mut [u8]) -> bool {
-        self.mem.read(addr, out)
-    }
-    fn write(&mut self, addr: u64, data: &[u8]) -> bool {
-        self.writes.push((addr, data.len()));
-        self.mem.write(addr, data)
-    }
+fn output(dev: &Logged) -> &[u8] {
+    &dev.mem.0[1].1
 }
 
 fn launch(built: &Built, params: [u64; 2]) -> Launch {
@@ -76,8 +60,8 @@ fn load(cubin: &[u8]) -> Program {
 }
 
 /// Run `cubin` as the runner would launch `built`'s job.
-fn run(built: &Built, cubin: &[u8], params: [u64; 2], hook: &mut dyn FnMut(&Site) -> u32) -> (Result<Stats, Fault>, Device) {
-    let mut dev = Device::new(built);
+fn run(built: &Built, cubin: &[u8], params: [u64; 2], hook: &mut dyn FnMut(&Site) -> u32) -> (Result<Stats, Fault>, Logged) {
+    let mut dev = device(built);
     let r = emu::run(&load(cubin), &launch(built, params), &mut dev, hook);
     (r, dev)
 }
@@ -166,21 +150,9 @@ fn emulate(built: &Built, cases: &[Case]) {
     assert_eq!(stats.warps, (t / 32) as u64);
 
     // the stores: one 4-byte write per case and thread, each to its own output word
-    let mut at: Vec<u64> = dev
-        .writes
-        .iter()
-        .map(|&(a, len)| {
-            assert_eq!(len, 4, "store of {len} bytes at {a:#x}");
-            a
-        })
-        .collect();
-    at.sort_unstable();
-    let n = at.len();
-    at.dedup();
-    assert_eq!(at.len(), n, "two stores to one word");
-    assert_eq!(at, (0..(cases.len() * t) as u64).map(|j| OUT + 4 * j).collect::<Vec<_>>(), "the stores cover the output buffer");
+    dev.one_store_per_word(OUT, cases.len() * t, 4).unwrap_or_else(|e| panic!("the stores: {e}"));
     // and each holds its case's destination, where the manifest and the runner read it
-    let out = dev.output();
+    let out = output(&dev);
     let results = built.results(out).unwrap();
     assert_eq!(results.len(), cases.len());
     for (i, (c, got)) in cases.iter().zip(&results).enumerate() {
@@ -224,7 +196,7 @@ fn with_the_reference_hook_the_results_are_the_references() {
     let (r, dev) = run(&built, &built.job.cubin, [IN, OUT], &mut emu::reference_hook);
     let stats = r.unwrap_or_else(|f| panic!("{f}"));
     assert_eq!(stats.hmul2, (cases.len() * 64) as u64);
-    let results = built.results(dev.output()).unwrap();
+    let results = built.results(output(&dev)).unwrap();
     let (mut defined, mut undefined) = (0usize, 0usize);
     for (i, c) in cases.iter().enumerate() {
         let inst = decode(c.word).unwrap();

@@ -117,6 +117,48 @@ impl Memory for Regions {
     }
 }
 
+/// [`Regions`] that log every write as (address, bytes): what a test needs to see that a
+/// program stores each output word exactly once.
+#[derive(Clone, Debug, Default)]
+pub struct Logged {
+    pub mem: Regions,
+    pub writes: Vec<(u64, usize)>,
+}
+
+impl Memory for Logged {
+    fn read(&self, addr: u64, out: &mut [u8]) -> bool {
+        self.mem.read(addr, out)
+    }
+    fn write(&mut self, addr: u64, data: &[u8]) -> bool {
+        self.writes.push((addr, data.len()));
+        self.mem.write(addr, data)
+    }
+}
+
+impl Logged {
+    /// Err unless the writes are exactly one `len`-byte store to each of the `count`
+    /// consecutive `len`-byte words from `base`.
+    pub fn one_store_per_word(&self, base: u64, count: usize, len: usize) -> Result<(), String> {
+        if let Some(&(a, n)) = self.writes.iter().find(|w| w.1 != len) {
+            return Err(format!("a store of {n} bytes at {a:#x}, not {len}"));
+        }
+        let mut at: Vec<u64> = self.writes.iter().map(|w| w.0).collect();
+        at.sort_unstable();
+        if let Some(w) = at.windows(2).find(|w| w[0] == w[1]) {
+            return Err(format!("two stores to {:#x}", w[0]));
+        }
+        let want: Vec<u64> = (0..count as u64).map(|i| base + i * len as u64).collect();
+        if at != want {
+            return Err(format!(
+                "{} stores, want one to each of the {count} words from {base:#x}; first stray: {:?}",
+                at.len(),
+                at.iter().find(|a| !want.contains(a))
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// One execution of the HMUL2 under test, for the hook that computes it.
 #[derive(Clone, Copy, Debug)]
 pub struct Site<'a> {
@@ -726,6 +768,19 @@ mod tests {
             assert_eq!(u64::from_le_bytes(rec[..8].try_into().unwrap()), t as u64 * 0x10001, "thread {t}");
             assert_eq!(u64::from_le_bytes(rec[8..].try_into().unwrap()), 0, "thread {t}: RZ:RZ stored");
         }
+    }
+
+    #[test]
+    fn logged_stores_must_cover_each_word_once() {
+        let mut m = Logged { mem: Regions(vec![(0x100, vec![0; 16])]), writes: Vec::new() };
+        for a in [0x108, 0x100, 0x10c, 0x104] {
+            assert!(m.write(a, &[1, 2, 3, 4]));
+        }
+        assert_eq!(m.one_store_per_word(0x100, 4, 4), Ok(()));
+        assert!(m.one_store_per_word(0x100, 5, 4).unwrap_err().contains("4 stores"));
+        assert!(m.one_store_per_word(0x100, 2, 8).unwrap_err().contains("not 8"));
+        m.write(0x104, &[0; 4]);
+        assert!(m.one_store_per_word(0x100, 4, 4).unwrap_err().contains("two stores to 0x104"));
     }
 
     #[test]
