@@ -203,6 +203,15 @@ fn device_count() -> i32 {
     config().as_ref().map(|c| c.devices).unwrap_or(0)
 }
 
+/// `CUDA_ERROR_INVALID_DEVICE` unless `dev` names one of the configured devices.
+fn known_device(dev: c_int) -> Result<(), CuResult> {
+    if (0..device_count()).contains(&dev) {
+        Ok(())
+    } else {
+        Err(INVALID_DEVICE)
+    }
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn cuDeviceGetCount(n: *mut c_int) -> CuResult {
     guard(|| {
@@ -223,9 +232,7 @@ pub unsafe extern "C" fn cuDeviceGet(d: *mut c_int, ordinal: c_int) -> CuResult 
         if d.is_null() {
             return INVALID_VALUE;
         }
-        if ordinal < 0 || ordinal >= device_count() {
-            return INVALID_DEVICE;
-        }
+        tri!(known_device(ordinal));
         // SAFETY: the caller passes a writable CUdevice (an int).
         unsafe { *d = ordinal };
         SUCCESS
@@ -236,9 +243,10 @@ pub unsafe extern "C" fn cuDeviceGet(d: *mut c_int, ordinal: c_int) -> CuResult 
 pub unsafe extern "C" fn cuDeviceGetAttribute(v: *mut c_int, attr: c_int, dev: c_int) -> CuResult {
     guard(|| {
         tri!(ready(&state()));
-        if v.is_null() || dev < 0 || dev >= device_count() {
-            return if v.is_null() { INVALID_VALUE } else { INVALID_DEVICE };
+        if v.is_null() {
+            return INVALID_VALUE;
         }
+        tri!(known_device(dev));
         let (major, minor) = config().as_ref().map(|c| c.cc).unwrap_or((0, 0));
         let x = match attr {
             75 => major,
@@ -258,9 +266,7 @@ pub unsafe extern "C" fn cuDeviceGetName(buf: *mut c_char, len: c_int, dev: c_in
         if buf.is_null() || len <= 0 {
             return INVALID_VALUE;
         }
-        if dev < 0 || dev >= device_count() {
-            return INVALID_DEVICE;
-        }
+        tri!(known_device(dev));
         let name = format!("{DEVICE_NAME} #{dev}");
         let n = name.len().min(len as usize - 1);
         // SAFETY: the caller's buffer holds len bytes; n + 1 <= len.
@@ -283,9 +289,7 @@ pub unsafe extern "C" fn cuDevicePrimaryCtxRetain(ctx: *mut *mut c_void, dev: c_
         if ctx.is_null() {
             return INVALID_VALUE;
         }
-        if dev < 0 || dev >= device_count() {
-            return INVALID_DEVICE;
-        }
+        tri!(known_device(dev));
         s.context = true;
         // SAFETY: the caller passes a writable CUcontext.
         unsafe { *ctx = CONTEXT as *mut c_void };
