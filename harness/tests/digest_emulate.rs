@@ -10,6 +10,9 @@
 //!
 //! Fails when nvdisasm is missing.
 
+mod common;
+
+use common::{CANARY, IN, OUT};
 use hmul2_harness::inputs::Inputs;
 use hmul2_harness::isa::{decode, encode, Form, Hmul2, Operand2, RZ};
 use hmul2_harness::kernel::command::runnable_words;
@@ -22,15 +25,8 @@ use hmul2_harness::run::exhaustive::{inputs_for, reference_digests, sum_partials
 use hmul2_harness::run::pipeline::{Backend, RealBackend};
 use std::collections::HashMap;
 
-const IN: u64 = 0x7f12_3400_0000;
-const OUT: u64 = 0x7f56_7800_0000;
-/// What the driver fills the output buffer with before a launch.
-const CANARY: u8 = 0xa5;
-
 fn seed() -> u64 {
-    let s = std::env::var("HMUL2_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0x5eed_0003);
-    eprintln!("seed: {s}");
-    s
+    common::seed(0x5eed_0003)
 }
 
 /// The digest kernel's ops (the batch kernel's loads and R2UR are not in this program).

@@ -10,17 +10,14 @@
 //! The library is built here with cargo (its own target folder, so the build this test
 //! runs in is not waited on); a failed build fails the test.
 
+mod common;
+
+use common::{root, run_words, sat_mask, seed, summary, text, tmp, BIN};
 use hmul2_harness::isa::{decode, encode, format_hex, parse_hex, Form, Hmul2, Operand2};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
-
-const BIN: &str = env!("CARGO_BIN_EXE_hmul2-harness");
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
-}
 
 /// The folder holding the fake `libcuda.so`, built once per test process.
 fn fake_lib() -> &'static Path {
@@ -41,13 +38,6 @@ fn fake_lib() -> &'static Path {
     })
 }
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("hmul2-fakecuda-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
 /// The harness with the fake driver configured by `config` (HMUL2_FAKE_CUDA).
 fn harness(config: &str, args: &[&str]) -> Output {
     Command::new(BIN)
@@ -59,33 +49,6 @@ fn harness(config: &str, args: &[&str]) -> Output {
         .env_remove("CUDA_VISIBLE_DEVICES")
         .output()
         .unwrap()
-}
-
-fn text(o: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
-}
-
-fn summary(dir: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap()
-}
-
-fn seed(default: u64) -> u64 {
-    let s = std::env::var("HMUL2_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(default);
-    eprintln!("seed: {s}");
-    s
-}
-
-/// The bit that makes an instruction .SAT (the same in every form).
-fn sat_mask() -> u128 {
-    let mut i = Hmul2::new(0, 1, Operand2::Reg(2));
-    let plain = encode(&i).unwrap();
-    i.sat = true;
-    encode(&i).unwrap() ^ plain
-}
-
-/// The words a random run of `seed` runs (as the run places them).
-fn run_words(seed: u64, count: u64) -> Vec<u128> {
-    hmul2_harness::gen::generate(&hmul2_harness::gen::GenOptions::legal(seed), 0, count).into_iter().map(hmul2_harness::kernel::place).collect()
 }
 
 #[test]

@@ -6,14 +6,9 @@ use hmul2_harness::isa::floattext::{to_f64, Half};
 use hmul2_harness::isa::*;
 use proptest::prelude::*;
 
-fn seed() -> u64 {
-    let s = std::env::var("HMUL2_SEED")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0));
-    eprintln!("seed: {s} (set HMUL2_SEED to repeat)");
-    s
-}
+mod common;
+
+use common::fresh_seed as seed;
 
 /// Text carries less than the word: control bits (bar .reuse), ignored bits, NaN payloads of
 /// immediates, and the INVALID3 of flush when the format is FP16 (read back as the format's).
@@ -80,7 +75,13 @@ fn seed_errata_doc_is_generated_from_the_spec() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 20_000, failure_persistence: None, ..ProptestConfig::default() })]
+    // seeded like every random test here: the seed is printed, HMUL2_SEED repeats it
+    #![proptest_config(ProptestConfig {
+        cases: 20_000,
+        failure_persistence: None,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(seed()),
+        ..ProptestConfig::default()
+    })]
 
     /// Any 128-bit word: decode answers without panicking; a legal word re-encodes to itself
     /// and renders; an illegal one gets a reason.

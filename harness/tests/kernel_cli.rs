@@ -1,14 +1,12 @@
 //! `hmul2-harness build-kernel`: files written, manifest complete, bad arguments one line, exit 2.
 
-use std::process::Command;
+mod common;
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_hmul2-harness"))
-}
+use common::{bin, tmp};
 
 #[test]
 fn build_kernel_writes_cubin_and_manifest() {
-    let dir = std::env::temp_dir().join(format!("hmul2-build-kernel-{}", std::process::id()));
+    let dir = tmp("build").join("k");
     let out = bin().args(["build-kernel", "--seed", "11", "--count", "40", "--threads", "64", "--out"]).arg(&dir).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stderr).contains("seed: 11"));
@@ -24,7 +22,6 @@ fn build_kernel_writes_cubin_and_manifest() {
         assert_eq!(c["output_offset"], i * 64 * 4);
         assert!(cubin.len() > c["code_offset"].as_u64().unwrap() as usize);
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -11,6 +11,9 @@
 //! sources overwritten before its read scoreboard is waited on, input and output pointers
 //! outside their allocations or misaligned, a branch to itself.
 
+mod common;
+
+use common::{CANARY, IN, OUT};
 use hmul2_harness::isa::{decode, format_hex, Form, Operand2, RZ};
 use hmul2_harness::kernel::command::runnable_words;
 use hmul2_harness::kernel::emu::{self, Fault, Launch, Logged, Program, Regions, Site, Stats};
@@ -20,15 +23,8 @@ use hmul2_harness::reference::input_set;
 use hmul2_harness::rng::Rng;
 use hmul2_harness::spec::layout;
 
-const IN: u64 = 0x7f12_3400_0000;
-const OUT: u64 = 0x7f56_7800_0000;
-/// What the driver fills the output buffer with before a launch.
-const CANARY: u8 = 0xa5;
-
 fn seed() -> u64 {
-    let s = std::env::var("HMUL2_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0x5eed_0002u64);
-    eprintln!("seed: {s}");
-    s
+    common::seed(0x5eed_0002)
 }
 
 /// `count` generated words, then a few of each form (so that every form is there).

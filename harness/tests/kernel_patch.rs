@@ -2,6 +2,8 @@
 //! planned program, every HMUL2 under test sits in `.text` byte for byte as generated,
 //! cuobjdump reports the register count the program needs. Fails when the tools are missing.
 
+mod common;
+
 use hmul2_harness::inputs::Inputs;
 use hmul2_harness::isa::{decode, encode, Form, Hmul2, Operand2};
 use hmul2_harness::kernel::command::runnable_words;
@@ -12,9 +14,7 @@ use object::{Object, ObjectSection};
 use std::process::Command;
 
 fn seed() -> u64 {
-    let s = std::env::var("HMUL2_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0x5eed_0001);
-    eprintln!("seed: {s}");
-    s
+    common::seed(0x5eed_0001)
 }
 
 fn cases(words: &[u128], threads: usize, seed: u64) -> Vec<Case> {

@@ -1,6 +1,8 @@
 //! nvdisasm judges the project's decode + render. These tests FAIL when nvdisasm is missing:
 //! `bash ci/install-tools.sh` installs the pinned one (CI runs it first).
 
+mod common;
+
 use hmul2_harness::commands::errata_words;
 use hmul2_harness::gen::{self, GenOptions};
 use hmul2_harness::isa::*;
@@ -34,7 +36,7 @@ fn assert_agrees(what: &str, rep: &OracleReport) {
 }
 
 fn random_run(seed: u64) {
-    eprintln!("seed: {seed}");
+    eprintln!("oracle run, seed {seed}");
     let o = GenOptions { seed, form: None, illegal_share: 0.01, invalid_share: 0.25, ignored_share: 0.1 };
     let words = gen::generate(&o, 0, 20_000);
     let rep = compare(&nvdisasm(), &words).expect("nvdisasm ran");
@@ -51,11 +53,7 @@ fn random_encodings_fixed_seed() {
 
 #[test]
 fn random_encodings_fresh_seed() {
-    let seed = std::env::var("HMUL2_SEED")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0));
-    random_run(seed);
+    random_run(common::fresh_seed());
 }
 
 #[test]

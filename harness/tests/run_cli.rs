@@ -1,19 +1,13 @@
 //! The runner end to end through the built binary, on CPU: the no-GPU path, and the
 //! hardware path with the simulated executor in real worker processes.
 
-use hmul2_harness::isa::{decode, encode, format_hex, Form, Hmul2};
+mod common;
+
+use common::{run_words as words, sat_mask, summary, text, tmp, BIN};
+use hmul2_harness::isa::{decode, format_hex, Form};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
-
-const BIN: &str = env!("CARGO_BIN_EXE_hmul2-harness");
-
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("hmul2-run-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
 
 fn harness(fake: Option<&str>, args: &[&str]) -> Output {
     let mut c = Command::new(BIN);
@@ -25,19 +19,6 @@ fn harness(fake: Option<&str>, args: &[&str]) -> Output {
         None => c.env_remove("HMUL2_FAKE_EXECUTOR").env("CUDA_VISIBLE_DEVICES", ""),
     };
     c.output().unwrap()
-}
-
-fn summary(dir: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap()
-}
-
-fn text(o: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
-}
-
-/// The words a random run of `seed` runs (drawn, then placed where the kernel can fill operand 2).
-fn words(seed: u64, count: u64) -> Vec<u128> {
-    hmul2_harness::gen::generate(&hmul2_harness::gen::GenOptions::legal(seed), 0, count).into_iter().map(hmul2_harness::kernel::place).collect()
 }
 
 /// The parts of a summary that must not depend on sharding, resuming or timing.
@@ -112,14 +93,6 @@ fn a_hung_worker_times_out_and_is_replaced() {
     assert_eq!(s["faults"][0]["encoding"], format_hex(ws[2]));
     assert!(s["faults"][0]["detail"].as_str().unwrap().contains("timed out"));
     assert_eq!(s["totals"]["compared"], 5 * 2);
-}
-
-/// The bit that makes an RRR instruction .SAT.
-fn sat_mask() -> u128 {
-    let mut i = Hmul2::new(0, 1, hmul2_harness::isa::Operand2::Reg(2));
-    let plain = encode(&i).unwrap();
-    i.sat = true;
-    encode(&i).unwrap() ^ plain
 }
 
 #[test]

@@ -1,27 +1,12 @@
 //! The vector format and the `verify` / `eval` subcommands, driven through the real binary.
 
+mod common;
+
+use common::{bin, root, tmp};
 use hmul2_harness::isa::{decode, Flush, Form, Format, Swizzle};
 use hmul2_harness::vectors::{read_paths, Vector};
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
-}
-
-fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_hmul2-harness"));
-    c.current_dir(root());
-    c
-}
-
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("hmul2-vectors-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+use std::process::Stdio;
 
 fn committed() -> Vec<Vector> {
     read_paths(&[root().join("vectors")]).unwrap().into_iter().map(|l| l.item.unwrap_or_else(|e| panic!("{}: {e}", l.file.display()))).collect()

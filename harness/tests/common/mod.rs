@@ -1,0 +1,77 @@
+//! What the integration tests share: the binary, temporary folders, the seed every random
+//! test prints, and the few facts several tests derive from the spec. Each test file takes
+//! what it needs (`mod common;`), so not every item is used by every file.
+#![allow(dead_code)]
+
+use hmul2_harness::isa::{encode, Hmul2, Operand2};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The built `hmul2-harness` binary.
+pub const BIN: &str = env!("CARGO_BIN_EXE_hmul2-harness");
+
+/// Where the emulation tests put the input and output buffers.
+pub const IN: u64 = 0x7f12_3400_0000;
+pub const OUT: u64 = 0x7f56_7800_0000;
+/// What the driver fills the output buffer with before a launch.
+pub const CANARY: u8 = 0xa5;
+
+/// The repository's root.
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+/// The binary, run from the repository's root.
+pub fn bin() -> Command {
+    let mut c = Command::new(BIN);
+    c.current_dir(root());
+    c
+}
+
+/// A fresh, empty temporary folder for `name`, unique to this test binary and process.
+pub fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("hmul2-{}-{}-{name}", env!("CARGO_CRATE_NAME"), std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap_or_else(|e| panic!("{}: {e}", d.display()));
+    d
+}
+
+/// A process's stdout and stderr, for assertion messages.
+pub fn text(o: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+/// A run's `summary.json`.
+pub fn summary(dir: &Path) -> Value {
+    let p = dir.join("summary.json");
+    let body = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    serde_json::from_str(&body).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// The seed of a random test: `HMUL2_SEED` when set, else `default`; printed either way.
+pub fn seed(default: u64) -> u64 {
+    let s = std::env::var("HMUL2_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(default);
+    eprintln!("seed: {s} (set HMUL2_SEED to repeat or vary)");
+    s
+}
+
+/// A fresh seed from the clock unless `HMUL2_SEED` is set; printed either way.
+pub fn fresh_seed() -> u64 {
+    let clock = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
+    seed(clock)
+}
+
+/// The bit that makes an instruction .SAT (the same in every form).
+pub fn sat_mask() -> u128 {
+    let mut i = Hmul2::new(0, 1, Operand2::Reg(2));
+    let plain = encode(&i).unwrap();
+    i.sat = true;
+    encode(&i).unwrap() ^ plain
+}
+
+/// The words a random run of `seed` runs (drawn, then placed where the kernel can fill
+/// operand 2).
+pub fn run_words(seed: u64, count: u64) -> Vec<u128> {
+    hmul2_harness::gen::generate(&hmul2_harness::gen::GenOptions::legal(seed), 0, count).into_iter().map(hmul2_harness::kernel::place).collect()
+}
