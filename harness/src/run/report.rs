@@ -287,6 +287,61 @@ pub enum MergeError {
     Mismatch(String),
 }
 
+/// How a software check went: failed (2) outranks did not run (1) outranks passed (0).
+fn check_rank(c: &Option<serde_json::Value>) -> u8 {
+    match c {
+        None => 1,
+        Some(v) if v.get("ok").and_then(|o| o.as_bool()) == Some(false) => 2,
+        Some(v) if v.get("ran").and_then(|r| r.as_bool()) == Some(false) => 1,
+        Some(_) => 0,
+    }
+}
+
+/// The counts of an oracle check that add up over shards (each shard judges its own words).
+const ORACLE_COUNTS: [&str; 4] = ["words", "agreed_text", "agreed_illegal", "mismatches"];
+
+/// Fold one more shard's software checks into `acc`. `verify` replays the same vectors in
+/// every shard, so one result stands for all, the worst one; `oracle` judges each shard's
+/// own words, so where both ran its counts add up and it passes only if both passed; where
+/// one did not run, the worse of the two stands. A check taken from a later shard names it
+/// (`from`), so a failure in any shard is never hidden behind the first shard's pass.
+fn merge_checks(acc: &mut SoftwareChecks, s: &SoftwareChecks, name: &str) {
+    let from = |v: &Option<serde_json::Value>| {
+        let mut v = v.clone();
+        if let Some(serde_json::Value::Object(m)) = &mut v {
+            m.insert("from".into(), name.into());
+        }
+        v
+    };
+    if check_rank(&s.verify) > check_rank(&acc.verify) {
+        acc.verify = from(&s.verify);
+    }
+    let ran = |c: &Option<serde_json::Value>| c.as_ref().and_then(|v| v.get("ran")).and_then(|r| r.as_bool()) == Some(true);
+    let both_ran = ran(&acc.oracle) && ran(&s.oracle);
+    let worse = check_rank(&s.oracle) > check_rank(&acc.oracle);
+    match (&mut acc.oracle, &s.oracle) {
+        (Some(serde_json::Value::Object(a)), Some(serde_json::Value::Object(b))) if both_ran => {
+            for key in ORACLE_COUNTS {
+                if let (Some(x), Some(y)) = (a.get(key).and_then(|x| x.as_u64()), b.get(key).and_then(|y| y.as_u64())) {
+                    a.insert(key.into(), (x + y).into());
+                }
+            }
+            let ok = |m: &serde_json::Map<String, serde_json::Value>| m.get("ok").and_then(|o| o.as_bool()).unwrap_or(false);
+            let both = ok(a) && ok(b);
+            a.insert("ok".into(), both.into());
+            for key in ["first_mismatch", "reason"] {
+                if a.get(key).is_none_or(|v| v.is_null()) {
+                    if let Some(v) = b.get(key).filter(|v| !v.is_null()) {
+                        a.insert(key.into(), v.clone());
+                    }
+                }
+            }
+        }
+        _ if worse => acc.oracle = from(&s.oracle),
+        _ => {}
+    }
+}
+
 /// Join shard summaries (each `I/N` of the same seed and mode) into one.
 pub fn merge(parts: &[(String, Summary)]) -> Result<Summary, MergeError> {
     let Some((first_name, first)) = parts.first() else {
@@ -303,7 +358,7 @@ pub fn merge(parts: &[(String, Summary)]) -> Result<Summary, MergeError> {
     out.faults.clear();
     out.coverage = None;
     out.hardware.devices = 0;
-    for (name, s) in parts {
+    for (k, (name, s)) in parts.iter().enumerate() {
         if s.seed != first.seed || s.mode != first.mode {
             return Err(MergeError::Mismatch(format!(
                 "{name}: seed {} mode {} differs from {first_name}'s seed {} mode {}",
@@ -325,6 +380,9 @@ pub fn merge(parts: &[(String, Summary)]) -> Result<Summary, MergeError> {
         out.hardware.used &= s.hardware.used;
         out.hardware.simulated |= s.hardware.simulated;
         out.hardware.devices += s.hardware.devices;
+        if k > 0 {
+            merge_checks(&mut out.software_checks, &s.software_checks, name);
+        }
         if out.hardware.reason.is_none() {
             out.hardware.reason = s.hardware.reason.clone();
         }
@@ -340,4 +398,67 @@ pub fn merge(parts: &[(String, Summary)]) -> Result<Summary, MergeError> {
     }
     out.canonicalize();
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn shard(i: u64, verify: serde_json::Value, oracle: serde_json::Value) -> (String, Summary) {
+        let mut s: Summary = serde_json::from_value(json!({
+            "tool_version": "t", "seed": 7, "shard": format!("{i}/2"), "mode": "random",
+            "started": "2026-12-03T00:00:00Z", "finished": "2026-12-03T00:00:01Z",
+            "hardware": {"used": false, "simulated": false, "devices": 0, "reason": "no GPU"},
+            "totals": Totals::default(), "by_form": {}, "mismatches": [], "faults": [],
+            "software_checks": {"verify": null, "oracle": null}
+        }))
+        .unwrap();
+        s.software_checks = SoftwareChecks { verify: Some(verify), oracle: Some(oracle) };
+        (format!("out/shard{i}/summary.json"), s)
+    }
+
+    fn oracle(words: u64, mismatches: u64) -> serde_json::Value {
+        json!({"ran": true, "ok": mismatches == 0, "words": words, "agreed_text": words - mismatches, "agreed_illegal": 0,
+               "mismatches": mismatches, "first_mismatch": if mismatches > 0 { json!("0x1: differs") } else { json!(null) }})
+    }
+
+    fn verify(ok: bool) -> serde_json::Value {
+        json!({"ran": true, "ok": ok, "vectors": 3000, "pass": if ok { 3000 } else { 2999 }, "mismatch": if ok { 0 } else { 1 }})
+    }
+
+    #[test]
+    fn merged_oracle_counts_add_up_over_shards() {
+        let m = merge(&[shard(0, verify(true), oracle(10_000, 0)), shard(1, verify(true), oracle(10_000, 0))]).unwrap();
+        let o = m.software_checks.oracle.as_ref().unwrap();
+        assert_eq!((o["words"].as_u64(), o["agreed_text"].as_u64(), o["ok"].as_bool()), (Some(20_000), Some(20_000), Some(true)));
+        assert_eq!(m.software_checks.verify.as_ref().unwrap()["vectors"], 3000, "the same vectors are not counted twice");
+        assert!(m.software_ok());
+    }
+
+    #[test]
+    fn a_failing_check_in_a_later_shard_fails_the_merge() {
+        let m = merge(&[shard(0, verify(true), oracle(10_000, 0)), shard(1, verify(true), oracle(10_000, 2))]).unwrap();
+        let o = m.software_checks.oracle.as_ref().unwrap();
+        assert_eq!((o["mismatches"].as_u64(), o["ok"].as_bool()), (Some(2), Some(false)));
+        assert_eq!(o["first_mismatch"], "0x1: differs");
+        assert!(!m.software_ok());
+        let m = merge(&[shard(0, verify(true), oracle(10_000, 0)), shard(1, verify(false), oracle(10_000, 0))]).unwrap();
+        let v = m.software_checks.verify.as_ref().unwrap();
+        assert_eq!((v["ok"].as_bool(), v["from"].as_str()), (Some(false), Some("out/shard1/summary.json")));
+        assert!(!m.software_ok());
+        assert!(junit(&m).contains("<failure message=\"verify failed\""));
+    }
+
+    #[test]
+    fn a_check_that_did_not_run_in_one_shard_is_not_reported_as_passed() {
+        let not_run = json!({"ran": false, "reason": "nvdisasm not available"});
+        let m = merge(&[shard(0, verify(true), oracle(10_000, 0)), shard(1, verify(true), not_run)]).unwrap();
+        let o = m.software_checks.oracle.as_ref().unwrap();
+        assert_eq!((o["ran"].as_bool(), o["from"].as_str()), (Some(false), Some("out/shard1/summary.json")));
+        // and a failure outranks it, whichever shard comes first
+        let not_run = json!({"ran": false, "reason": "nvdisasm not available"});
+        let m = merge(&[shard(0, verify(true), not_run), shard(1, verify(true), oracle(10_000, 1))]).unwrap();
+        assert_eq!(m.software_checks.oracle.as_ref().unwrap()["ok"], false);
+    }
 }
