@@ -247,3 +247,69 @@ fn two_devices_get_a_worker_each_and_agree_with_one() {
     }
     assert_eq!(two["totals"]["compared"], 256 * 256);
 }
+
+/// `ci/nightly`, the one script a nightly GPU job runs, end to end through the driver:
+/// every form in random and factorial mode, merged index, vectors kept apart as simulated;
+/// and on a machine with no GPU it fails instead of passing.
+#[test]
+fn the_nightly_script_runs_every_form_and_mode_and_fails_without_a_gpu() {
+    let d = tmp("nightly");
+    let nightly = |out: &Path, fake: bool| {
+        let mut c = Command::new("bash");
+        c.current_dir(root()).arg("ci/nightly").arg(out).env("BIN", BIN).env("SEED", "5").env("COUNT", "30").env("INPUTS", "32");
+        c.env("VECTORS", d.join("v")).env_remove("EXHAUSTIVE").env_remove("SHARD").env_remove("HMUL2_FAKE_EXECUTOR");
+        if fake {
+            c.env("LD_LIBRARY_PATH", fake_lib()).env("HMUL2_FAKE_CUDA", "").env_remove("CUDA_VISIBLE_DEVICES");
+        } else {
+            c.env("CUDA_VISIBLE_DEVICES", "");
+        }
+        c.output().unwrap()
+    };
+    let out = d.join("night");
+    let o = nightly(&out, true);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(t.contains("nightly: done, status 0"), "{t}");
+    let index = std::fs::read_to_string(out.join("index.txt")).unwrap();
+    let runs: Vec<&str> = index.lines().collect();
+    assert_eq!(runs.len(), 10, "{index}");
+    let mut random_forms = std::collections::BTreeSet::new();
+    for r in &runs {
+        let s = summary(Path::new(r));
+        assert_eq!((s["hardware"]["used"].as_bool(), s["hardware"]["simulated"].as_bool()), (Some(false), Some(true)), "{r}");
+        assert_eq!(s["seed"], 5, "{r}");
+        assert!(s["totals"]["compared"].as_u64().unwrap() > 0, "{r}: {}", s["totals"]);
+        assert_eq!((s["totals"]["mismatches"].as_u64(), s["totals"]["faults"].as_u64()), (Some(0), Some(0)), "{r}");
+        let forms: Vec<&String> = s["by_form"].as_object().unwrap().keys().collect();
+        assert_eq!(forms.len(), 1, "{r}: one form a run: {forms:?}");
+        if r.contains("/random-") {
+            assert_eq!(s["totals"]["instructions"], 30, "{r}");
+            random_forms.insert(forms[0].clone());
+        }
+    }
+    assert_eq!(random_forms.len(), 5, "{random_forms:?}");
+    assert!(!d.join("v").join("hardware").exists(), "an emulated night writes no hardware vectors");
+    let files = std::fs::read_dir(d.join("v").join("simulated")).unwrap().count();
+    assert_eq!(files, 2, "one vector file per mode");
+    // no GPU: every run is refused (--require-gpu), and the night fails
+    let o = nightly(&d.join("nogpu"), false);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert_eq!(t.matches("--require-gpu").count(), 10, "{t}");
+}
+
+/// The kernel runs one thread per input set in whole warps: an --inputs it cannot run is
+/// refused before anything runs, not blamed on every instruction as a build fault.
+#[test]
+fn inputs_the_kernel_cannot_run_are_refused_up_front() {
+    for n in ["8", "48", "288"] {
+        let d = tmp(&format!("inputs-{n}"));
+        let o = harness("", &["run", "--seed", "5", "--count", "10", "--inputs", n, "--out", d.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+        assert_eq!(lines.len(), 1, "{err}");
+        assert!(lines[0].contains(&format!("--inputs {n}")) && lines[0].contains("multiple of 32"), "{err}");
+        assert!(!d.join("journal.jsonl").exists(), "nothing ran");
+    }
+}

@@ -94,7 +94,8 @@ pub struct RunArgs {
     /// Exhaustive mode: the one instruction to run on every input pair.
     #[arg(long)]
     pub encoding: Option<String>,
-    /// Register files per instruction.
+    /// Register files (input sets) per instruction; on a GPU one thread each, so a multiple
+    /// of 32, at most 256.
     #[arg(long, default_value_t = 256)]
     pub inputs: usize,
     /// This shard of the work, I/N (items split by index, not by timing).
@@ -408,6 +409,17 @@ pub fn run(a: RunArgs) -> CliResult {
     std::fs::create_dir_all(&a.out).map_err(|e| CliError::input(format!("{}: {e}", a.out.display())))?;
     let started = utc_now();
     let hw = choose_hardware(&a)?;
+    // the batch kernel runs one thread per input set, in whole warps, one block per
+    // instruction; refused here, not discovered as a build failure blamed on every instruction
+    let threads_ok = a.inputs.is_multiple_of(engine::MIN_THREADS) && a.inputs <= crate::kernel::MAX_THREADS;
+    if matches!(hw, Hw::Real { .. }) && a.mode != Mode::Exhaustive && !threads_ok {
+        return Err(CliError::input(format!(
+            "--inputs {}: on a GPU each instruction runs one thread per input set: a multiple of {}, at most {}",
+            a.inputs,
+            engine::MIN_THREADS,
+            crate::kernel::MAX_THREADS
+        )));
+    }
     let items: Vec<(u64, u128)> = all_items(&a, seed)?.into_iter().filter(|(i, _)| a.shard.owns(*i)).collect();
     let words: Vec<u128> = if a.mode == Mode::Exhaustive {
         a.encoding.as_deref().and_then(|e| parse_hex(e).ok()).into_iter().collect()
