@@ -313,3 +313,90 @@ fn inputs_the_kernel_cannot_run_are_refused_up_front() {
         assert!(!d.join("journal.jsonl").exists(), "nothing ran");
     }
 }
+
+/// A stand-in for Slurm's `sbatch`: an array script's tasks run here one after another
+/// (SLURM_ARRAY_TASK_ID set), a `--wrap` command at once; `--export=ALL,K=V` exports K=V.
+/// Each job's exit status is appended to `$SLURM_LOGS/status`.
+const SBATCH: &str = r#"#!/usr/bin/env bash
+set -u
+parsable=0 wrap="" script=""
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --parsable) parsable=1 ;;
+    --wrap) wrap="$2"; shift ;;
+    --export=*) IFS=, read -ra kv <<< "${1#--export=}"; for x in "${kv[@]}"; do [[ $x == *=* ]] && export "$x"; done ;;
+    --*) ;;
+    *) script="$1" ;;
+  esac
+  shift
+done
+if [[ -n "$wrap" ]]; then
+  bash -c "$wrap" > "$SLURM_LOGS/merge.out" 2>&1; echo "merge exit $?" >> "$SLURM_LOGS/status"; exit 0
+fi
+array="$(sed -n 's/^#SBATCH --array=//p' "$script")"
+for i in $(seq "${array%-*}" "${array#*-}"); do
+  SLURM_ARRAY_TASK_ID=$i bash "$script" > "$SLURM_LOGS/task-$i.out" 2>&1
+  echo "task $i exit $?" >> "$SLURM_LOGS/status"
+done
+[[ $parsable == 1 ]] && echo 4242
+exit 0
+"#;
+
+/// `ci/examples/slurm-array.sh` as written, with the stand-in sbatch: eight array tasks
+/// each run their shard of the nightly job through the driver, and the dependent merge
+/// joins every kind of run into one report of all eight shards.
+#[test]
+fn the_slurm_example_runs_its_array_and_merges_it() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = tmp("slurm");
+    let stub = d.join("bin");
+    std::fs::create_dir_all(&stub).unwrap();
+    std::fs::write(stub.join("sbatch"), SBATCH).unwrap();
+    std::fs::set_permissions(stub.join("sbatch"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", stub.display(), std::env::var("PATH").unwrap_or_default());
+    let reports = d.join("reports");
+    let o = Command::new("bash")
+        .current_dir(root())
+        .arg("ci/examples/slurm-array.sh")
+        .env("PATH", path)
+        .env("SLURM_LOGS", &d)
+        .env("SLURM_SUBMIT_DIR", root())
+        .env_remove("SLURM_ARRAY_TASK_ID")
+        .env("OUT", &reports)
+        .env("VECTORS", d.join("v"))
+        .env("BIN", BIN)
+        .env("SEED", "9")
+        .env("COUNT", "16")
+        .env("INPUTS", "32")
+        .env_remove("SHARD")
+        .env_remove("EXHAUSTIVE")
+        .env("LD_LIBRARY_PATH", fake_lib())
+        .env("HMUL2_FAKE_CUDA", "")
+        .env_remove("HMUL2_FAKE_EXECUTOR")
+        .env_remove("CUDA_VISIBLE_DEVICES")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("submitted array 4242 (seed 9)"), "{}", text(&o));
+    let status = std::fs::read_to_string(d.join("status")).unwrap();
+    let want: String = (0..8).map(|i| format!("task {i} exit 0\n")).chain(["merge exit 0\n".to_string()]).collect();
+    let logs = |name: &str| std::fs::read_to_string(d.join(name)).unwrap_or_default();
+    assert_eq!(status, want, "task 6:\n{}\nmerge:\n{}", logs("task-6.out"), logs("merge.out"));
+    let kinds: Vec<String> = std::fs::read_dir(reports.join("merged")).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert_eq!(kinds.len(), 10, "{kinds:?}");
+    for k in &kinds {
+        let s = summary(&reports.join("merged").join(k));
+        assert_eq!(s["shard"], "all/8", "{k}");
+        assert_eq!((s["hardware"]["used"].as_bool(), s["hardware"]["simulated"].as_bool()), (Some(false), Some(true)), "{k}");
+        assert!(s["totals"]["compared"].as_u64().unwrap() > 0, "{k}: {}", s["totals"]);
+        assert_eq!((s["totals"]["mismatches"].as_u64(), s["totals"]["faults"].as_u64()), (Some(0), Some(0)), "{k}");
+        let want = match k.as_str() {
+            "factorial-rrr" => 8192,
+            "factorial-imm" => 512,
+            k if k.starts_with("random-") => 16,
+            _ => s["totals"]["instructions"].as_u64().unwrap(),
+        };
+        assert_eq!(s["totals"]["instructions"], want, "{k}");
+        assert_eq!(s["software_checks"]["oracle"]["ok"], true, "{k}: {}", s["software_checks"]);
+    }
+}

@@ -42,7 +42,7 @@ impl Mode {
     }
 }
 
-/// `I/N`: this process runs the items whose index ≡ I (mod N).
+/// `I/N`: this process runs its share of the items (see `owns` and `owns_group`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Shard {
     pub index: u64,
@@ -60,8 +60,17 @@ impl Shard {
         }
         Ok(Shard { index, count })
     }
+    /// Whether this shard runs instruction item `item` (random or factorial). Items are
+    /// dealt by a fixed hash of their index, not by index mod N: factorial items enumerate
+    /// modifier values in order, so index mod N would hand a shard one value of a field
+    /// only (say, only `.INVALID3` encodings: nothing it could compare).
     pub fn owns(&self, item: u64) -> bool {
-        item % self.count == self.index
+        crate::rng::Rng::new(item).next_u64() % self.count == self.index
+    }
+    /// Whether this shard runs exhaustive chunk group `group`: groups cost the same, so
+    /// they are dealt round-robin, index mod N.
+    pub fn owns_group(&self, group: u64) -> bool {
+        group % self.count == self.index
     }
 }
 
@@ -98,7 +107,8 @@ pub struct RunArgs {
     /// of 32, at most 256.
     #[arg(long, default_value_t = 256)]
     pub inputs: usize,
-    /// This shard of the work, I/N (items split by index, not by timing).
+    /// This shard of the work, I/N (items dealt by a fixed hash of their index, exhaustive
+    /// chunk groups round-robin; never by timing).
     #[arg(long, default_value = "0/1", value_parser = Shard::parse)]
     pub shard: Shard,
     /// Report folder: summary.json, junit.xml, journal.jsonl.
@@ -521,7 +531,7 @@ pub fn run(a: RunArgs) -> CliResult {
             return Err(CliError::input("need 8 <= chunk_bits <= space_bits <= 32 (a chunk gives each of a block's 256 threads an input)"));
         }
         let groups = 1u64 << (a.space_bits - a.chunk_bits).saturating_sub(exhaustive_group_bits(&a));
-        (0..groups).filter(|g| a.shard.owns(*g) && !done_items.contains(g)).map(|g| vec![(g, word)]).collect()
+        (0..groups).filter(|g| a.shard.owns_group(*g) && !done_items.contains(g)).map(|g| vec![(g, word)]).collect()
     } else {
         let todo: Vec<(u64, u128)> = items.iter().copied().filter(|(i, _)| !done_items.contains(i)).collect();
         todo.chunks(a.batch).map(|c| c.to_vec()).collect()
@@ -821,4 +831,41 @@ pub fn merge(a: MergeArgs) -> CliResult {
     let m = report::merge(&parts).map_err(|e| CliError::input(e.to_string()))?;
     std::fs::create_dir_all(&a.out).map_err(|e| CliError::input(format!("{}: {e}", a.out.display())))?;
     finish(&a.out, &m)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::isa::Form;
+
+    #[test]
+    fn shards_partition_the_items_and_each_gets_a_fair_share() {
+        for n in 1..=9u64 {
+            let shards: Vec<Shard> = (0..n).map(|index| Shard { index, count: n }).collect();
+            let mut share = vec![0u64; n as usize];
+            for i in 0..9000u64 {
+                let owners: Vec<u64> = shards.iter().filter(|s| s.owns(i)).map(|s| s.index).collect();
+                assert_eq!(owners.len(), 1, "item {i} of {n} shards: {owners:?}");
+                share[owners[0] as usize] += 1;
+                assert_eq!(shards.iter().filter(|s| s.owns_group(i)).count(), 1);
+            }
+            let fair = 9000 / n;
+            assert!(share.iter().all(|&k| k.abs_diff(fair) * 10 < fair), "{n} shards: {share:?}");
+        }
+    }
+
+    /// Factorial items enumerate modifier values in order; every shard of 8 must still get
+    /// instructions it can compare (no INVALIDn value), in every form.
+    #[test]
+    fn every_factorial_shard_gets_defined_instructions() {
+        for form in Form::ALL {
+            let insts = crate::gen::factorial(form, 1);
+            let fair = insts.iter().filter(|x| !x.has_invalid_value()).count() / 8;
+            for index in 0..8 {
+                let s = Shard { index, count: 8 };
+                let defined = insts.iter().enumerate().filter(|(i, x)| s.owns(*i as u64) && !x.has_invalid_value()).count();
+                assert!(defined * 2 > fair, "{form:?} shard {index}/8: {defined} defined instructions, under half of a fair {fair}");
+            }
+        }
+    }
 }
