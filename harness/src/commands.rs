@@ -1,6 +1,6 @@
 //! The encoding-model subcommands: decode, encode, generate, oracle, errata.
 
-use crate::cli::{exit_for, read_lines, CliError, CliResult};
+use crate::cli::{exit_for, read_lines_checked, vec_for, CliError, CliResult};
 use crate::gen::{self, Coverage, GenOptions};
 use crate::isa::{self, decode as decode_word, format_hex, parse_hex, render, Form};
 use crate::nvdisasm::Nvdisasm;
@@ -33,13 +33,15 @@ pub struct DecodeArgs {
 }
 
 pub fn decode(a: DecodeArgs) -> CliResult {
-    let inputs = if a.hex.is_empty() { read_lines("-")? } else { a.hex };
+    // stdin lines are named by number; a line that is not UTF-8 is one bad input, not the end
+    let (inputs, from_stdin) = if a.hex.is_empty() { (read_lines_checked("-")?, true) } else { (a.hex.into_iter().map(Ok).collect(), false) };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let mut bad = 0usize;
     let mut first_bad = String::new();
-    for line in &inputs {
-        let text = match parse_hex(line) {
+    for (n, line) in inputs.iter().enumerate() {
+        let parsed = line.as_ref().map_err(|e| e.clone()).and_then(|l| parse_hex(l).map_err(|e| e.to_string()));
+        let text = match parsed {
             Ok(w) => {
                 let mut t = String::new();
                 match isa::decode_render_into(w, &mut t) {
@@ -50,7 +52,11 @@ pub fn decode(a: DecodeArgs) -> CliResult {
             Err(e) => {
                 bad += 1;
                 if first_bad.is_empty() {
-                    first_bad = line.trim().to_string();
+                    first_bad = match line {
+                        Ok(l) if from_stdin => format!("stdin:{}: {:?}", n + 1, l.trim()),
+                        Ok(l) => format!("{:?}", l.trim()),
+                        Err(e) => e.clone(),
+                    };
                 }
                 format!("error: {e}")
             }
@@ -59,7 +65,7 @@ pub fn decode(a: DecodeArgs) -> CliResult {
     }
     out.flush().map_err(|e| CliError::input(format!("stdout: {e}")))?;
     if bad > 0 {
-        return Err(CliError::input(format!("{bad} of {} inputs are not 0x + 32 hex digits (first: {first_bad:?})", inputs.len())));
+        return Err(CliError::input(format!("{bad} of {} inputs are not 0x + 32 hex digits (first: {first_bad})", inputs.len())));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -73,7 +79,7 @@ pub struct EncodeArgs {
 pub fn encode(a: EncodeArgs) -> CliResult {
     let inst = isa::parse(&a.text)?;
     let word = isa::encode(&inst).map_err(|e| CliError::input(format!("{:?}: {e}", a.text)))?;
-    println!("{}", format_hex(word));
+    crate::outln!("{}", format_hex(word))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -120,18 +126,26 @@ pub fn generate(a: GenerateArgs) -> CliResult {
     check_share("illegal-share", a.illegal_share)?;
     check_share("invalid-share", a.invalid_share)?;
     check_share("ignored-share", a.ignored_share)?;
+    if a.factorial && a.form.is_none() {
+        return Err(CliError::input("--factorial needs --form"));
+    }
     let seed = resolve_seed(a.seed);
-    let words: Vec<u128> = if a.factorial {
-        let form = a.form.ok_or_else(|| CliError::input("--factorial needs --form"))?;
-        let insts = gen::factorial(form, seed);
-        insts.iter().map(|i| isa::encode(i).map_err(|e| CliError::input(e.to_string()))).collect::<Result<_, _>>()?
-    } else {
-        let o = GenOptions { seed, form: a.form, illegal_share: a.illegal_share, invalid_share: a.invalid_share, ignored_share: a.ignored_share };
-        gen::generate(&o, 0, a.count)
+    // random words are written as they are drawn: any --count streams in constant memory
+    let words: Box<dyn Iterator<Item = Result<u128, CliError>>> = match a.form.filter(|_| a.factorial) {
+        Some(form) => Box::new(gen::factorial(form, seed).into_iter().map(|i| isa::encode(&i).map_err(|e| CliError::input(e.to_string())))),
+        None => {
+            let o = GenOptions { seed, form: a.form, illegal_share: a.illegal_share, invalid_share: a.invalid_share, ignored_share: a.ignored_share };
+            Box::new((0..a.count).map(move |i| Ok(gen::generate_one(&o, i))))
+        }
     };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    for &w in &words {
+    let mut coverage = Coverage::default();
+    for w in words {
+        let w = w?;
+        if a.coverage {
+            coverage.add(w);
+        }
         let line = if a.json {
             let d = decode_word(w);
             serde_json::json!({
@@ -149,7 +163,7 @@ pub fn generate(a: GenerateArgs) -> CliResult {
     }
     out.flush().map_err(|e| CliError::input(format!("stdout: {e}")))?;
     if a.coverage {
-        eprint!("{}", Coverage::of(&words).table());
+        eprint!("{}", coverage.table());
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -194,7 +208,8 @@ pub fn oracle(a: OracleArgs) -> CliResult {
     let nv = Nvdisasm::find().map_err(|e| CliError::input(e.to_string()))?;
     let seed = resolve_seed(a.seed);
     let o = GenOptions { seed, form: a.form, illegal_share: a.illegal_share, invalid_share: a.invalid_share, ignored_share: a.ignored_share };
-    let mut words = gen::generate(&o, 0, a.count);
+    let mut words = vec_for("--count", a.count)?;
+    words.extend((0..a.count).map(|i| gen::generate_one(&o, i)));
     if a.fields {
         words.extend(gen::one_field_at_a_time());
         words.extend(errata_words());
@@ -202,9 +217,9 @@ pub fn oracle(a: OracleArgs) -> CliResult {
     let t = std::time::Instant::now();
     let rep = oracle::compare(&nv, &words).map_err(|e| CliError::input(e.to_string()))?;
     for m in &rep.mismatches {
-        println!("mismatch {m}");
+        crate::outln!("mismatch {m}")?;
     }
-    println!(
+    crate::outln!(
         "oracle: {} words, {} same text, {} rejected by both, {} mismatches ({} nvdisasm calls, {:.1} s, {})",
         rep.words,
         rep.agreed_text,
@@ -213,7 +228,7 @@ pub fn oracle(a: OracleArgs) -> CliResult {
         rep.nvdisasm_calls,
         t.elapsed().as_secs_f64(),
         nv.version().unwrap_or_default()
-    );
+    )?;
     if let Some(path) = &a.json {
         let cov = Coverage::of(&words);
         let v = serde_json::json!({"seed": seed, "report": rep, "coverage": cov});
@@ -251,6 +266,6 @@ Where `nvdisasm -b SM90` (13.2) disagrees with it, nvdisasm wins; each correctio
 }
 
 pub fn errata(_a: ErrataArgs) -> CliResult {
-    print!("{}", errata_markdown());
+    crate::out!("{}", errata_markdown())?;
     Ok(ExitCode::SUCCESS)
 }

@@ -275,7 +275,7 @@ fn use_color() -> bool {
 
 pub fn run(a: ExplainArgs) -> CliResult {
     let word = parse_hex(&a.hex).map_err(|e| CliError::input(e.to_string()))?;
-    print!("{}", explain(word).to_text(use_color()));
+    crate::out!("{}", explain(word).to_text(use_color()))?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -49,8 +49,44 @@ enum Cmd {
     SemanticsDoc(hmul2_harness::verify::SemanticsDocArgs),
 }
 
+/// A usage error as one line `error: ...` (clap's own report adds a usage block); help and
+/// version are printed as clap prints them.
+fn parse_args() -> Result<Cli, ExitCode> {
+    use clap::error::ErrorKind;
+    Cli::try_parse().map_err(|e| match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            let _ = e.print();
+            ExitCode::SUCCESS
+        }
+        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand | ErrorKind::MissingSubcommand => {
+            eprintln!("error: no subcommand given; `hmul2-harness --help` lists them");
+            ExitCode::from(2)
+        }
+        _ => {
+            // clap's message and its hints (possible values, tips), without the usage block
+            let text = e.render().to_string();
+            let parts: Vec<&str> = text
+                .lines()
+                .map(str::trim)
+                .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+                .filter(|l| !l.is_empty())
+                .collect();
+            let what = parts.iter().fold(String::new(), |acc, l| match acc.is_empty() {
+                true => l.to_string(),
+                false if acc.ends_with(':') => format!("{acc} {l}"),
+                false => format!("{acc}; {l}"),
+            });
+            eprintln!("error: {} (see --help)", what.strip_prefix("error:").unwrap_or(&what).trim());
+            ExitCode::from(2)
+        }
+    })
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match parse_args() {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
     let result: CliResult = match cli.cmd {
         Cmd::Decode(a) => commands::decode(a),
         Cmd::Encode(a) => commands::encode(a),

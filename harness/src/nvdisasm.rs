@@ -20,17 +20,18 @@ pub enum ToolError {
     Io(#[from] std::io::Error),
 }
 
-/// Locate a pinned NVIDIA tool: `$HMUL2_<TOOL>` if set, else `.tools/bin/<tool>` in the
-/// current folder or any parent, else beside the running binary's project, else `PATH`.
+/// Locate a pinned NVIDIA tool: `$HMUL2_<TOOL>` if set (a set variable naming no file is an
+/// error, never a silent fall-back to another tool), else `.tools/bin/<tool>` in the current
+/// folder or any parent, else beside the running binary's project, else `PATH`.
 pub fn find_tool(name: &str) -> Result<PathBuf, ToolError> {
     let env = format!("HMUL2_{}", name.to_ascii_uppercase());
     let mut looked = Vec::new();
-    if let Some(p) = std::env::var_os(&env) {
+    if let Some(p) = std::env::var_os(&env).filter(|p| !p.is_empty()) {
         let p = PathBuf::from(p);
         if p.is_file() {
             return Ok(p);
         }
-        looked.push(p.display().to_string());
+        return Err(ToolError::NotFound { tool: name.into(), looked: format!("${env} = {}, which is not a file", p.display()), env });
     }
     let mut starts = Vec::new();
     if let Ok(cwd) = std::env::current_dir() {
@@ -88,6 +89,11 @@ impl Nvdisasm {
         Ok(Nvdisasm::at(find_tool("nvdisasm")?))
     }
 
+    /// An error running the tool, naming it.
+    fn failed(&self, e: impl std::fmt::Display) -> ToolError {
+        ToolError::Failed { tool: self.path.display().to_string(), msg: format!("cannot run: {e}") }
+    }
+
     pub fn at(path: PathBuf) -> Nvdisasm {
         let jobs = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(8);
         Nvdisasm { path, batch: 16384, jobs, calls: Default::default() }
@@ -95,7 +101,7 @@ impl Nvdisasm {
 
     /// `nvdisasm --version`'s release line.
     pub fn version(&self) -> Result<String, ToolError> {
-        let out = Command::new(&self.path).arg("--version").output()?;
+        let out = Command::new(&self.path).arg("--version").output().map_err(|e| self.failed(e))?;
         let text = String::from_utf8_lossy(&out.stdout);
         Ok(text.lines().rev().nth(1).unwrap_or("").trim().to_string())
     }
@@ -105,14 +111,15 @@ impl Nvdisasm {
     #[allow(clippy::type_complexity)]
     fn call(&self, words: &[u128], tmp: &Path) -> Result<Result<Vec<String>, Vec<(Option<usize>, String)>>, ToolError> {
         self.calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        {
+        let write = || -> std::io::Result<()> {
             let mut f = std::io::BufWriter::new(std::fs::File::create(tmp)?);
             for w in words {
                 f.write_all(&w.to_le_bytes())?;
             }
-            f.flush()?;
-        }
-        let out = Command::new(&self.path).args(["-b", "SM90"]).arg(tmp).output()?;
+            f.flush()
+        };
+        write().map_err(|e| ToolError::Failed { tool: "nvdisasm".into(), msg: format!("{}: {e}", tmp.display()) })?;
+        let out = Command::new(&self.path).args(["-b", "SM90"]).arg(tmp).output().map_err(|e| self.failed(e))?;
         if out.status.success() {
             let texts = parse_listing(&String::from_utf8_lossy(&out.stdout), words.len()).map_err(|msg| ToolError::Failed { tool: "nvdisasm".into(), msg })?;
             return Ok(Ok(texts));

@@ -29,6 +29,8 @@ pub enum VectorError {
     Hex { key: &'static str, value: String, digits: usize },
     #[error("key {0:?} is not a string")]
     NotString(&'static str),
+    #[error("the line is not UTF-8")]
+    NotUtf8,
 }
 
 /// Why a well-formed vector cannot be true of any register file.
@@ -170,12 +172,17 @@ pub fn read_paths<P: AsRef<Path>>(paths: &[P]) -> Result<Vec<Located<Result<Vect
     }
     let mut out = Vec::new();
     for f in files {
-        let text = std::fs::read_to_string(&f).map_err(|source| ReadError { path: f.display().to_string(), source })?;
-        for (n, line) in text.lines().enumerate() {
-            if line.trim().is_empty() {
-                continue;
-            }
-            out.push(Located { file: f.clone(), line: n + 1, item: parse_line(line) });
+        let bytes = std::fs::read(&f).map_err(|source| ReadError { path: f.display().to_string(), source })?;
+        // line by line, so a line that is not UTF-8 is one malformed vector, not an unreadable file
+        let bytes = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
+        for (n, line) in bytes.split(|&b| b == b'\n').enumerate() {
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            let item = match std::str::from_utf8(line) {
+                Ok(l) if l.trim().is_empty() => continue,
+                Ok(l) => parse_line(l),
+                Err(_) => Err(VectorError::NotUtf8),
+            };
+            out.push(Located { file: f.clone(), line: n + 1, item });
         }
     }
     Ok(out)

@@ -2,7 +2,7 @@
 //! vectors' `expect` from the reference) and the hidden `semantics-doc` (regenerate
 //! `docs/semantics.md`'s table from `harness/spec/semantics.json`).
 
-use crate::cli::{exit_for, read_lines, CliError, CliResult};
+use crate::cli::{exit_for, input_name, read_lines, vec_for, CliError, CliResult};
 use crate::commands::resolve_seed;
 use crate::isa::{parse_hex, render, Form};
 use crate::reference::{self, policy, Undefined};
@@ -169,17 +169,23 @@ pub struct EvalArgs {
 }
 
 pub fn eval(a: EvalArgs) -> CliResult {
-    let mut vs: Vec<Vector> = Vec::new();
+    // each vector with the input line it came from (FILE:LINE), for errors
+    let mut vs: Vec<(String, Vector)> = Vec::new();
     if let Some(path) = &a.encodings {
         let seed = resolve_seed(a.seed);
-        for (n, line) in read_lines(path)?.iter().enumerate() {
+        let lines = read_lines(path)?;
+        let name = input_name(path);
+        let encodings = lines.iter().filter(|l| !l.trim().is_empty()).count() as u64;
+        vs = vec_for("--inputs", (a.inputs as u64).saturating_mul(encodings))?;
+        for (n, line) in lines.iter().enumerate() {
             if line.trim().is_empty() {
                 continue;
             }
-            let word = parse_hex(line).map_err(|e| CliError::input(format!("{path}:{}: {e}", n + 1)))?;
-            let inst = crate::isa::decode(word).map_err(|e| CliError::input(format!("{path}:{}: {e}", n + 1)))?;
+            let at = format!("{name}:{}", n + 1);
+            let word = parse_hex(line).map_err(|e| CliError::input(format!("{at}: {e}")))?;
+            let inst = crate::isa::decode(word).map_err(|e| CliError::input(format!("{at}: {e}")))?;
             for x in reference::input_set(&inst, seed.wrapping_add(n as u64), a.inputs) {
-                vs.push(Vector { encoding: word, inputs: x, expect: None, origin: String::new() });
+                vs.push((at.clone(), Vector { encoding: word, inputs: x, expect: None, origin: String::new() }));
             }
         }
     } else {
@@ -187,14 +193,16 @@ pub fn eval(a: EvalArgs) -> CliResult {
             if line.trim().is_empty() {
                 continue;
             }
-            vs.push(parse_line(line).map_err(|e| CliError::input(format!("stdin:{}: {e}", n + 1)))?);
+            let at = format!("stdin:{}", n + 1);
+            let v = parse_line(line).map_err(|e| CliError::input(format!("{at}: {e}")))?;
+            vs.push((at, v));
         }
     }
     let out = std::io::stdout();
     let mut out = std::io::BufWriter::new(out.lock());
     let mut undefined = 0usize;
-    for (n, v) in vs.iter_mut().enumerate() {
-        let inst = check(v).map_err(|e| CliError::input(format!("vector {}: {e}", n + 1)))?;
+    for (at, v) in vs.iter_mut() {
+        let inst = check(v).map_err(|e| CliError::input(format!("{at}: {e}")))?;
         v.origin = "reference".into();
         v.expect = match reference::eval(&inst, &v.inputs) {
             Ok(e) => Some(e),
@@ -220,8 +228,8 @@ pub const END: &str = "<!-- END generated -->";
 pub fn render_doc(doc: &str, json: &str) -> Result<String, String> {
     let table = policy::parse_table(json).map_err(|e| e.to_string())?;
     policy::Policy::from_table(&table).map_err(|e| e.to_string())?;
-    let (head, rest) = doc.split_once(BEGIN).ok_or("docs/semantics.md has no BEGIN marker")?;
-    let (_, tail) = rest.split_once(END).ok_or("docs/semantics.md has no END marker")?;
+    let (head, rest) = doc.split_once(BEGIN).ok_or("no BEGIN marker")?;
+    let (_, tail) = rest.split_once(END).ok_or("no END marker")?;
     Ok(format!("{head}{BEGIN}\n{}{END}{tail}", policy::render_table(&table)))
 }
 
@@ -237,7 +245,11 @@ pub struct SemanticsDocArgs {
 
 pub fn semantics_doc(a: SemanticsDocArgs) -> CliResult {
     let read = |p: &str| std::fs::read_to_string(p).map_err(|e| CliError::input(format!("{p}: {e}")));
-    let text = render_doc(&read(&a.doc)?, &read(&a.json)?).map_err(CliError::input)?;
+    let json = read(&a.json)?;
+    // the policy's errors name the embedded semantics.json; name the file given instead
+    let bad_json = |e: policy::PolicyError| CliError::input(format!("{}: {}", a.json, e.to_string().trim_start_matches("semantics.json: ")));
+    policy::Policy::from_table(&policy::parse_table(&json).map_err(bad_json)?).map_err(bad_json)?;
+    let text = render_doc(&read(&a.doc)?, &json).map_err(|e| CliError::input(format!("{}: {e}", a.doc)))?;
     std::fs::write(&a.doc, text).map_err(|e| CliError::input(format!("{}: {e}", a.doc)))?;
     eprintln!("wrote {}", a.doc);
     Ok(exit_for(true))

@@ -70,9 +70,9 @@ pub struct GpuInfoArgs {
 pub fn gpu_info(a: GpuInfoArgs) -> crate::cli::CliResult {
     let d = detect::detect();
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&d).unwrap_or_default());
+        crate::outln!("{}", serde_json::to_string_pretty(&d).unwrap_or_default())?;
     } else {
-        print!("{}", d.text());
+        crate::out!("{}", d.text())?;
     }
     Ok(std::process::ExitCode::SUCCESS)
 }

@@ -31,6 +31,10 @@ pub enum FrameError {
 }
 
 pub fn write_frame(w: &mut impl Write, kind: u8, payload: &[u8]) -> std::io::Result<()> {
+    if payload.len() > MAX_PAYLOAD as usize {
+        // the reader refuses it; a length cut to 32 bits would be garbage instead
+        return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, format!("frame payload of {} bytes (at most {MAX_PAYLOAD})", payload.len())));
+    }
     let mut head = Vec::with_capacity(9);
     head.extend_from_slice(MAGIC);
     head.push(kind);
@@ -42,10 +46,16 @@ pub fn write_frame(w: &mut impl Write, kind: u8, payload: &[u8]) -> std::io::Res
 
 pub fn read_frame(r: &mut impl Read) -> Result<(u8, Vec<u8>), FrameError> {
     let mut head = [0u8; 9];
-    match r.read_exact(&mut head) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Err(FrameError::Eof),
-        Err(e) => return Err(e.into()),
+    // the stream may end between frames (Eof), but a header cut short is a truncated frame
+    let mut got = 0;
+    while got < head.len() {
+        match r.read(&mut head[got..]) {
+            Ok(0) if got == 0 => return Err(FrameError::Eof),
+            Ok(0) => return Err(FrameError::Truncated),
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e.into()),
+        }
     }
     if &head[..4] != MAGIC {
         return Err(FrameError::Bad(format!("magic {:02x?}", &head[..4])));
@@ -190,7 +200,8 @@ mod tests {
         write_frame(&mut buf, KIND_JOB, &p).unwrap();
         let (k, q) = read_frame(&mut &buf[..]).unwrap();
         assert_eq!((k, q), (KIND_JOB, p));
-        assert!(matches!(read_frame(&mut &buf[..5]), Err(FrameError::Bad(_)) | Err(FrameError::Eof)));
+        assert!(matches!(read_frame(&mut &buf[..5]), Err(FrameError::Truncated)), "a header cut short is a truncated frame");
+        assert!(matches!(read_frame(&mut &buf[..0]), Err(FrameError::Eof)));
         assert!(matches!(read_frame(&mut &b"XXXX\x01\0\0\0\0"[..]), Err(FrameError::Bad(_))));
         let f = Err(ExecError::Fault { code: 715, name: "CUDA_ERROR_ILLEGAL_INSTRUCTION".into(), stage: "sync".into() });
         let (k, p) = encode_answer(&f);

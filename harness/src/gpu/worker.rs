@@ -57,27 +57,28 @@ pub fn worker_main(a: WorkerArgs) -> crate::cli::CliResult {
         let (kind, payload) = match protocol::read_frame(&mut input) {
             Ok(f) => f,
             Err(FrameError::Eof) => return Ok(std::process::ExitCode::SUCCESS),
-            Err(e) => {
-                eprintln!("worker: stdin: {e}");
-                return Ok(std::process::ExitCode::from(5));
-            }
+            Err(e) => return Err(protocol_error(format!("worker: stdin: {e}"))),
         };
         if kind != KIND_JOB {
-            eprintln!("worker: unexpected frame kind {kind}");
-            return Ok(std::process::ExitCode::from(5));
+            return Err(protocol_error(format!("worker: stdin: unexpected frame kind {kind}")));
         }
         let r = match protocol::decode_job(&payload) {
             Ok(job) => exec.execute(&job),
             Err(e) => Err(ExecError::Protocol(e.to_string())),
         };
         let (k, p) = protocol::encode_answer(&r);
-        if protocol::write_frame(&mut out, k, &p).is_err() {
-            return Ok(std::process::ExitCode::from(5));
+        if let Err(e) = protocol::write_frame(&mut out, k, &p) {
+            return Err(protocol_error(format!("worker: stdout: {e}")));
         }
         if matches!(r, Err(ExecError::Fault { .. })) {
             return Ok(std::process::ExitCode::from(3));
         }
     }
+}
+
+/// A broken stream: one `error:` line, exit status 5.
+fn protocol_error(message: String) -> crate::cli::CliError {
+    crate::cli::CliError { message, code: 5 }
 }
 
 struct Live {

@@ -1,7 +1,7 @@
 //! `hmul2-harness build-kernel`: a seeded batch of runnable encodings, patched into the template.
 
 use super::{build, random_inputs, runnable, Case};
-use crate::cli::{CliError, CliResult};
+use crate::cli::{vec_for, CliError, CliResult};
 use crate::commands::{parse_form, resolve_seed};
 use crate::gen::{generate_one, GenOptions};
 use crate::rng::Rng;
@@ -20,8 +20,8 @@ pub struct BuildKernelArgs {
     #[arg(long)]
     pub out: String,
     /// Restrict to one form (rrr, imm, const, constx, ur).
-    #[arg(long)]
-    pub form: Option<String>,
+    #[arg(long, value_parser = parse_form)]
+    pub form: Option<crate::isa::Form>,
     /// Inputs (threads) per instruction: a multiple of 32, at most 256.
     #[arg(long, default_value_t = 256)]
     pub threads: usize,
@@ -32,7 +32,7 @@ pub struct BuildKernelArgs {
 pub fn runnable_words(seed: u64, form: Option<crate::isa::Form>, count: usize) -> Result<Vec<u128>, String> {
     let mut opts = GenOptions::legal(seed);
     opts.form = form;
-    let mut out = Vec::with_capacity(count);
+    let mut out = vec_for("--count", count as u64).map_err(|e| e.message)?;
     let mut index = 0u64;
     let mut last = String::new();
     while out.len() < count {
@@ -50,7 +50,7 @@ pub fn runnable_words(seed: u64, form: Option<crate::isa::Form>, count: usize) -
 }
 
 pub fn build_kernel(a: BuildKernelArgs) -> CliResult {
-    let form = a.form.as_deref().map(parse_form).transpose().map_err(CliError::input)?;
+    let form = a.form;
     if a.count == 0 {
         return Err(CliError::input("--count must be at least 1"));
     }
@@ -72,7 +72,7 @@ pub fn build_kernel(a: BuildKernelArgs) -> CliResult {
     write("input.bin", &built.job.input)?;
     let manifest = serde_json::to_vec_pretty(&built.manifest).map_err(|e| CliError::failed(format!("manifest: {e}")))?;
     write("manifest.json", &manifest)?;
-    println!(
+    crate::outln!(
         "{} instructions under test, {} threads each, {} registers, {} instructions, {} bytes of cubin in {}",
         cases.len(),
         a.threads,
@@ -80,6 +80,6 @@ pub fn build_kernel(a: BuildKernelArgs) -> CliResult {
         built.program.len(),
         built.job.cubin.len(),
         dir.display()
-    );
+    )?;
     Ok(ExitCode::SUCCESS)
 }

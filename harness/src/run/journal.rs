@@ -60,18 +60,20 @@ impl Journal {
         }
         let mut records = Vec::new();
         if exists {
-            let f = std::fs::File::open(path).map_err(|e| Self::io(path, e))?;
+            // read once: a read error (a folder in its place) is an error, never a retry
+            let full = std::fs::read(path).map_err(|e| Self::io(path, e))?;
             let mut good_len: u64 = 0;
             let mut header = None;
-            let lines: Vec<_> = std::io::BufReader::new(f).split(b'\n').collect();
-            let full = std::fs::read(path).map_err(|e| Self::io(path, e))?;
             let complete_last = full.last() == Some(&b'\n');
+            let mut lines: Vec<&[u8]> = full.split(|&b| b == b'\n').collect();
+            if complete_last || full.is_empty() {
+                lines.pop(); // the empty piece after the last newline
+            }
             let n = lines.len();
             for (i, l) in lines.into_iter().enumerate() {
-                let l = l.map_err(|e| Self::io(path, e))?;
                 let torn = i + 1 == n && !complete_last;
                 let parsed: Result<Line, String> =
-                    std::str::from_utf8(&l).map_err(|e| e.to_string()).and_then(|s| serde_json::from_str(s).map_err(|e| e.to_string()));
+                    std::str::from_utf8(l).map_err(|e| e.to_string()).and_then(|s| serde_json::from_str(s).map_err(|e| e.to_string()));
                 match parsed {
                     Ok(Line::Header { config: c }) if i == 0 => header = Some(c),
                     Ok(Line::Batch(b)) if i > 0 && !torn => records.push(b),
@@ -115,13 +117,18 @@ impl Journal {
     }
 }
 
-/// The seed in a journal's header, if the file exists and has one.
-pub fn header_seed(path: &Path) -> Option<u64> {
+/// The configuration in a journal's header, if the file exists and has one.
+pub fn header_config(path: &Path) -> Option<serde_json::Value> {
     let f = std::fs::File::open(path).ok()?;
     let mut first = String::new();
     std::io::BufReader::new(f).read_line(&mut first).ok()?;
     match serde_json::from_str::<Line>(&first).ok()? {
-        Line::Header { config } => config.get("seed")?.as_u64(),
+        Line::Header { config } => Some(config),
         Line::Batch(_) => None,
     }
+}
+
+/// The seed in a journal's header, if the file exists and has one.
+pub fn header_seed(path: &Path) -> Option<u64> {
+    header_config(path)?.get("seed")?.as_u64()
 }

@@ -205,7 +205,10 @@ pub fn all_items(a: &RunArgs, seed: u64) -> Result<Vec<(u64, u128)>, CliError> {
         Mode::Random => {
             let o =
                 crate::gen::GenOptions { form: a.form, invalid_share: a.invalid_share, illegal_share: a.illegal_share, ..crate::gen::GenOptions::legal(seed) };
-            (0..a.count).filter(|i| a.shard.owns(*i)).map(|i| (i, crate::kernel::place(crate::gen::generate_one(&o, i)))).collect()
+            let mut items = crate::cli::vec_for("--count", a.count.div_ceil(a.shard.count))?;
+            let step = usize::try_from(a.shard.count).unwrap_or(usize::MAX);
+            items.extend((a.shard.index..a.count).step_by(step).map(|i| (i, crate::kernel::place(crate::gen::generate_one(&o, i)))));
+            items
         }
         Mode::Factorial => {
             let forms: Vec<Form> = a.form.map(|f| vec![f]).unwrap_or_else(|| Form::ALL.to_vec());
@@ -219,6 +222,58 @@ pub fn all_items(a: &RunArgs, seed: u64) -> Result<Vec<(u64, u128)>, CliError> {
         }
         Mode::Exhaustive => Vec::new(),
     })
+}
+
+/// Register files one launch may carry (16 bytes each in its input): far below the worker
+/// protocol's 1 GiB frame.
+pub const MAX_INPUTS_PER_LAUNCH: usize = 1 << 24;
+/// Host threads at most (each holds a batch while it builds and judges it).
+pub const MAX_HOST_THREADS: usize = 1024;
+
+/// `--devices`: `all` (None) or a list of distinct device ordinals.
+pub fn parse_devices(s: &str) -> Result<Option<Vec<i32>>, CliError> {
+    if s == "all" {
+        return Ok(None);
+    }
+    let mut v = Vec::new();
+    for d in s.split(',') {
+        let n: i32 = d.trim().parse().map_err(|e| CliError::input(format!("--devices {s:?}: {d:?}: {e}")))?;
+        if n < 0 || v.contains(&n) {
+            return Err(CliError::input(format!("--devices {s:?}: {n} is negative or repeated; want `all` or distinct ordinals, e.g. 0,1")));
+        }
+        v.push(n);
+    }
+    Ok(Some(v))
+}
+
+/// The options checked before anything is created or run; each error names its option.
+fn check_options(a: &RunArgs) -> Result<(), CliError> {
+    if a.mode == Mode::Exhaustive {
+        let enc = a.encoding.as_deref().ok_or_else(|| CliError::input("--mode exhaustive needs --encoding HEX"))?;
+        let word = parse_hex(enc).map_err(|e| CliError::input(format!("--encoding {enc:?}: {e}")))?;
+        crate::isa::decode(word).map_err(|e| CliError::input(format!("--encoding {enc}: illegal: {e}")))?;
+        // a fetched chunk is one ordinary launch of 2^chunk_bits inputs
+        if a.space_bits > 32
+            || a.chunk_bits > a.space_bits
+            || a.chunk_bits < exhaustive::THREADS.trailing_zeros()
+            || 1usize << a.chunk_bits > MAX_INPUTS_PER_LAUNCH
+        {
+            return Err(CliError::input(format!(
+                "--space-bits {} --chunk-bits {}: need 8 <= chunk bits <= space bits <= 32, and chunk bits <= 24 (a chunk gives each of a block's 256 threads an input, and a fetched chunk is one launch)",
+                a.space_bits, a.chunk_bits
+            )));
+        }
+    } else if a.inputs.checked_mul(a.batch).is_none_or(|n| n > MAX_INPUTS_PER_LAUNCH) {
+        return Err(CliError::input(format!("--inputs {} x --batch {}: more than {MAX_INPUTS_PER_LAUNCH} register files in one launch", a.inputs, a.batch)));
+    }
+    if let Some(n) = a.host_threads.filter(|&n| n > MAX_HOST_THREADS) {
+        return Err(CliError::input(format!("--host-threads {n}: at most {MAX_HOST_THREADS}")));
+    }
+    parse_devices(&a.devices)?;
+    if let Some(d) = a.verify_dir.as_ref().filter(|d| !d.exists()) {
+        return Err(CliError::input(format!("--verify-dir {}: no such file or folder", d.display())));
+    }
+    Ok(())
 }
 
 /// The journal's header: everything that decides which items exist and what they hold.
@@ -283,7 +338,7 @@ fn project_vectors() -> PathBuf {
 /// A run without hardware: say so plainly, run the software checks, write the report
 /// (`--require-gpu` makes it an error instead).
 fn software_only(a: &RunArgs, words: &[u128], mut base: Summary, why: String) -> CliResult {
-    println!("hardware: did not run ({why}); the hardware checks were not run, only the software checks");
+    crate::outln!("hardware: did not run ({why}); the hardware checks were not run, only the software checks")?;
     if a.require_gpu {
         return Err(CliError::input(format!("--require-gpu: {why}")));
     }
@@ -342,7 +397,7 @@ fn write_report(out: &Path, s: &Summary) -> Result<(), CliError> {
 /// Exit status for a finished summary: 1 on any mismatch, fault or failed software check.
 fn finish(out: &Path, s: &Summary) -> CliResult {
     write_report(out, s)?;
-    print!("{}", s.table());
+    crate::out!("{}", s.table())?;
     for (name, c) in [("verify", &s.software_checks.verify), ("oracle", &s.software_checks.oracle)] {
         let line = match c {
             None => "not run".to_string(),
@@ -352,10 +407,10 @@ fn finish(out: &Path, s: &Summary) -> CliResult {
             Some(v) if v.get("ok").and_then(|o| o.as_bool()) == Some(false) => format!("FAILED {v}"),
             Some(v) => format!("passed {v}"),
         };
-        println!("software check {name}: {line}");
+        crate::outln!("software check {name}: {line}")?;
     }
     for f in s.mismatches.iter().chain(&s.faults).take(20) {
-        println!(
+        crate::outln!(
             "{} {} {}  expected {} got {}  {}{}",
             f.kind,
             f.encoding,
@@ -364,29 +419,29 @@ fn finish(out: &Path, s: &Summary) -> CliResult {
             f.got.as_deref().unwrap_or("-"),
             f.detail,
             f.minimized_text.as_deref().map(|m| format!("  minimized: {} {m}", f.minimized.as_deref().unwrap_or(""))).unwrap_or_default()
-        );
+        )?;
     }
     if let Some(t) = &s.timing {
-        println!(
+        crate::outln!(
             "timing: {} results compared in {:.2} s ({:.2} M/s{}); software checks {:.2} s",
             t.compared,
             t.execute_s,
             t.compared_per_s / 1e6,
             if s.hardware.used { "" } else { ", simulated: not a hardware rate" },
             t.software_checks_s
-        );
+        )?;
     }
-    println!("report: {}", out.display());
+    crate::outln!("report: {}", out.display())?;
     if !s.hardware_clean() {
-        println!("FAILED: {} mismatching executions, {} faults", s.totals.mismatches, s.totals.faults);
+        crate::outln!("FAILED: {} mismatching executions, {} faults", s.totals.mismatches, s.totals.faults)?;
         return Ok(ExitCode::from(1));
     }
     if (s.hardware.used || s.hardware.simulated) && s.totals.instructions > 0 && s.totals.compared == 0 {
-        println!("FAILED: {} instructions but not one result was compared (all skipped or undefined)", s.totals.instructions);
+        crate::outln!("FAILED: {} instructions but not one result was compared (all skipped or undefined)", s.totals.instructions)?;
         return Ok(ExitCode::from(1));
     }
     if !s.software_ok() {
-        println!("FAILED: a software check failed (see summary.json software_checks)");
+        crate::outln!("FAILED: a software check failed (see summary.json software_checks)")?;
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
@@ -412,10 +467,7 @@ pub fn run(a: RunArgs) -> CliResult {
     if a.inputs == 0 || a.batch == 0 {
         return Err(CliError::input("--inputs and --batch must be at least 1"));
     }
-    if a.mode == Mode::Exhaustive {
-        let enc = a.encoding.as_deref().ok_or_else(|| CliError::input("--mode exhaustive needs --encoding HEX"))?;
-        parse_hex(enc).map_err(|e| CliError::input(format!("--encoding {enc:?}: {e}")))?;
-    }
+    check_options(&a)?;
     std::fs::create_dir_all(&a.out).map_err(|e| CliError::input(format!("{}: {e}", a.out.display())))?;
     let started = utc_now();
     let hw = choose_hardware(&a)?;
@@ -456,7 +508,7 @@ pub fn run(a: RunArgs) -> CliResult {
     let (backend, ordinals): (Box<dyn Backend>, Vec<i32>) = match &hw {
         Hw::None(why) => return software_only(&a, &words, base, format!("no usable GPU: {why}")),
         Hw::Simulated(why) => {
-            println!("hardware: not used; {why}");
+            crate::outln!("hardware: not used; {why}")?;
             base.hardware.reason = Some(why.clone());
             base.hardware.simulated = true;
             (Box::new(pipeline::FakeBackend), worker_ordinals(&a, &hw))
@@ -470,7 +522,7 @@ pub fn run(a: RunArgs) -> CliResult {
                     // the whole real path runs, but on a CPU emulation: never a hardware result
                     Some(fake) => {
                         let why = format!("the CUDA driver is {fake}; {} emulated device(s), no hardware was used", devices.len());
-                        println!("hardware: not used; {why}");
+                        crate::outln!("hardware: not used; {why}")?;
                         base.hardware.reason = Some(why);
                         base.hardware.simulated = true;
                     }
@@ -484,19 +536,23 @@ pub fn run(a: RunArgs) -> CliResult {
     if ordinals.is_empty() {
         return Err(CliError::input("--devices selects no device"));
     }
-    let (mut journal, done) = Journal::open(&a.out.join("journal.jsonl"), &config_json(&a, seed), a.resume).map_err(|e| CliError::input(e.to_string()))?;
-    let done_items: BTreeSet<u64> = done.iter().flat_map(|b| b.items.iter().map(|i| i.index)).collect();
-    if a.resume {
-        println!("resume: {} items already journaled in {} batches", done_items.len(), done.len());
-    }
-    let mut vec_file = match &a.vectors {
+    // the vectors folder is made before the journal, so a bad --vectors leaves no journal behind
+    let vec_path = match &a.vectors {
         Some(dir) => {
             // simulated results never land beside hardware truth
             let d = dir.join(if base.hardware.simulated { "simulated" } else { "hardware" });
             std::fs::create_dir_all(&d).map_err(|e| CliError::input(format!("{}: {e}", d.display())))?;
-            let p = d.join(format!("{}-seed{seed}-{}-shard{}of{}.jsonl", &base.started[..10], a.mode.name(), a.shard.index, a.shard.count));
-            Some((std::fs::OpenOptions::new().create(true).append(true).open(&p).map_err(|e| CliError::input(format!("{}: {e}", p.display())))?, p))
+            Some(d.join(format!("{}-seed{seed}-{}-shard{}of{}.jsonl", &base.started[..10], a.mode.name(), a.shard.index, a.shard.count)))
         }
+        None => None,
+    };
+    let (mut journal, done) = Journal::open(&a.out.join("journal.jsonl"), &config_json(&a, seed), a.resume).map_err(|e| CliError::input(e.to_string()))?;
+    let done_items: BTreeSet<u64> = done.iter().flat_map(|b| b.items.iter().map(|i| i.index)).collect();
+    if a.resume {
+        crate::outln!("resume: {} items already journaled in {} batches", done_items.len(), done.len())?;
+    }
+    let mut vec_file = match vec_path {
+        Some(p) => Some((std::fs::OpenOptions::new().create(true).append(true).open(&p).map_err(|e| CliError::input(format!("{}: {e}", p.display())))?, p)),
         None => None,
     };
     let origin = if base.hardware.simulated {
@@ -554,7 +610,7 @@ pub fn run(a: RunArgs) -> CliResult {
     // path is broken, every instruction under test would look faulty; stop instead
     for (dev, shared) in &executors {
         match preflight(&*backend, &mut Shared(shared)) {
-            Ok(line) => println!("preflight: device {dev}: {line}"),
+            Ok(line) => crate::outln!("preflight: device {dev}: {line}")?,
             Err(why) => {
                 return Err(CliError::input(format!("device {dev}: preflight: {why}; no instruction under test was run")));
             }
@@ -821,16 +877,48 @@ pub struct MergeArgs {
 }
 
 pub fn merge(a: MergeArgs) -> CliResult {
+    let same_dir = |x: &Path, y: &Path| x == y || matches!((x.canonicalize(), y.canonicalize()), (Ok(p), Ok(q)) if p == q);
+    if let Some(d) = a.dirs.iter().find(|d| same_dir(d, &a.out)) {
+        return Err(CliError::input(format!("--out {}: is also a shard folder to merge; its summary.json would be overwritten", d.display())));
+    }
     let mut parts = Vec::new();
+    // the journal header (when the folder has one) holds the options the summary lacks
+    let mut first_config: Option<(PathBuf, serde_json::Value)> = None;
     for d in &a.dirs {
         let p = d.join("summary.json");
         let text = std::fs::read_to_string(&p).map_err(|e| CliError::input(format!("{}: {e}", p.display())))?;
         let s: Summary = serde_json::from_str(&text).map_err(|e| CliError::input(format!("{}: not a summary: {e}", p.display())))?;
+        let j = d.join("journal.jsonl");
+        if let Some(mut c) = journal::header_config(&j) {
+            if let Some(o) = c.as_object_mut() {
+                o.remove("shard");
+            }
+            match &first_config {
+                None => first_config = Some((j, c)),
+                Some((fj, fc)) if *fc != c => {
+                    let differ: Vec<String> = fc
+                        .as_object()
+                        .into_iter()
+                        .flatten()
+                        .filter(|(k, v)| c.get(k.as_str()) != Some(*v))
+                        .map(|(k, v)| format!("{k} {v} vs {}", c.get(k.as_str()).unwrap_or(&serde_json::Value::Null)))
+                        .collect();
+                    return Err(CliError::input(format!("{}: another run's options than {} ({})", j.display(), fj.display(), differ.join(", "))));
+                }
+                Some(_) => {}
+            }
+        }
         parts.push((p.display().to_string(), s));
     }
     let m = report::merge(&parts).map_err(|e| CliError::input(e.to_string()))?;
     std::fs::create_dir_all(&a.out).map_err(|e| CliError::input(format!("{}: {e}", a.out.display())))?;
-    finish(&a.out, &m)
+    let code = finish(&a.out, &m)?;
+    if !m.shard.starts_with("all/") {
+        // written, so nothing is lost, but never a pass: the other shards' work is not in it
+        let why = m.hardware.reason.as_deref().unwrap_or("incomplete merge");
+        return Err(CliError::input(format!("{why}: shards are missing; {} covers only the folders given", a.out.display())));
+    }
+    Ok(code)
 }
 
 #[cfg(test)]

@@ -365,7 +365,7 @@ pub fn merge(parts: &[(String, Summary)]) -> Result<Summary, MergeError> {
                 s.seed, s.mode, first.seed, first.mode
             )));
         }
-        let (i, ni) = n_of(s).ok_or_else(|| MergeError::Mismatch(format!("{name}: shard {:?} is not I/N", s.shard)))?;
+        let (i, ni) = n_of(s).filter(|&(i, n)| i < n).ok_or_else(|| MergeError::Mismatch(format!("{name}: shard {:?} is not I/N with I < N", s.shard)))?;
         if ni != n || !seen.insert(i) {
             return Err(MergeError::Mismatch(format!("{name}: shard {} repeats or does not fit {n} shards", s.shard)));
         }
