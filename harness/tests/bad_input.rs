@@ -113,13 +113,24 @@ fn summary(seed: u64, shard: &str) -> Vec<u8> {
     .into_bytes()
 }
 
-/// A journal header line (`run`'s configuration) for random mode.
-fn journal_header(seed: u64, count: u64, shard: &str) -> String {
-    let config = serde_json::json!({
+/// `run`'s configuration (journal header, summary `config`) for random mode.
+fn config(seed: u64, count: u64, shard: &str) -> serde_json::Value {
+    serde_json::json!({
         "seed": seed, "mode": "random", "form": null, "count": count, "inputs": 4, "shard": shard,
         "encoding": null, "space_bits": 32, "chunk_bits": 20, "invalid_share": 0.0, "illegal_share": 0.0,
-    });
-    serde_json::json!({"type": "header", "config": config}).to_string() + "\n"
+    })
+}
+
+/// A journal header line for random mode.
+fn journal_header(seed: u64, count: u64, shard: &str) -> String {
+    serde_json::json!({"type": "header", "config": config(seed, count, shard)}).to_string() + "\n"
+}
+
+/// A summary.json that keeps its run's options (`config`), as `run` writes it now.
+fn summary_with_config(seed: u64, count: u64, shard: &str) -> Vec<u8> {
+    let mut s: serde_json::Value = serde_json::from_slice(&summary(seed, shard)).unwrap();
+    s["config"] = config(seed, count, shard);
+    s.to_string().into_bytes()
 }
 
 /// `run` with small work into `out`, then `extra`.
@@ -265,6 +276,12 @@ fn cases() -> Vec<(&'static str, Case)> {
                 .file("a/journal.jsonl", journal_header(1, 8, "0/2"))
                 .file("b/summary.json", summary(1, "1/2"))
                 .file("b/journal.jsonl", journal_header(1, 9, "1/2")),
+        ),
+        (
+            "merge: shards of different options, no journals",
+            case(&["merge", "a", "b", "--out", "m"], 2, "b/summary.json")
+                .file("a/summary.json", summary_with_config(1, 8, "0/2"))
+                .file("b/summary.json", summary_with_config(1, 9, "1/2")),
         ),
         // report
         ("report: corrupt run summary", case(&["report", "--run", "r", "--out", "p.html"], 2, "r/summary.json").file("r/summary.json", "[")),

@@ -230,6 +230,10 @@ fn shards_merged_equal_one_unsharded_run() {
     let (one, merged) = (summary(&d.join("one")), summary(&d.join("merged")));
     assert_eq!(essence(&merged), essence(&one));
     assert_eq!(merged["shard"], "all/2");
+    // the options travel with the report: the merged ones are the run's, for all shards
+    let mut want = one["config"].clone();
+    want["shard"] = "all/2".into();
+    assert_eq!(merged["config"], want);
     assert!(merged["timing"].is_null() && !one["timing"].is_null(), "a merged report has no one wall clock");
     assert!(std::fs::read_to_string(d.join("merged/junit.xml")).unwrap().contains("<failure"));
     // the shards split by index: disjoint and complete

@@ -205,9 +205,9 @@ pub fn all_items(a: &RunArgs, seed: u64) -> Result<Vec<(u64, u128)>, CliError> {
         Mode::Random => {
             let o =
                 crate::gen::GenOptions { form: a.form, invalid_share: a.invalid_share, illegal_share: a.illegal_share, ..crate::gen::GenOptions::legal(seed) };
+            // room for about this shard's share (items are dealt by a hash of their index)
             let mut items = crate::cli::vec_for("--count", a.count.div_ceil(a.shard.count))?;
-            let step = usize::try_from(a.shard.count).unwrap_or(usize::MAX);
-            items.extend((a.shard.index..a.count).step_by(step).map(|i| (i, crate::kernel::place(crate::gen::generate_one(&o, i)))));
+            items.extend((0..a.count).filter(|&i| a.shard.owns(i)).map(|i| (i, crate::kernel::place(crate::gen::generate_one(&o, i)))));
             items
         }
         Mode::Factorial => {
@@ -504,6 +504,7 @@ pub fn run(a: RunArgs) -> CliResult {
         software_checks: SoftwareChecks { verify: None, oracle: None },
         coverage,
         timing: None,
+        config: Some(config_json(&a, seed)),
     };
     let (backend, ordinals): (Box<dyn Backend>, Vec<i32>) = match &hw {
         Hw::None(why) => return software_only(&a, &words, base, format!("no usable GPU: {why}")),
@@ -882,14 +883,19 @@ pub fn merge(a: MergeArgs) -> CliResult {
         return Err(CliError::input(format!("--out {}: is also a shard folder to merge; its summary.json would be overwritten", d.display())));
     }
     let mut parts = Vec::new();
-    // the journal header (when the folder has one) holds the options the summary lacks
+    // the run's options: in the summary (`config`), or for a summary written before it
+    // kept them, in the journal's header when the folder has one
     let mut first_config: Option<(PathBuf, serde_json::Value)> = None;
     for d in &a.dirs {
         let p = d.join("summary.json");
         let text = std::fs::read_to_string(&p).map_err(|e| CliError::input(format!("{}: {e}", p.display())))?;
         let s: Summary = serde_json::from_str(&text).map_err(|e| CliError::input(format!("{}: not a summary: {e}", p.display())))?;
         let j = d.join("journal.jsonl");
-        if let Some(mut c) = journal::header_config(&j) {
+        let config = match &s.config {
+            Some(c) => Some((p.clone(), c.clone())),
+            None => journal::header_config(&j).map(|c| (j, c)),
+        };
+        if let Some((j, mut c)) = config {
             if let Some(o) = c.as_object_mut() {
                 o.remove("shard");
             }

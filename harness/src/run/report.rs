@@ -108,6 +108,10 @@ pub struct Summary {
     /// Where this process's wall time went (absent in merged reports).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timing: Option<Timing>,
+    /// The run's options, as its journal's header holds them (`merge` refuses shards run
+    /// with different ones; a merged report's `shard` is `all/N`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config: Option<serde_json::Value>,
 }
 
 /// Where a run's wall time went.
@@ -395,6 +399,9 @@ pub fn merge(parts: &[(String, Summary)]) -> Result<Summary, MergeError> {
     out.shard = if seen.len() as u64 == n { format!("all/{n}") } else { format!("{:?}/{n}", seen) };
     if seen.len() as u64 != n {
         out.hardware.reason = Some(format!("incomplete merge: shards {seen:?} of {n}"));
+    }
+    if let Some(serde_json::Value::Object(c)) = &mut out.config {
+        c.insert("shard".into(), out.shard.clone().into());
     }
     out.canonicalize();
     Ok(out)
