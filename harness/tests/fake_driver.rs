@@ -90,6 +90,7 @@ fn a_random_run_of_every_form_runs_through_the_driver_and_is_labelled_emulated()
     let t = text(&o);
     assert_eq!(o.status.code(), Some(0), "{t}");
     assert!(t.contains("hardware: not used") && t.contains("hmul2-fake-cuda"), "{t}");
+    assert!(t.contains("PASSED (simulated, not hardware: the CUDA driver is hmul2-fake-cuda"), "{t}");
     assert!(t.contains("preflight: device 0: HMUL2 R0, R1, R2 gave the reference's 0x42004200 in all 32 threads"), "{t}");
     let s = summary(&out);
     assert_eq!(s["hardware"]["used"], false, "an emulation is never a hardware result");

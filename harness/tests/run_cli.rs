@@ -40,6 +40,8 @@ fn without_a_gpu_the_report_says_the_hardware_did_not_run() {
     let t = text(&o);
     assert!(t.contains("hardware") && t.contains("did not run"), "{t}");
     assert!(t.contains("seed: 3"), "{t}");
+    let last = String::from_utf8_lossy(&o.stdout).lines().last().unwrap_or_default().to_string();
+    assert!(last.starts_with("PASSED: software checks passed; the hardware part did not run (no usable GPU"), "the verdict says what ran: {last}");
     let s = summary(&out);
     assert_eq!(s["hardware"]["used"], false);
     let reason = s["hardware"]["reason"].as_str().unwrap();

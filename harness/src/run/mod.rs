@@ -444,7 +444,31 @@ fn finish(out: &Path, s: &Summary) -> CliResult {
         crate::outln!("FAILED: a software check failed (see summary.json software_checks)")?;
         return Ok(ExitCode::from(1));
     }
+    crate::outln!("{}", verdict(s))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The last line of a run that passed: what was observed, and what was not.
+fn verdict(s: &Summary) -> String {
+    let skipped: Vec<&str> = [("verify", &s.software_checks.verify), ("oracle", &s.software_checks.oracle)]
+        .into_iter()
+        .filter(|(_, c)| c.as_ref().is_none_or(|v| v.get("ran").and_then(|r| r.as_bool()) == Some(false)))
+        .map(|(name, _)| name)
+        .collect();
+    let checks = if skipped.is_empty() {
+        "software checks passed".to_string()
+    } else {
+        format!("software checks passed, except {} which did not run", skipped.join(" and "))
+    };
+    let reason = s.hardware.reason.as_deref().unwrap_or("no reason recorded");
+    if s.hardware.used {
+        let gpu = s.hardware.gpu.as_deref().unwrap_or("the GPU");
+        format!("PASSED: {} results of {} instructions compared bit for bit on {gpu}, none differs; {checks}", s.totals.compared, s.totals.instructions)
+    } else if s.hardware.simulated {
+        format!("PASSED (simulated, not hardware: {reason}): {} results compared; {checks}", s.totals.compared)
+    } else {
+        format!("PASSED: {checks}; the hardware part did not run ({reason})")
+    }
 }
 
 fn make_executor(exe: &Path, device: i32, timeout: u64) -> Box<dyn Executor + Send> {
