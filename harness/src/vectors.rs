@@ -147,7 +147,9 @@ pub struct ReadError {
 }
 
 fn collect(path: &Path, out: &mut Vec<PathBuf>) -> Result<(), ReadError> {
-    let err = |source| ReadError { path: path.display().to_string(), source };
+    // an empty argument is named as such, not as a blank before the colon
+    let name = if path.as_os_str().is_empty() { "\"\" (an empty path)".to_string() } else { path.display().to_string() };
+    let err = |source: std::io::Error| ReadError { path: name.clone(), source };
     if path.is_dir() {
         let mut entries: Vec<PathBuf> = std::fs::read_dir(path).map_err(err)?.map(|e| e.map(|e| e.path())).collect::<Result<_, _>>().map_err(err)?;
         entries.sort();

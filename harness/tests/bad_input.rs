@@ -193,6 +193,7 @@ fn cases() -> Vec<(&'static str, Case)> {
         ("verify: empty file", case(&["verify", "empty.jsonl"], 2, "empty.jsonl").file("empty.jsonl", "")),
         ("verify: folder without vectors", case(&["verify", "none"], 2, "none").file("none/", "").file("none/notes.txt", "x")),
         ("verify: missing file", case(&["verify", "missing.jsonl"], 2, "missing.jsonl")),
+        ("verify: empty path", case(&["verify", ""], 2, "an empty path")),
         ("verify: no path", case(&["verify"], 2, "<PATHS>")),
         // eval
         ("eval: stdin not UTF-8", case(&["eval"], 2, "stdin:2: not UTF-8").stdin([GOOD_VECTOR.as_bytes(), b"\n\xff\n"].concat())),
@@ -289,6 +290,10 @@ fn cases() -> Vec<(&'static str, Case)> {
         (
             "report: vector line malformed",
             case(&["report", "--vectors", "v.jsonl", "--out", "p.html"], 2, "v.jsonl:2").file("v.jsonl", format!("{GOOD_VECTOR}\n{{\n")),
+        ),
+        (
+            "report: vectors folder without vectors",
+            case(&["report", "--vectors", "none", "--out", "p.html"], 2, "none: no vectors").file("none/", "").file("none/README.md", "x"),
         ),
         ("report: --out is a folder", case(&["report", "--out", "page.html"], 2, "page.html").file("page.html/", "")),
         // worker (internal): a broken stream is exit 5 with one line

@@ -201,6 +201,10 @@ pub fn read_vectors(path: &Path) -> Result<Vec<Vector>, InputError> {
             out.push(vector_of(&v, &f.display().to_string(), i + 1).map_err(|m| InputError { path: at, message: m })?);
         }
     }
+    if out.is_empty() {
+        // asked for evidence and given none: said, not drawn as a page without it
+        return Err(err(path, "no vectors (no non-empty line in any .jsonl file)"));
+    }
     Ok(out)
 }
 
