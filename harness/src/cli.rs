@@ -49,6 +49,15 @@ pub fn exit_for(ok: bool) -> ExitCode {
     }
 }
 
+/// A path argument that may not be empty (`--out ""` would quietly mean the current folder).
+pub fn path_arg(s: &str) -> Result<std::path::PathBuf, String> {
+    if s.is_empty() {
+        Err("an empty path".into())
+    } else {
+        Ok(s.into())
+    }
+}
+
 /// How an input path is named in messages: `stdin` for `-`.
 pub fn input_name(path: &str) -> &str {
     if path == "-" {

@@ -28,13 +28,15 @@ pub fn parse_form(name: &str) -> Result<Form, String> {
 
 #[derive(Args)]
 pub struct DecodeArgs {
-    /// Words: 0x + 32 hex digits, high 64 bits first. One a line on stdin when none are given.
+    /// Words: 0x + 32 hex digits, high 64 bits first. One a line on stdin when none (or `-`)
+    /// are given.
     pub hex: Vec<String>,
 }
 
 pub fn decode(a: DecodeArgs) -> CliResult {
     // stdin lines are named by number; a line that is not UTF-8 is one bad input, not the end
-    let (inputs, from_stdin) = if a.hex.is_empty() { (read_lines_checked("-")?, true) } else { (a.hex.into_iter().map(Ok).collect(), false) };
+    let stdin = a.hex.is_empty() || a.hex == ["-"];
+    let (inputs, from_stdin) = if stdin { (read_lines_checked("-")?, true) } else { (a.hex.into_iter().map(Ok).collect(), false) };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let mut bad = 0usize;

@@ -340,19 +340,19 @@ pub fn build(oracles: Vec<OracleFile>, runs: Vec<RunReport>, vectors: Vec<Vector
 #[derive(Args)]
 pub struct ReportArgs {
     /// A run report folder (holding summary.json); repeatable.
-    #[arg(long = "run")]
+    #[arg(long = "run", value_parser = crate::cli::path_arg)]
     pub runs: Vec<PathBuf>,
     /// An `oracle --json` file; repeatable.
-    #[arg(long = "oracle")]
+    #[arg(long = "oracle", value_parser = crate::cli::path_arg)]
     pub oracles: Vec<PathBuf>,
     /// A vectors .jsonl file or a folder of them; repeatable.
-    #[arg(long = "vectors")]
+    #[arg(long = "vectors", value_parser = crate::cli::path_arg)]
     pub vectors: Vec<PathBuf>,
     /// The semantics assumptions; default harness/spec/semantics.json of this checkout, when present.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cli::path_arg)]
     pub semantics: Option<PathBuf>,
     /// The HTML file to write.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cli::path_arg)]
     pub out: PathBuf,
 }
 

@@ -194,6 +194,11 @@ fn cases() -> Vec<(&'static str, Case)> {
         ("verify: folder without vectors", case(&["verify", "none"], 2, "none").file("none/", "").file("none/notes.txt", "x")),
         ("verify: missing file", case(&["verify", "missing.jsonl"], 2, "missing.jsonl")),
         ("verify: empty path", case(&["verify", ""], 2, "an empty path")),
+        ("build-kernel: empty --out", case(&["build-kernel", "--seed", "1", "--count", "3", "--out", ""], 2, "--out")),
+        ("run: empty --out", case(&["run", "--seed", "1", "--out", ""], 2, "--out")),
+        ("merge: empty --out", case(&["merge", "a", "--out", ""], 2, "--out").file("a/summary.json", summary(1, "0/1"))),
+        ("report: empty --vectors", case(&["report", "--vectors", "", "--out", "p.html"], 2, "--vectors")),
+        ("decode: - reads stdin", case(&["decode", "-"], 2, "stdin:2").stdin(format!("{WORD}\nnot hex\n")).stdout_has("HMUL2 R0, R1, R2")),
         ("verify: no path", case(&["verify"], 2, "<PATHS>")),
         // eval
         ("eval: stdin not UTF-8", case(&["eval"], 2, "stdin:2: not UTF-8").stdin([GOOD_VECTOR.as_bytes(), b"\n\xff\n"].concat())),

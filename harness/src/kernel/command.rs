@@ -17,8 +17,8 @@ pub struct BuildKernelArgs {
     #[arg(long, default_value_t = 4096)]
     pub count: usize,
     /// Output folder for kernel.cubin and manifest.json.
-    #[arg(long)]
-    pub out: String,
+    #[arg(long, value_parser = crate::cli::path_arg)]
+    pub out: std::path::PathBuf,
     /// Restrict to one form (rrr, imm, const, constx, ur).
     #[arg(long, value_parser = parse_form)]
     pub form: Option<crate::isa::Form>,

@@ -112,14 +112,14 @@ pub struct RunArgs {
     #[arg(long, default_value = "0/1", value_parser = Shard::parse)]
     pub shard: Shard,
     /// Report folder: summary.json, junit.xml, journal.jsonl.
-    #[arg(long, default_value = "run-report")]
+    #[arg(long, default_value = "run-report", value_parser = crate::cli::path_arg)]
     pub out: PathBuf,
     /// Continue the run journaled in --out.
     #[arg(long)]
     pub resume: bool,
     /// Write every hardware result as vector lines under DIR/hardware/ (a simulated run
     /// writes under DIR/simulated/ with origin `simulated:...`, never as hardware).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cli::path_arg)]
     pub vectors: Option<PathBuf>,
     /// Results of each instruction written as vectors under --vectors: the first N inputs
     /// (the special values come first) and every mismatching one; `all` for every result.
@@ -132,7 +132,7 @@ pub struct RunArgs {
     pub host_threads: Option<usize>,
     /// Vectors replayed by the software check [default: the project's `vectors/`, found from
     /// the current folder upwards].
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cli::path_arg)]
     pub verify_dir: Option<PathBuf>,
     /// Devices: a list of ordinals (0,1,3) or "all" (every SM90 device, one worker each).
     #[arg(long, default_value = "all")]
@@ -894,10 +894,10 @@ fn exhaustive_group(backend: &dyn Backend, exec: &mut dyn Executor, word: u128, 
 #[derive(clap::Args)]
 pub struct MergeArgs {
     /// Shard report folders (each with a summary.json).
-    #[arg(required = true)]
+    #[arg(required = true, value_parser = crate::cli::path_arg)]
     pub dirs: Vec<PathBuf>,
     /// Folder for the merged summary.json and junit.xml.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cli::path_arg)]
     pub out: PathBuf,
 }
 
