@@ -22,6 +22,7 @@ pub mod report;
 pub mod rng;
 pub mod run;
 pub mod seedpage;
+pub mod settle;
 pub mod spec;
 pub mod vectors;
 pub mod verify;

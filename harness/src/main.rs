@@ -44,6 +44,8 @@ enum Cmd {
     Verify(hmul2_harness::verify::VerifyArgs),
     /// Fill test vectors' `expect` from the software reference.
     Eval(hmul2_harness::verify::EvalArgs),
+    /// Weigh hardware vectors against each option of semantics.json's assumptions (--write records them).
+    Settle(hmul2_harness::settle::SettleArgs),
     /// Regenerate docs/semantics.md's table from harness/spec/semantics.json.
     #[command(hide = true)]
     SemanticsDoc(hmul2_harness::verify::SemanticsDocArgs),
@@ -102,6 +104,7 @@ fn main() -> ExitCode {
         Cmd::BuildKernel(a) => hmul2_harness::kernel::command::build_kernel(a),
         Cmd::Verify(a) => hmul2_harness::verify::verify(a),
         Cmd::Eval(a) => hmul2_harness::verify::eval(a),
+        Cmd::Settle(a) => hmul2_harness::settle::settle(a),
         Cmd::SemanticsDoc(a) => hmul2_harness::verify::semantics_doc(a),
     };
     match result {

@@ -284,8 +284,13 @@ fn ctx_for(inst: &Hmul2) -> Result<Ctx, Undefined> {
 /// predicate leaves `x.d`. An INVALIDn field is [`Undefined`] (see `invalid-predicated-off`
 /// in `semantics.json` for the predicated-off case).
 pub fn eval(inst: &Hmul2, x: &Inputs) -> Result<u32, Undefined> {
-    let p = Policy::current();
-    match ctx_for(inst) {
+    eval_with(Policy::current(), inst, x)
+}
+
+/// [`eval`] under another policy than the committed one: what each option of an unsettled
+/// point would give (`settle` weighs hardware vectors with it).
+pub fn eval_with(p: &Policy, inst: &Hmul2, x: &Inputs) -> Result<u32, Undefined> {
+    match Ctx::new(inst, p) {
         Ok(c) => Ok(c.eval_one(x)),
         Err(u) => predicated_off(inst, p, x).ok_or(u),
     }

@@ -194,6 +194,13 @@ fn cases() -> Vec<(&'static str, Case)> {
         ("verify: folder without vectors", case(&["verify", "none"], 2, "none").file("none/", "").file("none/notes.txt", "x")),
         ("verify: missing file", case(&["verify", "missing.jsonl"], 2, "missing.jsonl")),
         ("verify: empty path", case(&["verify", ""], 2, "an empty path")),
+        ("settle: no hardware vectors", case(&["settle", "v.jsonl"], 2, "v.jsonl").file("v.jsonl", format!("{GOOD_VECTOR}\n"))),
+        ("settle: --write outside a checkout", case(&["settle", "v.jsonl", "--write"], 2, "--write").file("v.jsonl", format!("{GOOD_VECTOR}\n"))),
+        ("settle: table missing", case(&["settle", "v.jsonl", "--json", "none.json"], 2, "none.json").file("v.jsonl", format!("{GOOD_VECTOR}\n"))),
+        (
+            "settle: table corrupt",
+            case(&["settle", "v.jsonl", "--json", "s.json"], 2, "s.json").file("v.jsonl", format!("{GOOD_VECTOR}\n")).file("s.json", "[{}]"),
+        ),
         ("build-kernel: empty --out", case(&["build-kernel", "--seed", "1", "--count", "3", "--out", ""], 2, "--out")),
         ("run: empty --out", case(&["run", "--seed", "1", "--out", ""], 2, "--out")),
         ("merge: empty --out", case(&["merge", "a", "--out", ""], 2, "--out").file("a/summary.json", summary(1, "0/1"))),

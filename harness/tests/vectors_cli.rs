@@ -185,3 +185,57 @@ fn docs_semantics_md_is_generated_from_the_json() {
     assert!(doc == want, "docs/semantics.md is stale: run `cargo run -p hmul2-harness -- semantics-doc`");
     assert!(doc.contains("| `nan-result` |"));
 }
+
+/// `settle` through the binary, on "hardware" vectors made by a reference whose `sat-nan`
+/// choice is the alternative: the contradiction is reported (exit 1), `--write` records the
+/// option the vectors show with its evidence and regenerates the document's table, and
+/// the rewritten table is then confirmed (exit 0).
+#[test]
+fn settle_finds_a_contradicted_assumption_and_records_it() {
+    use hmul2_harness::reference::policy::{parse_table, Policy, KNOBS};
+    let d = tmp("settle");
+    let k = KNOBS.iter().position(|(id, _)| *id == "sat-nan").unwrap();
+    let mut truth = *Policy::current();
+    truth.set(k, 1);
+    // the regression set's instructions and inputs, with what that "GPU" gives
+    let mut body = String::new();
+    for v in committed() {
+        let inst = hmul2_harness::vectors::check(&v).unwrap();
+        if let Ok(e) = hmul2_harness::reference::eval_with(&truth, &inst, &v.inputs) {
+            let h = Vector { expect: Some(e), origin: "hardware:fixture:0:2026-12-03".into(), ..v };
+            body += &(hmul2_harness::vectors::to_line(&h) + "\n");
+        }
+    }
+    std::fs::write(d.join("h.jsonl"), body).unwrap();
+    std::fs::copy(root().join("harness/spec/semantics.json"), d.join("semantics.json")).unwrap();
+    std::fs::copy(root().join("docs/semantics.md"), d.join("semantics.md")).unwrap();
+    let settle = |extra: &[&str]| {
+        let mut c = bin();
+        c.arg("settle").arg(d.join("h.jsonl")).arg("--json").arg(d.join("semantics.json")).arg("--doc").arg(d.join("semantics.md")).args(extra);
+        c.output().unwrap()
+    };
+    let o = settle(&[]);
+    let t = String::from_utf8_lossy(&o.stdout).to_string();
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    let line = t.lines().find(|l| l.starts_with("sat-nan")).unwrap_or_default();
+    assert!(line.contains("CONTRADICTED") && line.contains(KNOBS[k].1[1]), "{t}");
+    assert_eq!(t.matches("CONTRADICTED").count(), 1, "only sat-nan: {t}");
+    assert!(!t.contains("INCONSISTENT") && !t.contains("unexplained"), "{t}");
+    // --write records it
+    let o = settle(&["--write"]);
+    assert!(o.status.success(), "{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    let table = parse_table(&std::fs::read_to_string(d.join("semantics.json")).unwrap()).unwrap();
+    assert_eq!(Policy::from_table(&table).unwrap(), truth);
+    let e = table.iter().find(|e| e.id == "sat-nan").unwrap();
+    assert_eq!((e.assumption.as_str(), e.status.as_str()), (KNOBS[k].1[1], "hardware-confirmed"));
+    assert!(e.evidence.as_deref().is_some_and(|l| l.contains("hardware:fixture")));
+    let doc = std::fs::read_to_string(d.join("semantics.md")).unwrap();
+    assert!(doc.contains("| `sat-nan` | .SAT | .SAT passes a NaN result through"), "the document's table is regenerated");
+    // and now it agrees
+    let o = settle(&[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+    // nothing of the origin: an error naming it
+    let o = bin().args(["settle", "vectors"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no vectors of origin \"hardware:\" in vectors"));
+}

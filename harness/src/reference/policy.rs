@@ -158,21 +158,59 @@ impl Policy {
         if let Some(k) = choice.iter().position(|&c| c == usize::MAX) {
             return Err(PolicyError::MissingId(KNOBS[k].0.to_string()));
         }
-        let c = |id: &str| choice[KNOBS.iter().position(|(k, _)| *k == id).unwrap_or(0)];
-        Ok(Policy {
-            nan_canonical: c("nan-result") == 0,
-            abs_then_neg: c("abs-neg-order") == 0,
-            imm_second_is_lane0: c("imm-lanes") == 0,
-            ftz_inputs: c("ftz-inputs") == 0,
-            ftz_after_rounding: c("ftz-tininess") == 0,
-            fmz: [FmzZero::XorSign, FmzZero::PlusZero, FmzZero::Ieee][c("fmz-zero-product")],
-            fmz_flushes: c("fmz-flushes") == 0,
-            flush_bf16: c("flush-bf16") == 0,
-            sat_neg_zero_to_plus: c("sat-negative-zero") == 0,
-            sat_nan_to_zero: c("sat-nan") == 0,
-            sat_bf16: c("sat-bf16") == 0,
-            invalid_even_if_off: c("invalid-predicated-off") == 0,
-        })
+        let mut p = Policy::DEFAULT;
+        for (k, &c) in choice.iter().enumerate() {
+            p.set(k, c);
+        }
+        Ok(p)
+    }
+
+    /// Every knob at its first option (the order of [`KNOBS`]).
+    const DEFAULT: Policy = Policy {
+        nan_canonical: true,
+        abs_then_neg: true,
+        imm_second_is_lane0: true,
+        ftz_inputs: true,
+        ftz_after_rounding: true,
+        fmz: FmzZero::XorSign,
+        fmz_flushes: true,
+        flush_bf16: true,
+        sat_neg_zero_to_plus: true,
+        sat_nan_to_zero: true,
+        sat_bf16: true,
+        invalid_even_if_off: true,
+    };
+
+    /// Sets knob `k` (an index into [`KNOBS`]) to its option `option`, numbered as
+    /// [`KNOBS`] lists the texts; the one place a knob's options meet the policy's fields.
+    pub fn set(&mut self, k: usize, option: usize) {
+        let first = option == 0;
+        match KNOBS.get(k).map(|(id, _)| *id) {
+            Some("nan-result") => self.nan_canonical = first,
+            Some("abs-neg-order") => self.abs_then_neg = first,
+            Some("imm-lanes") => self.imm_second_is_lane0 = first,
+            Some("ftz-inputs") => self.ftz_inputs = first,
+            Some("ftz-tininess") => self.ftz_after_rounding = first,
+            Some("fmz-zero-product") => self.fmz = [FmzZero::XorSign, FmzZero::PlusZero, FmzZero::Ieee][option.min(2)],
+            Some("fmz-flushes") => self.fmz_flushes = first,
+            Some("flush-bf16") => self.flush_bf16 = first,
+            Some("sat-negative-zero") => self.sat_neg_zero_to_plus = first,
+            Some("sat-nan") => self.sat_nan_to_zero = first,
+            Some("sat-bf16") => self.sat_bf16 = first,
+            Some("invalid-predicated-off") => self.invalid_even_if_off = first,
+            _ => {}
+        }
+    }
+
+    /// The option knob `k` is at (the inverse of [`Policy::set`]).
+    pub fn option(&self, k: usize) -> usize {
+        (0..KNOBS.get(k).map_or(0, |(_, o)| o.len()))
+            .find(|&o| {
+                let mut q = *self;
+                q.set(k, o);
+                q == *self
+            })
+            .unwrap_or(0)
     }
 
     /// The committed policy. The table is compiled in and checked by a unit test, so a

@@ -1,0 +1,399 @@
+//! `settle`: weighs recorded hardware vectors against every option of every point
+//! `harness/spec/semantics.json` names, and says which option the hardware shows.
+//!
+//! For one knob, a vector *tells* when the knob's options give different results for it
+//! (the other knobs held where they are); it then agrees with some options and not others.
+//! A knob is settled when exactly one option agrees with every telling vector. Knobs meet
+//! (`.SAT` of a NaN depends on `sat-nan` and `nan-result`), so a settled knob that moved is
+//! adopted and every knob weighed again, until nothing moves. What no single option
+//! explains is reported, never guessed at; vectors the final policy still mismatches are
+//! listed as unexplained (an arithmetic defect, or two knobs wrong at once in a way one
+//! at a time cannot see).
+//!
+//! `--write` records the result: each settled knob's option becomes its `assumption`,
+//! with `status` `hardware-confirmed` and the first telling vector as `evidence`, and
+//! `docs/semantics.md`'s table is regenerated. The reference compiled into the binary
+//! reads the table at build time: rebuild, then refresh `vectors/reference` with `eval`.
+
+use crate::cli::{path_arg, CliError, CliResult};
+use crate::isa::Hmul2;
+use crate::reference::eval_with;
+use crate::reference::policy::{self, Assumption, Policy, KNOBS};
+use crate::vectors::{self, check, to_line, Vector};
+use clap::Args;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Args)]
+#[command(after_help = "\
+Each knob of semantics.json is reported as:
+  confirmed      every vector that tells its options apart agrees with the assumption.
+  CONTRADICTED   every such vector agrees with another option (shown): the assumption is wrong.
+  narrowed       the telling vectors rule some options out but leave more than one.
+  untold         no vector tells the options apart.
+  INCONSISTENT   no option agrees with every telling vector.
+Exit 0 when nothing is contradicted (or --write recorded it), inconsistent or unexplained; \
+1 otherwise; 2 when a path cannot be read, holds no vectors of the origin, or the table is bad.")]
+pub struct SettleArgs {
+    /// Vector files or folders (searched recursively for *.jsonl).
+    #[arg(required = true, value_parser = path_arg)]
+    pub paths: Vec<PathBuf>,
+    /// Only vectors whose origin starts with this are weighed.
+    #[arg(long, default_value = "hardware:")]
+    pub origin: String,
+    /// Record what the vectors settle in --json (assumption, status, evidence) and
+    /// regenerate --doc's table.
+    #[arg(long)]
+    pub write: bool,
+    /// The semantics table weighed against (and rewritten by --write); default: the
+    /// checkout's harness/spec/semantics.json, found from the current folder upwards, else
+    /// (without --write) the table built into this binary.
+    #[arg(long, value_parser = path_arg)]
+    pub json: Option<PathBuf>,
+    /// The document whose generated table --write regenerates; default: docs/semantics.md
+    /// beside the table's checkout.
+    #[arg(long, value_parser = path_arg)]
+    pub doc: Option<PathBuf>,
+}
+
+/// The checkout holding `harness/spec/semantics.json`, from the current folder upwards.
+fn checkout() -> Option<PathBuf> {
+    let cwd = std::env::current_dir().ok()?;
+    cwd.ancestors().find(|d| d.join("harness/spec/semantics.json").is_file()).map(|d| d.to_path_buf())
+}
+
+/// One vector to weigh: its instruction, and where it came from.
+pub struct Case {
+    pub inst: Hmul2,
+    pub vector: Vector,
+    /// `file:line`.
+    pub at: String,
+}
+
+/// What the telling vectors say of one knob.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// No vector gives different results under the knob's options.
+    Untold,
+    /// Exactly one option agrees with all `told` telling vectors; `evidence` is the first.
+    Shows { option: usize, told: usize, evidence: String, at: String },
+    /// More than one option agrees with all `told` telling vectors.
+    Narrowed { options: Vec<usize>, told: usize },
+    /// No option agrees with all of them; `best` agrees with the most.
+    Inconsistent { told: usize, best: usize, best_agree: usize, counter: String },
+}
+
+/// One knob's outcome.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KnobReport {
+    /// Index into [`KNOBS`].
+    pub knob: usize,
+    /// The option the table assumed before weighing.
+    pub assumed: usize,
+    pub verdict: Verdict,
+}
+
+/// The whole outcome.
+#[derive(Clone, Debug)]
+pub struct Settlement {
+    /// The policy the vectors lead to (the start, with every settled knob moved).
+    pub policy: Policy,
+    pub knobs: Vec<KnobReport>,
+    /// Vectors the final policy gives another value than recorded: `at: line`.
+    pub unexplained: Vec<String>,
+}
+
+/// The verdict on knob `k`, the other knobs as in `p`.
+fn judge(p: &Policy, k: usize, cases: &[Case]) -> Verdict {
+    let n = KNOBS[k].1.len();
+    let pols: Vec<Policy> = (0..n)
+        .map(|o| {
+            let mut q = *p;
+            q.set(k, o);
+            q
+        })
+        .collect();
+    let (mut told, mut agree) = (0usize, vec![0usize; n]);
+    let mut first_for: Vec<Option<&Case>> = vec![None; n];
+    let mut first_against: Vec<Option<&Case>> = vec![None; n];
+    for c in cases {
+        let Some(expect) = c.vector.expect else { continue };
+        let rs: Vec<Option<u32>> = pols.iter().map(|q| eval_with(q, &c.inst, &c.vector.inputs).ok()).collect();
+        if rs.iter().all(|r| *r == rs[0]) {
+            continue;
+        }
+        told += 1;
+        for o in 0..n {
+            let slot = if rs[o] == Some(expect) {
+                agree[o] += 1;
+                &mut first_for[o]
+            } else {
+                &mut first_against[o]
+            };
+            slot.get_or_insert(c);
+        }
+    }
+    if told == 0 {
+        return Verdict::Untold;
+    }
+    let all: Vec<usize> = (0..n).filter(|&o| agree[o] == told).collect();
+    match all.as_slice() {
+        [o] => {
+            let c = first_for[*o].expect("an option that agrees with every telling vector has a first one");
+            Verdict::Shows { option: *o, told, evidence: to_line(&c.vector), at: c.at.clone() }
+        }
+        [] => {
+            let best = (0..n).max_by_key(|&o| (agree[o], std::cmp::Reverse(o))).unwrap_or(0);
+            let counter = first_against[best].map(|c| format!("{}: {}", c.at, to_line(&c.vector))).unwrap_or_default();
+            Verdict::Inconsistent { told, best, best_agree: agree[best], counter }
+        }
+        many => Verdict::Narrowed { options: many.to_vec(), told },
+    }
+}
+
+/// Weigh `cases` against every knob, starting from `start`; see the module's text.
+pub fn weigh(start: &Policy, cases: &[Case]) -> Settlement {
+    let mut p = *start;
+    // each round moves at least one knob to an option it did not hold; a knob moved twice
+    // would be a cycle, so the rounds are bounded by the knobs' options in all
+    let bound: usize = KNOBS.iter().map(|(_, o)| o.len()).sum();
+    for _ in 0..bound {
+        let mut moved = false;
+        for k in 0..KNOBS.len() {
+            if let Verdict::Shows { option, .. } = judge(&p, k, cases) {
+                if option != p.option(k) {
+                    p.set(k, option);
+                    moved = true;
+                }
+            }
+        }
+        if !moved {
+            break;
+        }
+    }
+    let knobs = (0..KNOBS.len()).map(|k| KnobReport { knob: k, assumed: start.option(k), verdict: judge(&p, k, cases) }).collect();
+    let unexplained = cases
+        .iter()
+        .filter(|c| matches!((eval_with(&p, &c.inst, &c.vector.inputs), c.vector.expect), (Ok(got), Some(e)) if got != e))
+        .map(|c| format!("{}: {}", c.at, to_line(&c.vector)))
+        .collect();
+    Settlement { policy: p, knobs, unexplained }
+}
+
+impl KnobReport {
+    /// One line of the report.
+    pub fn line(&self) -> String {
+        let (id, opts) = KNOBS[self.knob];
+        let what = match &self.verdict {
+            Verdict::Untold => "untold: no vector tells its options apart".to_string(),
+            Verdict::Shows { option, told, at, .. } if *option == self.assumed => {
+                format!("confirmed: {told} telling vectors agree with the assumption (first: {at})")
+            }
+            Verdict::Shows { option, told, at, .. } => {
+                format!("CONTRADICTED: {told} telling vectors show {:?} (first: {at})", opts[*option])
+            }
+            Verdict::Narrowed { options, told } => format!("narrowed: {told} telling vectors leave options {options:?}"),
+            Verdict::Inconsistent { told, best, best_agree, counter } => {
+                format!("INCONSISTENT: no option agrees with all {told} telling vectors (option {best} with {best_agree}; against it: {counter})")
+            }
+        };
+        format!("{id:<24} {what}")
+    }
+}
+
+/// The vectors of `origin` under `paths`, checked; counts of what was left out.
+fn load(a: &SettleArgs) -> Result<(Vec<Case>, String), CliError> {
+    let lines = vectors::read_paths(&a.paths)?;
+    let (mut other, mut bad, mut no_expect) = (0usize, 0usize, 0usize);
+    let mut cases = Vec::new();
+    for l in lines {
+        let Ok(v) = l.item else {
+            bad += 1;
+            continue;
+        };
+        if !v.origin.starts_with(&a.origin) {
+            other += 1;
+            continue;
+        }
+        if v.expect.is_none() {
+            no_expect += 1;
+            continue;
+        }
+        match check(&v) {
+            Ok(inst) => cases.push(Case { inst, vector: v, at: format!("{}:{}", l.file.display(), l.line) }),
+            Err(_) => bad += 1,
+        }
+    }
+    let names: Vec<String> = a.paths.iter().map(|p| p.display().to_string()).collect();
+    if cases.is_empty() {
+        return Err(CliError::input(format!("no vectors of origin {:?} in {}", a.origin, names.join(" "))));
+    }
+    let note = format!(
+        "{} vectors of origin {:?} weighed; left out: {other} of other origins, {bad} malformed or invalid (see verify), {no_expect} without expect",
+        cases.len(),
+        a.origin
+    );
+    Ok((cases, note))
+}
+
+pub fn settle(a: SettleArgs) -> CliResult {
+    let json = a.json.clone().or_else(|| checkout().map(|c| c.join("harness/spec/semantics.json")));
+    let (json_name, text) = match &json {
+        Some(p) => (p.display().to_string(), std::fs::read_to_string(p).map_err(|e| CliError::input(format!("{}: {e}", p.display())))?),
+        None if a.write => return Err(CliError::input("--write: no harness/spec/semantics.json in this folder or above; give --json and --doc")),
+        None => ("the built-in semantics.json".to_string(), policy::SEMANTICS_JSON.to_string()),
+    };
+    let bad_table = |e: policy::PolicyError| CliError::input(format!("{json_name}: {}", e.to_string().trim_start_matches("semantics.json: ")));
+    let mut table = policy::parse_table(&text).map_err(bad_table)?;
+    let start = Policy::from_table(&table).map_err(bad_table)?;
+    let (cases, note) = load(&a)?;
+    crate::outln!("settle: {note}")?;
+    let s = weigh(&start, &cases);
+    for k in &s.knobs {
+        crate::outln!("{}", k.line())?;
+    }
+    for u in s.unexplained.iter().take(10) {
+        crate::outln!("unexplained: {u}")?;
+    }
+    if !s.unexplained.is_empty() {
+        crate::outln!("unexplained: {} vectors differ from the reference under the settled policy", s.unexplained.len())?;
+    }
+    let contradicted = s.knobs.iter().any(|k| matches!(&k.verdict, Verdict::Shows { option, .. } if *option != k.assumed));
+    let inconsistent = s.knobs.iter().any(|k| matches!(k.verdict, Verdict::Inconsistent { .. }));
+    if let (true, Some(json)) = (a.write, &json) {
+        let doc_path = a.doc.clone().or_else(|| json.parent()?.parent()?.parent().map(|c| c.join("docs/semantics.md")));
+        let doc_path = doc_path.ok_or_else(|| CliError::input(format!("--write: no docs/semantics.md beside {json_name}; give --doc")))?;
+        let changed = record(&mut table, &s);
+        let body = serde_json::to_string_pretty(&table).map_err(|e| CliError::input(format!("{json_name}: {e}")))? + "\n";
+        Policy::from_table(&policy::parse_table(&body).map_err(bad_table)?).map_err(bad_table)?;
+        // the document first: a document that cannot take the table leaves both as they were
+        let doc_name = doc_path.display().to_string();
+        let doc = std::fs::read_to_string(&doc_path).map_err(|e| CliError::input(format!("{doc_name}: {e}")))?;
+        let doc = crate::verify::render_doc(&doc, &body).map_err(|e| CliError::input(format!("{doc_name}: {e}")))?;
+        std::fs::write(&doc_path, doc).map_err(|e| CliError::input(format!("{doc_name}: {e}")))?;
+        std::fs::write(json, &body).map_err(|e| CliError::input(format!("{json_name}: {e}")))?;
+        crate::outln!("settle: wrote {json_name} ({changed} entries changed) and {doc_name}")?;
+        if contradicted {
+            crate::outln!(
+                "settle: the reference changed: rebuild, then refresh the regression set (hmul2-harness eval < vectors/reference/FILE) and run hmul2-harness verify vectors"
+            )?;
+        }
+    }
+    Ok(if (contradicted && !a.write) || inconsistent || !s.unexplained.is_empty() { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// Writes the settled knobs into `table`; returns how many entries changed.
+pub fn record(table: &mut [Assumption], s: &Settlement) -> usize {
+    let mut changed = 0;
+    for k in &s.knobs {
+        let Verdict::Shows { option, evidence, .. } = &k.verdict else { continue };
+        let (id, opts) = KNOBS[k.knob];
+        let Some(e) = table.iter_mut().find(|e| e.id == id) else { continue };
+        let before = e.clone();
+        e.assumption = opts[*option].to_string();
+        e.alternatives = opts.iter().enumerate().filter(|(o, _)| o != option).map(|(_, t)| t.to_string()).collect();
+        e.status = "hardware-confirmed".into();
+        e.evidence = Some(evidence.clone());
+        changed += (*e != before) as usize;
+    }
+    changed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::inputs::Inputs;
+    use crate::isa::{decode, encode, parse};
+    use crate::reference::eval;
+
+    fn knob(id: &str) -> usize {
+        KNOBS.iter().position(|(k, _)| *k == id).unwrap()
+    }
+
+    /// "Hardware" vectors of `texts` on `inputs`, computed under `truth`.
+    fn recorded(truth: &Policy, texts: &[&str], inputs: &[Inputs]) -> Vec<Case> {
+        let mut out = Vec::new();
+        for t in texts {
+            let inst = decode(encode(&parse(t).unwrap()).unwrap()).unwrap();
+            for x in inputs {
+                let Ok(e) = eval_with(truth, &inst, x) else { continue };
+                let vector = Vector { encoding: encode(&inst).unwrap(), inputs: *x, expect: Some(e), origin: "hardware:test:0:2026-12-03".into() };
+                out.push(Case { inst, vector, at: format!("t:{}", out.len() + 1) });
+            }
+        }
+        out
+    }
+
+    fn inputs() -> Vec<Inputs> {
+        // NaNs with payloads, zeros, infinities, subnormals, ordinary values, in both lanes
+        let v: [u32; 10] = [0x7e01_fc02, 0x0000_8000, 0x7c00_fc00, 0x0001_8001, 0x3c00_4000, 0xbc00_c200, 0x7f81_ff82, 0x0400_8400, 0x03ff_83ff, 0x7bff_fbff];
+        let mut out = Vec::new();
+        for &a in &v {
+            for &b in &v {
+                out.push(Inputs { a, b, d: 0x1234_5678, pred: 0x7f });
+            }
+        }
+        out
+    }
+
+    const TEXTS: [&str; 8] = [
+        "HMUL2 R0, R1, R2",
+        "HMUL2.SAT R0, R1, R2",
+        "HMUL2.FTZ R0, -|R1|, R2",
+        "HMUL2.FMZ R0, R1, R2",
+        "HMUL2.BF16_V2 R0, R1, R2",
+        "HMUL2.BF16_V2.FTZ.SAT R0, R1, R2",
+        "HMUL2.BF16_V2.FMZ R0, R1, R2",
+        "HMUL2.FMZ.SAT R0, R1.H1_H1, -R2.H0_H0",
+    ];
+
+    #[test]
+    fn vectors_of_the_committed_semantics_confirm_what_they_tell() {
+        let p = *Policy::current();
+        let s = weigh(&p, &recorded(&p, &TEXTS, &inputs()));
+        assert_eq!(s.policy, p);
+        assert!(s.unexplained.is_empty());
+        for k in &s.knobs {
+            assert!(matches!(&k.verdict, Verdict::Untold) || matches!(&k.verdict, Verdict::Shows { option, .. } if *option == k.assumed), "{}", k.line());
+        }
+        let confirmed = s.knobs.iter().filter(|k| matches!(k.verdict, Verdict::Shows { .. })).count();
+        assert!(confirmed >= 8, "these vectors tell most knobs apart: {:#?}", s.knobs.iter().map(KnobReport::line).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_wrong_assumption_is_found_and_the_one_hardware_shows_named() {
+        // the "GPU" propagates NaN payloads and keeps -0 under .SAT: two knobs wrong at once
+        let mut truth = *Policy::current();
+        truth.set(knob("nan-result"), 1);
+        truth.set(knob("sat-negative-zero"), 1);
+        let cases = recorded(&truth, &TEXTS, &inputs());
+        let s = weigh(Policy::current(), &cases);
+        assert_eq!(s.policy, truth, "{:#?}", s.knobs.iter().map(KnobReport::line).collect::<Vec<_>>());
+        assert!(s.unexplained.is_empty(), "{:?}", s.unexplained);
+        let nan = &s.knobs[knob("nan-result")];
+        assert!(matches!(nan.verdict, Verdict::Shows { option: 1, .. }) && nan.assumed == 0);
+        assert!(nan.line().contains("CONTRADICTED"), "{}", nan.line());
+        // and --write's table: the shown option is the assumption, the old one an alternative
+        let mut table = policy::parse_table(policy::SEMANTICS_JSON).unwrap();
+        let settled = s.knobs.iter().filter(|k| matches!(k.verdict, Verdict::Shows { .. })).count();
+        assert_eq!(record(&mut table, &s), settled, "every settled entry gains its status and evidence");
+        assert_eq!(Policy::from_table(&table).unwrap(), truth);
+        let e = table.iter().find(|e| e.id == "nan-result").unwrap();
+        assert_eq!(e.status, "hardware-confirmed");
+        let ev = crate::vectors::parse_line(e.evidence.as_deref().unwrap()).unwrap();
+        let inst = check(&ev).unwrap();
+        assert_ne!(eval(&inst, &ev.inputs).ok(), ev.expect, "the evidence is a vector the old assumption gets wrong");
+    }
+
+    #[test]
+    fn what_no_option_explains_is_reported_not_guessed() {
+        let p = *Policy::current();
+        let mut cases = recorded(&p, &TEXTS[..1], &inputs());
+        // a "GPU" that gets an ordinary product wrong: no knob explains it
+        let c = cases.iter_mut().find(|c| c.vector.inputs.a == 0x3c00_4000 && c.vector.inputs.b == 0x3c00_4000).unwrap();
+        c.vector.expect = Some(c.vector.expect.unwrap() ^ 1);
+        let s = weigh(&p, &cases);
+        assert_eq!(s.policy, p);
+        assert_eq!(s.unexplained.len(), 1, "{:?}", s.unexplained);
+    }
+}
