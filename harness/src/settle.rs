@@ -104,6 +104,10 @@ pub struct Settlement {
 }
 
 /// The verdict on knob `k`, the other knobs as in `p`.
+///
+/// An option under which the result is undefined (an INVALIDn field: `invalid-predicated-off`)
+/// claims nothing, so it agrees with whatever the device gave; among the options that agree
+/// with every telling vector, the one that predicted the most of them exactly is shown.
 fn judge(p: &Policy, k: usize, cases: &[Case]) -> Verdict {
     let n = KNOBS[k].1.len();
     let pols: Vec<Policy> = (0..n)
@@ -113,8 +117,11 @@ fn judge(p: &Policy, k: usize, cases: &[Case]) -> Verdict {
             q
         })
         .collect();
-    let (mut told, mut agree) = (0usize, vec![0usize; n]);
+    let (mut told, mut agree, mut exact) = (0usize, vec![0usize; n], vec![0usize; n]);
+    // per option: the first telling vector it agrees with while another option does not
+    // (the evidence), and the first it does not agree with
     let mut first_for: Vec<Option<&Case>> = vec![None; n];
+    let mut first_exact: Vec<Option<&Case>> = vec![None; n];
     let mut first_against: Vec<Option<&Case>> = vec![None; n];
     for c in cases {
         let Some(expect) = c.vector.expect else { continue };
@@ -123,31 +130,42 @@ fn judge(p: &Policy, k: usize, cases: &[Case]) -> Verdict {
             continue;
         }
         told += 1;
+        let ok: Vec<bool> = rs.iter().map(|r| r.is_none_or(|v| v == expect)).collect();
         for o in 0..n {
-            let slot = if rs[o] == Some(expect) {
+            if ok[o] {
                 agree[o] += 1;
-                &mut first_for[o]
+                if rs[o] == Some(expect) {
+                    exact[o] += 1;
+                    first_exact[o].get_or_insert(c);
+                }
+                if ok.contains(&false) {
+                    first_for[o].get_or_insert(c);
+                }
             } else {
-                &mut first_against[o]
-            };
-            slot.get_or_insert(c);
+                first_against[o].get_or_insert(c);
+            }
         }
     }
     if told == 0 {
         return Verdict::Untold;
     }
     let all: Vec<usize> = (0..n).filter(|&o| agree[o] == told).collect();
-    match all.as_slice() {
-        [o] => {
-            let c = first_for[*o].expect("an option that agrees with every telling vector has a first one");
-            Verdict::Shows { option: *o, told, evidence: to_line(&c.vector), at: c.at.clone() }
-        }
-        [] => {
+    let most = all.iter().map(|&o| exact[o]).max().unwrap_or(0);
+    let best: Vec<usize> = all.iter().copied().filter(|&o| exact[o] == most).collect();
+    match (all.as_slice(), best.as_slice()) {
+        ([], _) => {
             let best = (0..n).max_by_key(|&o| (agree[o], std::cmp::Reverse(o))).unwrap_or(0);
             let counter = first_against[best].map(|c| format!("{}: {}", c.at, to_line(&c.vector))).unwrap_or_default();
             Verdict::Inconsistent { told, best, best_agree: agree[best], counter }
         }
-        many => Verdict::Narrowed { options: many.to_vec(), told },
+        ([o], _) | (_, [o]) if most > 0 || all.len() == 1 => {
+            // the evidence: a vector that rules another option out, else one it predicted
+            match first_for[*o].or(first_exact[*o]) {
+                Some(c) => Verdict::Shows { option: *o, told, evidence: to_line(&c.vector), at: c.at.clone() },
+                None => Verdict::Narrowed { options: all.clone(), told },
+            }
+        }
+        (many, _) => Verdict::Narrowed { options: many.to_vec(), told },
     }
 }
 
@@ -383,6 +401,36 @@ mod tests {
         let ev = crate::vectors::parse_line(e.evidence.as_deref().unwrap()).unwrap();
         let inst = check(&ev).unwrap();
         assert_ne!(eval(&inst, &ev.inputs).ok(), ev.expect, "the evidence is a vector the old assumption gets wrong");
+    }
+
+    /// `@P0 HMUL2.INVALID3 R4, R1, R2` with P0 false, its result `got` on each input.
+    fn predicated_off_invalid(got: impl Fn(&Inputs) -> u32) -> Vec<Case> {
+        let mut inst = Hmul2::new(4, 1, crate::isa::Operand2::Reg(2));
+        inst.flush = crate::isa::Flush::Invalid3;
+        inst.pred = crate::isa::Pred { index: 0, negated: false };
+        let inst = decode(encode(&inst).unwrap()).unwrap();
+        (0..20u32)
+            .map(|k| {
+                let x = Inputs { a: 0x3c00_4000 ^ k, b: 0x4000_3c00, d: 0x1111_0000 + k, pred: 0x7e };
+                let vector = Vector { encoding: encode(&inst).unwrap(), inputs: x, expect: Some(got(&x)), origin: "hardware:test:0:2026-12-03".into() };
+                Case { inst, vector, at: format!("t:{}", k + 1) }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn an_undefined_option_claims_nothing_and_a_definite_one_is_shown_when_it_holds() {
+        let k = knob("invalid-predicated-off");
+        let p = *Policy::current();
+        assert_eq!(p.option(k), 0, "the committed table calls these undefined");
+        // the device leaves the destination: the option that says so is shown
+        let s = weigh(&p, &predicated_off_invalid(|x| x.d));
+        assert!(matches!(s.knobs[k].verdict, Verdict::Shows { option: 1, told: 20, .. }), "{}", s.knobs[k].line());
+        // the device writes something else: "leaves it" is ruled out, "undefined" stands
+        let s = weigh(&p, &predicated_off_invalid(|_| 0x7fff_7fff));
+        assert!(matches!(s.knobs[k].verdict, Verdict::Shows { option: 0, told: 20, .. }), "{}", s.knobs[k].line());
+        assert!(s.knobs[k].line().contains("confirmed"));
+        assert!(s.unexplained.is_empty(), "undefined results are never unexplained");
     }
 
     #[test]

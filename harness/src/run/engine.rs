@@ -206,7 +206,15 @@ pub fn run_batch(
                         observed.push(Observed { word: case.word, inputs: inp, got: g });
                     }
                 }
-                Err(_) => t.undefined += 1,
+                Err(_) => {
+                    // no reference value (an INVALIDn field), but what the device did is
+                    // the only evidence of it: kept like any result (verify counts it
+                    // `undefined`; settle weighs it for `invalid-predicated-off`)
+                    t.undefined += 1;
+                    if o.keep_vectors.is_none_or(|n| k < n) {
+                        observed.push(Observed { word: case.word, inputs: inp, got: g });
+                    }
+                }
             }
         }
         if let Some((inp, e, g)) = first_bad {
@@ -308,6 +316,46 @@ mod tests {
         let illegal = words.iter().filter(|&&w| decode(w).is_err()).count() as u64;
         let undefined: u64 = out.record.items.iter().map(|i| i.totals.undefined).sum();
         assert_eq!(undefined, (illegal - 1) * 3, "illegal words that ran have no reference value");
-        assert!(out.observed.iter().all(|x| decode(x.word).is_ok()), "no vectors without a reference");
+        assert!(out.observed.iter().all(|x| decode(x.word).is_ok()), "no vectors of words that are not instructions");
+    }
+
+    #[test]
+    fn results_without_a_reference_value_are_kept_as_evidence() {
+        let o = crate::gen::GenOptions { invalid_share: 1.0, ..crate::gen::GenOptions::legal(7) };
+        let words: Vec<u128> = crate::gen::generate(&o, 0, 20).into_iter().map(crate::kernel::place).collect();
+        let items: Vec<(u64, u128)> = words.iter().enumerate().map(|(i, &w)| (i as u64, w)).collect();
+        let invalid = words.iter().filter(|&&w| decode(w).is_ok_and(|i| i.has_invalid_value())).count();
+        assert!(invalid >= 10, "{invalid} of 20 words have an INVALIDn field");
+        // the fake backend, but with the reference's word on INVALIDn fields: no value
+        struct NoValueForInvalid;
+        impl Backend for NoValueForInvalid {
+            fn runnable(&self, w: u128) -> Result<(), String> {
+                FakeBackend.runnable(w)
+            }
+            fn build(&self, cases: &[Case]) -> Result<crate::run::pipeline::Prepared, String> {
+                FakeBackend.build(cases)
+            }
+            fn results(&self, p: &crate::run::pipeline::Prepared, out: &[u8]) -> Result<Vec<Vec<u32>>, String> {
+                FakeBackend.results(p, out)
+            }
+            fn expect(&self, inst: &Hmul2, x: &Inputs) -> Result<u32, String> {
+                if inst.has_invalid_value() {
+                    return Err("INVALIDn field".into());
+                }
+                FakeBackend.expect(inst, x)
+            }
+            fn input_set(&self, inst: &Hmul2, seed: u64, n: usize) -> Vec<Inputs> {
+                FakeBackend.input_set(inst, seed, n)
+            }
+            fn digest_job(&self, req: &crate::run::exhaustive::DigestRequest) -> Result<crate::gpu::LaunchJob, String> {
+                FakeBackend.digest_job(req)
+            }
+        }
+        let keep = EngineOptions { keep_vectors: Some(2), ..opts() };
+        let out = run_batch(&NoValueForInvalid, &mut FakeExecutor::default(), &items, &keep, &|_| None).unwrap();
+        let undefined: u64 = out.record.items.iter().map(|i| i.totals.undefined).sum();
+        assert_eq!(undefined, invalid as u64 * 3, "every result of each is undefined");
+        let kept_invalid = out.observed.iter().filter(|x| decode(x.word).is_ok_and(|i| i.has_invalid_value())).count();
+        assert_eq!(kept_invalid, invalid * 2, "the first 2 results of each, like any instruction's");
     }
 }
