@@ -2,8 +2,10 @@
 //! `harness/spec/semantics.json` names, and says which option the hardware shows.
 //!
 //! For one knob, a vector *tells* when the knob's options give different results for it
-//! (the other knobs held where they are); it then agrees with some options and not others.
-//! A knob is settled when exactly one option agrees with every telling vector. Knobs meet
+//! (the other knobs held where they are); it then agrees with some options and not others
+//! (an option under which the result is undefined claims nothing and agrees with any
+//! value). A knob is settled when one option agrees with every telling vector, or, of those
+//! that do, one predicts the most of them exactly. Knobs meet
 //! (`.SAT` of a NaN depends on `sat-nan` and `nan-result`), so a settled knob that moved is
 //! adopted and every knob weighed again, until nothing moves. What no single option
 //! explains is reported, never guessed at; vectors the final policy still mismatches are
