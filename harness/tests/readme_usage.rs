@@ -56,6 +56,9 @@ fn the_readme_usage_block_runs_as_written() {
             // 1.0 × 2.0 in both FP16 lanes
             assert!(out.contains(r#""expect":"0x40004000""#), "{out}");
         }
+        if c.contains("settle ") {
+            assert!(out.contains("confirmed") && !out.contains("CONTRADICTED"), "{out}");
+        }
         if c.starts_with("$B run ") {
             assert!(t.contains("did not run"), "`{c}` says the hardware did not run:\n{t}");
         }
