@@ -399,13 +399,12 @@ fn finish(out: &Path, s: &Summary) -> CliResult {
     write_report(out, s)?;
     crate::out!("{}", s.table())?;
     for (name, c) in [("verify", &s.software_checks.verify), ("oracle", &s.software_checks.oracle)] {
-        let line = match c {
-            None => "not run".to_string(),
-            Some(v) if v.get("ran").and_then(|r| r.as_bool()) == Some(false) => {
-                format!("did not run ({})", v.get("reason").and_then(|r| r.as_str()).unwrap_or("no reason recorded"))
-            }
-            Some(v) if v.get("ok").and_then(|o| o.as_bool()) == Some(false) => format!("FAILED {v}"),
-            Some(v) => format!("passed {v}"),
+        let v = c.as_ref().map(|v| v.to_string()).unwrap_or_default();
+        let line = match (report::CheckState::of(c), c) {
+            (report::CheckState::NotRun, None) => "not run".to_string(),
+            (report::CheckState::NotRun, Some(_)) => format!("did not run ({})", report::not_run_reason(c)),
+            (report::CheckState::Failed, _) => format!("FAILED {v}"),
+            (report::CheckState::Passed, _) => format!("passed {v}"),
         };
         crate::outln!("software check {name}: {line}")?;
     }
@@ -452,7 +451,7 @@ fn finish(out: &Path, s: &Summary) -> CliResult {
 fn verdict(s: &Summary) -> String {
     let skipped: Vec<&str> = [("verify", &s.software_checks.verify), ("oracle", &s.software_checks.oracle)]
         .into_iter()
-        .filter(|(_, c)| c.as_ref().is_none_or(|v| v.get("ran").and_then(|r| r.as_bool()) == Some(false)))
+        .filter(|(_, c)| report::CheckState::of(c) == report::CheckState::NotRun)
         .map(|(name, _)| name)
         .collect();
     let checks = if skipped.is_empty() {

@@ -136,9 +136,7 @@ impl Summary {
     }
     /// Whether every software check that ran passed.
     pub fn software_ok(&self) -> bool {
-        [&self.software_checks.verify, &self.software_checks.oracle]
-            .iter()
-            .all(|c| c.as_ref().and_then(|v| v.get("ok")).and_then(|o| o.as_bool()).unwrap_or(true))
+        [&self.software_checks.verify, &self.software_checks.oracle].iter().all(|c| CheckState::of(c) != CheckState::Failed)
     }
 
     /// Sort findings so reports of the same work compare equal whatever the order of arrival.
@@ -223,20 +221,16 @@ pub fn junit(s: &Summary) -> String {
         cases.push(format!("    <testcase classname=\"{class}\" name=\"{}\">{}</testcase>", esc(&name), body));
     }
     for (name, check) in [("verify", &s.software_checks.verify), ("oracle", &s.software_checks.oracle)] {
-        let body = match check {
-            None => {
+        let body = match CheckState::of(check) {
+            CheckState::NotRun => {
                 skipped += 1;
-                "<skipped message=\"not run\"/>".to_string()
+                format!("<skipped message=\"{}\"/>", esc(check.as_ref().map_or("not run", |_| not_run_reason(check))))
             }
-            Some(v) if v.get("ran").and_then(|r| r.as_bool()) == Some(false) => {
-                skipped += 1;
-                format!("<skipped message=\"{}\"/>", esc(v.get("reason").and_then(|r| r.as_str()).unwrap_or("not run")))
-            }
-            Some(v) if v.get("ok").and_then(|o| o.as_bool()) == Some(false) => {
+            CheckState::Failed => {
                 failures += 1;
-                format!("<failure message=\"{name} failed\">{}</failure>", esc(&v.to_string()))
+                format!("<failure message=\"{name} failed\">{}</failure>", esc(&check.as_ref().map(|v| v.to_string()).unwrap_or_default()))
             }
-            Some(_) => String::new(),
+            CheckState::Passed => String::new(),
         };
         cases.push(format!("    <testcase classname=\"hmul2.software\" name=\"{name}\">{body}</testcase>"));
     }
@@ -291,14 +285,30 @@ pub enum MergeError {
     Mismatch(String),
 }
 
-/// How a software check went: failed (2) outranks did not run (1) outranks passed (0).
-fn check_rank(c: &Option<serde_json::Value>) -> u8 {
-    match c {
-        None => 1,
-        Some(v) if v.get("ok").and_then(|o| o.as_bool()) == Some(false) => 2,
-        Some(v) if v.get("ran").and_then(|r| r.as_bool()) == Some(false) => 1,
-        Some(_) => 0,
+/// How a software check went, as its JSON says (`ok: false`, `ran: false`, or neither);
+/// ordered worst last, so a merge keeps the greater.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum CheckState {
+    Passed,
+    /// Absent, or `ran: false` (with its `reason`).
+    NotRun,
+    Failed,
+}
+
+impl CheckState {
+    pub fn of(c: &Option<serde_json::Value>) -> CheckState {
+        let flag = |k: &str| c.as_ref().and_then(|v| v.get(k)).and_then(|b| b.as_bool());
+        match (c, flag("ok"), flag("ran")) {
+            (_, Some(false), _) => CheckState::Failed,
+            (None, _, _) | (_, _, Some(false)) => CheckState::NotRun,
+            _ => CheckState::Passed,
+        }
     }
+}
+
+/// A check that did not run: its recorded reason.
+pub fn not_run_reason(c: &Option<serde_json::Value>) -> &str {
+    c.as_ref().and_then(|v| v.get("reason")).and_then(|r| r.as_str()).unwrap_or("no reason recorded")
 }
 
 /// The counts of an oracle check that add up over shards (each shard judges its own words).
@@ -317,12 +327,12 @@ fn merge_checks(acc: &mut SoftwareChecks, s: &SoftwareChecks, name: &str) {
         }
         v
     };
-    if check_rank(&s.verify) > check_rank(&acc.verify) {
+    if CheckState::of(&s.verify) > CheckState::of(&acc.verify) {
         acc.verify = from(&s.verify);
     }
     let ran = |c: &Option<serde_json::Value>| c.as_ref().and_then(|v| v.get("ran")).and_then(|r| r.as_bool()) == Some(true);
     let both_ran = ran(&acc.oracle) && ran(&s.oracle);
-    let worse = check_rank(&s.oracle) > check_rank(&acc.oracle);
+    let worse = CheckState::of(&s.oracle) > CheckState::of(&acc.oracle);
     match (&mut acc.oracle, &s.oracle) {
         (Some(serde_json::Value::Object(a)), Some(serde_json::Value::Object(b))) if both_ran => {
             for key in ORACLE_COUNTS {
