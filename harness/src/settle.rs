@@ -271,6 +271,9 @@ pub fn settle(a: SettleArgs) -> CliResult {
     let s = weigh(&start, &cases);
     for k in &s.knobs {
         crate::outln!("{}", k.line())?;
+        for o in outside_against(&table, k) {
+            crate::outln!("{:<24} hardware disagrees with {}: {}", "", o.source, o.says)?;
+        }
     }
     for u in s.unexplained.iter().take(10) {
         crate::outln!("unexplained: {u}")?;
@@ -300,6 +303,15 @@ pub fn settle(a: SettleArgs) -> CliResult {
         }
     }
     Ok(if (contradicted && !a.write) || inconsistent || !s.unexplained.is_empty() { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// The outside evidence (compiler, documents) of `k`'s entry that supports another option
+/// than the one the vectors show: worth a line, since then a compiler or a document is wrong
+/// about the hardware, or the vectors are.
+pub fn outside_against<'t>(table: &'t [Assumption], k: &KnobReport) -> Vec<&'t policy::Outside> {
+    let Verdict::Shows { option, .. } = &k.verdict else { return Vec::new() };
+    let (id, opts) = KNOBS[k.knob];
+    table.iter().filter(|e| e.id == id).flat_map(|e| &e.outside).filter(|o| o.supports != opts[*option]).collect()
 }
 
 /// Writes the settled knobs into `table`; returns how many entries changed.
@@ -403,6 +415,22 @@ mod tests {
         let ev = crate::vectors::parse_line(e.evidence.as_deref().unwrap()).unwrap();
         let inst = check(&ev).unwrap();
         assert_ne!(eval(&inst, &ev.inputs).ok(), ev.expect, "the evidence is a vector the old assumption gets wrong");
+    }
+
+    #[test]
+    fn hardware_against_a_compiler_backed_assumption_names_the_compiler() {
+        // ptxas relies on -|x|; a "GPU" computing |-x| contradicts the compiler, not only us
+        let mut truth = *Policy::current();
+        truth.set(knob("abs-neg-order"), 1);
+        let s = weigh(Policy::current(), &recorded(&truth, &TEXTS, &inputs()));
+        let table = policy::parse_table(policy::SEMANTICS_JSON).unwrap();
+        let k = &s.knobs[knob("abs-neg-order")];
+        assert!(k.line().contains("CONTRADICTED"), "{}", k.line());
+        let against = outside_against(&table, k);
+        assert!(!against.is_empty() && against.iter().all(|o| o.source.starts_with("ptxas")), "{against:?}");
+        // where the vectors agree with the outside evidence, nothing is said
+        let s = weigh(Policy::current(), &recorded(Policy::current(), &TEXTS, &inputs()));
+        assert!(s.knobs.iter().all(|k| outside_against(&table, k).is_empty()));
     }
 
     /// `@P0 HMUL2.INVALID3 R4, R1, R2` with P0 false, its result `got` on each input.

@@ -23,6 +23,24 @@ pub struct Assumption {
     pub status: String,
     /// A vector line that shows the choice on hardware, when one exists.
     pub evidence: Option<String>,
+    /// What sources other than hardware say (a compiler, a document, another project's
+    /// code). They inform the assumption; they never make an entry `hardware-confirmed`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outside: Vec<Outside>,
+}
+
+/// One piece of evidence from outside the hardware, and the option it supports.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Outside {
+    /// Who says it, with its version (e.g. "ptxas 13.0.88 and the PTX ISA").
+    pub source: String,
+    /// What it says or does, in our words.
+    pub says: String,
+    /// The exact text of the option it supports (the assumption or an alternative).
+    pub supports: String,
+    /// The test that re-checks it on every CI run, when one can.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test: Option<String>,
 }
 
 /// What the reference does where no document settles the semantics.
@@ -84,7 +102,7 @@ pub const KNOBS: &[(&str, &[&str])] = &[
     ]),
     ("fmz-zero-product", &[
         "Under .FMZ a product with a zero factor (after modifiers and input flushing) is zero even when the other factor is Inf or NaN; its sign is the exclusive or of the factors' signs, as for a finite product.",
-        "Under .FMZ such a product is always +0.",
+        "Under .FMZ a product with a zero factor (after modifiers and input flushing) is +0 whatever the signs, even when the other factor is Inf or NaN.",
         ".FMZ does not change 0 x Inf or 0 x NaN: they give NaN.",
     ]),
     ("fmz-flushes", &[
@@ -126,6 +144,8 @@ pub enum PolicyError {
     Options { id: String, detail: String },
     #[error("semantics.json: entry {id:?}: status {status:?} is neither \"assumed\" nor \"hardware-confirmed\"")]
     Status { id: String, status: String },
+    #[error("semantics.json: entry {id:?}: outside evidence from {from:?} supports a text that is none of the entry's options")]
+    Outside { id: String, from: String },
 }
 
 /// Parses a semantics table.
@@ -152,6 +172,9 @@ impl Policy {
             known.sort_unstable();
             if texts != known {
                 return Err(PolicyError::Options { id: e.id.clone(), detail: format!("table has {texts:?}, reference knows {known:?}") });
+            }
+            if let Some(o) = e.outside.iter().find(|o| !opts.contains(&o.supports.as_str())) {
+                return Err(PolicyError::Outside { id: e.id.clone(), from: o.source.clone() });
             }
             choice[k] = opts.iter().position(|o| *o == e.assumption).unwrap_or(0);
         }
@@ -227,17 +250,29 @@ impl Policy {
 /// `docs/semantics.md`'s table section, generated from the JSON.
 pub fn render_table(table: &[Assumption]) -> String {
     let esc = |s: &str| s.replace('|', "\\|").replace('\n', " ");
-    let mut md = String::from("| id | topic | assumption (what the reference does) | alternatives | status | evidence |\n|---|---|---|---|---|---|\n");
+    let mut md = String::from(
+        "| id | topic | assumption (what the reference does) | alternatives | status | evidence | outside evidence (not hardware) |\n|---|---|---|---|---|---|---|\n",
+    );
     for e in table {
         let alts: Vec<String> = e.alternatives.iter().map(|a| esc(a)).collect();
+        let outside: Vec<String> = e
+            .outside
+            .iter()
+            .map(|o| {
+                let side = if o.supports == e.assumption { "for the assumption" } else { "**against the assumption**" };
+                let test = o.test.as_deref().map(|t| format!(" (re-checked by `{}`)", esc(t))).unwrap_or_default();
+                format!("{}, {side}: {}{test}", esc(&o.source), esc(&o.says))
+            })
+            .collect();
         md += &format!(
-            "| `{}` | {} | {} | {} | {} | {} |\n",
+            "| `{}` | {} | {} | {} | {} | {} | {} |\n",
             e.id,
             esc(&e.topic),
             esc(&e.assumption),
             alts.join("<br>"),
             e.status,
-            e.evidence.as_deref().map(|v| format!("`{}`", esc(v))).unwrap_or_else(|| "none yet".into())
+            e.evidence.as_deref().map(|v| format!("`{}`", esc(v))).unwrap_or_else(|| "none yet".into()),
+            if outside.is_empty() { "none".to_string() } else { outside.join("<br>") }
         );
     }
     md
@@ -272,5 +307,13 @@ mod tests {
         let mut t = parse_table(SEMANTICS_JSON).unwrap();
         t.pop();
         assert!(matches!(Policy::from_table(&t), Err(PolicyError::MissingId(_))));
+    }
+
+    #[test]
+    fn outside_evidence_must_name_one_of_the_options() {
+        let mut t = parse_table(SEMANTICS_JSON).unwrap();
+        let e = t.iter_mut().find(|e| !e.outside.is_empty()).expect("the committed table records outside evidence");
+        e.outside[0].supports.push('!');
+        assert!(matches!(Policy::from_table(&t), Err(PolicyError::Outside { .. })));
     }
 }
