@@ -106,8 +106,10 @@ impl Nvdisasm {
         Ok(text.lines().rev().nth(1).unwrap_or("").trim().to_string())
     }
 
-    /// Run nvdisasm once on `words`: Ok(texts), or Err(every rejected word's index and message).
-    /// nvdisasm prints no listing when any word is illegal, but it names every illegal word.
+    /// Run nvdisasm once on `words`: Ok(texts), or Err(every rejected word's index, when its
+    /// message names an address, and message). nvdisasm prints no listing when any word is
+    /// illegal, but it names every illegal word by address; a message without one is a
+    /// failure of the tool, which `run_isolated` reports as such.
     #[allow(clippy::type_complexity)]
     fn call(&self, words: &[u128], tmp: &Path) -> Result<Result<Vec<String>, Vec<(Option<usize>, String)>>, ToolError> {
         self.calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -125,6 +127,11 @@ impl Nvdisasm {
             return Ok(Ok(texts));
         }
         let err = String::from_utf8_lossy(&out.stderr);
+        if out.status.code().is_none() {
+            // killed by a signal: whatever it printed, no word was judged
+            let last = err.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("no message");
+            return Err(ToolError::Failed { tool: "nvdisasm".into(), msg: format!("{} ({last})", out.status) });
+        }
         let mut rejected = Vec::new();
         for line in err.lines().filter(|l| !l.contains("Illegal instruction found")) {
             let msg = line.trim();
@@ -164,21 +171,10 @@ impl Nvdisasm {
                 Err(rejected) => {
                     let located: Vec<(usize, String)> = rejected.iter().filter_map(|(k, m)| k.map(|k| (pending[k], m.clone()))).collect();
                     if located.is_empty() {
-                        // no address to go by: halve until the culprit is alone
-                        if pending.len() == 1 {
-                            out[pending[0]] = Some(Verdict::Rejected(rejected[0].1.clone()));
-                            return Ok(());
-                        }
-                        let (lo, hi) = pending.split_at(pending.len() / 2);
-                        for part in [lo, hi] {
-                            let sub: Vec<u128> = part.iter().map(|&i| words[i]).collect();
-                            let mut sub_out = vec![None; sub.len()];
-                            self.run_isolated(&sub, tmp, &mut sub_out)?;
-                            for (&i, v) in part.iter().zip(sub_out) {
-                                out[i] = v;
-                            }
-                        }
-                        return Ok(());
+                        // nvdisasm names the address of every word it rejects; a failure that
+                        // names none is the tool's (a crash, a fatal error), not a verdict
+                        let (_, msg) = &rejected[0];
+                        return Err(ToolError::Failed { tool: "nvdisasm".into(), msg: format!("failed naming no word ({msg})") });
                     }
                     for (i, m) in located {
                         out[i] = Some(Verdict::Rejected(m));

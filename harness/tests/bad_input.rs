@@ -22,7 +22,8 @@ const GOOD_VECTOR: &str = r#"{"encoding":"0x000fe200000000000000000201007232","a
 struct Case {
     args: Vec<OsString>,
     stdin: Option<Vec<u8>>,
-    /// Created in the case's folder first: a name ending in `/` is a folder.
+    /// Created in the case's folder first: a name ending in `/` is a folder; a file starting
+    /// with `#!` is made executable (a stand-in tool).
     files: Vec<(&'static str, Vec<u8>)>,
     env: Vec<(&'static str, String)>,
     /// Stdout is /dev/full: every write to it fails.
@@ -76,6 +77,10 @@ impl Case {
             } else {
                 std::fs::create_dir_all(p.parent().unwrap()).unwrap();
                 std::fs::write(&p, bytes).unwrap();
+                if bytes.starts_with(b"#!") {
+                    use std::os::unix::fs::PermissionsExt;
+                    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+                }
             }
         }
         let mut c = Command::new(BIN);
@@ -97,6 +102,11 @@ impl Case {
         }
         child.wait_with_output().unwrap()
     }
+}
+
+/// An executable that answers `--version` as nvdisasm does and runs `then` for anything else.
+fn nvdisasm_stand_in(then: &str) -> String {
+    format!("#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'nvdisasm: NVIDIA (R) CUDA disassembler'; echo 'Cuda compilation tools, release 13.2, V13.2.78'; echo 'Build stand-in'; exit 0; fi\n{then}\n")
 }
 
 /// A summary.json as `run` writes it, for merge cases.
@@ -182,6 +192,16 @@ fn cases() -> Vec<(&'static str, Case)> {
         (
             "oracle: nvdisasm not runnable",
             case(&["oracle", "--seed", "1", "--count", "3"], 2, "not-a-tool").file("not-a-tool", "text").env("HMUL2_NVDISASM", "./not-a-tool"),
+        ),
+        (
+            "oracle: nvdisasm fails naming no word",
+            case(&["oracle", "--seed", "1", "--count", "3"], 2, "Memory allocation failure")
+                .file("nv", nvdisasm_stand_in("echo 'nvdisasm fatal   : Memory allocation failure' >&2; exit 1"))
+                .env("HMUL2_NVDISASM", "./nv"),
+        ),
+        (
+            "oracle: nvdisasm killed by a signal",
+            case(&["oracle", "--seed", "1", "--count", "3"], 2, "signal").file("nv", nvdisasm_stand_in("kill -9 $$")).env("HMUL2_NVDISASM", "./nv"),
         ),
         (
             "oracle: --count beyond memory",

@@ -4,7 +4,7 @@
 use crate::isa::parse_hex;
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// A report input that cannot be read; printed as one line naming the file.
 #[derive(Debug, thiserror::Error)]
@@ -157,68 +157,44 @@ impl Vector {
     pub fn is_hardware(&self) -> bool {
         self.origin.starts_with("hardware:")
     }
+
+    /// The report's view of a vector as `vectors` parses it (the one reader of vector lines).
+    fn of(v: &crate::vectors::Vector, file: &str, line: usize) -> Vector {
+        Vector {
+            file: file.to_string(),
+            line,
+            encoding: format!("{:#034x}", v.encoding),
+            word: v.encoding,
+            a: format!("{:#010x}", v.inputs.a),
+            b: format!("{:#010x}", v.inputs.b),
+            d: format!("{:#010x}", v.inputs.d),
+            pred: format!("{:#04x}", v.inputs.pred),
+            expect: v.expect.map(|e| format!("{e:#010x}")).unwrap_or_else(|| "none".into()),
+            origin: v.origin.clone(),
+        }
+    }
 }
 
 /// A vector from a JSON object (a vector line, or a semantics entry's evidence).
 pub fn vector_of(v: &Value, file: &str, line: usize) -> Result<Vector, String> {
-    let o = v.as_object().ok_or_else(|| format!("expected an object, found {}", kind(v)))?;
-    let p = Path::new(file);
-    let t = |k: &str| text_of(o.get(k), k, p).map_err(|e| e.message);
-    let encoding = t("encoding")?;
-    let word = parse_hex(&encoding).map_err(|e| format!("encoding: {e}"))?;
-    Ok(Vector {
-        file: file.to_string(),
-        line,
-        encoding,
-        word,
-        a: t("a")?,
-        b: t("b")?,
-        d: t("d")?,
-        pred: t("pred")?,
-        expect: t("expect")?,
-        origin: t("origin")?,
-    })
+    let parsed = crate::vectors::parse_line(&v.to_string()).map_err(|e| e.to_string())?;
+    Ok(Vector::of(&parsed, file, line))
 }
 
-/// Vectors of a `.jsonl` file, or of every `.jsonl` file under a folder (sorted, recursive).
+/// Vectors of a `.jsonl` file, or of every `.jsonl` file under a folder (sorted, recursive),
+/// read as `verify` reads them; the first malformed line is the error.
 pub fn read_vectors(path: &Path) -> Result<Vec<Vector>, InputError> {
-    let mut files: Vec<PathBuf> = Vec::new();
-    if path.is_dir() {
-        collect_jsonl(path, &mut files)?;
-        files.sort();
-    } else {
-        files.push(path.to_path_buf());
-    }
+    let lines = crate::vectors::read_paths(&[path]).map_err(|e| InputError { path: e.path, message: e.source.to_string() })?;
     let mut out = Vec::new();
-    for f in files {
-        let text = std::fs::read_to_string(&f).map_err(|e| err(&f, e.to_string()))?;
-        for (i, line) in text.lines().enumerate() {
-            if line.trim().is_empty() {
-                continue;
-            }
-            let at = format!("{}:{}", f.display(), i + 1);
-            let v: Value = serde_json::from_str(line).map_err(|e| InputError { path: at.clone(), message: format!("not JSON: {e}") })?;
-            out.push(vector_of(&v, &f.display().to_string(), i + 1).map_err(|m| InputError { path: at, message: m })?);
-        }
+    for l in lines {
+        let v = l.item.as_ref().map_err(|e| InputError { path: l.at(), message: e.to_string() })?;
+        out.push(Vector::of(v, &l.file.display().to_string(), l.line));
     }
     if out.is_empty() {
         // asked for evidence and given none: said, not drawn as a page without it
         return Err(err(path, "no vectors (no non-empty line in any .jsonl file)"));
     }
     Ok(out)
-}
-
-fn collect_jsonl(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), InputError> {
-    let rd = std::fs::read_dir(dir).map_err(|e| err(dir, e.to_string()))?;
-    for entry in rd {
-        let p = entry.map_err(|e| err(dir, e.to_string()))?.path();
-        if p.is_dir() {
-            collect_jsonl(&p, out)?;
-        } else if p.extension().is_some_and(|x| x == "jsonl") {
-            out.push(p);
-        }
-    }
-    Ok(())
 }
 
 /// One assumption about HMUL2's semantics (`harness/spec/semantics.json`).
@@ -434,7 +410,7 @@ pub fn read_run(dir: &Path) -> Result<RunReport, InputError> {
 mod tests {
     use super::*;
 
-    fn tmp(name: &str) -> PathBuf {
+    fn tmp(name: &str) -> std::path::PathBuf {
         let d = std::env::temp_dir().join(format!("hmul2-report-inputs-{}-{name}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
         std::fs::create_dir_all(&d).unwrap();
