@@ -26,7 +26,7 @@ if [[ -z "${SLURM_ARRAY_TASK_ID:-}" ]]; then
   jid=$(sbatch --parsable --export=ALL,SEED="$seed",OUT="$out",BIN="$bin" "$0")
   # the merge fails when any kind of run fails to merge
   sbatch --dependency=afterany:"$jid" --job-name=hmul2-merge --time=00:20:00 --wrap \
-    "cd '$root' && s=0 && for d in '$out'/shard-0/*/; do k=\$(basename \$d); '$bin' merge '$out'/shard-*/\$k --out '$out'/merged/\$k || s=1; done; exit \$s"
+    "cd '$root' && BIN='$bin' ci/merge-shards '$out/merged' '$out'/shard-*"
   echo "submitted array $jid (seed $seed) and its merge"
   exit 0
 fi

@@ -383,21 +383,103 @@ fn the_slurm_example_runs_its_array_and_merges_it() {
     let want: String = (0..8).map(|i| format!("task {i} exit 0\n")).chain(["merge exit 0\n".to_string()]).collect();
     let logs = |name: &str| std::fs::read_to_string(d.join(name)).unwrap_or_default();
     assert_eq!(status, want, "task 6:\n{}\nmerge:\n{}", logs("task-6.out"), logs("merge.out"));
-    let kinds: Vec<String> = std::fs::read_dir(reports.join("merged")).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    merged_nights_are_complete(&reports.join("merged"), 8, 16);
+}
+
+/// The merged reports of one night of `n` shards: every kind of run, each the whole of it.
+fn merged_nights_are_complete(merged: &Path, n: usize, count: u64) {
+    let kinds: Vec<String> = std::fs::read_dir(merged).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     assert_eq!(kinds.len(), 10, "{kinds:?}");
     for k in &kinds {
-        let s = summary(&reports.join("merged").join(k));
-        assert_eq!(s["shard"], "all/8", "{k}");
+        let s = summary(&merged.join(k));
+        assert_eq!(s["shard"], format!("all/{n}"), "{k}");
         assert_eq!((s["hardware"]["used"].as_bool(), s["hardware"]["simulated"].as_bool()), (Some(false), Some(true)), "{k}");
         assert!(s["totals"]["compared"].as_u64().unwrap() > 0, "{k}: {}", s["totals"]);
         assert_eq!((s["totals"]["mismatches"].as_u64(), s["totals"]["faults"].as_u64()), (Some(0), Some(0)), "{k}");
         let want = match k.as_str() {
             "factorial-rrr" => 8192,
             "factorial-imm" => 512,
-            k if k.starts_with("random-") => 16,
+            k if k.starts_with("random-") => count,
             _ => s["totals"]["instructions"].as_u64().unwrap(),
         };
         assert_eq!(s["totals"]["instructions"], want, "{k}");
         assert_eq!(s["software_checks"]["oracle"]["ok"], true, "{k}: {}", s["software_checks"]);
     }
+}
+
+/// The `run:` steps of a workflow, in order: `run: CMD` or `run: |` and its indented block.
+fn run_steps(yml: &str) -> Vec<String> {
+    let lines: Vec<&str> = yml.lines().collect();
+    let mut steps = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        let t = l.trim_start();
+        let Some(cmd) = t.strip_prefix("run: ") else { continue };
+        if cmd.trim() != "|" {
+            steps.push(cmd.trim().to_string());
+            continue;
+        }
+        let indent = l.len() - t.len();
+        let block: Vec<&str> = lines[i + 1..].iter().take_while(|b| b.trim().is_empty() || b.len() - b.trim_start().len() > indent).map(|b| b.trim()).collect();
+        steps.push(block.join("\n"));
+    }
+    steps
+}
+
+/// `ci/examples/gpu-matrix.yml` as written: its shard step once per matrix value, each in a
+/// fresh workspace (the repository's `ci/`, as a runner's checkout has it) through the
+/// emulated driver; the artifacts laid out as upload- and download-artifact lay them out
+/// (`shards/shard-N/reports/...`); then its merge step. The runner's environment supplies
+/// what the workflow leaves to it: a small COUNT, the seed, and BIN (so nothing is rebuilt).
+#[test]
+fn the_ci_matrix_example_runs_its_shards_and_merges_them() {
+    let yml = std::fs::read_to_string(root().join("ci/examples/gpu-matrix.yml")).unwrap();
+    let steps = run_steps(&yml);
+    assert_eq!(steps.len(), 2, "a shard step and a merge step: {steps:?}");
+    let list = yml.lines().find_map(|l| l.trim().strip_prefix("shard: [")).expect("matrix shard list");
+    let shards: Vec<&str> = list.trim_end_matches(']').split(',').map(str::trim).collect();
+    let shard_env = yml.lines().find_map(|l| l.trim().strip_prefix("SHARD: ")).expect("the SHARD env of the shard step");
+    let nvdisasm = hmul2_harness::nvdisasm::find_tool("nvdisasm").expect("nvdisasm (bash ci/install-tools.sh)");
+    let d = tmp("matrix");
+    let bash = |ws: &Path, cmd: &str, shard: Option<&str>| {
+        let mut c = Command::new("bash");
+        c.current_dir(ws).args(["--noprofile", "--norc", "-eo", "pipefail", "-c", cmd]);
+        if let Some(s) = shard {
+            c.env("SHARD", s);
+        } else {
+            c.env_remove("SHARD");
+        }
+        c.env("BIN", BIN).env("SEED", "11").env("COUNT", "16").env("INPUTS", "32").env("HMUL2_NVDISASM", &nvdisasm);
+        c.env_remove("VECTORS").env_remove("EXHAUSTIVE").env_remove("HMUL2_FAKE_EXECUTOR").env_remove("CUDA_VISIBLE_DEVICES");
+        c.env("LD_LIBRARY_PATH", fake_lib()).env("HMUL2_FAKE_CUDA", "");
+        c.output().unwrap()
+    };
+    let checkout = |ws: &Path| {
+        std::fs::create_dir_all(ws).unwrap();
+        let st = Command::new("cp").arg("-r").arg(root().join("ci")).arg(ws).status().unwrap();
+        assert!(st.success());
+    };
+    let merge_ws = d.join("merge");
+    checkout(&merge_ws);
+    for n in &shards {
+        let ws = d.join(format!("shard-job-{n}"));
+        checkout(&ws);
+        let cmd = steps[0].replace("${{ matrix.shard }}", n);
+        let o = bash(&ws, &cmd, Some(&shard_env.replace("${{ matrix.shard }}", n)));
+        assert!(o.status.success(), "shard {n}: {cmd}\n{}", text(&o));
+        // upload-artifact of reports/ and vectors/hardware/, downloaded into shards/shard-N/
+        let artifact = merge_ws.join("shards").join(format!("shard-{n}"));
+        std::fs::create_dir_all(&artifact).unwrap();
+        let st = Command::new("cp").arg("-r").arg(ws.join("reports")).arg(&artifact).status().unwrap();
+        assert!(st.success(), "shard {n} left no reports/");
+        assert!(!ws.join("vectors/hardware").exists(), "an emulated shard writes no hardware vectors");
+    }
+    let o = bash(&merge_ws, &steps[1], None);
+    assert!(o.status.success(), "{}\n{}", steps[1], text(&o));
+    assert!(text(&o).contains(&format!("10 kinds of run from {} shards", shards.len())), "{}", text(&o));
+    merged_nights_are_complete(&merge_ws.join("merged"), shards.len(), 16);
+    // a shard that left nothing fails the merge instead of shrinking the night
+    std::fs::remove_dir_all(merge_ws.join("shards/shard-1")).unwrap();
+    std::fs::remove_dir_all(merge_ws.join("merged")).unwrap();
+    let o = bash(&merge_ws, &steps[1], None);
+    assert!(!o.status.success() && text(&o).contains("shards are missing"), "{}", text(&o));
 }
