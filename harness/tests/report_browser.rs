@@ -93,7 +93,8 @@ fn fixtures(dir: &Path) -> Fixtures {
     let semantics = dir.join("semantics.json");
     let sem = json!([
         {"id": "imm-order", "topic": "immediate lanes", "assumption": "the first printed immediate feeds the high lane", "alternatives": ["it feeds the low lane"], "status": "hardware-confirmed", "evidence": hw_line},
-        {"id": "fmz-zero", "topic": format!("FMZ {INJECT}"), "assumption": "FMZ makes 0 x Inf = +0", "alternatives": ["NaN"], "status": "assumed", "evidence": null}
+        {"id": "fmz-zero", "topic": format!("FMZ {INJECT}"), "assumption": "FMZ makes 0 x Inf = +0", "alternatives": ["NaN"], "status": "assumed", "evidence": null,
+         "outside": [{"source": "a compiler", "says": "it relies on 0 x Inf = NaN", "supports": "NaN"}]}
     ]);
     std::fs::write(&semantics, sem.to_string()).unwrap();
     Fixtures { mismatch, fault }
@@ -239,6 +240,8 @@ fn report_renders_in_headless_chromium_with_every_evidence_class() {
     // semantics: the confirming vector of the hardware-confirmed assumption
     assert!(dom.contains("<tr data-semantics=\"imm-order\" data-status=\"hardware-confirmed\">"));
     assert!(dom.contains("hardware:NVIDIA H200:580.95.05:2026-12-02"));
+    // and the outside evidence, with its side: this one is against the assumption
+    assert!(dom.contains("<span data-outside=\"against\">a compiler (<b>against</b>): it relies on 0 x Inf = NaN</span>"), "outside evidence");
     // injected markup from the files is text, not elements
     assert!(!dom.contains("<script") && !dom.contains("<b id=\"injected\"") && !dom.contains("<img") && !dom.contains("pwned</title>"));
     assert_eq!(dom.matches("&lt;b id=\"injected\"&gt;x&lt;/b&gt;").count(), 2, "the injected text is shown, escaped, in the semantics and runs tables");

@@ -346,7 +346,7 @@ fn semantics_section(out: &mut String, m: &Model) {
                 list.iter().filter(|a| a.status == "hardware-confirmed").count()
             );
             out.push_str(
-                "<table class=\"data\"><tr><th>id</th><th>topic</th><th>assumption</th><th>alternatives</th><th>status</th><th>confirming vector</th></tr>",
+                "<table class=\"data\"><tr><th>id</th><th>topic</th><th>assumption</th><th>alternatives</th><th>status</th><th>confirming vector</th><th>outside evidence (not hardware)</th></tr>",
             );
             for a in list {
                 let ev = match &a.evidence_vector {
@@ -363,10 +363,27 @@ fn semantics_section(out: &mut String, m: &Model) {
                     None if a.evidence.is_empty() => "<span class=\"empty\">none</span>".to_string(),
                     None => format!("<code>{}</code>", esc(&a.evidence)),
                 };
+                let outside = if a.outside.is_empty() {
+                    "<span class=\"empty\">none</span>".to_string()
+                } else {
+                    a.outside
+                        .iter()
+                        .map(|o| {
+                            let side = if o.for_assumption { "for" } else { "<b>against</b>" };
+                            format!(
+                                "<span data-outside=\"{}\">{} ({side}): {}</span>",
+                                if o.for_assumption { "for" } else { "against" },
+                                esc(&o.source),
+                                esc(&o.says)
+                            )
+                        })
+                        .collect::<Vec<_>>()
+                        .join("<br>")
+                };
                 let status_class: String = a.status.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '-').collect();
                 let _ = write!(
                     out,
-                    "<tr data-semantics=\"{}\" data-status=\"{}\"><td><b>{}</b></td><td>{}</td><td>{}</td><td>{}</td><td><span class=\"tag {status_class}\">{}</span></td><td>{ev}</td></tr>",
+                    "<tr data-semantics=\"{}\" data-status=\"{}\"><td><b>{}</b></td><td>{}</td><td>{}</td><td>{}</td><td><span class=\"tag {status_class}\">{}</span></td><td>{ev}</td><td>{outside}</td></tr>",
                     esc(&a.id),
                     esc(&a.status),
                     esc(&a.id),

@@ -209,6 +209,36 @@ pub struct Assumption {
     pub evidence: String,
     /// The confirming vector, when the evidence parses as one.
     pub evidence_vector: Option<Vector>,
+    /// Evidence from outside the hardware (compilers, documents): its source, what it says,
+    /// and whether it supports the assumption (else another option).
+    pub outside: Vec<OutsideEvidence>,
+}
+
+/// One `outside` record of a semantics entry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OutsideEvidence {
+    pub source: String,
+    pub says: String,
+    pub for_assumption: bool,
+}
+
+fn outside_of(v: Option<&Value>, key: &str, assumption: &str, path: &Path) -> Result<Vec<OutsideEvidence>, InputError> {
+    let list = match v {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Array(l)) => l,
+        Some(other) => return Err(err(path, format!("{key}: expected a list, found {}", kind(other)))),
+    };
+    let mut out = Vec::new();
+    for (i, e) in list.iter().enumerate() {
+        let k = format!("{key}[{i}]");
+        let o = e.as_object().ok_or_else(|| err(path, format!("{k}: expected an object, found {}", kind(e))))?;
+        out.push(OutsideEvidence {
+            source: text_of(o.get("source"), &format!("{k}.source"), path)?,
+            says: text_of(o.get("says"), &format!("{k}.says"), path)?,
+            for_assumption: text_of(o.get("supports"), &format!("{k}.supports"), path)? == assumption,
+        });
+    }
+    Ok(out)
 }
 
 pub fn read_semantics(path: &Path) -> Result<Vec<Assumption>, InputError> {
@@ -226,10 +256,12 @@ pub fn read_semantics(path: &Path) -> Result<Vec<Assumption>, InputError> {
             _ => None,
         };
         let evidence_vector = parsed.and_then(|p| vector_of(&p, &path.display().to_string(), 0).ok());
+        let assumption = display(o.get("assumption"));
         out.push(Assumption {
             id: text_of(o.get("id"), &format!("{k}.id"), path)?,
             topic: text_of(o.get("topic"), &format!("{k}.topic"), path)?,
-            assumption: display(o.get("assumption")),
+            outside: outside_of(o.get("outside"), &format!("{k}.outside"), &assumption, path)?,
+            assumption,
             alternatives: display(o.get("alternatives")),
             status: text_of(o.get("status"), &format!("{k}.status"), path)?,
             evidence: match ev {
@@ -460,5 +492,22 @@ mod tests {
         assert_eq!(s[0].alternatives, "b; c");
         assert!(s[0].evidence_vector.as_ref().unwrap().is_hardware());
         assert!(s[1].evidence_vector.is_none());
+        assert!(s[0].outside.is_empty());
+    }
+
+    #[test]
+    fn outside_evidence_is_read_and_its_side_known() {
+        let d = tmp("outside");
+        let text = serde_json::json!([
+            {"id": "S1", "topic": "t", "assumption": "a", "alternatives": ["b"], "status": "assumed", "evidence": null,
+             "outside": [{"source": "ptxas", "says": "relies on a", "supports": "a"}, {"source": "doc", "says": "says b", "supports": "b"}]},
+        ]);
+        std::fs::write(d.join("s.json"), text.to_string()).unwrap();
+        let s = read_semantics(&d.join("s.json")).unwrap();
+        let sides: Vec<(&str, bool)> = s[0].outside.iter().map(|o| (o.source.as_str(), o.for_assumption)).collect();
+        assert_eq!(sides, [("ptxas", true), ("doc", false)]);
+        std::fs::write(d.join("bad.json"), r#"[{"id": "S1", "topic": "t", "status": "assumed", "outside": {"source": 1}}]"#).unwrap();
+        let e = read_semantics(&d.join("bad.json")).unwrap_err().to_string();
+        assert!(e.contains("bad.json") && e.contains("[0].outside"), "{e}");
     }
 }
