@@ -10,7 +10,7 @@
 //! Fails (does not skip) when ptxas or cuobjdump is missing.
 
 use hmul2_harness::inputs::Inputs;
-use hmul2_harness::isa::{decode, render, Flush, Format, Hmul2, Swizzle};
+use hmul2_harness::isa::{decode, render, Flush, Format, Hmul2, Operand2, Swizzle};
 use hmul2_harness::nvdisasm::find_tool;
 use hmul2_harness::reference::policy::{parse_table, KNOBS, SEMANTICS_JSON};
 use hmul2_harness::reference::{eval, eval_with, Policy};
@@ -37,6 +37,18 @@ struct Case {
 }
 
 const CASES: &[Case] = &[
+    Case {
+        id: Some("imm-lanes"),
+        // a packed constant: PTX's lane 0 is the low half (1.0), lane 1 the high half (2.0)
+        ptx: "mov.b32 %rT, 0x40003C00; mul.rn.f16x2 %rD, %rA, %rT;",
+        // bits 32..63 hold the constant verbatim: 0x4000 in bits 48..63 (printed first), 0x3c00 in 32..47
+        sass: |i| i.b == Operand2::Imm { first: 0x4000, second: 0x3c00 } && i.flush == Flush::None && !i.sat,
+        sass_text: "HMUL2 Rd, Ra, 2, 1",
+        a: 0x4200_4200, // 3.0, 3.0
+        b: 0,           // not read: the immediate is operand 2
+        ptx_result: 0x4600_4200,
+        why: "lane 0 = 3.0 x 1.0 (the low half), lane 1 = 3.0 x 2.0",
+    },
     Case {
         id: Some("abs-neg-order"),
         ptx: "abs.f16x2 %rT, %rA; neg.f16x2 %rU, %rT; mul.rn.f16x2 %rD, %rU, %rB;",
