@@ -174,6 +174,9 @@ fn cases() -> Vec<(&'static str, Case)> {
         // encode
         ("encode: garbage text", case(&["encode", "garbage"], 2, "\"garbage\"")),
         ("encode: bank out of range", case(&["encode", "HMUL2 R0, R1, c[0x99] [0x10]"], 2, "cb_bank")),
+        // a negative offset is named as written, not as its two's complement
+        ("encode: misaligned offset", case(&["encode", "HMUL2 R0, R1, c[0x3] [-0x41]"], 2, "offset -0x41 is not a multiple of 4")),
+        ("encode: offset out of range", case(&["encode", "HMUL2 R0, R1, c[0x3] [-0x8004]"], 2, "-0x8004 is outside -0x8000..=0x7ffc")),
         ("encode: argument not UTF-8", case(&["encode"], 2, "UTF-8").arg(invalid_utf8_arg)),
         ("encode: missing argument", case(&["encode"], 2, "<TEXT>")),
         // explain

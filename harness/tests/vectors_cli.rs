@@ -239,3 +239,52 @@ fn settle_finds_a_contradicted_assumption_and_records_it() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("no vectors of origin \"hardware:\" in vectors"));
 }
+
+/// What the line mutations insert: JSON's own characters, hex digits, and multi-byte ones.
+const LINE_CHARS: &[char] = &['"', '{', '}', ':', ',', 'x', '0', 'f', '7', '-', ' ', '\\', 'é', '\u{0}', 'e', '.'];
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig {
+        cases: 20_000,
+        failure_persistence: None,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(common::fresh_seed()),
+        ..proptest::prelude::ProptestConfig::default()
+    })]
+
+    /// A vector line with a few characters deleted, inserted or replaced: parsing, checking
+    /// and evaluating it answer without panicking, and a line that parses re-parses from its
+    /// own printing to the same vector.
+    #[test]
+    fn vector_lines_never_panic_under_mutation(
+        w in hmul2_harness::gen::strategies::legal_word(),
+        x in proptest::prelude::any::<(u32, u32, u32, u8)>(),
+        edits in proptest::collection::vec((0usize..200, 0u8..3, proptest::sample::select(LINE_CHARS.to_vec())), 1..5),
+    ) {
+        use hmul2_harness::vectors::{check, parse_line, to_line};
+        let v = Vector {
+            encoding: w,
+            inputs: hmul2_harness::inputs::Inputs { a: x.0, b: x.1, d: x.2, pred: x.3 & 0x7f },
+            expect: Some(x.0 ^ x.1),
+            origin: "reference".into(),
+        };
+        let mut t: Vec<char> = to_line(&v).chars().collect();
+        for (at, kind, c) in edits {
+            let at = at % (t.len() + 1);
+            match kind {
+                0 if at < t.len() => { t.remove(at); }
+                1 if at < t.len() => t[at] = c,
+                _ => t.insert(at, c),
+            }
+        }
+        let line: String = t.into_iter().collect();
+        match parse_line(&line) {
+            Ok(p) => {
+                proptest::prop_assert_eq!(parse_line(&to_line(&p)), Ok(p.clone()), "{:?}", line);
+                if let Ok(i) = check(&p) {
+                    let _ = hmul2_harness::reference::eval(&i, &p.inputs);
+                }
+            }
+            Err(e) => proptest::prop_assert!(!e.to_string().is_empty()),
+        }
+    }
+}

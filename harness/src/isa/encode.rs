@@ -9,9 +9,9 @@ use crate::spec::{layout, spec, FieldOverflow};
 pub enum EncodeError {
     #[error(transparent)]
     Overflow(#[from] FieldOverflow),
-    #[error("constant offset {offset:#x} is not a multiple of 4")]
+    #[error("constant offset {} is not a multiple of 4", SignedHex(*offset))]
     Misaligned { offset: i64 },
-    #[error("constant offset {offset:#x} is outside {min:#x}..={max:#x}")]
+    #[error("constant offset {} is outside {}..={}", SignedHex(*offset), SignedHex(*min), SignedHex(*max))]
     OffsetRange { offset: i64, min: i64, max: i64 },
     #[error("the immediate form has no operand 2 modifiers")]
     ImmediateMods,
@@ -19,6 +19,16 @@ pub enum EncodeError {
     Ignored { bits: u128 },
     #[error("illegal: {0}")]
     Illegal(#[from] Illegal),
+}
+
+/// A signed value in hex as nvdisasm prints offsets: `-0x41`, not its two's complement.
+struct SignedHex(i64);
+
+impl std::fmt::Display for SignedHex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let sign = if self.0 < 0 { "-" } else { "" };
+        write!(f, "{sign}{:#x}", self.0.unsigned_abs())
+    }
 }
 
 /// Encode one instruction.
