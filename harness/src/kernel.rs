@@ -73,7 +73,7 @@ pub struct Case {
 pub enum NotRunnable {
     #[error("not a legal HMUL2 encoding: {0}")]
     Illegal(String),
-    #[error("c[{bank:#x}][{offset:#x}] is outside the harness's constant data (bank 3, offsets 0..=0x7ffc)")]
+    #[error("c[{bank:#x}][{}] is outside the harness's constant data (bank 3, offsets 0..=0x7ffc)", crate::isa::hex::SignedHex(*offset as i64))]
     ConstBank { bank: u8, offset: i32 },
     #[error("cx[UR{ureg}][{offset:#x}]: the bindless handle would be UR{ureg}:UR{}, an odd or URZ-including pair the harness cannot set (only even URn, n <= 60)", ureg + 1)]
     BindlessHandlePair { ureg: u8, offset: u32 },

@@ -434,3 +434,24 @@ fn a_branch_to_itself_is_a_hang_reported_at_once() {
         f => panic!("BRA_SELF: {f}"),
     }
 }
+
+/// A `c[0x3]` read at a negative offset (which the patcher never emits, but a cubin can hold)
+/// is refused as unsupported, named as written, and never panics the emulator.
+#[test]
+fn a_negative_constant_offset_is_refused_not_a_panic() {
+    let (cases, built) = small();
+    let bank3 = plan(&cases).unwrap().bank3;
+    let at = built.program.iter().position(|&w| matches!(decode(w).map(|i| i.b), Ok(Operand2::Const { .. }))).expect("a c[] case in every small batch");
+    let mut inst = decode(built.program[at]).unwrap();
+    inst.b = Operand2::Const { bank: 3, offset: -4 };
+    let mut bad = built.program.clone();
+    bad[at] = hmul2_harness::isa::encode(&inst).unwrap();
+    let cubin = patch_cubin(TEMPLATE, &bad, built.manifest.regcount, &bank3).unwrap();
+    match must_fault(&built, &cubin, [IN, OUT], "c[0x3][-0x4]") {
+        Fault::Unsupported { pc, what } => {
+            assert_eq!(pc, at * 16);
+            assert!(what.contains("c[0x3][-0x4] outside the bank"), "{what}");
+        }
+        f => panic!("c[0x3][-0x4]: {f}"),
+    }
+}

@@ -1,6 +1,7 @@
 //! [`Hmul2`] → 128-bit word. Every value is checked against its field: nothing is truncated,
 //! and an instruction that nvdisasm would reject is refused with the same reason decode gives.
 
+use super::hex::SignedHex;
 use super::*;
 use crate::spec::{layout, spec, FieldOverflow};
 
@@ -19,16 +20,6 @@ pub enum EncodeError {
     Ignored { bits: u128 },
     #[error("illegal: {0}")]
     Illegal(#[from] Illegal),
-}
-
-/// A signed value in hex as nvdisasm prints offsets: `-0x41`, not its two's complement.
-struct SignedHex(i64);
-
-impl std::fmt::Display for SignedHex {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let sign = if self.0 < 0 { "-" } else { "" };
-        write!(f, "{sign}{:#x}", self.0.unsigned_abs())
-    }
 }
 
 /// Encode one instruction.

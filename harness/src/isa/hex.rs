@@ -1,6 +1,16 @@
 //! The command-line spelling of an instruction word: `0x` and 32 hex digits, the 128-bit
 //! word as one number, high 64 bits first (nvdisasm's second comment word is the high half).
 
+/// A signed value in hex as nvdisasm prints offsets: `-0x41`, not its two's complement.
+pub struct SignedHex(pub i64);
+
+impl std::fmt::Display for SignedHex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let sign = if self.0 < 0 { "-" } else { "" };
+        write!(f, "{sign}{:#x}", self.0.unsigned_abs())
+    }
+}
+
 /// Why a text is not an instruction word.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum HexError {

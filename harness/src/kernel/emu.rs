@@ -410,9 +410,10 @@ fn run_warp(
                             if bank != super::DATA_BANK {
                                 return Err(Fault::Unsupported { pc: at, what: format!("c[{bank:#x}]: only bank 3 is emulated") });
                             }
-                            let o = offset as usize;
-                            let bytes =
-                                p.bank3.get(o..o + 4).ok_or_else(|| Fault::Unsupported { pc: at, what: format!("c[0x3][{offset:#x}] outside the bank") })?;
+                            let bytes = usize::try_from(offset).ok().and_then(|o| p.bank3.get(o..o.checked_add(4)?)).ok_or_else(|| Fault::Unsupported {
+                                pc: at,
+                                what: format!("c[0x3][{}] outside the bank", crate::isa::hex::SignedHex(offset as i64)),
+                            })?;
                             u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]])
                         }
                         Operand2::ConstUr { ureg, offset } => {
