@@ -220,6 +220,10 @@ fn settle_finds_a_contradicted_assumption_and_records_it() {
     let line = t.lines().find(|l| l.starts_with("sat-nan")).unwrap_or_default();
     assert!(line.contains("CONTRADICTED") && line.contains(KNOBS[k].1[1]), "{t}");
     assert_eq!(t.matches("CONTRADICTED").count(), 1, "only sat-nan: {t}");
+    // the PTX ISA and ptxas rely on sat-nan's assumption: said beside the contradiction
+    let next = t.lines().skip_while(|l| !l.starts_with("sat-nan")).nth(1).unwrap_or_default();
+    assert!(next.contains("hardware disagrees with PTX ISA (half-precision mul) and ptxas"), "{t}");
+    assert_eq!(t.matches("hardware disagrees").count(), 1, "{t}");
     assert!(!t.contains("INCONSISTENT") && !t.contains("unexplained"), "{t}");
     // --write records it
     let o = settle(&["--write"]);
@@ -231,6 +235,8 @@ fn settle_finds_a_contradicted_assumption_and_records_it() {
     assert!(e.evidence.as_deref().is_some_and(|l| l.contains("hardware:fixture")));
     let doc = std::fs::read_to_string(d.join("semantics.md")).unwrap();
     assert!(doc.contains("| `sat-nan` | .SAT | .SAT passes a NaN result through"), "the document's table is regenerated");
+    let row = doc.lines().find(|l| l.starts_with("| `sat-nan` |")).unwrap();
+    assert!(row.contains("PTX ISA (half-precision mul) and ptxas 13.0.88 (-arch=sm_90 -O3), **against the assumption**"), "{row}");
     // and now it agrees
     let o = settle(&[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
