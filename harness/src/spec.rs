@@ -657,6 +657,10 @@ mod tests {
     #[test]
     fn overlapping_fields_are_rejected() {
         let text = SPEC_JSON.replace("\"fields\": [\"b_reg\"", "\"fields\": [\"b_reg\", \"imm_lo\"");
-        assert!(matches!(compile(&text), Err(SpecError::Invalid(_))));
+        assert_ne!(text, SPEC_JSON, "the patch applies");
+        match compile(&text) {
+            Err(SpecError::Invalid(m)) => assert!(m.contains("field imm_lo overlaps another field"), "{m}"),
+            other => panic!("not refused as an overlap: {:?}", other.map(|_| ())),
+        }
     }
 }

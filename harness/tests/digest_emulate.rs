@@ -268,13 +268,39 @@ fn digest_jobs_refuse_what_they_cannot_sweep() {
     assert!(matches!(build(&illegal), Err(DigestError::NotRunnable(_))));
 }
 
+/// The prologue's helpers (before the loop), as (op, args).
+fn prologue(b: &DigestBuilt) -> Vec<(Op, [u32; 4])> {
+    b.program[..b.loop_head].iter().map(|&w| emu::classify(w).unwrap_or_else(|| panic!("prologue word {}", hmul2_harness::isa::format_hex(w)))).collect()
+}
+
+/// A sweep of all 2^32 pairs as one chunk (too long to emulate): one block of THREADS
+/// threads, k starting at the thread id (no block term), 2^32 / THREADS iterations each;
+/// and the last 2^20 chunk of the space: k = block * 2^20 + thread + its base, 2^12 iterations.
 #[test]
 fn a_full_chunk_of_2_pow_32_is_one_block() {
     let w = runnable_words(seed(), Some(Form::Rrr), 1).unwrap()[0];
     let req = DigestRequest { word: w, space_bits: 32, chunk_bits: 32, first_chunk: 0, chunks: 1 };
     let b = build(&req).unwrap();
     check_listing(&b, "2^32");
+    assert_eq!((b.job.grid, b.job.block), ([1, 1, 1], [THREADS, 1, 1]));
+    assert_eq!(b.job.output_bytes, 8 * THREADS as usize, "one partial per thread");
+    let p = prologue(&b);
+    let tid = p.iter().find(|(op, _)| *op == Op::S2rTidX).expect("S2R tid").1[0];
+    assert!(p.iter().all(|(op, _)| *op != Op::ImadImm), "no block term in k: {p:?}");
+    assert!(p.iter().any(|(op, a)| *op == Op::Mov && a[1] == tid), "k = thread id: {p:?}");
+    assert!(p.iter().any(|(op, a)| *op == Op::Iadd3Imm && a[1] == RZ as u32 && a[2] == 1 << 24), "2^24 iterations per thread: {p:?}");
+
     let req = DigestRequest { word: w, space_bits: 32, chunk_bits: 20, first_chunk: 4095, chunks: 1 };
     let b = build(&req).unwrap();
     check_listing(&b, "last chunk");
+    assert_eq!(b.job.grid, [1, 1, 1]);
+    let p = prologue(&b);
+    let ctaid = p.iter().find(|(op, _)| *op == Op::S2rCtaidX).expect("S2R ctaid").1[0];
+    let k = p
+        .iter()
+        .find(|(op, a)| *op == Op::ImadImm && a[1] == ctaid && a[2] == 1 << 20)
+        .map(|(_, a)| a[0])
+        .unwrap_or_else(|| panic!("k = block * 2^20 + thread: {p:?}"));
+    assert!(p.iter().any(|(op, a)| *op == Op::Iadd3Imm && a[0] == k && a[1] == k && a[2] == 4095 << 20), "k += the chunk's base: {p:?}");
+    assert!(p.iter().any(|(op, a)| *op == Op::Iadd3Imm && a[1] == RZ as u32 && a[2] == 1 << 12), "2^12 iterations per thread: {p:?}");
 }

@@ -1,6 +1,8 @@
 //! The committed template cubin is what the pinned ptxas makes of the committed PTX, and the
 //! patcher refuses cubins that are not that template with typed errors (never a panic).
 
+mod common;
+
 use hmul2_harness::kernel::{patch_cubin, PatchError, BANK3_BYTES, TEMPLATE};
 use hmul2_harness::nvdisasm::find_tool;
 use hmul2_harness::rng::Rng;
@@ -96,8 +98,7 @@ fn corrupt_and_foreign_cubins_are_typed_errors() {
         assert!(patch_cubin(&TEMPLATE[..len], &p, 8, &b3).is_err(), "truncated to {len} bytes");
     }
     // random byte corruption: a typed result, never a panic
-    let seed = 0xc0ffee;
-    eprintln!("seed: {seed}");
+    let seed = common::seed(0xc0ffee);
     let mut r = Rng::new(seed);
     for _ in 0..3000 {
         let mut d = TEMPLATE.to_vec();

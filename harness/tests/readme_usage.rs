@@ -29,6 +29,9 @@ fn the_readme_usage_block_runs_as_written() {
     let case = r#"{"encoding":"0x000fe200000000000000000201007232","a":"0x3c003c00","b":"0x40004000","d":"0x00000000","pred":"0x01"}"#;
     std::fs::write(dir.join("cases.jsonl"), format!("{case}\n")).unwrap();
     std::os::unix::fs::symlink(root().join("vectors"), dir.join("vectors")).unwrap();
+    // the output checks below, by name: each must meet its command (a reworded README line
+    // must not turn its check off silently)
+    let mut fired = std::collections::BTreeMap::<&str, usize>::new();
     for c in &commands {
         let o = Command::new("sh")
             .arg("-c")
@@ -45,24 +48,31 @@ fn the_readme_usage_block_runs_as_written() {
         assert!(!o.stdout.is_empty() || !o.stderr.is_empty(), "`{c}` printed nothing");
         let out = String::from_utf8_lossy(&o.stdout);
         if c.contains("decode 0x000fe2") {
+            *fired.entry("decode word").or_default() += 1;
             assert_eq!(out.trim(), "HMUL2 R0, R1, R2", "`{c}`");
         }
         if c.contains("decode < words.txt") {
+            *fired.entry("decode stdin").or_default() += 1;
             let lines: Vec<&str> = out.lines().collect();
             assert_eq!(lines.len(), 3, "one line out per line in: {out}");
             assert!(lines[2].starts_with("illegal: "), "{out}");
         }
         if c.contains("eval < cases.jsonl") {
+            *fired.entry("eval").or_default() += 1;
             // 1.0 × 2.0 in both FP16 lanes
             assert!(out.contains(r#""expect":"0x40004000""#), "{out}");
         }
         if c.contains("settle ") {
+            *fired.entry("settle").or_default() += 1;
             assert!(out.contains("confirmed") && !out.contains("CONTRADICTED"), "{out}");
         }
         if c.starts_with("$B run ") {
+            *fired.entry("run").or_default() += 1;
             assert!(t.contains("did not run"), "`{c}` says the hardware did not run:\n{t}");
         }
     }
+    let want: std::collections::BTreeMap<&str, usize> = [("decode word", 1), ("decode stdin", 1), ("eval", 1), ("settle", 1), ("run", 3)].into();
+    assert_eq!(fired, want, "each output check met its README command");
     // what the block promises it wrote
     for f in ["oracle.json", "k/kernel.cubin", "k/manifest.json", "out/run/summary.json", "out/all/summary.json", "report.html"] {
         assert!(dir.join(f).is_file(), "{f} was not written");

@@ -413,8 +413,10 @@ fn exhaustive_digests_find_the_differing_chunks() {
     assert_eq!(summary(&d.join("clean"))["totals"]["mismatches"], 0);
 }
 
+/// A job frame whose payload is not a job: the worker answers it with a setup frame naming
+/// the protocol error (no output, no fault), stays up, and ends cleanly at end of input.
 #[test]
-fn a_worker_fed_garbage_exits_with_an_error_not_a_panic() {
+fn a_worker_fed_a_garbage_job_answers_a_setup_error_not_a_panic() {
     use std::io::Write;
     let mut c = Command::new(BIN)
         .args(["worker", "--device", "0"])
@@ -426,8 +428,18 @@ fn a_worker_fed_garbage_exits_with_an_error_not_a_panic() {
         .unwrap();
     c.stdin.take().unwrap().write_all(b"HMW1\x01\x05\0\0\0abcde").unwrap();
     let o = c.wait_with_output().unwrap();
-    assert_eq!(o.status.code(), Some(0), "a bad job is answered, then EOF ends the worker");
-    assert!(o.stdout.starts_with(b"HMW1\x05"), "hello first");
     let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "a bad job is answered, then EOF ends the worker: {err}");
     assert!(!err.contains("panicked"), "{err}");
+    use hmul2_harness::gpu::protocol::{decode_answer, read_frame, KIND_SETUP};
+    let mut out = &o.stdout[..];
+    let (hello, _) = read_frame(&mut out).expect("the hello frame");
+    assert_eq!(hello, 5, "hello first");
+    let (kind, payload) = read_frame(&mut out).expect("an answer to the bad job");
+    assert_eq!(kind, KIND_SETUP, "{}", String::from_utf8_lossy(&payload));
+    match decode_answer(kind, payload) {
+        Ok(Err(hmul2_harness::gpu::ExecError::Setup(m))) => assert!(m.starts_with("worker protocol:"), "{m}"),
+        other => panic!("not a setup answer: {other:?}"),
+    }
+    assert!(out.is_empty(), "nothing after the answer: {out:?}");
 }
