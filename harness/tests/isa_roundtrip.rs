@@ -118,16 +118,7 @@ proptest! {
         w in strategies::legal_word(),
         edits in proptest::collection::vec((0usize..200, 0u8..3, proptest::sample::select(MUTATION_CHARS.to_vec())), 1..5),
     ) {
-        let mut t: Vec<char> = render(&decode(w).unwrap()).chars().collect();
-        for (at, kind, c) in edits {
-            let at = at % (t.len() + 1);
-            match kind {
-                0 if at < t.len() => { t.remove(at); }
-                1 if at < t.len() => t[at] = c,
-                _ => t.insert(at, c),
-            }
-        }
-        let text: String = t.into_iter().collect();
+        let text = common::mutate(&render(&decode(w).unwrap()), &edits);
         match parse(&text) {
             Ok(i) => {
                 let again = render(&i);

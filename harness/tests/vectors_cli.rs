@@ -273,16 +273,7 @@ proptest::proptest! {
             expect: Some(x.0 ^ x.1),
             origin: "reference".into(),
         };
-        let mut t: Vec<char> = to_line(&v).chars().collect();
-        for (at, kind, c) in edits {
-            let at = at % (t.len() + 1);
-            match kind {
-                0 if at < t.len() => { t.remove(at); }
-                1 if at < t.len() => t[at] = c,
-                _ => t.insert(at, c),
-            }
-        }
-        let line: String = t.into_iter().collect();
+        let line = common::mutate(&to_line(&v), &edits);
         match parse_line(&line) {
             Ok(p) => {
                 proptest::prop_assert_eq!(parse_line(&to_line(&p)), Ok(p.clone()), "{:?}", line);

@@ -75,3 +75,21 @@ pub fn sat_mask() -> u128 {
 pub fn run_words(seed: u64, count: u64) -> Vec<u128> {
     hmul2_harness::gen::generate(&hmul2_harness::gen::GenOptions::legal(seed), 0, count).into_iter().map(hmul2_harness::kernel::place).collect()
 }
+
+/// `text` with each edit applied in turn: (position, kind, character), the position taken
+/// modulo the length; kind 0 deletes, 1 replaces, anything else inserts (and 0 or 1 at the
+/// end inserts). For the fuzz tests of text inputs.
+pub fn mutate(text: &str, edits: &[(usize, u8, char)]) -> String {
+    let mut t: Vec<char> = text.chars().collect();
+    for &(at, kind, c) in edits {
+        let at = at % (t.len() + 1);
+        match kind {
+            0 if at < t.len() => {
+                t.remove(at);
+            }
+            1 if at < t.len() => t[at] = c,
+            _ => t.insert(at, c),
+        }
+    }
+    t.into_iter().collect()
+}
