@@ -91,6 +91,16 @@ const CASES: &[Case] = &[
     },
     Case {
         id: None,
+        ptx: "neg.f16x2 %rT, %rB; mul.rn.f16x2 %rD, %rA, %rT;",
+        sass: |i| i.b_mods.neg && !i.b_mods.abs && i.a_mods == Default::default() && matches!(i.b, Operand2::Reg(_)),
+        sass_text: "HMUL2 Rd, Ra, -Rb",
+        a: 0x4000_4000, // 2.0, 2.0
+        b: 0x4200_c200, // 3.0, -3.0
+        ptx_result: 0xc600_4600,
+        why: "2.0 x neg(3.0) = -6.0, 2.0 x neg(-3.0) = 6.0",
+    },
+    Case {
+        id: None,
         ptx: "mov.b32 {%hX, %hY}, %rA; mov.b32 %rT, {%hX, %hX}; mul.rn.f16x2 %rD, %rT, %rB;",
         sass: |i| i.a_mods.swizzle == Swizzle::H0H0 && i.b_mods == Default::default() && i.format == Format::F16,
         sass_text: "HMUL2 Rd, Ra.H0_H0, Rb",
