@@ -189,7 +189,12 @@ impl Nvdisasm {
     /// One verdict per word, in order.
     pub fn disassemble(&self, words: &[u128]) -> Result<Vec<Verdict>, ToolError> {
         let mut out: Vec<Option<Verdict>> = vec![None; words.len()];
-        let dir = std::env::temp_dir();
+        // a private folder (mode 0700, unpredictable name, removed on return): no other user
+        // of a shared temporary folder can plant or read the words' files
+        let dir = tempfile::Builder::new()
+            .prefix("hmul2-nvdisasm-")
+            .tempdir()
+            .map_err(|e| ToolError::Failed { tool: "nvdisasm".into(), msg: format!("a temporary folder in {}: {e}", std::env::temp_dir().display()) })?;
         let chunks: Vec<(&[u128], &mut [Option<Verdict>])> = words.chunks(self.batch.max(1)).zip(out.chunks_mut(self.batch.max(1))).collect();
         let queue = std::sync::Mutex::new(chunks);
         let first_error: std::sync::Mutex<Option<ToolError>> = std::sync::Mutex::new(None);
@@ -197,10 +202,8 @@ impl Nvdisasm {
             for j in 0..self.jobs.max(1) {
                 let queue = &queue;
                 let first_error = &first_error;
-                // unique per call and thread: several disassemblies may run at once in one process
-                static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-                let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let tmp = dir.join(format!("hmul2-nvdisasm-{}-{n}-{j}.bin", std::process::id()));
+                // one file per thread in this call's own folder
+                let tmp = dir.path().join(format!("words-{j}.bin"));
                 s.spawn(move || {
                     loop {
                         let job = match queue.lock() {

@@ -75,6 +75,26 @@ fn gpu_info_finds_the_fake_and_says_it_is_not_hardware() {
         assert!(o.status.success() && t.contains("no usable GPU") && t.contains(want), "{config}: {t}");
     }
     assert!(text(&harness("driver=12040,cc=8.9", &["gpu-info"])).contains("12.4 (12040)"));
+    // CUDA_VISIBLE_DEVICES hides devices from the fake as from a driver: the no-GPU tests
+    // stay no-GPU tests even where this library is on the path
+    for (visible, want) in [("", "cuInit failed: CUDA_ERROR_NO_DEVICE (100)"), ("1", "cuInit failed: CUDA_ERROR_NO_DEVICE (100)")] {
+        let o = Command::new(BIN)
+            .arg("gpu-info")
+            .env("LD_LIBRARY_PATH", fake_lib())
+            .env("HMUL2_FAKE_CUDA", "")
+            .env("CUDA_VISIBLE_DEVICES", visible)
+            .output()
+            .unwrap();
+        assert!(text(&o).contains(want), "CUDA_VISIBLE_DEVICES={visible:?}: {}", text(&o));
+    }
+    let o = Command::new(BIN)
+        .arg("gpu-info")
+        .env("LD_LIBRARY_PATH", fake_lib())
+        .env("HMUL2_FAKE_CUDA", "devices=2")
+        .env("CUDA_VISIBLE_DEVICES", "1")
+        .output()
+        .unwrap();
+    assert!(text(&o).contains("usable SM90 devices: [0]"), "{}", text(&o));
 }
 
 #[test]

@@ -17,6 +17,8 @@
 //! process aborts in the launch, like a driver crash), `flip-if:MASK:VALUE` (an HMUL2 word
 //! with `word & MASK == VALUE` gets bit 0 of its result flipped: a mismatch to find).
 //! Anything else makes `cuInit` fail with `CUDA_ERROR_INVALID_VALUE` and a message on stderr.
+//! `CUDA_VISIBLE_DEVICES` hides devices as it does from the driver (`""`: `cuInit` fails with
+//! `CUDA_ERROR_NO_DEVICE`), so a no-GPU test stays one wherever this library is found.
 
 //!
 //! # Safety
@@ -40,6 +42,7 @@ const SUCCESS: CuResult = 0;
 const INVALID_VALUE: CuResult = 1;
 const OUT_OF_MEMORY: CuResult = 2;
 const NOT_INITIALIZED: CuResult = 3;
+const NO_DEVICE: CuResult = 100;
 const INVALID_DEVICE: CuResult = 101;
 const INVALID_IMAGE: CuResult = 200;
 const INVALID_CONTEXT: CuResult = 201;
@@ -181,6 +184,11 @@ pub extern "C" fn cuInit(flags: c_uint) -> CuResult {
         if c.init != SUCCESS {
             return c.init;
         }
+        // as the driver does when CUDA_VISIBLE_DEVICES hides every device (`devices=0`
+        // instead initializes and reports a count of 0: the harness's other path)
+        if c.devices > 0 && device_count() == 0 {
+            return NO_DEVICE;
+        }
         state().initialized = true;
         SUCCESS
     })
@@ -199,8 +207,27 @@ pub unsafe extern "C" fn cuDriverGetVersion(v: *mut c_int) -> CuResult {
     })
 }
 
+/// The devices this process sees: the configured ones, cut down by `CUDA_VISIBLE_DEVICES`
+/// as the driver does (so `CUDA_VISIBLE_DEVICES=""` hides them all, even from a test that
+/// finds this library on its path by accident).
 fn device_count() -> i32 {
-    config().as_ref().map(|c| c.devices).unwrap_or(0)
+    let n = config().as_ref().map(|c| c.devices).unwrap_or(0);
+    visible(n, std::env::var("CUDA_VISIBLE_DEVICES").ok().as_deref())
+}
+
+/// Of `n` devices, how many a `CUDA_VISIBLE_DEVICES` list leaves: unset, all of them; else the
+/// listed ordinals up to the first entry that names none (empty: none). The fake's devices
+/// are alike, so which ones does not matter.
+fn visible(n: i32, list: Option<&str>) -> i32 {
+    let Some(list) = list else { return n };
+    let mut seen = Vec::new();
+    for item in list.split(',') {
+        match item.trim().parse::<i32>() {
+            Ok(i) if (0..n).contains(&i) && !seen.contains(&i) => seen.push(i),
+            _ => break,
+        }
+    }
+    seen.len() as i32
 }
 
 /// `CUDA_ERROR_INVALID_DEVICE` unless `dev` names one of the configured devices.
@@ -636,6 +663,17 @@ mod tests {
         assert_eq!((d.devices, d.cc, d.driver), (1, (9, 0), 13000));
         assert!(parse_config("gpu=yes").unwrap_err().contains("unknown directive"));
         assert!(parse_config("cc=9").is_err());
+    }
+
+    #[test]
+    fn cuda_visible_devices_cuts_the_devices_down_as_the_driver_does() {
+        assert_eq!(visible(2, None), 2);
+        assert_eq!(visible(2, Some("")), 0, "empty hides every device");
+        assert_eq!(visible(2, Some("1")), 1);
+        assert_eq!(visible(2, Some("0,1")), 2);
+        assert_eq!(visible(2, Some("1,7,0")), 1, "read up to the first that names no device");
+        assert_eq!(visible(2, Some("0,0")), 1);
+        assert_eq!(visible(1, Some("GPU-abc")), 0);
     }
 
     #[test]
