@@ -34,6 +34,8 @@ Each knob of semantics.json is reported as:
   narrowed       the telling vectors rule some options out but leave more than one.
   untold         no vector tells the options apart.
   INCONSISTENT   no option agrees with every telling vector.
+Under an entry whose vectors show another option than its outside evidence (a compiler or a \
+document, the `outside` list) supports, a line `hardware disagrees with SOURCE: ...` follows.
 Exit 0 when nothing is contradicted (or --write recorded it), inconsistent or unexplained; \
 1 otherwise; 2 when a path cannot be read, holds no vectors of the origin, or the table is bad.")]
 pub struct SettleArgs {
