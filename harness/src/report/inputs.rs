@@ -222,16 +222,29 @@ pub struct OutsideEvidence {
     pub for_assumption: bool,
 }
 
-fn outside_of(v: Option<&Value>, key: &str, assumption: &str, path: &Path) -> Result<Vec<OutsideEvidence>, InputError> {
+type JsonObject = serde_json::Map<String, Value>;
+
+/// A list of objects under `key`, each with its name for messages (`key[i]`): missing and
+/// null are empty, anything else not a list of objects is an error naming it.
+fn objects_of<'v>(v: Option<&'v Value>, key: &str, path: &Path) -> Result<Vec<(String, &'v JsonObject)>, InputError> {
     let list = match v {
         None | Some(Value::Null) => return Ok(Vec::new()),
         Some(Value::Array(l)) => l,
         Some(other) => return Err(err(path, format!("{key}: expected a list, found {}", kind(other)))),
     };
+    list.iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let k = format!("{key}[{i}]");
+            let o = e.as_object().ok_or_else(|| err(path, format!("{k}: expected an object, found {}", kind(e))))?;
+            Ok((k, o))
+        })
+        .collect()
+}
+
+fn outside_of(v: Option<&Value>, key: &str, assumption: &str, path: &Path) -> Result<Vec<OutsideEvidence>, InputError> {
     let mut out = Vec::new();
-    for (i, e) in list.iter().enumerate() {
-        let k = format!("{key}[{i}]");
-        let o = e.as_object().ok_or_else(|| err(path, format!("{k}: expected an object, found {}", kind(e))))?;
+    for (k, o) in objects_of(v, key, path)? {
         out.push(OutsideEvidence {
             source: text_of(o.get("source"), &format!("{k}.source"), path)?,
             says: text_of(o.get("says"), &format!("{k}.says"), path)?,
@@ -325,15 +338,8 @@ impl Finding {
 }
 
 fn findings_of(v: Option<&Value>, key: &str, default_kind: &str, path: &Path) -> Result<Vec<Finding>, InputError> {
-    let list = match v {
-        None | Some(Value::Null) => return Ok(Vec::new()),
-        Some(Value::Array(a)) => a,
-        Some(other) => return Err(err(path, format!("{key}: expected a list, found {}", kind(other)))),
-    };
     let mut out = Vec::new();
-    for (i, f) in list.iter().enumerate() {
-        let k = format!("{key}[{i}]");
-        let o = f.as_object().ok_or_else(|| err(path, format!("{k}: expected an object")))?;
+    for (k, o) in objects_of(v, key, path)? {
         let t = |x: &str| text_of(o.get(x), &format!("{k}.{x}"), path);
         let inputs = match o.get("inputs") {
             None | Some(Value::Null) => Vec::new(),
