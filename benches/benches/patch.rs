@@ -5,7 +5,7 @@
 //! Prints the ratio ptxas / patcher first, then criterion's numbers. Seed: HMUL2_SEED or 1.
 
 use criterion::{criterion_group, Criterion};
-use hmul2_harness::kernel::command::runnable_words;
+use hmul2_harness::kernel::runnable_words;
 use hmul2_harness::kernel::{build, random_inputs, Case};
 use hmul2_harness::nvdisasm::find_tool;
 use hmul2_harness::rng::Rng;

@@ -12,7 +12,7 @@
 use criterion::{criterion_group, Criterion, Throughput};
 use hmul2_harness::gpu::{ExecError, Executor, LaunchJob};
 use hmul2_harness::isa::decode;
-use hmul2_harness::kernel::command::runnable_words;
+use hmul2_harness::kernel::runnable_words;
 use hmul2_harness::run::engine::{input_seed, run_batch, EngineOptions};
 use hmul2_harness::run::pipeline::{Backend, Case, RealBackend};
 use hmul2_harness::run::vector_out::VectorWriter;

@@ -1,28 +1,21 @@
-//! hmul2-harness: the truth about one NVIDIA SM90 instruction, HMUL2.
+//! hmul2-harness: the command line over the packed-half family of SM90, bit for bit.
 //!
-//! Data flows one way: [`spec`] (the encoding as data) → [`isa`] (typed instructions:
-//! encode, decode, render, parse) → [`gen`] (seeded random and factorial encodings) →
-//! [`reference`] (the arithmetic, bit for bit) → [`kernel`] (template cubin + patcher) →
-//! [`gpu`] and [`run`] (worker processes, journal, shards) → [`report`] and [`explain`].
-//! [`nvdisasm`] and [`oracle`] bring in NVIDIA's disassembler as the judge of syntax and
-//! legality; [`vectors`] and [`verify`] replay recorded results anywhere.
+//! Data flows one way, through crates: `harness-isa` ([`spec`], [`isa`], [`gen`],
+//! [`nvdisasm`], [`oracle`]) → `harness-reference` ([`reference`], [`vectors`], [`replay`]) →
+//! `harness-kernel` ([`kernel`], [`exhaustive`]) → `harness-runner` ([`gpu`], the run
+//! engine) → this crate: the subcommands ([`commands`], [`explain`], [`verify`],
+//! [`build_kernel`], [`run`], [`settle`]) and the HTML [`report`]. The lower crates are
+//! re-exported here under their module names, so `hmul2_harness::isa` is `harness_isa::isa`.
 
-pub mod cli;
+pub mod build_kernel;
 pub mod commands;
 pub mod explain;
-pub mod gen;
-pub mod gpu;
-pub mod inputs;
-pub mod isa;
-pub mod kernel;
-pub mod nvdisasm;
-pub mod oracle;
-pub mod reference;
 pub mod report;
-pub mod rng;
 pub mod run;
-pub mod seedpage;
 pub mod settle;
-pub mod spec;
-pub mod vectors;
 pub mod verify;
+
+pub use harness_isa::{cli, gen, isa, nvdisasm, oracle, out, outln, rng, seedpage, spec};
+pub use harness_kernel::{exhaustive, kernel};
+pub use harness_reference::{inputs, reference, replay, vectors};
+pub use harness_runner::gpu;

@@ -30,16 +30,16 @@ enum Cmd {
     /// Write one self-contained HTML page showing, per bit of every form, what is proven and by what.
     Report(hmul2_harness::report::ReportArgs),
     /// Report the CUDA driver and SM90 devices found (exit 0 even without a GPU).
-    GpuInfo(hmul2_harness::gpu::GpuInfoArgs),
+    GpuInfo(commands::GpuInfoArgs),
     /// Run encodings on SM90 hardware and compare bit for bit with the reference.
     Run(hmul2_harness::run::RunArgs),
     /// Join shard report folders into one summary.json + junit.xml.
     Merge(hmul2_harness::run::MergeArgs),
     /// Internal: execute jobs from stdin on one device (fault isolation).
     #[command(hide = true)]
-    Worker(hmul2_harness::gpu::worker::WorkerArgs),
+    Worker(commands::WorkerArgs),
     /// Patch a seeded batch of runnable encodings into the template kernel (cubin + manifest).
-    BuildKernel(hmul2_harness::kernel::command::BuildKernelArgs),
+    BuildKernel(hmul2_harness::build_kernel::BuildKernelArgs),
     /// Replay test vectors (JSON Lines) through the software reference.
     Verify(hmul2_harness::verify::VerifyArgs),
     /// Fill test vectors' `expect` from the software reference.
@@ -97,11 +97,11 @@ fn main() -> ExitCode {
         Cmd::Errata(a) => commands::errata(a),
         Cmd::Explain(a) => hmul2_harness::explain::run(a),
         Cmd::Report(a) => hmul2_harness::report::run(a),
-        Cmd::GpuInfo(a) => hmul2_harness::gpu::gpu_info(a),
+        Cmd::GpuInfo(a) => commands::gpu_info(a),
         Cmd::Run(a) => hmul2_harness::run::run(a),
         Cmd::Merge(a) => hmul2_harness::run::merge(a),
-        Cmd::Worker(a) => hmul2_harness::gpu::worker::worker_main(a),
-        Cmd::BuildKernel(a) => hmul2_harness::kernel::command::build_kernel(a),
+        Cmd::Worker(a) => commands::worker(a),
+        Cmd::BuildKernel(a) => hmul2_harness::build_kernel::build_kernel(a),
         Cmd::Verify(a) => hmul2_harness::verify::verify(a),
         Cmd::Eval(a) => hmul2_harness::verify::eval(a),
         Cmd::Settle(a) => hmul2_harness::settle::settle(a),

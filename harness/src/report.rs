@@ -94,7 +94,7 @@ fn vector_blocks(vs: &[&Vector]) -> Vec<Block> {
     by_form
         .into_iter()
         .map(|(k, words)| {
-            let c = CoverageIn::of_words(&words);
+            let c = CoverageIn::of(&words);
             Block { form: Some(k.clone()), forms: [k].into(), fields: c.fields }
         })
         .collect()
@@ -391,7 +391,7 @@ mod tests {
             agreed_text: coverage_words.len() as u64,
             agreed_illegal: 0,
             mismatches: mismatch.map(|w| OracleMismatch { word: crate::isa::format_hex(w), ours: "a".into(), nvdisasm: "b".into() }).into_iter().collect(),
-            coverage: Some(CoverageIn::of_words(coverage_words)),
+            coverage: Some(CoverageIn::of(coverage_words)),
         }
     }
 

@@ -4,11 +4,11 @@
 
 use crate::cli::{exit_for, input_name, read_lines, vec_for, CliError, CliResult};
 use crate::commands::resolve_seed;
-use crate::isa::{parse_hex, render, Form};
+use crate::isa::parse_hex;
 use crate::reference::{self, policy, Undefined};
-use crate::vectors::{self, check, parse_line, to_line, Vector};
+pub use crate::replay::{forms_of, replay, Replay};
+use crate::vectors::{check, parse_line, to_line, Vector};
 use clap::Args;
-use std::collections::BTreeMap;
 use std::io::Write;
 
 #[derive(Args)]
@@ -31,121 +31,12 @@ pub struct VerifyArgs {
     pub paths: Vec<String>,
 }
 
-#[derive(Default)]
-struct Tally {
-    pass: usize,
-    fail: usize,
-    undefined: usize,
-}
-
-/// Totals of one replay.
-#[derive(Clone, Debug, Default, serde::Serialize)]
-pub struct Replay {
-    pub vectors: usize,
-    pub pass: usize,
-    pub mismatch: usize,
-    pub malformed: usize,
-    pub invalid: usize,
-    pub undefined: usize,
-    /// The report lines of the failures (file:line and what), in order.
-    pub failures: Vec<String>,
-}
-
-impl Replay {
-    pub fn ok(&self) -> bool {
-        self.mismatch + self.malformed + self.invalid == 0
-    }
-}
-
 pub fn verify(a: VerifyArgs) -> CliResult {
     let out = std::io::stdout();
     let mut out = std::io::BufWriter::new(out.lock());
     let r = replay(&a.paths, &mut out)?;
     out.flush().map_err(|e| CliError::input(format!("stdout: {e}")))?;
     Ok(exit_for(r.ok()))
-}
-
-/// Replay every vector under `paths` through the reference, writing the report to `out`.
-pub fn replay<P: AsRef<std::path::Path>>(paths: &[P], out: &mut dyn Write) -> Result<Replay, CliError> {
-    let lines = vectors::read_paths(paths)?;
-    if lines.is_empty() {
-        let names: Vec<String> = paths.iter().map(|p| p.as_ref().display().to_string()).collect();
-        return Err(CliError::input(format!("no vectors in {}", names.join(" "))));
-    }
-    let mut failures = Vec::new();
-    let mut by_origin: BTreeMap<String, Tally> = BTreeMap::new();
-    let mut by_form: BTreeMap<String, Tally> = BTreeMap::new();
-    let (mut malformed, mut invalid, mut mismatch, mut undefined, mut pass) = (0usize, 0usize, 0usize, 0usize, 0usize);
-    let w = |o: &mut dyn Write, s: String| writeln!(o, "{s}").map_err(|e| CliError::input(format!("output: {e}")));
-    let mut fail = |o: &mut dyn Write, s: String| {
-        if failures.len() < 100 {
-            failures.push(s.clone());
-        }
-        w(o, s)
-    };
-    for l in &lines {
-        let at = l.at();
-        let v = match &l.item {
-            Ok(v) => v,
-            Err(e) => {
-                malformed += 1;
-                fail(out, format!("{at}: malformed: {e}"))?;
-                continue;
-            }
-        };
-        let inst = match check(v) {
-            Ok(i) => i,
-            Err(e) => {
-                invalid += 1;
-                by_origin.entry(v.origin.clone()).or_default().fail += 1;
-                fail(out, format!("{at}: invalid: {e}"))?;
-                continue;
-            }
-        };
-        let origin = by_origin.entry(v.origin.clone()).or_default();
-        let form = by_form.entry(inst.form().cli_name().to_string()).or_default();
-        let x = v.inputs;
-        let what = format!("{}  a={:#010x} b={:#010x} d={:#010x} pred={:#04x}", render(&inst), x.a, x.b, x.d, x.pred);
-        let Some(expect) = v.expect else {
-            malformed += 1;
-            origin.fail += 1;
-            form.fail += 1;
-            fail(out, format!("{at}: malformed: no \"expect\" to check: {what}"))?;
-            continue;
-        };
-        match reference::eval(&inst, &x) {
-            Ok(got) if got == expect => {
-                pass += 1;
-                origin.pass += 1;
-                form.pass += 1;
-            }
-            Ok(got) => {
-                mismatch += 1;
-                origin.fail += 1;
-                form.fail += 1;
-                fail(out, format!("{at}: mismatch: {what}  expected {expect:#010x}, reference {got:#010x}"))?;
-            }
-            Err(u) if v.origin == "reference" => {
-                mismatch += 1;
-                origin.fail += 1;
-                form.fail += 1;
-                fail(out, format!("{at}: mismatch: origin \"reference\" claims {expect:#010x} but the reference is undefined ({u}): {what}"))?;
-            }
-            Err(u) => {
-                undefined += 1;
-                origin.undefined += 1;
-                form.undefined += 1;
-                w(out, format!("{at}: undefined: {u}: {what}  (recorded {expect:#010x})"))?;
-            }
-        }
-    }
-    w(out, format!("{} vectors: {pass} pass, {mismatch} mismatch, {malformed} malformed, {invalid} invalid, {undefined} undefined", lines.len()))?;
-    for (title, map) in [("origin", &by_origin), ("form", &by_form)] {
-        for (k, t) in map {
-            w(out, format!("  by {title} {k:?}: {} pass, {} fail, {} undefined", t.pass, t.fail, t.undefined))?;
-        }
-    }
-    Ok(Replay { vectors: lines.len(), pass, mismatch, malformed, invalid, undefined, failures })
 }
 
 #[derive(Args)]
@@ -253,15 +144,4 @@ pub fn semantics_doc(a: SemanticsDocArgs) -> CliResult {
     std::fs::write(&a.doc, text).map_err(|e| CliError::input(format!("{}: {e}", a.doc)))?;
     eprintln!("wrote {}", a.doc);
     Ok(exit_for(true))
-}
-
-/// Lines of the committed reference set by form, for the coverage test.
-pub fn forms_of(vs: &[Vector]) -> BTreeMap<Form, usize> {
-    let mut m = BTreeMap::new();
-    for v in vs {
-        if let Ok(i) = crate::isa::decode(v.encoding) {
-            *m.entry(i.form()).or_insert(0) += 1;
-        }
-    }
-    m
 }

@@ -201,7 +201,7 @@ fn rejected_images_and_crashing_drivers_are_isolated_too() {
 fn exhaustive_mode_runs_the_digest_kernel_through_the_driver() {
     let seed = seed(16);
     for form in [Form::Rrr, Form::Imm] {
-        let w = hmul2_harness::kernel::command::runnable_words(seed, Some(form), 1).unwrap()[0];
+        let w = hmul2_harness::build_kernel::runnable_words(seed, Some(form), 1).unwrap()[0];
         let hex = format_hex(w);
         let d = tmp(&format!("exh-{form:?}"));
         let args = ["run", "--seed", "1", "--mode", "exhaustive", "--encoding", &hex, "--space-bits", "20", "--chunk-bits", "14", "--out"];

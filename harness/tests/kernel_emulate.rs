@@ -15,9 +15,9 @@ mod common;
 
 use common::{CANARY, IN, OUT};
 use hmul2_harness::isa::{decode, format_hex, Form, Operand2, RZ};
-use hmul2_harness::kernel::command::runnable_words;
 use hmul2_harness::kernel::emu::{self, Fault, Launch, Logged, Program, Regions, Site, Stats};
 use hmul2_harness::kernel::helpers::{encode, op_spec, Op, Sched};
+use hmul2_harness::kernel::runnable_words;
 use hmul2_harness::kernel::{build, elf, patch_cubin, plan, random_inputs, Built, Case, TEMPLATE};
 use hmul2_harness::reference::input_set;
 use hmul2_harness::rng::Rng;

@@ -1,4 +1,4 @@
-//! Every helper op, encoded from spec/helpers-sm90.json with random field values, is what
+//! Every helper op, encoded from spec/sm90/helpers.json with random field values, is what
 //! nvdisasm says it is (same check as for HMUL2: encode, disassemble, compare text).
 //! Fails when nvdisasm is missing.
 

@@ -6,7 +6,7 @@ mod common;
 
 use hmul2_harness::inputs::Inputs;
 use hmul2_harness::isa::{decode, encode, Form, Hmul2, Operand2};
-use hmul2_harness::kernel::command::runnable_words;
+use hmul2_harness::kernel::runnable_words;
 use hmul2_harness::kernel::{self, build, plan, random_inputs, render_plan, runnable, Case, NotRunnable};
 use hmul2_harness::nvdisasm::find_tool;
 use hmul2_harness::rng::Rng;

@@ -1,6 +1,6 @@
 //! `libcuda.so` for machines without a GPU: the twenty driver entry points hmul2-harness
 //! resolves (`harness/src/gpu/driver.rs`), answering as a driver would, with launches run
-//! by the CPU emulator of the patched programs (`hmul2_harness::kernel::emu`).
+//! by the CPU emulator of the patched programs (`harness_kernel::kernel::emu`).
 //!
 //! Put its folder first on `LD_LIBRARY_PATH` and the harness's real path runs end to end:
 //! cudarc's dynamic loader, symbol resolution, device detection, worker processes, module
@@ -31,9 +31,9 @@
 // the crate-level # Safety section above covers every entry point
 #![allow(clippy::missing_safety_doc)]
 
-use hmul2_harness::isa::parse_hex;
-use hmul2_harness::kernel::elf;
-use hmul2_harness::kernel::emu::{self, Launch, Program, Regions};
+use harness_isa::isa::parse_hex;
+use harness_kernel::kernel::elf;
+use harness_kernel::kernel::emu::{self, Launch, Program, Regions};
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
@@ -639,7 +639,7 @@ pub unsafe extern "C" fn cuGetErrorName(code: CuResult, out: *mut *const c_char)
         if out.is_null() {
             return INVALID_VALUE;
         }
-        let Some(name) = hmul2_harness::gpu::driver::known_error_name(code) else {
+        let Some(name) = harness_runner::gpu::driver::known_error_name(code) else {
             return INVALID_VALUE;
         };
         // SAFETY: the caller passes a writable pointer; the string is static.

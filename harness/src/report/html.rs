@@ -601,7 +601,7 @@ pub fn render(m: &Model) -> String {
     let hw_runs = m.runs.iter().filter(|r| r.hardware.used).count();
     let _ = write!(
         out,
-        "<header><h1>{} on {}: what is proven, per bit</h1><p class=\"sub\">hmul2-harness {} · {} oracle file(s), {} run(s) ({} on hardware), {} vector(s), {} errat{}, seed page <code>harness/spec/seed-hmul2-sm90.txt</code> (untrusted: nvdisasm wins)</p></header>",
+        "<header><h1>{} on {}: what is proven, per bit</h1><p class=\"sub\">hmul2-harness {} · {} oracle file(s), {} run(s) ({} on hardware), {} vector(s), {} errat{}, seed page <code>harness/spec/sm90/hmul2-seed-page.txt</code> (untrusted: nvdisasm wins)</p></header>",
         esc(&s.mnemonic),
         esc(&s.arch),
         env!("CARGO_PKG_VERSION"),

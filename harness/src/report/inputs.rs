@@ -67,13 +67,6 @@ fn display(v: Option<&Value>) -> String {
 /// files without `fields_by_form` credit a shared field to no form in particular).
 pub use crate::gen::{Coverage as CoverageIn, FieldCoverage as FieldCov};
 
-impl CoverageIn {
-    pub fn of_words(words: &[u128]) -> CoverageIn {
-        let c = crate::gen::Coverage::of(words);
-        serde_json::to_value(&c).ok().and_then(|v| serde_json::from_value(v).ok()).unwrap_or_default()
-    }
-}
-
 fn coverage_of(v: Option<&Value>, key: &str, path: &Path) -> Result<Option<CoverageIn>, InputError> {
     match v {
         None | Some(Value::Null) => Ok(None),

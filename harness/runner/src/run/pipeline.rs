@@ -159,7 +159,7 @@ pub type VerifyReport = serde_json::Value;
 /// Replay every vector file under `dir` through the reference (what `verify DIR` does).
 pub fn verify_vectors(dir: &Path) -> VerifyReport {
     let mut sink = std::io::sink();
-    match crate::verify::replay(&[dir], &mut sink) {
+    match crate::replay::replay(&[dir], &mut sink) {
         Ok(r) => serde_json::json!({
             "ran": true,
             "ok": r.ok(),
@@ -235,7 +235,7 @@ mod tests {
     use crate::kernel::MAX_THREADS;
 
     fn case(seed: u64, form: Form, n: usize) -> Case {
-        let word = crate::kernel::command::runnable_words(seed, Some(form), 1).unwrap()[0];
+        let word = crate::kernel::runnable_words(seed, Some(form), 1).unwrap()[0];
         let mut r = crate::rng::Rng::new(seed);
         Case { word, inputs: crate::kernel::random_inputs(word, n, &mut r) }
     }

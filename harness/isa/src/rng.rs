@@ -39,6 +39,16 @@ impl Rng {
     }
 }
 
+/// A seed given on the command line, or one drawn from the clock; always printed.
+pub fn resolve_seed(seed: Option<u64>) -> u64 {
+    let s = seed.unwrap_or_else(|| {
+        let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+        (t as u64) ^ (t >> 64) as u64 ^ std::process::id() as u64
+    });
+    eprintln!("seed: {s}");
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

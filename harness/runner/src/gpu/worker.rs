@@ -17,16 +17,9 @@ use std::time::Duration;
 /// Hello frame: the worker is ready; payload names what executes (device or "simulated").
 pub const KIND_HELLO: u8 = 5;
 
-#[derive(clap::Args)]
-pub struct WorkerArgs {
-    /// CUDA device ordinal.
-    #[arg(long, default_value_t = 0)]
-    pub device: i32,
-}
-
 /// The child's main loop. Exit codes: 0 stdin closed; 3 after a fault; 4 setup failed;
 /// 5 protocol error.
-pub fn worker_main(a: WorkerArgs) -> crate::cli::CliResult {
+pub fn worker_main(device: i32) -> crate::cli::CliResult {
     let stdin = std::io::stdin();
     let mut input = stdin.lock();
     let stdout = std::io::stdout();
@@ -42,9 +35,9 @@ pub fn worker_main(a: WorkerArgs) -> crate::cli::CliResult {
                 return Ok(std::process::ExitCode::from(4));
             }
         },
-        Err(_) => match super::driver::CudaExecutor::open(a.device) {
+        Err(_) => match super::driver::CudaExecutor::open(device) {
             Ok(c) => {
-                let _ = protocol::write_frame(&mut out, KIND_HELLO, format!("device {}", a.device).as_bytes());
+                let _ = protocol::write_frame(&mut out, KIND_HELLO, format!("device {}", device).as_bytes());
                 Box::new(c)
             }
             Err(e) => {

@@ -1,9 +1,8 @@
 //! `hmul2-harness build-kernel`: a seeded batch of runnable encodings, patched into the template.
 
-use super::{build, random_inputs, runnable, Case};
-use crate::cli::{vec_for, CliError, CliResult};
+use crate::cli::{CliError, CliResult};
 use crate::commands::{parse_form, resolve_seed};
-use crate::gen::{generate_one, GenOptions};
+use crate::kernel::{build, random_inputs, Case};
 use crate::rng::Rng;
 use clap::Args;
 use std::process::ExitCode;
@@ -27,34 +26,14 @@ pub struct BuildKernelArgs {
     pub threads: usize,
 }
 
-/// `count` legal, runnable encodings of seed `seed`: generator items in order, skipping the
-/// ones the kernel cannot run (an error when none of the first many items is runnable).
-pub fn runnable_words(seed: u64, form: Option<crate::isa::Form>, count: usize) -> Result<Vec<u128>, String> {
-    let mut opts = GenOptions::legal(seed);
-    opts.form = form;
-    let mut out = vec_for("--count", count as u64).map_err(|e| e.message)?;
-    let mut index = 0u64;
-    let mut last = String::new();
-    while out.len() < count {
-        let w = generate_one(&opts, index);
-        index += 1;
-        match runnable(w) {
-            Ok(()) => out.push(w),
-            Err(e) => last = e.to_string(),
-        }
-        if index > 1000 + 1000 * count as u64 {
-            return Err(format!("only {} of {count} items were runnable after {index} draws (last reason: {last})", out.len()));
-        }
-    }
-    Ok(out)
-}
+pub use crate::kernel::runnable_words;
 
 pub fn build_kernel(a: BuildKernelArgs) -> CliResult {
     let form = a.form;
     if a.count == 0 {
         return Err(CliError::input("--count must be at least 1"));
     }
-    if a.threads == 0 || !a.threads.is_multiple_of(32) || a.threads > super::MAX_THREADS {
+    if a.threads == 0 || !a.threads.is_multiple_of(32) || a.threads > crate::kernel::MAX_THREADS {
         return Err(CliError::input("--threads must be a multiple of 32, at most 256"));
     }
     let seed = resolve_seed(a.seed);

@@ -4,13 +4,7 @@
 //! comparison with the reference → journal (per batch) → report folder. Without a usable
 //! GPU only the software checks run, and every report says the hardware part did not.
 
-pub mod engine;
-pub mod exhaustive;
-pub mod journal;
-pub mod minimize;
-pub mod pipeline;
-pub mod report;
-pub mod vector_out;
+pub use harness_runner::run::{engine, exhaustive, journal, minimize, pipeline, report, vector_out};
 
 use crate::cli::{CliError, CliResult};
 use crate::gpu::{self, detect, worker::WorkerExecutor, Executor, FAKE_ENV};

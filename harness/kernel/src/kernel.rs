@@ -32,7 +32,6 @@
 //! at `base + offset` holds the warp's b. Unverified on hardware (no GPU here): run cx cases
 //! in their own batch first. Needs the input buffer 64-byte aligned (cuMemAlloc: 256).
 
-pub mod command;
 pub mod digest;
 pub mod elf;
 pub mod emu;
@@ -47,9 +46,9 @@ use serde::Serialize;
 pub use elf::{BANK3_BYTES, KERNEL_NAME};
 
 /// The committed template cubin (`kernels/build.sh` rebuilds it).
-pub const TEMPLATE: &[u8] = include_bytes!("../../kernels/hmul2_template.sm_90.cubin");
+pub const TEMPLATE: &[u8] = include_bytes!("../../../kernels/hmul2_template.sm_90.cubin");
 /// The template's PTX source.
-pub const TEMPLATE_PTX: &str = include_str!("../../kernels/hmul2_template.ptx");
+pub const TEMPLATE_PTX: &str = include_str!("../../../kernels/hmul2_template.ptx");
 /// Bytes of one input record: a, b, d, pred as little-endian u32.
 pub const INPUT_RECORD: usize = 16;
 /// Bytes of one output word.
@@ -597,6 +596,28 @@ pub fn random_inputs(word: u128, threads: usize, rng: &mut crate::rng::Rng) -> V
         v[k].b = v[lead].b;
     }
     v
+}
+
+/// `count` legal, runnable encodings of seed `seed`: generator items in order, skipping the
+/// ones the kernel cannot run (an error when none of the first many items is runnable).
+pub fn runnable_words(seed: u64, form: Option<crate::isa::Form>, count: usize) -> Result<Vec<u128>, String> {
+    let mut opts = crate::gen::GenOptions::legal(seed);
+    opts.form = form;
+    let mut out = crate::cli::vec_for("--count", count as u64).map_err(|e| e.message)?;
+    let mut index = 0u64;
+    let mut last = String::new();
+    while out.len() < count {
+        let w = crate::gen::generate_one(&opts, index);
+        index += 1;
+        match runnable(w) {
+            Ok(()) => out.push(w),
+            Err(e) => last = e.to_string(),
+        }
+        if index > 1000 + 1000 * count as u64 {
+            return Err(format!("only {} of {count} items were runnable after {index} draws (last reason: {last})", out.len()));
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

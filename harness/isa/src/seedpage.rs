@@ -1,4 +1,4 @@
-//! The seed page (`spec/seed-hmul2-sm90.txt`) read as data: per form, what it claims at
+//! The seed page (`spec/sm90/hmul2-seed-page.txt`) read as data: per form, what it claims at
 //! each of the 128 bits, and a bit-by-bit comparison with the spec.
 //!
 //! The seed page is untrusted (nvdisasm wins), so nothing here feeds the encoder; the

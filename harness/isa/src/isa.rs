@@ -70,6 +70,14 @@ impl Form {
     }
 }
 
+/// A form named on the command line (`rrr`, `imm`, ... or the seed-page key); the error lists the names.
+pub fn parse_form(name: &str) -> Result<Form, String> {
+    Form::from_cli(name).ok_or_else(|| {
+        let names: Vec<&str> = Form::ALL.iter().map(|f| f.cli_name()).collect();
+        format!("unknown form {name:?}; one of {}", names.join(", "))
+    })
+}
+
 impl std::fmt::Display for Form {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.key())

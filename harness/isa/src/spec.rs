@@ -1,4 +1,4 @@
-//! The encoding spec: `spec/hmul2-sm90.json`, loaded once and compiled into masks.
+//! The encoding spec: `spec/sm90/hmul2.json`, loaded once and compiled into masks.
 //!
 //! Every bit position of HMUL2 lives in that file. This module checks it (no field
 //! wider than its value, no two fields of a form sharing a bit, every name known) and
@@ -9,9 +9,9 @@ use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 /// The spec file, compiled in so that the binary needs nothing beside it.
-pub const SPEC_JSON: &str = include_str!("../spec/hmul2-sm90.json");
+pub const SPEC_JSON: &str = include_str!("../../spec/sm90/hmul2.json");
 /// The seed page the spec was started from (an automatically derived, untrusted "ISA viewer" page).
-pub const SEED_PAGE: &str = include_str!("../spec/seed-hmul2-sm90.txt");
+pub const SEED_PAGE: &str = include_str!("../../spec/sm90/hmul2-seed-page.txt");
 
 /// One field: where its bits are, what its values are called.
 #[derive(Debug, Clone)]
@@ -220,7 +220,7 @@ impl Spec {
     pub fn index(&self, name: &str) -> usize {
         match self.by_name.get(name) {
             Some(&i) => i,
-            None => panic!("spec has no field {name:?} (the code and spec/hmul2-sm90.json disagree)"),
+            None => panic!("spec has no field {name:?} (the code and spec/sm90/hmul2.json disagree)"),
         }
     }
     pub fn try_index(&self, name: &str) -> Option<usize> {
@@ -529,7 +529,7 @@ pub fn spec() -> &'static Spec {
     SPEC.get_or_init(|| match compile(SPEC_JSON) {
         Ok(s) => s,
         // The spec is compiled into the binary and checked by tests: failing here is a build defect.
-        Err(e) => panic!("built-in spec/hmul2-sm90.json is inconsistent: {e}"),
+        Err(e) => panic!("built-in spec/sm90/hmul2.json is inconsistent: {e}"),
     })
 }
 

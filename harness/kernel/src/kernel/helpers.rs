@@ -1,4 +1,4 @@
-//! The instructions placed around each HMUL2 under test, encoded from `spec/helpers-sm90.json`.
+//! The instructions placed around each HMUL2 under test, encoded from `spec/sm90/helpers.json`.
 //!
 //! Control bits use the HMUL2 spec's fields (one SM90 control layout for every instruction),
 //! so each bit position is named once in the project's data.
@@ -9,7 +9,7 @@ use serde::Deserialize;
 use std::sync::OnceLock;
 
 /// The helper spec, compiled in.
-pub const HELPERS_JSON: &str = include_str!("../../spec/helpers-sm90.json");
+pub const HELPERS_JSON: &str = include_str!("../../../spec/sm90/helpers.json");
 
 /// The helper instructions, in the order of [`Op::ALL`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -196,7 +196,7 @@ pub fn ops() -> &'static [OpSpec] {
     OPS.get_or_init(|| match compile(HELPERS_JSON) {
         Ok(o) => o,
         // compiled into the binary and checked by tests: failing here is a build defect
-        Err(e) => panic!("built-in spec/helpers-sm90.json is inconsistent: {e}"),
+        Err(e) => panic!("built-in spec/sm90/helpers.json is inconsistent: {e}"),
     })
 }
 

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use std::sync::OnceLock;
 
 /// The committed table, compiled in so the reference is the same binary everywhere.
-pub const SEMANTICS_JSON: &str = include_str!("../../spec/semantics.json");
+pub const SEMANTICS_JSON: &str = include_str!("../../../spec/semantics.json");
 
 /// One entry of `semantics.json` (the HTML report reads the same schema).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

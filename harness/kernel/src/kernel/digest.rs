@@ -29,9 +29,9 @@
 
 use super::helpers::{self, Op, Sched};
 use super::{decode, effective_inputs, patch_cubin, runnable, LaunchJob, NotRunnable, PatchError, Planned, KERNEL_NAME, TEMPLATE};
+use crate::exhaustive::{DigestRequest, D_FILL, PRED_ALL, THREADS};
 use crate::inputs::Inputs;
 use crate::isa::{Operand2, PT, RZ};
-use crate::run::exhaustive::{DigestRequest, D_FILL, PRED_ALL, THREADS};
 
 /// Why no digest kernel can be built for a request.
 #[derive(Debug, thiserror::Error)]

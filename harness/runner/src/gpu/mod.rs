@@ -58,21 +58,3 @@ impl<E: Executor + ?Sized> Executor for Box<E> {
 /// The env var that replaces the GPU by [`fake::FakeExecutor`] in workers and selects the
 /// fake backend in `run` (CPU-only tests; never reports hardware).
 pub const FAKE_ENV: &str = "HMUL2_FAKE_EXECUTOR";
-
-/// `hmul2-harness gpu-info`.
-#[derive(clap::Args)]
-pub struct GpuInfoArgs {
-    /// Print JSON instead of text.
-    #[arg(long)]
-    pub json: bool,
-}
-
-pub fn gpu_info(a: GpuInfoArgs) -> crate::cli::CliResult {
-    let d = detect::detect();
-    if a.json {
-        crate::outln!("{}", serde_json::to_string_pretty(&d).unwrap_or_default())?;
-    } else {
-        crate::out!("{}", d.text())?;
-    }
-    Ok(std::process::ExitCode::SUCCESS)
-}
