@@ -3,10 +3,10 @@
 //! person can check a word against the spec by eye.
 
 use crate::cli::{CliError, CliResult};
-use crate::isa::decode::form_of;
+use crate::isa::decode::{form_of, op_of};
 use crate::isa::floattext::{imm_text, Half};
-use crate::isa::{decode, parse_hex, render, Form, Illegal, PT, RZ, URZ};
-use crate::spec::{spec, Field, Spec};
+use crate::isa::{decode, parse_hex, render, Form, Illegal, Op, PT, RZ, URZ};
+use crate::spec::{Field, FormSpec, Spec};
 use clap::Args;
 use std::fmt::Write;
 use std::process::ExitCode;
@@ -34,6 +34,8 @@ pub struct FieldLine {
 pub struct Explanation {
     pub word: u128,
     pub form: Option<Form>,
+    /// The instruction the opcode names, if any.
+    pub op: Option<Op>,
     pub decoded: Result<String, Illegal>,
     pub fields: Vec<FieldLine>,
     /// For each bit, the index into `fields` of the field that holds it (None: no field).
@@ -50,7 +52,7 @@ fn sext(v: u32, width: u32) -> i64 {
 }
 
 /// What value `v` of field `fi` means in form `form` of word `word`.
-fn meaning(s: &Spec, fi: usize, v: u32, form: Option<Form>, word: u128) -> String {
+fn meaning(s: &Spec, fi: usize, v: u32, form: Option<&FormSpec>, word: u128) -> String {
     let f = &s.fields[fi];
     if let Some(name) = f.value_name(v) {
         return if name.is_empty() { "(default)".into() } else { name.to_string() };
@@ -65,7 +67,7 @@ fn meaning(s: &Spec, fi: usize, v: u32, form: Option<Form>, word: u128) -> Strin
         "ureg" => format!("UR{v}"),
         "bank" => format!("c[{v:#x}]"),
         "offset" => {
-            let signed = form.is_some_and(|fm| fm.spec().signed.contains(&fi));
+            let signed = form.is_some_and(|fm| fm.signed.contains(&fi));
             let bytes = if signed { sext(v, f.width) } else { v as i64 } * f.scale as i64;
             if bytes < 0 {
                 format!("byte offset -{:#x}", -bytes)
@@ -80,8 +82,7 @@ fn meaning(s: &Spec, fi: usize, v: u32, form: Option<Form>, word: u128) -> Strin
         }
         _ => {
             if f.name == "opcode" {
-                let expected = s.forms.first().and_then(|fs| fs.fixed.iter().find(|(i, _)| *i == fi)).map(|(_, v)| *v);
-                return if Some(v) == expected { "HMUL2".into() } else { "not HMUL2".into() };
+                return Op::from_opcode(v).map_or_else(|| "not an instruction of the family".into(), |o| o.mnemonic().into());
             }
             if f.kind == "control" {
                 let doc = f.doc.trim_start_matches("Control: ");
@@ -97,21 +98,24 @@ const KEYS: &str = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ01234567
 
 /// Explain one word.
 pub fn explain(word: u128) -> Explanation {
-    let s = spec();
-    let form = form_of(word).ok();
+    let op = op_of(word).ok();
+    // an unknown opcode is explained by the first spec: the opcode field sits at the same bits in all
+    let s = op.unwrap_or(Op::ALL[0]).spec();
+    let form = form_of(word).ok().map(|(_, f)| f);
+    let fspec = form.zip(op).and_then(|(f, o)| o.form_spec(f));
     let decoded = decode(word).map(|i| render(&i));
     // fields as far as the form is known: all of the form's, or (no form) the opcode and the
     // selector fields, plus the fields every form shares once the opcode is HMUL2's
     let mut idx: Vec<(usize, bool)> = Vec::new();
-    match form {
+    match fspec {
         Some(fm) => {
-            idx.extend(fm.spec().fixed.iter().map(|&(i, _)| (i, true)));
-            idx.extend(fm.spec().fields.iter().map(|&i| (i, false)));
+            idx.extend(fm.fixed.iter().map(|&(i, _)| (i, true)));
+            idx.extend(fm.fields.iter().map(|&i| (i, false)));
         }
         None => {
             let opcode = s.try_index("opcode");
             idx.extend(opcode.map(|i| (i, false)));
-            if !matches!(decoded, Err(Illegal::NotHmul2 { .. })) {
+            if !matches!(decoded, Err(Illegal::UnknownOpcode { .. })) {
                 let mut sel: Vec<usize> = s.forms.iter().flat_map(|f| f.fixed.iter().map(|&(i, _)| i)).filter(|&i| Some(i) != opcode).collect();
                 sel.sort();
                 sel.dedup();
@@ -139,14 +143,14 @@ pub fn explain(word: u128) -> Explanation {
             }
         }
         let m = if fixed {
-            format!("{} (selects {})", meaning(s, fi, v, form, word), form.map(|f| f.spec().syntax.as_str()).unwrap_or(""))
+            format!("{} (selects {})", meaning(s, fi, v, fspec, word), fspec.map(|f| f.syntax.as_str()).unwrap_or(""))
         } else {
-            meaning(s, fi, v, form, word)
+            meaning(s, fi, v, fspec, word)
         };
-        let m = if f.name == "opcode" { meaning(s, fi, v, form, word) } else { m };
+        let m = if f.name == "opcode" { meaning(s, fi, v, fspec, word) } else { m };
         fields.push(FieldLine { field: fi, key, bits: bits_text(f), value: v, meaning: m, fixed, at_fault: Some(fi) == fault_field });
     }
-    Explanation { word, form, decoded, fields, owner }
+    Explanation { word, form, op, decoded, fields, owner }
 }
 
 const PALETTE: [&str; 6] = ["36", "33", "32", "35", "34", "96"];
@@ -162,11 +166,12 @@ fn paint(color: bool, code: &str, text: &str) -> String {
 impl Explanation {
     /// The terminal layout; ANSI colours when `color`.
     pub fn to_text(&self, color: bool) -> String {
-        let s = spec();
+        let s = self.op.unwrap_or(Op::ALL[0]).spec();
         let mut out = String::new();
-        let form_text = match self.form {
-            Some(f) => format!("{} ({})", f.key(), f.spec().syntax),
-            None => "no HMUL2 form".to_string(),
+        let form_text = match (self.op, self.form) {
+            (Some(o), Some(f)) => format!("{} ({})", o.form_key(f), f.syntax()),
+            (Some(o), None) => format!("no {o} form"),
+            (None, _) => "not an instruction of the family".to_string(),
         };
         let _ = writeln!(out, "{}  {}", crate::isa::format_hex(self.word), paint(color, "1", &form_text));
         let code = |n: usize| -> &str {
@@ -282,6 +287,10 @@ pub fn run(a: ExplainArgs) -> CliResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn spec() -> &'static Spec {
+        Op::Hmul2.spec()
+    }
     use crate::isa::{encode, Hmul2, Operand2};
 
     #[test]
@@ -341,6 +350,6 @@ mod tests {
         // not HMUL2 at all: the opcode alone
         let e = explain(w ^ 1);
         assert_eq!(e.fields.len(), 1);
-        assert!(e.to_text(false).contains("not HMUL2"));
+        assert!(e.to_text(false).contains("not an instruction of the family"));
     }
 }

@@ -197,8 +197,12 @@ pub fn utc_now() -> String {
 pub fn all_items(a: &RunArgs, seed: u64) -> Result<Vec<(u64, u128)>, CliError> {
     Ok(match a.mode {
         Mode::Random => {
-            let o =
-                crate::gen::GenOptions { form: a.form, invalid_share: a.invalid_share, illegal_share: a.illegal_share, ..crate::gen::GenOptions::legal(seed) };
+            let o = crate::gen::GenOptions {
+                form: a.form,
+                invalid_share: a.invalid_share,
+                illegal_share: a.illegal_share,
+                ..crate::gen::GenOptions::legal_of(seed, crate::reference::IMPLEMENTED)
+            };
             // room for about this shard's share (items are dealt by a hash of their index)
             let mut items = crate::cli::vec_for("--count", a.count.div_ceil(a.shard.count))?;
             items.extend((0..a.count).filter(|&i| a.shard.owns(i)).map(|i| (i, crate::kernel::place(crate::gen::generate_one(&o, i)))));
@@ -207,8 +211,8 @@ pub fn all_items(a: &RunArgs, seed: u64) -> Result<Vec<(u64, u128)>, CliError> {
         Mode::Factorial => {
             let forms: Vec<Form> = a.form.map(|f| vec![f]).unwrap_or_else(|| Form::ALL.to_vec());
             let mut words = Vec::new();
-            for f in forms {
-                for i in crate::gen::factorial(f, seed) {
+            for (op, f) in crate::reference::IMPLEMENTED.iter().flat_map(|&o| forms.iter().filter(move |&&f| o.has_form(f)).map(move |&f| (o, f))) {
+                for i in crate::gen::factorial(op, f, seed) {
                     words.push(crate::kernel::place(crate::isa::encode(&i).map_err(|e| CliError::input(format!("factorial {f}: {e}")))?));
                 }
             }
@@ -273,7 +277,7 @@ fn check_options(a: &RunArgs) -> Result<(), CliError> {
 /// The journal's header: everything that decides which items exist and what they hold.
 fn config_json(a: &RunArgs, seed: u64) -> serde_json::Value {
     serde_json::json!({
-        "seed": seed, "mode": a.mode.name(), "form": a.form.map(|f| f.key()), "count": a.count,
+        "seed": seed, "mode": a.mode.name(), "form": a.form.map(|f| crate::isa::Op::Hmul2.form_key(f)), "count": a.count,
         "inputs": a.inputs, "shard": a.shard.to_string(), "encoding": a.encoding,
         "space_bits": a.space_bits, "chunk_bits": a.chunk_bits,
         "invalid_share": a.invalid_share, "illegal_share": a.illegal_share,
@@ -791,7 +795,7 @@ fn exhaustive_group(backend: &dyn Backend, exec: &mut dyn Executor, word: u128, 
     let gb = exhaustive_group_bits(a);
     let req = DigestRequest { word, space_bits: a.space_bits, chunk_bits: a.chunk_bits, first_chunk: group << gb, chunks: 1 << gb };
     let job = backend.digest_job(&req).map_err(gpu::ExecError::Setup)?;
-    let form = inst.form().key().to_string();
+    let form = inst.form_key().to_string();
     let mut totals = Totals { instructions: (group == 0) as u64, inputs: (req.chunks as u64) << req.chunk_bits, ..Default::default() };
     let mut rec = BatchRecord::default();
     let mut observed = Vec::new();
@@ -970,7 +974,7 @@ mod tests {
     #[test]
     fn every_factorial_shard_gets_defined_instructions() {
         for form in Form::ALL {
-            let insts = crate::gen::factorial(form, 1);
+            let insts = crate::gen::factorial(crate::isa::Op::Hmul2, form, 1);
             let fair = insts.iter().filter(|x| !x.has_invalid_value()).count() / 8;
             for index in 0..8 {
                 let s = Shard { index, count: 8 };

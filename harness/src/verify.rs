@@ -101,6 +101,7 @@ pub fn eval(a: EvalArgs) -> CliResult {
                 undefined += 1;
                 None
             }
+            Err(e @ Undefined::Instruction(_)) => return Err(CliError::input(format!("{at}: {e}"))),
         };
         writeln!(out, "{}", to_line(v)).map_err(|e| CliError::input(format!("stdout: {e}")))?;
     }

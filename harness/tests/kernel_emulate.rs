@@ -21,7 +21,9 @@ use hmul2_harness::kernel::runnable_words;
 use hmul2_harness::kernel::{build, elf, patch_cubin, plan, random_inputs, Built, Case, TEMPLATE};
 use hmul2_harness::reference::input_set;
 use hmul2_harness::rng::Rng;
-use hmul2_harness::spec::layout;
+fn layout() -> &'static hmul2_harness::spec::Layout {
+    hmul2_harness::spec::control_layout()
+}
 
 fn seed() -> u64 {
     common::seed(0x5eed_0002)

@@ -8,7 +8,6 @@ use hmul2_harness::gen::{self, GenOptions};
 use hmul2_harness::isa::*;
 use hmul2_harness::nvdisasm::Nvdisasm;
 use hmul2_harness::oracle::{compare, OracleReport};
-use hmul2_harness::spec::spec;
 
 fn nvdisasm() -> Nvdisasm {
     match Nvdisasm::find() {
@@ -37,12 +36,12 @@ fn assert_agrees(what: &str, rep: &OracleReport) {
 
 fn random_run(seed: u64) {
     eprintln!("oracle run, seed {seed}");
-    let o = GenOptions { seed, form: None, illegal_share: 0.01, invalid_share: 0.25, ignored_share: 0.1 };
+    let o = GenOptions { seed, ops: Op::ALL.to_vec(), form: None, illegal_share: 0.01, invalid_share: 0.25, ignored_share: 0.1 };
     let words = gen::generate(&o, 0, 20_000);
     let rep = compare(&nvdisasm(), &words).expect("nvdisasm ran");
     assert!(rep.agreed_illegal > 50, "the run must include rejected words");
-    let forms: std::collections::BTreeSet<_> = words.iter().filter_map(|&w| decode(w).ok()).map(|i| i.form()).collect();
-    assert_eq!(forms.len(), 5);
+    let forms: std::collections::BTreeSet<_> = words.iter().filter_map(|&w| decode(w).ok()).map(|i| (i.op, i.form())).collect();
+    assert_eq!(forms.len(), Op::ALL.iter().map(|o| o.forms().count()).sum::<usize>(), "every form of every instruction drawn");
     assert_agrees(&format!("random seed {seed}"), &rep);
 }
 
@@ -58,35 +57,39 @@ fn random_encodings_fresh_seed() {
 
 #[test]
 fn every_field_value_one_at_a_time_and_errata() {
-    let mut words = gen::one_field_at_a_time();
+    let mut words: Vec<u128> = Op::ALL.iter().flat_map(|&o| gen::one_field_at_a_time(o)).collect();
     let n_fields = words.len();
-    words.extend(errata_words());
-    // every value of the control fields the cross-field rules mention, in every form
-    let s = spec();
-    let (y, st, re) = (s.field("yield"), s.field("stall"), s.field("reuse"));
-    for form in Form::ALL {
-        let base = encode(&match form {
-            Form::Rrr => Hmul2::new(3, 4, Operand2::Reg(5)),
-            Form::Imm => Hmul2::new(3, 4, Operand2::Imm { first: 0x3c00, second: 0xc000 }),
-            Form::Const => Hmul2::new(3, 4, Operand2::Const { bank: 3, offset: 16 }),
-            Form::ConstUr => Hmul2::new(3, 4, Operand2::ConstUr { ureg: 4, offset: 16 }),
-            Form::Ur => Hmul2::new(3, 4, Operand2::Ur(5)),
-        })
-        .unwrap();
-        for yv in 0..=y.max() {
-            for sv in 0..=st.max() {
-                for rv in 0..=re.max() {
-                    words.push(re.set(st.set(y.set(base, yv).unwrap(), sv).unwrap(), rv).unwrap());
+    words.extend(errata_words(&Op::ALL));
+    for op in Op::ALL {
+        // every value of the control fields the cross-field rules mention, in every form and format
+        let s = op.spec();
+        let (y, st, re, fmt) = (s.field("yield"), s.field("stall"), s.field("reuse"), s.field("format"));
+        for form in op.forms() {
+            let base = encode(&match form {
+                Form::Rrr => Inst::of(op, 3, 4, Operand2::Reg(5)),
+                Form::Imm => Inst::of(op, 3, 4, Operand2::Imm { first: 0x3c00, second: 0xc000 }),
+                Form::Const => Inst::of(op, 3, 4, Operand2::Const { bank: 3, offset: 16 }),
+                Form::ConstUr => Inst::of(op, 3, 4, Operand2::ConstUr { ureg: 4, offset: 16 }),
+                Form::Ur => Inst::of(op, 3, 4, Operand2::Ur(5)),
+            })
+            .unwrap();
+            for fv in 0..=fmt.max() {
+                for yv in 0..=y.max() {
+                    for sv in 0..=st.max() {
+                        for rv in 0..=re.max() {
+                            words.push(re.set(st.set(y.set(fmt.set(base, fv).unwrap(), yv).unwrap(), sv).unwrap(), rv).unwrap());
+                        }
+                    }
                 }
             }
         }
-    }
-    // every operand-form selector with both ureg_flag values
-    let (of, uf) = (s.field("operand_form"), s.field("ureg_flag"));
-    let base = encode(&Hmul2::new(0, 1, Operand2::Reg(2))).unwrap();
-    for v in 0..=of.max() {
-        for u in 0..=uf.max() {
-            words.push(uf.set(of.set(base, v).unwrap(), u).unwrap());
+        // every operand-form selector with both ureg_flag values
+        let (of, uf) = (s.field("operand_form"), s.field("ureg_flag"));
+        let base = encode(&Inst::of(op, 0, 1, Operand2::Reg(2))).unwrap();
+        for v in 0..=of.max() {
+            for u in 0..=uf.max() {
+                words.push(uf.set(of.set(base, v).unwrap(), u).unwrap());
+            }
         }
     }
     eprintln!("{n_fields} one-field words, {} in all", words.len());
@@ -97,14 +100,16 @@ fn every_field_value_one_at_a_time_and_errata() {
 #[test]
 fn every_immediate_pattern_in_both_formats() {
     let mut words = Vec::new();
-    for format in [Format::F16, Format::Bf16] {
-        for v in 0..=u16::MAX {
-            let mut i = Hmul2::new(0, 1, Operand2::Imm { first: v, second: v.rotate_left(7) });
-            i.format = format;
-            words.push(encode(&i).unwrap());
+    for op in Op::ALL {
+        for format in [Format::F16, Format::Bf16, Format::F32].into_iter().filter(|f| op.layout().format_code[*f as usize].is_some()) {
+            for v in 0..=u16::MAX {
+                let mut i = Inst::of(op, 0, 1, Operand2::Imm { first: v, second: v.rotate_left(7) });
+                i.format = format;
+                words.push(encode(&i.without_hidden()).unwrap());
+            }
         }
     }
     let rep = compare(&nvdisasm(), &words).expect("nvdisasm ran");
     assert_agrees("all immediates", &rep);
-    assert_eq!(rep.agreed_text, 2 * 65536);
+    assert_eq!(rep.agreed_text, words.len());
 }

@@ -1,12 +1,12 @@
-//! Seeded generation of HMUL2 encodings: random across all forms and field values,
-//! full-factorial over a form's modifiers, and proptest strategies that shrink.
+//! Seeded generation of encodings of the family: random across instructions, forms and field
+//! values, full-factorial over a form's modifiers, and proptest strategies that shrink.
 //!
 //! Item `i` of seed `s` is drawn from its own stream ([`Rng::fork`]), so a run, a shard of it
 //! and a re-run of one item all see the same encodings on every machine.
 
 use crate::isa::*;
 use crate::rng::Rng;
-use crate::spec::{spec, Field};
+use crate::spec::Field;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -14,7 +14,10 @@ use std::collections::BTreeMap;
 #[derive(Clone, Debug)]
 pub struct GenOptions {
     pub seed: u64,
-    /// Restrict to one form.
+    /// The instructions to draw from (one: every item is that instruction, and its stream is
+    /// the same as when it was the only one the project knew).
+    pub ops: Vec<Op>,
+    /// Restrict to one form (instructions without it are not drawn).
     pub form: Option<Form>,
     /// Share of words that nvdisasm must reject (negative tests).
     pub illegal_share: f64,
@@ -25,9 +28,13 @@ pub struct GenOptions {
 }
 
 impl GenOptions {
-    /// Legal encodings only, no INVALIDn values, no ignored bits.
+    /// Legal encodings of every instruction, no INVALIDn values, no ignored bits.
     pub fn legal(seed: u64) -> GenOptions {
-        GenOptions { seed, form: None, illegal_share: 0.0, invalid_share: 0.0, ignored_share: 0.0 }
+        GenOptions { seed, ops: Op::ALL.to_vec(), form: None, illegal_share: 0.0, invalid_share: 0.0, ignored_share: 0.0 }
+    }
+    /// The same, of the instructions `ops` only.
+    pub fn legal_of(seed: u64, ops: &[Op]) -> GenOptions {
+        GenOptions { ops: ops.to_vec(), ..GenOptions::legal(seed) }
     }
 }
 
@@ -109,11 +116,38 @@ fn draw_control(r: &mut Rng) -> Control {
     }
 }
 
-/// One random legal instruction of `form`.
-pub fn random_inst(r: &mut Rng, form: Form, invalid: bool, ignored: bool) -> Hmul2 {
-    let formats: &[Format] = if invalid { &Format::ALL } else { &[Format::F16, Format::Bf16] };
-    let flushes: &[Flush] = if invalid { &Flush::ALL } else { &[Flush::None, Flush::Fmz, Flush::Ftz] };
-    let mut i = Hmul2 {
+/// The lane formats and flush modes `op` has in `form` (with `invalid`, the INVALIDn values
+/// too): those some legal word holds, so that drawing them and redrawing control bits ends.
+/// Computed once per (op, form, invalid): reachability enumerates the rules' fields.
+fn modes(op: Op, form: Form, invalid: bool) -> &'static (Vec<Format>, Vec<Flush>) {
+    type Table = Vec<(Vec<Format>, Vec<Flush>)>;
+    static T: [std::sync::OnceLock<Table>; Op::ALL.len()] = [const { std::sync::OnceLock::new() }; Op::ALL.len()];
+    let t = T[op.index()].get_or_init(|| Form::ALL.into_iter().flat_map(|f| [false, true].map(|inv| compute_modes(op, f, inv))).collect());
+    &t[form as usize * 2 + invalid as usize]
+}
+
+fn compute_modes(op: Op, form: Form, invalid: bool) -> (Vec<Format>, Vec<Flush>) {
+    let (l, s) = (op.layout(), op.spec());
+    let k = op.form_index(form).unwrap_or(0);
+    let (fi, li) = (s.index("format"), s.index("flush"));
+    let formats = Format::EVERY
+        .into_iter()
+        .filter(|&f| {
+            l.format_code[f as usize].is_some_and(|v| s.value_reachable(k, fi, v)) && (invalid || matches!(f, Format::F16 | Format::Bf16 | Format::F32))
+        })
+        .collect();
+    let flushes = Flush::ALL
+        .into_iter()
+        .filter(|&f| l.flush_code[f as usize].is_some_and(|v| s.value_reachable(k, li, v)) && (invalid || f != Flush::Invalid3))
+        .collect();
+    (formats, flushes)
+}
+
+/// One random legal instruction `op` of `form` (a form `op` has).
+pub fn random_inst(r: &mut Rng, op: Op, form: Form, invalid: bool, ignored: bool) -> Inst {
+    let (formats, flushes) = modes(op, form, invalid);
+    let mut i = Inst {
+        op,
         pred: Pred { index: r.below(8) as u8, negated: r.below(4) == 0 },
         dst: draw_reg(r),
         a: draw_reg(r),
@@ -125,13 +159,14 @@ pub fn random_inst(r: &mut Rng, form: Form, invalid: bool, ignored: bool) -> Hmu
         sat: r.below(2) == 1,
         ctrl: draw_control(r),
         ignored: 0,
-    };
+    }
+    .without_hidden();
     // Rejection sampling against the spec's cross-field rules: legal words, every legal combination reachable.
     while let Err(EncodeError::Illegal(_)) = encode(&i) {
         i.ctrl = draw_control(r);
     }
     if ignored {
-        let mask = form.spec().ignored_mask;
+        let mask = op.form_spec(form).map_or(0, |fs| fs.ignored_mask) | i.hidden_mask();
         let bits = ((r.next_u64() as u128) << 64 | r.next_u64() as u128) & mask;
         i.ignored = bits;
     }
@@ -140,9 +175,10 @@ pub fn random_inst(r: &mut Rng, form: Form, invalid: bool, ignored: bool) -> Hmu
 
 /// Ways to make a legal word illegal, read from the spec: a form selector no form has,
 /// a cross-field rule broken.
-fn break_word(r: &mut Rng, word: u128, form: Form) -> u128 {
-    let s = spec();
-    let fs = form.spec();
+fn break_word(r: &mut Rng, word: u128, op: Op, form: Form) -> u128 {
+    let s = op.spec();
+    let Some(k) = op.form_index(form) else { return word };
+    let fs = &s.forms[k];
     loop {
         match r.below(2) {
             0 => {
@@ -160,7 +196,7 @@ fn break_word(r: &mut Rng, word: u128, form: Form) -> u128 {
                 }
             }
             _ => {
-                let rules: Vec<&crate::spec::Constraint> = s.constraints.iter().filter(|c| c.forms.is_empty() || c.forms.contains(&form.index())).collect();
+                let rules: Vec<&crate::spec::Constraint> = s.constraints.iter().filter(|c| c.forms.is_empty() || c.forms.contains(&k)).collect();
                 if rules.is_empty() {
                     continue;
                 }
@@ -184,18 +220,26 @@ fn break_word(r: &mut Rng, word: u128, form: Form) -> u128 {
 /// Item `index` of a run.
 pub fn generate_one(opts: &GenOptions, index: u64) -> u128 {
     let mut r = Rng::fork(opts.seed, index);
-    let form = opts.form.unwrap_or_else(|| *r.pick(&Form::ALL));
+    // one instruction: no draw, so its stream is what it was before the family grew
+    let ops: Vec<Op> = opts.ops.iter().copied().filter(|o| opts.form.is_none_or(|f| o.has_form(f))).collect();
+    let op = match ops.as_slice() {
+        [] => Op::ALL[0],
+        [one] => *one,
+        many => *r.pick(many),
+    };
+    let forms: Vec<Form> = op.forms().collect();
+    let form = opts.form.unwrap_or_else(|| *r.pick(&forms));
     let invalid = r.chance(opts.invalid_share);
     let ignored = r.chance(opts.ignored_share);
     let illegal = r.chance(opts.illegal_share);
-    let inst = random_inst(&mut r, form, invalid, ignored);
+    let inst = random_inst(&mut r, op, form, invalid, ignored);
     let word = match encode(&inst) {
         Ok(w) => w,
         // random_inst draws only encodable values; this is the program's own invariant
         Err(e) => panic!("generator drew an unencodable instruction {inst:?}: {e}"),
     };
     if illegal {
-        break_word(&mut r, word, form)
+        break_word(&mut r, word, op, form)
     } else {
         word
     }
@@ -207,11 +251,13 @@ pub fn generate(opts: &GenOptions, start: u64, count: u64) -> Vec<u128> {
 }
 
 /// Every combination of a form's modifiers (source neg/abs/half-select, format, flush, sat),
-/// with registers and operand 2 drawn from `seed`. RRR has 8192, the immediate form 512.
-pub fn factorial(form: Form, seed: u64) -> Vec<Hmul2> {
+/// with registers and operand 2 drawn from `seed`. HMUL2's RRR has 8192, its immediate form
+/// 512; combinations whose modifiers hide a field have it zero.
+pub fn factorial(op: Op, form: Form, seed: u64) -> Vec<Inst> {
     let mut out = Vec::new();
     let mut r = Rng::new(seed);
     let bools = [false, true];
+    let (formats, flushes) = modes(op, form, true);
     let b_mod_list: Vec<SrcMods> = if form.has_b_mods() {
         let mut v = Vec::new();
         for neg in bools {
@@ -229,16 +275,16 @@ pub fn factorial(form: Form, seed: u64) -> Vec<Hmul2> {
         for a_abs in bools {
             for a_swz in Swizzle::ALL {
                 for &b_mods in &b_mod_list {
-                    for format in Format::ALL {
-                        for flush in Flush::ALL {
+                    for &format in formats {
+                        for &flush in flushes {
                             for sat in bools {
-                                let mut i = random_inst(&mut r, form, false, false);
+                                let mut i = random_inst(&mut r, op, form, false, false);
                                 i.a_mods = SrcMods { neg: a_neg, abs: a_abs, swizzle: a_swz };
                                 i.b_mods = b_mods;
                                 i.format = format;
                                 i.flush = flush;
                                 i.sat = sat;
-                                out.push(i);
+                                out.push(i.without_hidden());
                             }
                         }
                     }
@@ -251,19 +297,20 @@ pub fn factorial(form: Form, seed: u64) -> Vec<Hmul2> {
 
 /// Words that set every value of every field of every form one at a time on a plain
 /// instruction (values of wide fields: each single bit, zero and all ones).
-pub fn one_field_at_a_time() -> Vec<u128> {
-    let s = spec();
+pub fn one_field_at_a_time(op: Op) -> Vec<u128> {
+    let s = op.spec();
     let mut out = Vec::new();
-    for form in Form::ALL {
+    for form in op.forms() {
+        let Some(fs) = op.form_spec(form) else { continue };
         let base = encode(&match form {
-            Form::Rrr => Hmul2::new(0, 1, Operand2::Reg(2)),
-            Form::Imm => Hmul2::new(0, 1, Operand2::Imm { first: 0x3c00, second: 0x4000 }),
-            Form::Const => Hmul2::new(0, 1, Operand2::Const { bank: 0, offset: 0 }),
-            Form::ConstUr => Hmul2::new(0, 1, Operand2::ConstUr { ureg: 0, offset: 0 }),
-            Form::Ur => Hmul2::new(0, 1, Operand2::Ur(2)),
+            Form::Rrr => Inst::of(op, 0, 1, Operand2::Reg(2)),
+            Form::Imm => Inst::of(op, 0, 1, Operand2::Imm { first: 0x3c00, second: 0x4000 }),
+            Form::Const => Inst::of(op, 0, 1, Operand2::Const { bank: 0, offset: 0 }),
+            Form::ConstUr => Inst::of(op, 0, 1, Operand2::ConstUr { ureg: 0, offset: 0 }),
+            Form::Ur => Inst::of(op, 0, 1, Operand2::Ur(2)),
         })
         .unwrap_or(0);
-        for &fi in form.spec().fields.iter() {
+        for &fi in fs.fields.iter() {
             let f = &s.fields[fi];
             for v in field_values(f) {
                 if let Ok(w) = f.set(base, v) {
@@ -272,7 +319,7 @@ pub fn one_field_at_a_time() -> Vec<u128> {
             }
         }
         // every ignored bit alone
-        let ign = form.spec().ignored_mask;
+        let ign = fs.ignored_mask;
         for b in 0..128 {
             if ign >> b & 1 == 1 {
                 out.push(base | 1u128 << b);
@@ -310,13 +357,13 @@ pub struct Coverage {
 }
 
 /// Count `word`'s value of field `fi` (of `form`) into `map`.
-fn tally(map: &mut BTreeMap<String, FieldCoverage>, form: Form, fi: usize, word: u128) {
-    let s = spec();
+fn tally(map: &mut BTreeMap<String, FieldCoverage>, op: Op, k: usize, fi: usize, word: u128) {
+    let s = op.spec();
     let f = &s.fields[fi];
     let e = map.entry(f.name.clone()).or_insert_with(|| FieldCoverage {
         width: f.width,
         seen: BTreeMap::new(),
-        possible: if f.width <= 8 { s.reachable_values(form.index(), fi) } else { f.width as u64 * 2 },
+        possible: if f.width <= 8 { s.reachable_values(k, fi) } else { f.width as u64 * 2 },
     });
     let v = f.get(word);
     if f.width <= 8 {
@@ -350,18 +397,19 @@ impl Coverage {
         match decode(word) {
             Ok(i) => {
                 self.legal += 1;
-                let form = i.form();
-                *self.by_form.entry(form.key().to_string()).or_default() += 1;
+                let (op, key) = (i.op, i.form_key());
+                let k = op.form_index(i.form()).unwrap_or(0);
+                *self.by_form.entry(key.to_string()).or_default() += 1;
                 if i.has_invalid_value() {
                     self.with_invalid_values += 1;
                 }
                 if i.ignored != 0 {
                     self.with_ignored_bits += 1;
                 }
-                let per_form = self.fields_by_form.entry(form.key().to_string()).or_default();
-                for &fi in &form.spec().fields {
-                    tally(&mut self.fields, form, fi, word);
-                    tally(per_form, form, fi, word);
+                let per_form = self.fields_by_form.entry(key.to_string()).or_default();
+                for &fi in &op.spec().forms[k].fields {
+                    tally(&mut self.fields, op, k, fi, word);
+                    tally(per_form, op, k, fi, word);
                 }
             }
             Err(e) => *self.illegal_kinds.entry(e.kind()).or_default() += 1,
@@ -400,16 +448,18 @@ pub mod strategies {
     use proptest::prelude::{any, Strategy};
 
     /// Any legal instruction (INVALIDn values and ignored bits included).
-    pub fn hmul2() -> impl Strategy<Value = Hmul2> {
-        (any::<u64>(), 0usize..5, any::<bool>(), any::<bool>()).prop_map(|(seed, form, invalid, ignored)| {
+    pub fn inst() -> impl Strategy<Value = Inst> {
+        (any::<u64>(), 0..Op::ALL.len(), 0usize..5, any::<bool>(), any::<bool>()).prop_map(|(seed, op, form, invalid, ignored)| {
             let mut r = Rng::new(seed);
-            random_inst(&mut r, Form::ALL[form], invalid, ignored)
+            let op = Op::ALL[op];
+            let forms: Vec<Form> = op.forms().collect();
+            random_inst(&mut r, op, forms[form % forms.len()], invalid, ignored)
         })
     }
 
     /// Any legal word.
     pub fn legal_word() -> impl Strategy<Value = u128> {
-        hmul2().prop_map(|i| match encode(&i) {
+        inst().prop_map(|i| match encode(&i) {
             Ok(w) => w,
             Err(e) => panic!("strategy drew an unencodable instruction: {e}"),
         })
@@ -445,22 +495,24 @@ mod tests {
 
     #[test]
     fn form_restriction_and_coverage() {
-        for form in Form::ALL {
-            let o = GenOptions { form: Some(form), invalid_share: 0.5, ..GenOptions::legal(7) };
-            let words = generate(&o, 0, 4000);
-            assert!(words.iter().all(|&w| decode(w).unwrap().form() == form));
-            let c = Coverage::of(&words);
-            assert_eq!(c.fields.len(), form.spec().fields.len());
-            for (name, f) in &c.fields {
-                assert_eq!(f.covered(), f.possible, "{form}: field {name} not fully covered: {:?}", f.seen);
+        for op in Op::ALL {
+            for form in op.forms() {
+                let o = GenOptions { form: Some(form), invalid_share: 0.5, ..GenOptions::legal_of(7, &[op]) };
+                let words = generate(&o, 0, 4000);
+                assert!(words.iter().all(|&w| decode(w).is_ok_and(|i| i.form() == form && i.op == op)));
+                let c = Coverage::of(&words);
+                assert_eq!(c.fields.len(), op.form_spec(form).unwrap().fields.len());
+                for (name, f) in &c.fields {
+                    assert_eq!(f.covered(), f.possible, "{op} {form}: field {name} not fully covered: {:?}", f.seen);
+                }
             }
         }
     }
 
     #[test]
     fn factorial_sizes() {
-        assert_eq!(factorial(Form::Rrr, 1).len(), 8192);
-        assert_eq!(factorial(Form::Imm, 1).len(), 512);
-        assert!(factorial(Form::Ur, 1).iter().all(|i| encode(i).is_ok()));
+        assert_eq!(factorial(Op::Hmul2, Form::Rrr, 1).len(), 8192);
+        assert_eq!(factorial(Op::Hmul2, Form::Imm, 1).len(), 512);
+        assert!(factorial(Op::Hmul2, Form::Ur, 1).iter().all(|i| encode(i).is_ok()));
     }
 }

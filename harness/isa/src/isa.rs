@@ -1,7 +1,10 @@
-//! Typed HMUL2 instructions and their four conversions: encode, decode, render, parse.
+//! Typed instructions of the packed-half family and their four conversions: encode, decode,
+//! render, parse.
 //!
-//! Text exists only at the edges ([`render`], [`parse`]); everything in between is
-//! [`Hmul2`]. All bit positions come from [`crate::spec`].
+//! Text exists only at the edges ([`render`], [`parse`]); everything in between is [`Inst`],
+//! whose [`Op`] names the instruction. [`Op`] is generated from the spec files in
+//! `harness/spec/sm90/` (one variant per file), and every bit position comes from
+//! [`crate::spec`]: adding an instruction of the same shape is adding its spec file.
 
 pub mod decode;
 pub mod encode;
@@ -28,7 +31,74 @@ pub const RZ: u8 = 255;
 /// The zero uniform register.
 pub const URZ: u8 = 63;
 
-/// The five operand forms, in the order of the spec's `forms` list.
+include!(concat!(env!("OUT_DIR"), "/ops.rs"));
+
+impl Op {
+    /// Position in [`Op::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+    /// The instruction of this mnemonic (as nvdisasm prints it; case-insensitive).
+    pub fn from_mnemonic(name: &str) -> Option<Op> {
+        Op::ALL.into_iter().find(|o| o.mnemonic().eq_ignore_ascii_case(name))
+    }
+    /// The instruction whose opcode field holds `opcode`.
+    pub fn from_opcode(opcode: u32) -> Option<Op> {
+        Op::ALL.into_iter().find(|o| o.layout().opcode_value == opcode)
+    }
+    /// The instruction's compiled spec.
+    pub fn spec(self) -> &'static crate::spec::Spec {
+        crate::spec::spec_of(self)
+    }
+    /// The instruction's field handles.
+    pub fn layout(self) -> &'static crate::spec::Layout {
+        crate::spec::layout_of(self)
+    }
+    /// Whether the instruction has operand form `form`.
+    pub fn has_form(self, form: Form) -> bool {
+        self.layout().form_index[form as usize].is_some()
+    }
+    /// The forms the instruction has, in [`Form::ALL`]'s order.
+    pub fn forms(self) -> impl Iterator<Item = Form> {
+        Form::ALL.into_iter().filter(move |&f| self.has_form(f))
+    }
+    /// The spec's description of form `form`; None when the instruction lacks it.
+    pub fn form_spec(self, form: Form) -> Option<&'static crate::spec::FormSpec> {
+        self.layout().form_index[form as usize].map(|k| &self.spec().forms[k])
+    }
+    /// Index of form `form` in the instruction's spec (`forms`), for the spec's rule tables.
+    pub fn form_index(self, form: Form) -> Option<usize> {
+        self.layout().form_index[form as usize]
+    }
+    /// The key of form `form` in this instruction's spec, e.g. `HADD2_R_R_R` (the mnemonic
+    /// and the form's syntax when the instruction lacks it).
+    pub fn form_key(self, form: Form) -> &'static str {
+        self.form_spec(form).map(|f| f.key.as_str()).unwrap_or(form.syntax())
+    }
+}
+
+impl std::fmt::Display for Op {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.mnemonic())
+    }
+}
+
+/// A comma-separated list of mnemonics (`--instruction HMUL2,HADD2`); the error lists the known ones.
+pub fn parse_ops(list: &str) -> Result<Vec<Op>, String> {
+    let mut ops = Vec::new();
+    for name in list.split(',').map(str::trim) {
+        let op = Op::from_mnemonic(name).ok_or_else(|| {
+            let known: Vec<&str> = Op::ALL.iter().map(|o| o.mnemonic()).collect();
+            format!("unknown instruction {name:?}; one of {}", known.join(", "))
+        })?;
+        if !ops.contains(&op) {
+            ops.push(op);
+        }
+    }
+    Ok(ops)
+}
+
+/// The five kinds of operand 2 (each instruction's spec names which it has, by `cli`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Form {
     /// `R,R,R`
@@ -46,23 +116,18 @@ pub enum Form {
 impl Form {
     pub const ALL: [Form; 5] = [Form::Rrr, Form::Imm, Form::Const, Form::ConstUr, Form::Ur];
 
-    /// Index into the spec's `forms`.
-    pub fn index(self) -> usize {
-        self as usize
-    }
-    pub fn spec(self) -> &'static crate::spec::FormSpec {
-        &crate::spec::spec().forms[self.index()]
-    }
-    /// The seed page's key, e.g. `HMUL2_R_R_R`.
-    pub fn key(self) -> &'static str {
-        &self.spec().key
-    }
-    /// Short name for the command line (`rrr`, `imm`, `const`, `constx`, `ur`).
+    /// Short name for the command line (`rrr`, `imm`, `const`, `constx`, `ur`); a spec's
+    /// form names its kind by this (`cli`).
     pub fn cli_name(self) -> &'static str {
-        &self.spec().cli
+        ["rrr", "imm", "const", "constx", "ur"][self as usize]
     }
+    /// The operand syntax of the seed pages, e.g. `R,R,c[I][I]`.
+    pub fn syntax(self) -> &'static str {
+        ["R,R,R", "R,R,F,F", "R,R,c[I][I]", "R,R,cx[UR][I]", "R,R,UR"][self as usize]
+    }
+    /// A form by its command-line name, or by a spec key of any instruction (`HMUL2_R_R_R`).
     pub fn from_cli(name: &str) -> Option<Form> {
-        Form::ALL.into_iter().find(|f| f.cli_name().eq_ignore_ascii_case(name) || f.key().eq_ignore_ascii_case(name))
+        Form::ALL.into_iter().find(|f| f.cli_name().eq_ignore_ascii_case(name) || Op::ALL.iter().any(|o| o.form_key(*f).eq_ignore_ascii_case(name)))
     }
     /// Whether operand 2 takes neg/abs/half-select modifiers in this form.
     pub fn has_b_mods(self) -> bool {
@@ -80,7 +145,7 @@ pub fn parse_form(name: &str) -> Result<Form, String> {
 
 impl std::fmt::Display for Form {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.key())
+        f.write_str(self.cli_name())
     }
 }
 
@@ -153,10 +218,15 @@ pub enum Format {
     Bf16 = 2,
     /// Printed `.INVALID3`.
     Invalid3 = 3,
+    /// `.F32` (HADD2): FP16 sources, one FP32 result from the selected halves.
+    F32 = 4,
 }
 
 impl Format {
+    /// The four values of HMUL2's format field, in field order.
     pub const ALL: [Format; 4] = [Format::F16, Format::Invalid1, Format::Bf16, Format::Invalid3];
+    /// Every lane format of the family (what a spec's value names may mean).
+    pub const EVERY: [Format; 5] = [Format::F16, Format::Invalid1, Format::Bf16, Format::Invalid3, Format::F32];
 }
 
 /// Operand 2, whose kind fixes the form.
@@ -203,13 +273,9 @@ pub struct Control {
 }
 
 impl Control {
-    /// Whether operand 1 shows `.reuse`.
-    pub fn shows_reuse_a(&self) -> bool {
-        self.yield_ && self.reuse & 1 != 0
-    }
-    /// Whether operand 2 shows `.reuse`.
-    pub fn shows_reuse_b(&self) -> bool {
-        self.yield_ && self.reuse & 2 != 0
+    /// Whether reuse bit `bit` shows (`.reuse` on its operand): only with the yield bit.
+    pub fn shows_reuse(&self, bit: u8) -> bool {
+        self.yield_ && self.reuse >> bit & 1 != 0
     }
 }
 
@@ -220,9 +286,11 @@ impl Default for Control {
     }
 }
 
-/// One HMUL2 instruction.
+/// One instruction of the family.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct Hmul2 {
+pub struct Inst {
+    /// Which instruction: its spec gives every bit position below.
+    pub op: Op,
     pub pred: Pred,
     /// Destination register, 255 = RZ.
     pub dst: u8,
@@ -241,14 +309,29 @@ pub struct Hmul2 {
     pub ignored: u128,
 }
 
-impl Hmul2 {
+/// The name the project's first instruction type had; an [`Inst`] of any op.
+pub type Hmul2 = Inst;
+
+impl Inst {
     pub fn form(&self) -> Form {
         self.b.form()
     }
 
-    /// A plain instruction: `HMUL2 dst, a, b` with no modifiers.
-    pub fn new(dst: u8, a: u8, b: Operand2) -> Hmul2 {
-        Hmul2 {
+    /// The spec's description of this instruction's form (None when its op lacks the form:
+    /// `encode` refuses such an instruction).
+    pub fn form_spec(&self) -> Option<&'static crate::spec::FormSpec> {
+        self.op.form_spec(self.form())
+    }
+
+    /// The form's key in the op's spec, e.g. `HMUL2_R_R_R`.
+    pub fn form_key(&self) -> &'static str {
+        self.op.form_key(self.form())
+    }
+
+    /// A plain instruction: `OP dst, a, b` with no modifiers.
+    pub fn of(op: Op, dst: u8, a: u8, b: Operand2) -> Inst {
+        Inst {
+            op,
             pred: Pred::ALWAYS,
             dst,
             a,
@@ -261,6 +344,71 @@ impl Hmul2 {
             ctrl: Control::default(),
             ignored: 0,
         }
+    }
+
+    /// Whether operand 1 shows `.reuse` (the op's spec says which reuse bit is operand 1's).
+    pub fn shows_reuse_a(&self) -> bool {
+        self.ctrl.shows_reuse(self.op.spec().reuse_a)
+    }
+    /// Whether operand 2 shows `.reuse`.
+    pub fn shows_reuse_b(&self) -> bool {
+        self.ctrl.shows_reuse(self.op.spec().reuse_b)
+    }
+
+    /// The bits nvdisasm ignores in this instruction because of its modifiers (the spec's
+    /// `hidden` rules speak of format, flush and sat only).
+    pub fn hidden_mask(&self) -> u128 {
+        let l = self.op.layout();
+        let Some(k) = l.form_index[self.form() as usize] else { return 0 };
+        let mut w = 0u128;
+        if let Some(v) = l.format_code[self.format as usize] {
+            w = l.format.set(w, v).unwrap_or(w);
+        }
+        if let Some(v) = l.flush_code[self.flush as usize] {
+            w = l.flush.set(w, v).unwrap_or(w);
+        }
+        w = l.sat.set(w, self.sat as u32).unwrap_or(w);
+        self.op.spec().hidden_mask(k, w)
+    }
+
+    /// The instruction with every field its modifiers hide set to zero (the generator draws
+    /// values for them; [`encode`] refuses a value in a hidden field).
+    pub fn without_hidden(mut self) -> Inst {
+        let hidden = self.hidden_mask();
+        if hidden == 0 {
+            return self;
+        }
+        let l = self.op.layout();
+        let hid = |f: &crate::spec::Field| f.mask & hidden != 0;
+        if hid(&l.a_neg) {
+            self.a_mods.neg = false;
+        }
+        if hid(&l.a_abs) {
+            self.a_mods.abs = false;
+        }
+        if hid(&l.a_swizzle) {
+            self.a_mods.swizzle = Swizzle::H1H0;
+        }
+        if hid(&l.b_neg) {
+            self.b_mods.neg = false;
+        }
+        if hid(&l.b_abs) {
+            self.b_mods.abs = false;
+        }
+        if hid(&l.b_swizzle) {
+            self.b_mods.swizzle = Swizzle::H1H0;
+        }
+        if let Operand2::Imm { second, .. } = self.b {
+            if hid(&l.imm_hi) {
+                self.b = Operand2::Imm { first: 0, second };
+            }
+        }
+        self
+    }
+
+    /// A plain HMUL2: `HMUL2 dst, a, b` with no modifiers.
+    pub fn new(dst: u8, a: u8, b: Operand2) -> Inst {
+        Inst::of(Op::Hmul2, dst, a, b)
     }
 
     /// Whether any field holds a value that nvdisasm names `INVALIDn`: its meaning is unknown.

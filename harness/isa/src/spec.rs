@@ -1,6 +1,7 @@
-//! The encoding spec: `spec/sm90/hmul2.json`, loaded once and compiled into masks.
+//! The encoding specs: `harness/spec/sm90/<instruction>.json`, each loaded once and compiled
+//! into masks.
 //!
-//! Every bit position of HMUL2 lives in that file. This module checks it (no field
+//! Every bit position of an instruction lives in its file. This module checks it (no field
 //! wider than its value, no two fields of a form sharing a bit, every name known) and
 //! turns it into [`Field`]s that the encoder and decoder use through [`Layout`].
 
@@ -8,8 +9,8 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
-/// The spec file, compiled in so that the binary needs nothing beside it.
-pub const SPEC_JSON: &str = include_str!("../../spec/sm90/hmul2.json");
+use crate::isa::{Flush, Form, Format, Op};
+
 /// The seed page the spec was started from (an automatically derived, untrusted "ISA viewer" page).
 pub const SEED_PAGE: &str = include_str!("../../spec/sm90/hmul2-seed-page.txt");
 
@@ -210,7 +211,23 @@ pub struct Spec {
     pub forms: Vec<FormSpec>,
     pub constraints: Vec<Constraint>,
     pub errata: Vec<Erratum>,
+    /// Fields nvdisasm ignores (legal, printed nowhere) when the modifiers hold given values.
+    pub hidden: Vec<Hidden>,
+    /// The bit of the `reuse` field that marks operand 1 and operand 2 (`operand_reuse`).
+    pub reuse_a: u8,
+    pub reuse_b: u8,
     by_name: BTreeMap<String, usize>,
+}
+
+/// A field nvdisasm ignores in some words: in the listed forms (all when empty), when every
+/// `when` field (format, flush or sat) lies in its ranges, `field`'s bits are ignored bits.
+#[derive(Debug, Clone)]
+pub struct Hidden {
+    pub id: String,
+    pub forms: Vec<usize>,
+    pub when: Vec<(usize, Vec<(u32, u32)>)>,
+    pub field: usize,
+    pub doc: String,
 }
 
 impl Spec {
@@ -220,7 +237,7 @@ impl Spec {
     pub fn index(&self, name: &str) -> usize {
         match self.by_name.get(name) {
             Some(&i) => i,
-            None => panic!("spec has no field {name:?} (the code and spec/sm90/hmul2.json disagree)"),
+            None => panic!("{} spec has no field {name:?} (harness/isa/build.rs checks the fields the code reads)", self.mnemonic),
         }
     }
     pub fn try_index(&self, name: &str) -> Option<usize> {
@@ -235,7 +252,8 @@ struct RawSpec {
     arch: String,
     word_bits: u32,
     #[allow(dead_code)]
-    seed_page: String,
+    #[serde(default)]
+    seed_page: Option<String>,
     #[allow(dead_code)]
     doc: String,
     fields: Vec<RawField>,
@@ -244,6 +262,24 @@ struct RawSpec {
     constraints: Vec<RawConstraint>,
     #[serde(default)]
     errata: Vec<Erratum>,
+    /// Like `errata`, for an instruction with no seed page: the words that show its fields.
+    #[serde(default)]
+    evidence: Vec<Erratum>,
+    #[serde(default)]
+    hidden: Vec<RawHidden>,
+    #[serde(default)]
+    operand_reuse: Option<[u8; 2]>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawHidden {
+    id: String,
+    #[serde(default)]
+    forms: Vec<String>,
+    when: BTreeMap<String, Vec<[u32; 2]>>,
+    field: String,
+    doc: String,
 }
 
 #[derive(Deserialize)]
@@ -445,7 +481,45 @@ pub fn compile(text: &str) -> Result<Spec, SpecError> {
             }
         }
     }
-    Ok(Spec { mnemonic: raw.mnemonic, arch: raw.arch, fields, forms, constraints, errata: raw.errata, by_name })
+    let mut hidden = Vec::new();
+    for h in raw.hidden {
+        let mut hforms = Vec::new();
+        for k in &h.forms {
+            match forms.iter().position(|f| &f.key == k) {
+                Some(i) => hforms.push(i),
+                None => return bad(format!("hidden {}: unknown form {k}", h.id)),
+            }
+        }
+        let when = h.when.iter().map(|(n, r)| Ok((idx(n)?, ranges(r)))).collect::<Result<Vec<_>, SpecError>>()?;
+        // the typed layer decides what is hidden from the modifiers alone (render, generator)
+        for (i, _) in &when {
+            if !["format", "flush", "sat"].contains(&fields[*i].name.as_str()) {
+                return bad(format!("hidden {}: `when` may speak of format, flush and sat only, not {}", h.id, fields[*i].name));
+            }
+        }
+        hidden.push(Hidden { id: h.id, forms: hforms, when, field: idx(&h.field)?, doc: h.doc });
+    }
+    let [reuse_a, reuse_b] = raw.operand_reuse.unwrap_or([0, 1]);
+    if reuse_a.max(reuse_b) as u32 >= fields[idx("reuse")?].width {
+        return bad(format!("operand_reuse [{reuse_a}, {reuse_b}] lies outside the reuse field"));
+    }
+    let mut errata = raw.errata;
+    errata.extend(raw.evidence);
+    Ok(Spec { mnemonic: raw.mnemonic, arch: raw.arch, fields, forms, constraints, errata, hidden, reuse_a, reuse_b, by_name })
+}
+
+impl Spec {
+    /// The bits of `word` (of form index `form`) that nvdisasm ignores by the `hidden` rules.
+    #[inline]
+    pub fn hidden_mask(&self, form: usize, word: u128) -> u128 {
+        let mut m = 0;
+        for h in &self.hidden {
+            if (h.forms.is_empty() || h.forms.contains(&form)) && h.when.iter().all(|(f, r)| in_ranges(self.fields[*f].get(word), r)) {
+                m |= self.fields[h.field].mask;
+            }
+        }
+        m
+    }
 }
 
 /// A broken cross-field rule.
@@ -491,6 +565,16 @@ impl Spec {
     /// enumerating every combination of the fields the form's rules mention.
     pub fn reachable_values(&self, form: usize, field: usize) -> u64 {
         let f = &self.fields[field];
+        if f.width > 16 {
+            return 1u64 << f.width.min(63);
+        }
+        (0..=f.max()).filter(|&v| self.value_reachable(form, field, v)).count() as u64
+    }
+
+    /// Whether value `v` of `field` occurs in some legal word of form index `form` (the
+    /// cross-field rules may exclude it whatever the other fields hold).
+    pub fn value_reachable(&self, form: usize, field: usize, v: u32) -> bool {
+        let f = &self.fields[field];
         let rules: Vec<&Constraint> = self.constraints.iter().filter(|c| c.forms.is_empty() || c.forms.contains(&form)).collect();
         let mut involved: Vec<usize> = Vec::new();
         for c in &rules {
@@ -500,44 +584,56 @@ impl Spec {
                 }
             }
         }
-        if !involved.contains(&field) || f.width > 16 {
-            return 1u64 << f.width.min(63);
+        if !involved.contains(&field) {
+            return v <= f.max();
         }
         let others: Vec<usize> = involved.into_iter().filter(|&i| i != field).collect();
         let combos: u64 = others.iter().map(|&i| 1u64 << self.fields[i].width).product();
-        let mut n = 0;
-        for v in 0..=f.max() {
-            let base = f.set(0, v).unwrap_or(0);
-            let ok = (0..combos).any(|mut k| {
-                let mut w = base;
-                for &i in &others {
-                    let fi = &self.fields[i];
-                    w = fi.set(w, (k & fi.max() as u64) as u32).unwrap_or(w);
-                    k >>= fi.width;
-                }
-                self.check(form, w).is_ok()
-            });
-            n += ok as u64;
-        }
-        n
+        let Ok(base) = f.set(0, v) else { return false };
+        (0..combos).any(|mut k| {
+            let mut w = base;
+            for &i in &others {
+                let fi = &self.fields[i];
+                w = fi.set(w, (k & fi.max() as u64) as u32).unwrap_or(w);
+                k >>= fi.width;
+            }
+            self.check(form, w).is_ok()
+        })
     }
 }
 
-/// The project's spec, compiled on first use.
-pub fn spec() -> &'static Spec {
-    static SPEC: OnceLock<Spec> = OnceLock::new();
-    SPEC.get_or_init(|| match compile(SPEC_JSON) {
-        Ok(s) => s,
+/// The spec of `op`, compiled on first use.
+pub fn spec_of(op: Op) -> &'static Spec {
+    static SPECS: [OnceLock<Spec>; Op::ALL.len()] = [const { OnceLock::new() }; Op::ALL.len()];
+    SPECS[op.index()].get_or_init(|| match compile(op.spec_json()) {
+        Ok(s) if s.mnemonic == op.mnemonic() => s,
+        Ok(s) => panic!("built-in {} names {} (build.rs generated Op from it)", op.spec_path(), s.mnemonic),
         // The spec is compiled into the binary and checked by tests: failing here is a build defect.
-        Err(e) => panic!("built-in spec/sm90/hmul2.json is inconsistent: {e}"),
+        Err(e) => panic!("built-in {} is inconsistent: {e}", op.spec_path()),
     })
 }
 
 /// Field handles resolved once by name, so hot paths do no lookups.
 #[derive(Debug)]
 pub struct Layout {
+    pub op: Op,
     /// The opcode value every form fixes.
     pub opcode_value: u32,
+    /// Index in the spec's `forms` of each operand kind ([`Form`] order), by the forms' `cli`,
+    /// and the kind of each of the spec's forms.
+    pub form_index: [Option<usize>; 5],
+    pub form_kind: Vec<Form>,
+    /// What each value of the `flush` field means, by its name in the spec ("", "FMZ", "FTZ";
+    /// any other name, such as `INVALID3`, is [`Flush::Invalid3`]), and the value of each mode
+    /// (None: the instruction has no such mode).
+    pub flush_of: Vec<Flush>,
+    pub flush_code: [Option<u32>; 4],
+    /// The same for the `format` field ("", "BF16_V2", "F32"; others are INVALIDn).
+    pub format_of: Vec<Format>,
+    pub format_code: [Option<u32>; 5],
+    /// The reuse bits of operand 1 and operand 2 (the spec's `operand_reuse`).
+    pub reuse_a: u8,
+    pub reuse_b: u8,
     /// Form index by (operand_form, ureg_flag) when the form's fixed fields are exactly these two
     /// and the opcode; derived from the spec's `fixed` lists.
     pub form_by_selector: Vec<Option<usize>>,
@@ -571,11 +667,18 @@ pub struct Layout {
     pub reuse: Field,
 }
 
-/// The layout of the project's spec.
-pub fn layout() -> &'static Layout {
-    static L: OnceLock<Layout> = OnceLock::new();
-    L.get_or_init(|| {
-        let s = spec();
+/// The control fields (stall, yield, scoreboards, wait, reuse), which sit at the same bits in
+/// every SM90 instruction: the first op's layout (a test checks every spec agrees), for code
+/// that writes or reads control bits of any word, helpers included.
+pub fn control_layout() -> &'static Layout {
+    layout_of(Op::ALL[0])
+}
+
+/// The layout of `op`'s spec.
+pub fn layout_of(op: Op) -> &'static Layout {
+    static LAYOUTS: [OnceLock<Layout>; Op::ALL.len()] = [const { OnceLock::new() }; Op::ALL.len()];
+    LAYOUTS[op.index()].get_or_init(|| {
+        let s = spec_of(op);
         let f = |n: &str| s.field(n).clone();
         let opcode = s.index("opcode");
         let (of, uf) = (s.index("operand_form"), s.index("ureg_flag"));
@@ -589,8 +692,44 @@ pub fn layout() -> &'static Layout {
                 _ => panic!("form {} must fix exactly opcode, operand_form and ureg_flag (the decoder's table relies on it)", fm.key),
             }
         }
+        let mut form_index = [None; 5];
+        let mut form_kind = Vec::new();
+        for (k, fm) in s.forms.iter().enumerate() {
+            match Form::ALL.into_iter().find(|f| f.cli_name() == fm.cli) {
+                Some(f) if form_index[f as usize].is_none() => {
+                    form_index[f as usize] = Some(k);
+                    form_kind.push(f);
+                }
+                _ => panic!("{}: form {} has cli {:?}, which is not one unused operand kind", op.spec_path(), fm.key, fm.cli),
+            }
+        }
+        // a value's meaning by its name; a name not listed is the last meaning (INVALIDn)
+        let named = |field: &str, names: &[&str]| -> (Vec<u32>, [Option<u32>; 5]) {
+            let f = s.field(field);
+            let mut code = [None; 5];
+            let of: Vec<u32> = (0..=f.max())
+                .map(|v| {
+                    let name = f.value_name(v).unwrap_or(if v == 0 { "" } else { "?" });
+                    let m = names.iter().position(|n| *n == name).unwrap_or(3) as u32;
+                    code[m as usize].get_or_insert(v);
+                    m
+                })
+                .collect();
+            (of, code)
+        };
+        let (flush_of, flush_code) = named("flush", &["", "FMZ", "FTZ", "INVALID3"]);
+        let (format_of, format_code) = named("format", &["", "INVALID1", "BF16_V2", "INVALID3", "F32"]);
         Layout {
+            op,
             opcode_value,
+            form_index,
+            form_kind,
+            flush_of: flush_of.into_iter().map(|m| Flush::ALL[m as usize]).collect(),
+            flush_code: [flush_code[0], flush_code[1], flush_code[2], flush_code[3]],
+            format_of: format_of.into_iter().map(|m| Format::EVERY[m as usize]).collect(),
+            format_code,
+            reuse_a: s.reuse_a,
+            reuse_b: s.reuse_b,
             form_by_selector,
             opcode: f("opcode"),
             operand_form: f("operand_form"),
@@ -628,12 +767,38 @@ pub fn layout() -> &'static Layout {
 mod tests {
     use super::*;
 
+    fn spec() -> &'static Spec {
+        Op::Hmul2.spec()
+    }
+    const SPEC_JSON: fn() -> &'static str = || Op::Hmul2.spec_json();
+
     #[test]
     fn builtin_spec_compiles_and_has_five_forms() {
         let s = spec();
         assert_eq!(s.forms.len(), 5);
         assert_eq!(s.mnemonic, "HMUL2");
-        let _ = layout();
+        let _ = Op::Hmul2.layout();
+    }
+
+    #[test]
+    fn every_spec_compiles_and_puts_control_and_opcode_bits_in_one_place() {
+        let c = control_layout();
+        for op in Op::ALL {
+            let l = op.layout();
+            assert_eq!(op.spec().mnemonic, op.mnemonic());
+            for (a, b) in [
+                (&l.opcode, &c.opcode),
+                (&l.stall, &c.stall),
+                (&l.yield_, &c.yield_),
+                (&l.wr_bar, &c.wr_bar),
+                (&l.rd_bar, &c.rd_bar),
+                (&l.wait, &c.wait),
+                (&l.reuse, &c.reuse),
+            ] {
+                assert_eq!(a.mask, b.mask, "{op}: field {} is not where {} has it", a.name, Op::ALL[0]);
+            }
+            assert_eq!(Op::from_opcode(l.opcode_value), Some(op), "{op}: its opcode names another instruction");
+        }
     }
 
     #[test]
@@ -656,8 +821,8 @@ mod tests {
 
     #[test]
     fn overlapping_fields_are_rejected() {
-        let text = SPEC_JSON.replace("\"fields\": [\"b_reg\"", "\"fields\": [\"b_reg\", \"imm_lo\"");
-        assert_ne!(text, SPEC_JSON, "the patch applies");
+        let text = SPEC_JSON().replace("\"fields\": [\"b_reg\"", "\"fields\": [\"b_reg\", \"imm_lo\"");
+        assert_ne!(text, SPEC_JSON(), "the patch applies");
         match compile(&text) {
             Err(SpecError::Invalid(m)) => assert!(m.contains("field imm_lo overlaps another field"), "{m}"),
             other => panic!("not refused as an overlap: {:?}", other.map(|_| ())),

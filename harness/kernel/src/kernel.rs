@@ -70,8 +70,10 @@ pub struct Case {
 /// Why an encoding cannot run in this kernel.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum NotRunnable {
-    #[error("not a legal HMUL2 encoding: {0}")]
+    #[error("not a legal encoding: {0}")]
     Illegal(String),
+    #[error("{0}: the reference has no arithmetic for it yet, so the kernel does not run it")]
+    Unimplemented(crate::isa::Op),
     #[error("c[{bank:#x}][{}] is outside the harness's constant data (bank 3, offsets 0..=0x7ffc)", crate::isa::hex::SignedHex(*offset as i64))]
     ConstBank { bank: u8, offset: i32 },
     #[error("cx[UR{ureg}][{offset:#x}]: the bindless handle would be UR{ureg}:UR{}, an odd or URZ-including pair the harness cannot set (only even URn, n <= 60)", ureg + 1)]
@@ -81,6 +83,9 @@ pub enum NotRunnable {
 /// Whether `word` can run in the kernel: legal, and operand 2 is data the harness fills.
 pub fn runnable(word: u128) -> Result<(), NotRunnable> {
     let inst = decode(word).map_err(|e| NotRunnable::Illegal(e.to_string()))?;
+    if !crate::reference::IMPLEMENTED.contains(&inst.op) {
+        return Err(NotRunnable::Unimplemented(inst.op));
+    }
     match inst.b {
         Operand2::Const { bank, offset } if bank != DATA_BANK || !(0..BANK3_BYTES as i32).contains(&offset) => Err(NotRunnable::ConstBank { bank, offset }),
         Operand2::ConstUr { ureg, offset } if ureg % 2 != 0 || ureg > 60 => Err(NotRunnable::BindlessHandlePair { ureg, offset }),
@@ -527,7 +532,7 @@ pub fn patch_cubin(template: &[u8], program: &[u128], regcount: u32, bank3: &[u8
     let t = elf::inspect(template)?;
     let exit = helpers::op_spec(Op::Exit).fixed;
     let ctrl = {
-        let l = crate::spec::layout();
+        let l = crate::spec::control_layout();
         l.stall.mask | l.yield_.mask | l.wr_bar.mask | l.rd_bar.mask | l.wait.mask | l.reuse.mask
     };
     let exits: Vec<usize> = program.iter().enumerate().filter(|(_, w)| **w & !ctrl == exit).map(|(i, _)| i).collect();
@@ -601,7 +606,7 @@ pub fn random_inputs(word: u128, threads: usize, rng: &mut crate::rng::Rng) -> V
 /// `count` legal, runnable encodings of seed `seed`: generator items in order, skipping the
 /// ones the kernel cannot run (an error when none of the first many items is runnable).
 pub fn runnable_words(seed: u64, form: Option<crate::isa::Form>, count: usize) -> Result<Vec<u128>, String> {
-    let mut opts = crate::gen::GenOptions::legal(seed);
+    let mut opts = crate::gen::GenOptions::legal_of(seed, crate::reference::IMPLEMENTED);
     opts.form = form;
     let mut out = crate::cli::vec_for("--count", count as u64).map_err(|e| e.message)?;
     let mut index = 0u64;
@@ -630,7 +635,7 @@ mod tests {
         eprintln!("seed: {seed}");
         let mut moved = [0usize; 2];
         for form in [Form::Const, Form::ConstUr, Form::Rrr] {
-            let o = crate::gen::GenOptions { form: Some(form), ..crate::gen::GenOptions::legal(seed) };
+            let o = crate::gen::GenOptions { form: Some(form), ..crate::gen::GenOptions::legal_of(seed, crate::reference::IMPLEMENTED) };
             for w in crate::gen::generate(&o, 0, 3000) {
                 let p = place(w);
                 assert!(runnable(p).is_ok(), "{} -> {}", format_hex(w), format_hex(p));

@@ -2,10 +2,9 @@
 //! Elements carry stable `id`/`data-*` attributes (`data-form`, `data-field`, `data-evidence`,
 //! `data-erratum`, `data-kind`) so that tests can query the rendered DOM.
 
+use super::view::{form_of, spec, HmulForm};
 use super::{Evidence, Model};
-use crate::isa::decode::form_of;
 use crate::seedpage::{BitClass, FieldClass, SeedCell, SpecBit};
-use crate::spec::spec;
 use std::collections::BTreeSet;
 use std::fmt::Write;
 

@@ -1,47 +1,61 @@
-//! 128-bit word → [`Hmul2`], or the typed reason the word is not a legal SM90 HMUL2.
-//! Never panics: every `u128` is one or the other.
+//! 128-bit word → [`Inst`], or the typed reason the word is not a legal SM90 instruction of
+//! the family. Never panics: every `u128` is one or the other.
 
 use super::*;
-use crate::spec::{layout, spec, Field};
+use crate::spec::Field;
 
-/// Why a word is not a legal SM90 HMUL2.
+/// Why a word is not a legal instruction of the family.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, thiserror::Error)]
 pub enum Illegal {
-    /// The opcode bits name another instruction.
-    #[error("not HMUL2: opcode field is {opcode:#05x}, HMUL2 is {expected:#05x}")]
-    NotHmul2 { opcode: u32, expected: u32 },
-    /// No form has this operand-kind selector.
-    #[error("no HMUL2 form has operand_form = {value} with ureg_flag = {ureg}")]
-    UnknownForm { value: u32, ureg: u32 },
+    /// The opcode bits name no instruction of the family.
+    #[error("not {}: opcode field is {opcode:#05x}", known_mnemonics())]
+    UnknownOpcode { opcode: u32 },
+    /// No form of the instruction has this operand-kind selector.
+    #[error("no {op} form has operand_form = {value} with ureg_flag = {ureg}")]
+    UnknownForm { op: Op, value: u32, ureg: u32 },
     /// A cross-field rule of the spec is broken (see the rule's doc in the spec).
-    #[error("{form}: rule {rule}: {field} = {value} is not allowed here")]
-    Constraint { form: Form, rule: String, field: String, value: u32 },
+    #[error("{}: rule {rule}: {field} = {value} is not allowed here", op.form_key(*form))]
+    Constraint { op: Op, form: Form, rule: String, field: String, value: u32 },
+}
+
+/// `HMUL2 or HADD2 ...`: what a word of the family can be.
+fn known_mnemonics() -> String {
+    Op::ALL.iter().map(|o| o.mnemonic()).collect::<Vec<_>>().join(" or ")
 }
 
 impl Illegal {
     /// A short stable name of the reason, for coverage tables and reports.
     pub fn kind(&self) -> String {
         match self {
-            Illegal::NotHmul2 { .. } => "not-hmul2".into(),
+            Illegal::UnknownOpcode { .. } => "unknown-opcode".into(),
             Illegal::UnknownForm { .. } => "unknown-form".into(),
             Illegal::Constraint { rule, .. } => rule.clone(),
         }
     }
 }
 
-/// Which form a word is, from its fixed fields; the error says why none fits.
+/// Which instruction a word is, from its opcode field (at the same bits for the whole family).
 #[inline(always)]
-pub fn form_of(word: u128) -> Result<Form, Illegal> {
-    let l = layout();
-    let opcode = l.opcode.get(word);
-    if opcode != l.opcode_value {
-        return Err(Illegal::NotHmul2 { opcode, expected: l.opcode_value });
+pub fn op_of(word: u128) -> Result<Op, Illegal> {
+    let opcode = Op::ALL[0].layout().opcode.get(word);
+    for op in Op::ALL {
+        if op.layout().opcode_value == opcode {
+            return Ok(op);
+        }
     }
+    Err(Illegal::UnknownOpcode { opcode })
+}
+
+/// Which instruction and form a word is, from its fixed fields; the error says why none fits.
+#[inline(always)]
+pub fn form_of(word: u128) -> Result<(Op, Form), Illegal> {
+    let op = op_of(word)?;
+    let l = op.layout();
     let (of, uf) = (l.operand_form.get(word), l.ureg_flag.get(word));
     let slot = (of as usize) << l.ureg_flag.width | uf as usize;
     match l.form_by_selector.get(slot).copied().flatten() {
-        Some(k) => Ok(Form::ALL[k]),
-        None => Err(Illegal::UnknownForm { value: of, ureg: uf }),
+        Some(k) => Ok((op, l.form_kind[k])),
+        None => Err(Illegal::UnknownForm { op, value: of, ureg: uf }),
     }
 }
 
@@ -63,14 +77,18 @@ fn sext(v: u32, width: u32) -> i32 {
 }
 
 /// Decode one word.
-pub fn decode(word: u128) -> Result<Hmul2, Illegal> {
-    let form = form_of(word)?;
-    let s = spec();
-    let fs = form.spec();
-    if let Err(v) = s.check(form.index(), word) {
-        return Err(Illegal::Constraint { form, rule: v.rule, field: v.field, value: v.value });
+pub fn decode(word: u128) -> Result<Inst, Illegal> {
+    let (op, form) = form_of(word)?;
+    let s = op.spec();
+    let l = op.layout();
+    let k = l.form_index[form as usize].unwrap_or(0);
+    let fs = &s.forms[k];
+    if let Err(v) = s.check(k, word) {
+        return Err(Illegal::Constraint { op, form, rule: v.rule, field: v.field, value: v.value });
     }
-    let l = layout();
+    // fields nvdisasm ignores in this word are ignored bits, not values
+    let hidden = s.hidden_mask(k, word);
+    let (word, kept) = (word & !hidden, word & (fs.ignored_mask | hidden));
     let b = match form {
         Form::Rrr => Operand2::Reg(l.b_reg.get(word) as u8),
         Form::Imm => Operand2::Imm { first: l.imm_hi.get(word) as u16, second: l.imm_lo.get(word) as u16 },
@@ -79,15 +97,16 @@ pub fn decode(word: u128) -> Result<Hmul2, Illegal> {
         Form::Ur => Operand2::Ur(l.b_ureg.get(word) as u8),
     };
     let b_mods = if form.has_b_mods() { mods(&l.b_neg, &l.b_abs, &l.b_swizzle, word) } else { SrcMods::default() };
-    Ok(Hmul2 {
+    Ok(Inst {
+        op,
         pred: Pred { index: l.pred.get(word) as u8, negated: flag(&l.pred_neg, word) },
         dst: l.dst.get(word) as u8,
         a: l.a.get(word) as u8,
         a_mods: mods(&l.a_neg, &l.a_abs, &l.a_swizzle, word),
         b,
         b_mods,
-        format: Format::ALL[l.format.get(word) as usize & 3],
-        flush: Flush::ALL[l.flush.get(word) as usize & 3],
+        format: l.format_of.get(l.format.get(word) as usize).copied().unwrap_or(Format::Invalid3),
+        flush: l.flush_of.get(l.flush.get(word) as usize).copied().unwrap_or(Flush::Invalid3),
         sat: flag(&l.sat, word),
         ctrl: Control {
             stall: l.stall.get(word) as u8,
@@ -97,7 +116,7 @@ pub fn decode(word: u128) -> Result<Hmul2, Illegal> {
             wait: l.wait.get(word) as u8,
             reuse: l.reuse.get(word) as u8,
         },
-        ignored: word & fs.ignored_mask,
+        ignored: kept,
     })
 }
 
@@ -120,7 +139,7 @@ mod tests {
 
     #[test]
     fn rejects_with_reasons() {
-        assert!(matches!(decode(0x0000000201007233 | CTRL), Err(Illegal::NotHmul2 { .. })));
+        assert!(matches!(decode(0x0000000201007233 | CTRL), Err(Illegal::UnknownOpcode { .. })));
         assert!(matches!(decode(0x0000000201007032 | CTRL), Err(Illegal::UnknownForm { .. })));
         assert!(matches!(decode(0x0000000201007232 | CTRL | 1u128 << 124), Err(Illegal::Constraint { .. })));
     }

@@ -3,7 +3,7 @@
 
 use super::hex::SignedHex;
 use super::*;
-use crate::spec::{layout, spec, FieldOverflow};
+use crate::spec::FieldOverflow;
 
 /// Why an instruction cannot be encoded.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -20,14 +20,22 @@ pub enum EncodeError {
     Ignored { bits: u128 },
     #[error("illegal: {0}")]
     Illegal(#[from] Illegal),
+    #[error("{op} has no {form} form")]
+    NoForm { op: Op, form: Form },
+    #[error("{op} has no {what}")]
+    NoModifier { op: Op, what: &'static str },
+    #[error("{op}: field {field} is ignored by nvdisasm here (rule {rule}): give it as ignored bits, not a value")]
+    Hidden { op: Op, rule: String, field: String },
 }
 
 /// Encode one instruction.
-pub fn encode(i: &Hmul2) -> Result<u128, EncodeError> {
-    let l = layout();
-    let s = spec();
+pub fn encode(i: &Inst) -> Result<u128, EncodeError> {
+    let op = i.op;
+    let l = op.layout();
+    let s = op.spec();
     let form = i.form();
-    let fs = form.spec();
+    let k = l.form_index[form as usize].ok_or(EncodeError::NoForm { op, form })?;
+    let fs = &s.forms[k];
     let mut w = 0u128;
     for &(f, v) in &fs.fixed {
         w = s.fields[f].set(w, v)?;
@@ -81,8 +89,10 @@ pub fn encode(i: &Hmul2) -> Result<u128, EncodeError> {
     } else if i.b_mods != SrcMods::default() {
         return Err(EncodeError::ImmediateMods);
     }
-    w = l.format.set(w, i.format as u32)?;
-    w = l.flush.set(w, i.flush as u32)?;
+    let format = l.format_code[i.format as usize].ok_or(EncodeError::NoModifier { op, what: format_name(i.format) })?;
+    w = l.format.set(w, format)?;
+    let flush = l.flush_code[i.flush as usize].ok_or(EncodeError::NoModifier { op, what: flush_name(i.flush) })?;
+    w = l.flush.set(w, flush)?;
     w = l.sat.set(w, i.sat as u32)?;
     let c = &i.ctrl;
     w = l.stall.set(w, c.stall as u32)?;
@@ -91,14 +101,29 @@ pub fn encode(i: &Hmul2) -> Result<u128, EncodeError> {
     w = l.rd_bar.set(w, c.rd_bar as u32)?;
     w = l.wait.set(w, c.wait as u32)?;
     w = l.reuse.set(w, c.reuse as u32)?;
-    if i.ignored & !fs.ignored_mask != 0 {
-        return Err(EncodeError::Ignored { bits: i.ignored & !fs.ignored_mask });
+    let hidden = s.hidden_mask(k, w);
+    if w & hidden != 0 {
+        let h = s.hidden.iter().find(|h| w & s.fields[h.field].mask & hidden != 0);
+        let (rule, field) = h.map(|h| (h.id.clone(), s.fields[h.field].name.clone())).unwrap_or_default();
+        return Err(EncodeError::Hidden { op, rule, field });
+    }
+    let may_ignore = fs.ignored_mask | hidden;
+    if i.ignored & !may_ignore != 0 {
+        return Err(EncodeError::Ignored { bits: i.ignored & !may_ignore });
     }
     w |= i.ignored;
-    if let Err(v) = s.check(form.index(), w) {
-        return Err(EncodeError::Illegal(Illegal::Constraint { form, rule: v.rule, field: v.field, value: v.value }));
+    if let Err(v) = s.check(k, w) {
+        return Err(EncodeError::Illegal(Illegal::Constraint { op, form, rule: v.rule, field: v.field, value: v.value }));
     }
     Ok(w)
+}
+
+fn format_name(f: Format) -> &'static str {
+    ["FP16 format", ".INVALID1 format", ".BF16_V2", ".INVALID3 format", ".F32"][f as usize]
+}
+
+fn flush_name(f: Flush) -> &'static str {
+    ["flush-free mode", ".FMZ", ".FTZ", ".INVALID3 flush mode"][f as usize]
 }
 
 #[cfg(test)]

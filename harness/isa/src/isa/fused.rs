@@ -1,5 +1,5 @@
 //! [`decode`] and [`render_into`] in one pass: the same result and text, without building
-//! an [`Hmul2`]. A legal word's text is seven table entries (head, destination, operand 1
+//! an [`Inst`]. A legal word's text is seven table entries (head, destination, operand 1
 //! in two, operand 2 in three) and, in the immediate form, two immediates; each table is
 //! keyed by bits gathered from the word (two `pext`s with BMI2) and filled, once, from the
 //! plain renderer's own text. Whatever this path cannot take (an illegal word, an
@@ -16,7 +16,7 @@ use super::floattext::{spell, Half};
 use super::render::{names, parts};
 use super::strtable::StrTable;
 use super::*;
-use crate::spec::{layout, spec, Field};
+use crate::spec::Field;
 
 /// Bits of one field that lie in one 64-bit half of the word: `(half >> shift) & mask`, placed at `at`.
 #[derive(Clone, Copy, Default)]
@@ -227,11 +227,15 @@ struct Fast {
     idx: Vec<u32>,
 }
 
-fn build(with_imm: bool) -> Option<Fast> {
-    let s = spec();
-    let l = layout();
+fn build(op: Op, with_imm: bool) -> Option<Fast> {
+    let s = op.spec();
+    let l = op.layout();
     let n = names();
-    let p = parts();
+    let p = parts(op);
+    // the tables know no `hidden` rules, and key forms in Form order: other specs take the plain path
+    if !s.hidden.is_empty() || l.form_kind != Form::ALL {
+        return None;
+    }
     let g = Gather::new;
     // The offset tables are indexed by raw field value, which equals the renderer's index only
     // while offset × scale cannot overflow; otherwise the plain path renders constants.
@@ -245,7 +249,7 @@ fn build(with_imm: bool) -> Option<Fast> {
     let mods = |neg: &Field, abs: &Field, swz: &Field, w: u128| SrcMods { neg: flag(neg, w), abs: flag(abs, w), swizzle: Swizzle::from_bits(swz.get(w)) };
 
     let sel = g(&[&l.opcode, &l.operand_form, &l.ureg_flag])?;
-    let form = words(&sel).into_iter().map(|w| decode::form_of(w).map_or(u8::MAX, |f| f.index() as u8)).collect();
+    let form = words(&sel).into_iter().map(|w| decode::form_of(w).ok().filter(|(o, _)| *o == op).map_or(u8::MAX, |(_, f)| f as u8)).collect();
     let mut rule_fields: Vec<&Field> = Vec::new();
     for fs in &s.forms {
         for &i in &fs.rule_fields {
@@ -264,8 +268,8 @@ fn build(with_imm: bool) -> Option<Fast> {
     let head_base = t.idx.len() as u32;
     for w in words(&head) {
         let pred = Pred { index: l.pred.get(w) as u8, negated: flag(&l.pred_neg, w) };
-        let (format, flush) = (Format::ALL[l.format.get(w) as usize & 3], Flush::ALL[l.flush.get(w) as usize & 3]);
-        let text = &p.head[super::render::head_key(pred, format as u32, flush as u32, flag(&l.sat, w) as u32)];
+        let format = l.format_of.get(l.format.get(w) as usize).copied().unwrap_or(Format::Invalid3);
+        let text = &p.head[super::render::head_key(pred, l.format.get(w), l.flush.get(w), flag(&l.sat, w) as u32)];
         let e = t.entry_max(text, COPY_HEAD)?;
         t.idx.push(e | ((format == Format::Bf16) as u32) << 31);
     }
@@ -308,15 +312,7 @@ fn build(with_imm: bool) -> Option<Fast> {
         Some((pres, sufs))
     };
     // the suffix's key holds yield and reuse, from which `Control` says whether `.reuse` shows
-    let src = |t: &mut Texts,
-               full: &StrTable,
-               reg: &Field,
-               neg: &Field,
-               abs: &Field,
-               swz: &Field,
-               shows: fn(&Control) -> bool,
-               comma: &str|
-     -> Option<(Part, Part)> {
+    let src = |t: &mut Texts, full: &StrTable, reg: &Field, neg: &Field, abs: &Field, swz: &Field, reuse_bit: u8, comma: &str| -> Option<(Part, Part)> {
         let (pres, sufs) = split(full, &|r, m, reuse| super::render::src_key(r, m, reuse))?;
         let pg = g(&[reg, neg, abs])?;
         let pre = t.table(words(&pg).into_iter().map(|w| {
@@ -326,13 +322,13 @@ fn build(with_imm: bool) -> Option<Fast> {
         let sg = g(&[abs, swz, &l.yield_, &l.reuse])?;
         let suf = t.table(words(&sg).into_iter().map(|w| {
             let c = Control { stall: 0, yield_: flag(&l.yield_, w), wr_bar: 0, rd_bar: 0, wait: 0, reuse: l.reuse.get(w) as u8 };
-            let i = abs.get(w) as usize | (swz.get(w) as usize) << 1 | (shows(&c) as usize) << 3;
+            let i = abs.get(w) as usize | (swz.get(w) as usize) << 1 | (c.shows_reuse(reuse_bit) as usize) << 3;
             format!("{}{comma}", sufs[i])
         }))?;
         Some((Part::new(&pg, pre), Part::new(&sg, suf)))
     };
-    let (a_pre, a_suf) = src(&mut t, &p.src_a, &l.a, &l.a_neg, &l.a_abs, &l.a_swizzle, Control::shows_reuse_a, ", ")?;
-    let (b_pre, b_suf) = src(&mut t, &p.src_b, &l.b_reg, &l.b_neg, &l.b_abs, &l.b_swizzle, Control::shows_reuse_b, "")?;
+    let (a_pre, a_suf) = src(&mut t, &p.src_a, &l.a, &l.a_neg, &l.a_abs, &l.a_swizzle, l.reuse_a, ", ")?;
+    let (b_pre, b_suf) = src(&mut t, &p.src_b, &l.b_reg, &l.b_neg, &l.b_abs, &l.b_swizzle, l.reuse_b, "")?;
 
     let empty = Part::fixed(t.table([""])?);
     let bm = |w: u128| mods(&l.b_neg, &l.b_abs, &l.b_swizzle, w);
@@ -575,24 +571,27 @@ fn unpack(e: &[u8; 16]) -> [u8; 32] {
 /// The tables without immediates (quick to build: a one-word `decode` starts fast), and
 /// after [`IMM_AFTER`] words, with them (2 × 2^16 immediate texts, about 0.1 s to spell:
 /// until then an immediate-form word takes the plain path, about 3 µs).
-fn fast() -> Option<&'static Fast> {
-    static BASE: std::sync::OnceLock<Option<Fast>> = std::sync::OnceLock::new();
-    static FULL: std::sync::OnceLock<Option<Fast>> = std::sync::OnceLock::new();
+fn fast(op: Op) -> Option<&'static Fast> {
+    type Slot = std::sync::OnceLock<Option<Fast>>;
+    static BASE: [Slot; Op::ALL.len()] = [const { Slot::new() }; Op::ALL.len()];
+    static FULL: [Slot; Op::ALL.len()] = [const { Slot::new() }; Op::ALL.len()];
     static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    if let Some(f) = FULL.get() {
+    let k = op.index();
+    if let Some(f) = FULL[k].get() {
         return f.as_ref();
     }
     if CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) >= IMM_AFTER {
-        return FULL.get_or_init(|| build(true)).as_ref();
+        return FULL[k].get_or_init(|| build(op, true)).as_ref();
     }
-    BASE.get_or_init(|| build(false)).as_ref()
+    BASE[k].get_or_init(|| build(op, false)).as_ref()
 }
 
 const IMM_AFTER: usize = 1 << 16;
 
 /// Decode `word` and append its text to `out`: `decode(word).map(|i| render_into(&i, out))`.
 pub fn decode_render_into(word: u128, out: &mut String) -> Result<(), Illegal> {
-    match fast() {
+    let Ok(op) = decode::op_of(word) else { return slow(word, out) };
+    match fast(op) {
         #[cfg(target_arch = "x86_64")]
         Some(f) if f.bmi2 => {
             // SAFETY: `f.bmi2` says BMI2 and AVX2 were detected on this CPU.
@@ -627,7 +626,7 @@ fn fused<const PEXT: bool>(f: &Fast, word: u128, out: &mut String) -> Result<(),
         Some(&m) if m >> k & 1 == 1 => {}
         _ => return slow(word, out),
     }
-    let is_imm = k == Form::Imm.index();
+    let is_imm = k == Form::Imm as usize;
     let (Some(tail), false) = (f.tail.get(k), is_imm && f.imm.is_none()) else { return slow(word, out) };
     let Some(&h) = f.idx.get(f.head_base as usize + f.head.key::<PEXT>(lo, hi)) else { return slow(word, out) };
     // the immediates' entries are read first, so their (likely) cache misses overlap the
@@ -680,7 +679,7 @@ mod tests {
         let rb = decode(w).map(|i| render_into(&i, &mut b));
         assert_eq!((&ra, &a), (&rb, &b), "{w:#034x}");
         // the path without BMI2, which this CPU may not take by itself
-        if let Some(f) = fast() {
+        if let Some(f) = decode::op_of(w).ok().and_then(fast) {
             let mut c = String::from("x");
             let rc = fused::<false>(f, w, &mut c);
             assert_eq!((rc, c), (rb, b), "{w:#034x} without BMI2");
@@ -693,7 +692,7 @@ mod tests {
         for w in gen::generate(&GenOptions::legal(9), 0, IMM_AFTER as u64 + 1) {
             same(w);
         }
-        assert!(fast().is_some_and(|f| f.imm.is_some()), "the fast path's tables did not build");
+        assert!(fast(Op::Hmul2).is_some_and(|f| f.imm.is_some()), "HMUL2's fast-path tables did not build");
         let o = GenOptions { illegal_share: 0.2, invalid_share: 0.3, ignored_share: 0.2, ..GenOptions::legal(5) };
         for w in gen::generate(&o, 0, 150_000) {
             same(w);

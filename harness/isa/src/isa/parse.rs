@@ -1,4 +1,4 @@
-//! nvdisasm-style text → [`Hmul2`]; the inverse of [`super::render`].
+//! nvdisasm-style text → [`Inst`]; the inverse of [`super::render`].
 //!
 //! Text carries less than the word: control bits other than `.reuse`, ignored bits and
 //! NaN payloads are not printed, and `HMUL2.INVALID3` names both format = INVALID3 and
@@ -8,9 +8,9 @@
 
 use super::floattext::{parse_imm, Half};
 use super::*;
-use crate::spec::{layout, Field};
+use crate::spec::Field;
 
-/// Why a text is not an HMUL2 instruction.
+/// Why a text is not an instruction of the family.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("cannot parse {text:?}: {reason}")]
 pub struct ParseError {
@@ -113,8 +113,7 @@ fn parse_src<'a>(full: &str, op: &'a str, swz: &Field) -> Result<Src<'a>, ParseE
 }
 
 /// Parse one instruction text (a trailing `;` is allowed).
-pub fn parse(text: &str) -> Result<Hmul2, ParseError> {
-    let l = layout();
+pub fn parse(text: &str) -> Result<Inst, ParseError> {
     let full = text.trim();
     let mut s = full.strip_suffix(';').unwrap_or(full).trim();
     let mut pred = Pred::ALWAYS;
@@ -138,9 +137,10 @@ pub fn parse(text: &str) -> Result<Hmul2, ParseError> {
     let (head, ops) = s.split_once(' ').unwrap_or((s, ""));
     let mut mods = head.split('.');
     let mnemonic = mods.next().unwrap_or("");
-    if mnemonic != "HMUL2" {
+    let Some(op) = Op::ALL.into_iter().find(|o| o.mnemonic() == mnemonic) else {
         return err(full, format!("unknown mnemonic {mnemonic:?}"));
-    }
+    };
+    let l = op.layout();
     let mods: Vec<&str> = mods.collect();
     let mut k = 0;
     let mut vals = [0u32; 3];
@@ -168,22 +168,25 @@ pub fn parse(text: &str) -> Result<Hmul2, ParseError> {
         Some(r) => r,
         None => return err(full, format!("bad operand 1 {:?}", ops[1])),
     };
-    let format = Format::ALL[vals[0] as usize];
+    let format = l.format_of.get(vals[0] as usize).copied().unwrap_or(Format::Invalid3);
     let mut ctrl = Control::default();
     if a.reuse {
-        ctrl.reuse |= 1;
+        ctrl.reuse |= 1 << op.spec().reuse_a;
     }
     let (b, b_mods) = if ops.len() == 4 {
         let h = if format == Format::Bf16 { Half::Bf16 } else { Half::F16 };
         let first = parse_imm(h, ops[2]).ok_or_else(|| ParseError { text: full.into(), reason: format!("bad immediate {:?}", ops[2]) })?;
         let second = parse_imm(h, ops[3]).ok_or_else(|| ParseError { text: full.into(), reason: format!("bad immediate {:?}", ops[3]) })?;
         (Operand2::Imm { first, second }, SrcMods::default())
+    } else if let Some(second) = (ops.len() == 3 && format == Format::F32).then(|| parse_imm(Half::F16, ops[2])).flatten() {
+        // one immediate: .F32 reads only the low half (nvdisasm ignores bits 48..63)
+        (Operand2::Imm { first: 0, second }, SrcMods::default())
     } else if ops.len() == 3 {
         let src = parse_src(full, ops[2], &l.b_swizzle)?;
         let core = src.core;
         let b = if let Some(r) = reg_number(core, "R", RZ, 254) {
             if src.reuse {
-                ctrl.reuse |= 2;
+                ctrl.reuse |= 1 << op.spec().reuse_b;
             }
             Operand2::Reg(r)
         } else if let Some(u) = reg_number(core, "UR", URZ, 62) {
@@ -218,7 +221,8 @@ pub fn parse(text: &str) -> Result<Hmul2, ParseError> {
     if ctrl.reuse != 0 {
         ctrl.yield_ = true;
     }
-    Ok(Hmul2 { pred, dst, a: a_reg, a_mods: a.mods, b, b_mods, format, flush: Flush::ALL[vals[1] as usize], sat: vals[2] != 0, ctrl, ignored: 0 })
+    let flush = l.flush_of.get(vals[1] as usize).copied().unwrap_or(Flush::Invalid3);
+    Ok(Inst { op, pred, dst, a: a_reg, a_mods: a.mods, b, b_mods, format, flush, sat: vals[2] != 0, ctrl, ignored: 0 })
 }
 
 #[cfg(test)]
@@ -248,7 +252,7 @@ mod tests {
     fn rejects_garbage() {
         for t in [
             "",
-            "HADD2 R0, R1, R2",
+            "HSUB2 R0, R1, R2",
             "HMUL2 R0, R1",
             "HMUL2 R256, R1, R2",
             "HMUL2.FOO R0, R1, R2",

@@ -1,4 +1,4 @@
-//! [`Hmul2`] → the text `nvdisasm -b SM90` prints for it (without address, `;` and comments).
+//! [`Inst`] → the text `nvdisasm -b SM90` prints for it (without address, `;` and comments).
 //!
 //! Shapes seen in nvdisasm's output:
 //! `@!P2 HMUL2.BF16_V2.FMZ.SAT R0, -|R1|.reuse.H1_H1, -|R2|.reuse.H0_H0`,
@@ -8,7 +8,7 @@
 use super::floattext::{imm_text, Half};
 use super::strtable::StrTable;
 use super::*;
-use crate::spec::layout;
+use crate::spec::Layout;
 /// Decimal digits without the formatting machinery (the renderer is on a hot path).
 fn push_dec(out: &mut String, mut v: u32) {
     let mut buf = [0u8; 10];
@@ -63,7 +63,8 @@ pub(super) fn names() -> &'static Names {
             }
             s
         };
-        let l = layout();
+        // the constant-operand fields sit at the same bits across the family
+        let l = Op::ALL[0].layout();
         let scale = l.cb_offset.scale as i64;
         let width = l.cb_offset.width;
         let sext = |v: u32| -> i64 { (((v << (32 - width)) as i32) >> (32 - width)) as i64 };
@@ -134,8 +135,7 @@ fn push_hex_signed(out: &mut String, v: i64) {
     push_hex(out, v.unsigned_abs());
 }
 
-fn push_head(out: &mut String, pred: Pred, format: u32, flush: u32, sat: u32) {
-    let l = layout();
+fn push_head(out: &mut String, l: &Layout, pred: Pred, format: u32, flush: u32, sat: u32) {
     if pred.index != PT || pred.negated {
         out.push('@');
         if pred.negated {
@@ -149,7 +149,7 @@ fn push_head(out: &mut String, pred: Pred, format: u32, flush: u32, sat: u32) {
         }
         out.push(' ');
     }
-    out.push_str("HMUL2");
+    out.push_str(l.op.mnemonic());
     for (f, v) in [(&l.format, format), (&l.flush, flush), (&l.sat, sat)] {
         if let Some(name) = f.value_name(v) {
             if !name.is_empty() {
@@ -162,8 +162,7 @@ fn push_head(out: &mut String, pred: Pred, format: u32, flush: u32, sat: u32) {
 }
 
 /// A non-register operand 2 with its modifiers: `-|c[0x3] [0x14].H0_H0|`.
-fn push_other_src(out: &mut String, b: Operand2, m: SrcMods) {
-    let l = layout();
+fn push_other_src(out: &mut String, l: &Layout, b: Operand2, m: SrcMods) {
     if m.neg {
         out.push('-');
     }
@@ -227,14 +226,14 @@ pub(super) fn head_key(p: Pred, format: u32, flush: u32, sat: u32) -> usize {
     (p.index as usize & 7) | (p.negated as usize) << 3 | (format as usize & 3) << 4 | (flush as usize & 3) << 6 | (sat as usize & 1) << 8
 }
 
-pub(super) fn parts() -> &'static Parts {
-    static P: std::sync::OnceLock<Parts> = std::sync::OnceLock::new();
-    P.get_or_init(|| {
-        let l = layout();
+pub(super) fn parts(op: Op) -> &'static Parts {
+    static P: [std::sync::OnceLock<Parts>; Op::ALL.len()] = [const { std::sync::OnceLock::new() }; Op::ALL.len()];
+    P[op.index()].get_or_init(|| {
+        let l = op.layout();
         let mut head = vec![String::new(); 512];
         for (k, slot) in head.iter_mut().enumerate() {
             let p = Pred { index: (k & 7) as u8, negated: k >> 3 & 1 == 1 };
-            push_head(slot, p, (k >> 4 & 3) as u32, (k >> 6 & 3) as u32, (k >> 8 & 1) as u32);
+            push_head(slot, l, p, (k >> 4 & 3) as u32, (k >> 6 & 3) as u32, (k >> 8 & 1) as u32);
         }
         let src = |field: &crate::spec::Field| {
             let mut v = vec![String::new(); 1 << 13];
@@ -251,7 +250,7 @@ pub(super) fn parts() -> &'static Parts {
         for u in 0..=255u8 {
             for bits in 0..16usize {
                 let m = SrcMods { neg: bits & 1 == 1, abs: bits & 2 == 2, swizzle: Swizzle::from_bits((bits >> 2) as u32) };
-                push_other_src(&mut ur[u as usize | bits << 8], Operand2::Ur(u), m);
+                push_other_src(&mut ur[u as usize | bits << 8], l, Operand2::Ur(u), m);
             }
         }
         Parts {
@@ -264,20 +263,25 @@ pub(super) fn parts() -> &'static Parts {
 }
 
 /// Append the text of `i` to `out`.
-pub fn render_into(i: &Hmul2, out: &mut String) {
-    let p = parts();
-    out.push_str(&p.head[head_key(i.pred, i.format as u32, i.flush as u32, i.sat as u32)]);
+pub fn render_into(i: &Inst, out: &mut String) {
+    let l = i.op.layout();
+    let p = parts(i.op);
+    let (format, flush) = (l.format_code[i.format as usize].unwrap_or(0), l.flush_code[i.flush as usize].unwrap_or(0));
+    out.push_str(&p.head[head_key(i.pred, format, flush, i.sat as u32)]);
     out.push_str(&names().r[i.dst as usize]);
     out.push_str(", ");
-    out.push_str(&p.src_a[src_key(i.a, i.a_mods, i.ctrl.shows_reuse_a())]);
+    out.push_str(&p.src_a[src_key(i.a, i.a_mods, i.ctrl.shows_reuse(l.reuse_a))]);
     out.push_str(", ");
     let m = i.b_mods;
     match i.b {
-        Operand2::Reg(r) => out.push_str(&p.src_b[src_key(r, m, i.ctrl.shows_reuse_b())]),
+        Operand2::Reg(r) => out.push_str(&p.src_b[src_key(r, m, i.ctrl.shows_reuse(l.reuse_b))]),
         Operand2::Imm { first, second } => {
             let h = if i.format == Format::Bf16 { Half::Bf16 } else { Half::F16 };
-            out.push_str(&imm_text(h, first));
-            out.push_str(", ");
+            // an instruction whose modifiers hide the first immediate (.F32) prints one
+            if i.format != Format::F32 || i.hidden_mask() & l.imm_hi.mask == 0 {
+                out.push_str(&imm_text(h, first));
+                out.push_str(", ");
+            }
             out.push_str(&imm_text(h, second));
             // Special immediates end in a space that nvdisasm prints before a comma, not before ';'.
             while out.ends_with(' ') {
@@ -288,12 +292,12 @@ pub fn render_into(i: &Hmul2, out: &mut String) {
             let bits = m.neg as usize | (m.abs as usize) << 1 | (m.swizzle as usize) << 2;
             out.push_str(&p.ur[u as usize | bits << 8]);
         }
-        other => push_other_src(out, other, m),
+        other => push_other_src(out, l, other, m),
     }
 }
 
 /// The text of `i`.
-pub fn render(i: &Hmul2) -> String {
+pub fn render(i: &Inst) -> String {
     let mut s = String::with_capacity(64);
     render_into(i, &mut s);
     s

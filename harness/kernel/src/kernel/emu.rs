@@ -20,7 +20,7 @@ use super::elf::Image;
 use super::helpers::{op_spec, Op};
 use crate::inputs::Inputs;
 use crate::isa::{Hmul2, Operand2, PT, RZ, URZ};
-use crate::spec::layout;
+use crate::spec::control_layout as layout;
 
 /// What `c[0x0][0x208]` holds: the emulated global-memory descriptor.
 pub const DESCRIPTOR: u64 = 0x0000_beef_0000_dead;

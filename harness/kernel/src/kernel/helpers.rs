@@ -4,7 +4,7 @@
 //! so each bit position is named once in the project's data.
 
 use crate::isa::parse_hex;
-use crate::spec::{layout, Field, FieldOverflow};
+use crate::spec::{control_layout as layout, Field, FieldOverflow};
 use serde::Deserialize;
 use std::sync::OnceLock;
 

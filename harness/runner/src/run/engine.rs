@@ -130,7 +130,7 @@ pub fn run_batch(
     let mut cases: Vec<Case> = Vec::new();
     let mut item_totals: Vec<Totals> = vec![Totals { instructions: 1, ..Default::default() }; items.len()];
     let forms: Vec<String> =
-        items.iter().map(|&(_, w)| crate::isa::decode::form_of(w).map(|f| f.key().to_string()).unwrap_or_else(|_| "illegal".into())).collect();
+        items.iter().map(|&(_, w)| crate::isa::decode::form_of(w).map(|(o, f)| o.form_key(f).to_string()).unwrap_or_else(|_| "illegal".into())).collect();
     for (k, &(index, word)) in items.iter().enumerate() {
         let inst = decode(word).ok();
         match backend.runnable(word) {
@@ -270,7 +270,7 @@ mod tests {
 
     #[test]
     fn bisection_isolates_each_faulting_instruction_in_few_launches() {
-        let words = crate::gen::generate(&crate::gen::GenOptions::legal(4), 0, 64);
+        let words = crate::gen::generate(&crate::gen::GenOptions::legal_of(4, crate::reference::IMPLEMENTED), 0, 64);
         let items: Vec<(u64, u128)> = words.iter().enumerate().map(|(i, &w)| (i as u64, w)).collect();
         let mut exec = Counting(FakeExecutor { fault_on: vec![words[3], words[40]], ..Default::default() }, 0);
         let out = run_batch(&FakeBackend, &mut exec, &items, &opts(), &|_| Some("nv text".into())).unwrap();
@@ -286,7 +286,7 @@ mod tests {
 
     #[test]
     fn a_clean_batch_is_one_launch_and_a_setup_error_stops() {
-        let words = crate::gen::generate(&crate::gen::GenOptions::legal(5), 0, 10);
+        let words = crate::gen::generate(&crate::gen::GenOptions::legal_of(5, crate::reference::IMPLEMENTED), 0, 10);
         let items: Vec<(u64, u128)> = words.iter().enumerate().map(|(i, &w)| (i as u64, w)).collect();
         let mut exec = Counting(FakeExecutor::default(), 0);
         let out = run_batch(&FakeBackend, &mut exec, &items, &opts(), &|_| None).unwrap();
@@ -303,7 +303,7 @@ mod tests {
 
     #[test]
     fn illegal_words_run_where_placeable_and_faults_carry_the_decoders_classification() {
-        let o = crate::gen::GenOptions { illegal_share: 0.5, ..crate::gen::GenOptions::legal(6) };
+        let o = crate::gen::GenOptions { illegal_share: 0.5, ..crate::gen::GenOptions::legal_of(6, crate::reference::IMPLEMENTED) };
         let words = crate::gen::generate(&o, 0, 40);
         let bad = *words.iter().find(|&&w| decode(w).is_err()).unwrap();
         let items: Vec<(u64, u128)> = words.iter().enumerate().map(|(i, &w)| (i as u64, w)).collect();
@@ -321,7 +321,7 @@ mod tests {
 
     #[test]
     fn results_without_a_reference_value_are_kept_as_evidence() {
-        let o = crate::gen::GenOptions { invalid_share: 1.0, ..crate::gen::GenOptions::legal(7) };
+        let o = crate::gen::GenOptions { invalid_share: 1.0, ..crate::gen::GenOptions::legal_of(7, crate::reference::IMPLEMENTED) };
         let words: Vec<u128> = crate::gen::generate(&o, 0, 20).into_iter().map(crate::kernel::place).collect();
         let items: Vec<(u64, u128)> = words.iter().enumerate().map(|(i, &w)| (i as u64, w)).collect();
         let invalid = words.iter().filter(|&&w| decode(w).is_ok_and(|i| i.has_invalid_value())).count();

@@ -74,7 +74,10 @@ mod tests {
     #[test]
     fn shrinks_to_the_essential_field() {
         // a "bug" that needs .SAT and a negated operand 1, nothing else
-        let busy = factorial(Form::Rrr, 5).into_iter().find(|i| i.sat && i.a_mods.neg && i.a_mods.abs && i.flush == Flush::Ftz && i.b_mods.neg).unwrap();
+        let busy = factorial(crate::isa::Op::Hmul2, Form::Rrr, 5)
+            .into_iter()
+            .find(|i| i.sat && i.a_mods.neg && i.a_mods.abs && i.flush == Flush::Ftz && i.b_mods.neg)
+            .unwrap();
         let m = minimize(&busy, 1000, &mut |c: &Hmul2| c.sat && c.a_mods.neg);
         assert!(m.sat && m.a_mods.neg);
         assert!(!m.a_mods.abs && m.flush == Flush::None && m.b_mods == SrcMods::default() && m.format == Format::F16);

@@ -186,8 +186,11 @@ pub fn junit(s: &Summary) -> String {
     let mut cases = Vec::new();
     let mut failures = 0;
     let mut skipped = 0;
-    let forms: Vec<String> =
-        if s.by_form.is_empty() { crate::isa::Form::ALL.iter().map(|f| f.key().to_string()).collect() } else { s.by_form.keys().cloned().collect() };
+    let forms: Vec<String> = if s.by_form.is_empty() {
+        crate::isa::Op::ALL.iter().flat_map(|o| o.forms().map(|f| o.form_key(f).to_string())).collect()
+    } else {
+        s.by_form.keys().cloned().collect()
+    };
     for form in &forms {
         let name = format!("{}/{}", s.mode, form);
         let body = if !s.hardware.used && !s.hardware.simulated {
@@ -247,7 +250,7 @@ pub fn junit(s: &Summary) -> String {
 /// The form key of a finding's encoding.
 pub fn finding_form(f: &Finding) -> Option<String> {
     let w = crate::isa::parse_hex(&f.encoding).ok()?;
-    crate::isa::decode::form_of(w).ok().map(|x| x.key().to_string())
+    crate::isa::decode::form_of(w).ok().map(|(o, f)| o.form_key(f).to_string())
 }
 
 /// Add `b`'s counts into `a` (coverage JSON): numbers add, except widths and possible-value
