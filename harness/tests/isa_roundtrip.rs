@@ -94,7 +94,7 @@ proptest! {
         match decode(w) {
             Ok(i) => {
                 prop_assert_eq!(encode(&i).unwrap(), w);
-                prop_assert!(render(&i).contains("HMUL2"));
+                prop_assert!(render(&i).contains(i.op.mnemonic()));
             }
             Err(e) => prop_assert!(!e.to_string().is_empty()),
         }

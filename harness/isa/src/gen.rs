@@ -284,7 +284,12 @@ pub fn factorial(op: Op, form: Form, seed: u64) -> Vec<Inst> {
                                 i.format = format;
                                 i.flush = flush;
                                 i.sat = sat;
-                                out.push(i.without_hidden());
+                                // the rules may tie control bits to the modifiers (HADD2's reuse to .F32)
+                                let mut i = i.without_hidden();
+                                while let Err(EncodeError::Illegal(_)) = encode(&i) {
+                                    i.ctrl = draw_control(&mut r);
+                                }
+                                out.push(i);
                             }
                         }
                     }
