@@ -17,6 +17,7 @@ pub mod isa;
 pub mod kernel;
 pub mod nvdisasm;
 pub mod oracle;
+pub mod probe;
 pub mod reference;
 pub mod report;
 pub mod rng;
