@@ -10,6 +10,7 @@
 pub mod build_kernel;
 pub mod commands;
 pub mod explain;
+pub mod probe;
 pub mod report;
 pub mod run;
 pub mod settle;

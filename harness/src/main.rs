@@ -23,6 +23,8 @@ enum Cmd {
     Generate(commands::GenerateArgs),
     /// Compare decode + render with nvdisasm on generated encodings.
     Oracle(commands::OracleArgs),
+    /// Flip each bit of a word (or try each value of a bit group) and print what nvdisasm makes of it.
+    Probe(hmul2_harness::probe::ProbeArgs),
     /// Print the seed-page errata recorded in the spec (as Markdown).
     Errata(commands::ErrataArgs),
     /// Lay out one instruction word bit by bit, every field named with its value and meaning.
@@ -94,6 +96,7 @@ fn main() -> ExitCode {
         Cmd::Encode(a) => commands::encode(a),
         Cmd::Generate(a) => commands::generate(a),
         Cmd::Oracle(a) => commands::oracle(a),
+        Cmd::Probe(a) => hmul2_harness::probe::run(a),
         Cmd::Errata(a) => commands::errata(a),
         Cmd::Explain(a) => hmul2_harness::explain::run(a),
         Cmd::Report(a) => hmul2_harness::report::run(a),
