@@ -7,11 +7,12 @@
 //! (`harness/spec/semantics.json`); field values nvdisasm names INVALIDn give [`Undefined`]
 //! instead of a guess.
 
+pub mod add;
 #[cfg(target_arch = "x86_64")]
 mod bf16x32;
 pub mod policy;
 
-pub use policy::{Assumption, FmzZero, Policy};
+pub use policy::{Assumption, F32Nan, FmzZero, Policy, ZeroSum};
 
 use crate::inputs::Inputs;
 use crate::isa::{Flush, Form, Format, Hmul2, Operand2, Swizzle, PT, RZ, URZ};
@@ -28,6 +29,12 @@ pub enum Undefined {
     Flush,
     #[error("operand {operand} half select is INVALID1: no lane selection is defined")]
     Swizzle { operand: u8 },
+    /// HADD2 ([`add`]) only.
+    #[error("HADD2 flush field is {0:?}: only none and .FTZ have a meaning assumed for HADD2")]
+    AddFlush(Flush),
+    /// HADD2 ([`add`]) only.
+    #[error("HADD2 .F32 with .BF16_V2: nvdisasm rejects the combination; no result is defined")]
+    AddBf16F32,
 }
 
 /// Everything about one instruction that the lanes need, decided once.
