@@ -461,7 +461,7 @@ mod tests {
         }
         for p in &policies {
             for (format, sp) in [(Format::F16, f16_specials()), (Format::Bf16, bf16_specials())] {
-                let mut word = |r: &mut Rng| {
+                let word = |r: &mut Rng| {
                     let h = |r: &mut Rng| if r.chance(0.5) { *r.pick(sp) as u32 } else { r.next_u32() >> 16 };
                     h(r) | h(r) << 16
                 };
