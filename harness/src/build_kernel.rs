@@ -18,6 +18,10 @@ pub struct BuildKernelArgs {
     /// Output folder for kernel.cubin and manifest.json.
     #[arg(long, value_parser = crate::cli::path_arg)]
     pub out: std::path::PathBuf,
+    /// Instructions, comma-separated nvdisasm mnemonics (HMUL2,HADD2); default: every one
+    /// the reference implements.
+    #[arg(long = "instruction", value_parser = crate::commands::parse_ops_arg)]
+    pub instruction: Option<crate::commands::OpList>,
     /// Restrict to one form (rrr, imm, const, constx, ur).
     #[arg(long, value_parser = parse_form)]
     pub form: Option<crate::isa::Form>,
@@ -26,7 +30,7 @@ pub struct BuildKernelArgs {
     pub threads: usize,
 }
 
-pub use crate::kernel::runnable_words;
+pub use crate::kernel::{runnable_words, runnable_words_of};
 
 pub fn build_kernel(a: BuildKernelArgs) -> CliResult {
     let form = a.form;
@@ -37,7 +41,11 @@ pub fn build_kernel(a: BuildKernelArgs) -> CliResult {
         return Err(CliError::input("--threads must be a multiple of 32, at most 256"));
     }
     let seed = resolve_seed(a.seed);
-    let words = runnable_words(seed, form, a.count).map_err(CliError::input)?;
+    let ops = a.instruction.as_ref().map_or_else(|| crate::reference::IMPLEMENTED.to_vec(), |l| l.0.clone());
+    if let Some(op) = ops.iter().find(|o| !crate::reference::IMPLEMENTED.contains(o)) {
+        return Err(CliError::input(format!("--instruction {op}: the reference has no arithmetic for it yet, so the kernel does not run it")));
+    }
+    let words = runnable_words_of(seed, &ops, form, a.count).map_err(CliError::input)?;
     let mut rng = Rng::fork(seed, u64::MAX);
     let cases: Vec<Case> = words.iter().map(|&w| Case { word: w, inputs: random_inputs(w, a.threads, &mut rng) }).collect();
     let built = build(&cases).map_err(|e| CliError::failed(e.to_string()))?;

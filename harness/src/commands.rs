@@ -11,14 +11,18 @@ use std::process::ExitCode;
 
 pub use crate::isa::parse_form;
 
-/// `--instruction HMUL2,HADD2` (clap takes the whole list as one value).
-pub fn parse_ops_arg(s: &str) -> Result<Vec<isa::Op>, String> {
-    isa::parse_ops(s)
+/// The value of `--instruction HMUL2,HADD2`: one argument holding a list.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OpList(pub Vec<isa::Op>);
+
+/// Parse `--instruction`'s comma-separated mnemonics.
+pub fn parse_ops_arg(s: &str) -> Result<OpList, String> {
+    isa::parse_ops(s).map(OpList)
 }
 
 /// The instructions a command works on: those named, or every one.
-pub fn ops_or_all(named: &Option<Vec<isa::Op>>) -> Vec<isa::Op> {
-    named.clone().unwrap_or_else(|| isa::Op::ALL.to_vec())
+pub fn ops_or_all(named: &Option<OpList>) -> Vec<isa::Op> {
+    named.as_ref().map_or_else(|| isa::Op::ALL.to_vec(), |l| l.0.clone())
 }
 pub use crate::rng::resolve_seed;
 
@@ -92,7 +96,7 @@ pub struct GenerateArgs {
     /// Instructions, comma-separated nvdisasm mnemonics (HMUL2,HADD2); default: every one the
     /// project describes.
     #[arg(long = "instruction", value_parser = parse_ops_arg)]
-    pub instruction: Option<Vec<isa::Op>>,
+    pub instruction: Option<OpList>,
     /// Restrict to one form: rrr, imm, const, constx, ur (or the seed page's key).
     #[arg(long, value_parser = parse_form)]
     pub form: Option<Form>,
@@ -195,7 +199,7 @@ pub struct OracleArgs {
     /// Instructions, comma-separated nvdisasm mnemonics (HMUL2,HADD2); default: every one the
     /// project describes.
     #[arg(long = "instruction", value_parser = parse_ops_arg)]
-    pub instruction: Option<Vec<isa::Op>>,
+    pub instruction: Option<OpList>,
     /// Restrict to one form.
     #[arg(long, value_parser = parse_form)]
     pub form: Option<Form>,

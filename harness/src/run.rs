@@ -82,6 +82,10 @@ pub struct RunArgs {
     /// Random mode: number of instructions (across all shards).
     #[arg(long, default_value_t = 4096)]
     pub count: u64,
+    /// Instructions, comma-separated nvdisasm mnemonics (HMUL2,HADD2); default: every one
+    /// the reference implements.
+    #[arg(long = "instruction", value_parser = crate::commands::parse_ops_arg)]
+    pub instruction: Option<crate::commands::OpList>,
     /// Restrict to one form (rrr, imm, const, constx, ur).
     #[arg(long, value_parser = crate::commands::parse_form)]
     pub form: Option<Form>,
@@ -192,6 +196,11 @@ pub fn utc_now() -> String {
     format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
 }
 
+/// The instructions a run draws: those named, or every one the reference implements.
+pub fn run_ops(a: &RunArgs) -> Vec<crate::isa::Op> {
+    a.instruction.as_ref().map_or_else(|| crate::reference::IMPLEMENTED.to_vec(), |l| l.0.clone())
+}
+
 /// The items of a run (index, word); random items outside the shard are not generated
 /// (the caller still filters every mode by shard).
 pub fn all_items(a: &RunArgs, seed: u64) -> Result<Vec<(u64, u128)>, CliError> {
@@ -211,7 +220,7 @@ pub fn all_items(a: &RunArgs, seed: u64) -> Result<Vec<(u64, u128)>, CliError> {
         Mode::Factorial => {
             let forms: Vec<Form> = a.form.map(|f| vec![f]).unwrap_or_else(|| Form::ALL.to_vec());
             let mut words = Vec::new();
-            for (op, f) in crate::reference::IMPLEMENTED.iter().flat_map(|&o| forms.iter().filter(move |&&f| o.has_form(f)).map(move |&f| (o, f))) {
+            for (op, f) in run_ops(a).into_iter().flat_map(|o| forms.iter().filter(move |&&f| o.has_form(f)).map(move |&f| (o, f))) {
                 for i in crate::gen::factorial(op, f, seed) {
                     words.push(crate::kernel::place(crate::isa::encode(&i).map_err(|e| CliError::input(format!("factorial {f}: {e}")))?));
                 }
@@ -246,6 +255,11 @@ pub fn parse_devices(s: &str) -> Result<Option<Vec<i32>>, CliError> {
 
 /// The options checked before anything is created or run; each error names its option.
 fn check_options(a: &RunArgs) -> Result<(), CliError> {
+    for op in run_ops(a) {
+        if !crate::reference::IMPLEMENTED.contains(&op) {
+            return Err(CliError::input(format!("--instruction {op}: the reference has no arithmetic for it yet, so nothing could be checked")));
+        }
+    }
     if a.mode == Mode::Exhaustive {
         let enc = a.encoding.as_deref().ok_or_else(|| CliError::input("--mode exhaustive needs --encoding HEX"))?;
         let word = parse_hex(enc).map_err(|e| CliError::input(format!("--encoding {enc:?}: {e}")))?;
@@ -277,7 +291,8 @@ fn check_options(a: &RunArgs) -> Result<(), CliError> {
 /// The journal's header: everything that decides which items exist and what they hold.
 fn config_json(a: &RunArgs, seed: u64) -> serde_json::Value {
     serde_json::json!({
-        "seed": seed, "mode": a.mode.name(), "form": a.form.map(|f| crate::isa::Op::Hmul2.form_key(f)), "count": a.count,
+        "seed": seed, "mode": a.mode.name(), "form": a.form.map(|f| f.cli_name()),
+        "instruction": run_ops(a).iter().map(|o| o.mnemonic()).collect::<Vec<_>>(), "count": a.count,
         "inputs": a.inputs, "shard": a.shard.to_string(), "encoding": a.encoding,
         "space_bits": a.space_bits, "chunk_bits": a.chunk_bits,
         "invalid_share": a.invalid_share, "illegal_share": a.illegal_share,

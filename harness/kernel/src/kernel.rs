@@ -606,7 +606,12 @@ pub fn random_inputs(word: u128, threads: usize, rng: &mut crate::rng::Rng) -> V
 /// `count` legal, runnable encodings of seed `seed`: generator items in order, skipping the
 /// ones the kernel cannot run (an error when none of the first many items is runnable).
 pub fn runnable_words(seed: u64, form: Option<crate::isa::Form>, count: usize) -> Result<Vec<u128>, String> {
-    let mut opts = crate::gen::GenOptions::legal_of(seed, crate::reference::IMPLEMENTED);
+    runnable_words_of(seed, crate::reference::IMPLEMENTED, form, count)
+}
+
+/// [`runnable_words`] of the instructions `ops` only.
+pub fn runnable_words_of(seed: u64, ops: &[crate::isa::Op], form: Option<crate::isa::Form>, count: usize) -> Result<Vec<u128>, String> {
+    let mut opts = crate::gen::GenOptions::legal_of(seed, ops);
     opts.form = form;
     let mut out = crate::cli::vec_for("--count", count as u64).map_err(|e| e.message)?;
     let mut index = 0u64;

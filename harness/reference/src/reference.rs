@@ -7,11 +7,12 @@
 //! (`harness/spec/semantics.json`); field values nvdisasm names INVALIDn give [`Undefined`]
 //! instead of a guess.
 
+pub mod add;
 #[cfg(target_arch = "x86_64")]
 mod bf16x32;
 pub mod policy;
 
-pub use policy::{Assumption, FmzZero, Policy};
+pub use policy::{Assumption, F32Nan, FmzZero, Policy, ZeroSum};
 
 use crate::inputs::Inputs;
 use crate::isa::{Flush, Form, Format, Hmul2, Operand2, Swizzle, PT, RZ, URZ};
@@ -31,10 +32,78 @@ pub enum Undefined {
     /// The instruction is one whose arithmetic this module does not implement (yet).
     #[error("the reference has no arithmetic for {0}")]
     Instruction(crate::isa::Op),
+    /// HADD2 ([`add`]) only.
+    #[error("HADD2 flush field is {0:?}: only none and .FTZ have a meaning assumed for HADD2")]
+    AddFlush(Flush),
+    /// HADD2 ([`add`]) only.
+    #[error("HADD2 .F32 with .BF16_V2: nvdisasm rejects the combination; no result is defined")]
+    AddBf16F32,
 }
 
 /// The instructions whose arithmetic this module implements.
-pub const IMPLEMENTED: &[crate::isa::Op] = &[crate::isa::Op::Hmul2];
+pub const IMPLEMENTED: &[crate::isa::Op] = &[crate::isa::Op::Hmul2, crate::isa::Op::Hadd2];
+
+/// What every instruction of the family reads and writes besides its arithmetic: source
+/// words as `x.a & a_keep` and `(x.b & b_keep) | b_fixed` (RZ and URZ read 0, an immediate
+/// is its packed 32 bits), a destination RZ, and the guard.
+#[derive(Clone, Copy, Debug)]
+struct Operands {
+    a_keep: u32,
+    b_keep: u32,
+    b_fixed: u32,
+    dst_rz: bool,
+    /// The guard as `((x.pred | 0x80) >> pred_shift) & 1 != pred_flip`: PT is bit 7.
+    pred_shift: u32,
+    pred_flip: u32,
+}
+
+impl Operands {
+    fn of(inst: &Hmul2, p: &Policy) -> Operands {
+        let (b_keep, b_fixed) = match inst.b {
+            Operand2::Reg(RZ) | Operand2::Ur(URZ) => (0, 0),
+            Operand2::Imm { first, second } => {
+                let (lo, hi) = if p.imm_second_is_lane0 { (second, first) } else { (first, second) };
+                (0, lo as u32 | (hi as u32) << 16)
+            }
+            _ => (u32::MAX, 0),
+        };
+        Operands {
+            a_keep: if inst.a == RZ { 0 } else { u32::MAX },
+            b_keep,
+            b_fixed,
+            dst_rz: inst.dst == RZ,
+            pred_shift: inst.pred.index.min(PT) as u32,
+            pred_flip: inst.pred.negated as u32,
+        }
+    }
+    #[inline(always)]
+    fn pred(&self, pred: u8) -> bool {
+        ((pred as u32 | 0x80) >> self.pred_shift) & 1 != self.pred_flip
+    }
+    #[inline(always)]
+    fn a_word(&self, x: &Inputs) -> u32 {
+        x.a & self.a_keep
+    }
+    #[inline(always)]
+    fn b_word(&self, x: &Inputs) -> u32 {
+        (x.b & self.b_keep) | self.b_fixed
+    }
+}
+
+/// An HADD2 on one input: the guard, RZ and operand words of [`Operands`], the lanes of
+/// [`add`]. An undefined instruction is undefined whatever the inputs.
+fn eval_add_inst(p: &Policy, inst: &Hmul2, x: &Inputs) -> Result<u32, Undefined> {
+    let op = add::add_op(inst);
+    let o = Operands::of(inst, p);
+    let v = add::eval_add(&op, p, o.a_word(x), o.b_word(x))?;
+    Ok(if o.dst_rz {
+        0
+    } else if !o.pred(x.pred) {
+        x.d
+    } else {
+        v
+    })
+}
 
 /// Everything about one instruction that the lanes need, decided once.
 #[derive(Clone, Copy, Debug)]
@@ -118,7 +187,8 @@ fn shifts(s: Swizzle) -> [u32; 2] {
 
 impl Ctx {
     fn new(inst: &Hmul2, p: &Policy) -> Result<Ctx, Undefined> {
-        if !IMPLEMENTED.contains(&inst.op) {
+        // the lanes below multiply: HMUL2's (HADD2 is `add`, through `eval_with`)
+        if inst.op != crate::isa::Op::Hmul2 {
             return Err(Undefined::Instruction(inst.op));
         }
         let bf16 = match inst.format {
@@ -144,14 +214,7 @@ impl Ctx {
         };
         let (a_and, a_xor) = mods_masks(inst.a_mods.neg, inst.a_mods.abs, p);
         let (b_and, b_xor) = mods_masks(b_mods.neg, b_mods.abs, p);
-        let (b_keep, b_fixed) = match inst.b {
-            Operand2::Reg(RZ) | Operand2::Ur(URZ) => (0, 0),
-            Operand2::Imm { first, second } => {
-                let (lo, hi) = if p.imm_second_is_lane0 { (second, first) } else { (first, second) };
-                (0, lo as u32 | (hi as u32) << 16)
-            }
-            _ => (u32::MAX, 0),
-        };
+        let o = Operands::of(inst, p);
         Ok(Ctx {
             bf16,
             exp: if bf16 { 0x7f80 } else { 0x7c00 },
@@ -163,12 +226,12 @@ impl Ctx {
             b_xor,
             a_sh: shifts(inst.a_mods.swizzle),
             b_sh: shifts(b_mods.swizzle),
-            a_keep: if inst.a == RZ { 0 } else { u32::MAX },
-            b_keep,
-            b_fixed,
-            dst_rz: inst.dst == RZ,
-            pred_shift: inst.pred.index.min(PT) as u32,
-            pred_flip: inst.pred.negated as u32,
+            a_keep: o.a_keep,
+            b_keep: o.b_keep,
+            b_fixed: o.b_fixed,
+            dst_rz: o.dst_rz,
+            pred_shift: o.pred_shift,
+            pred_flip: o.pred_flip,
             m: Masks {
                 ftz_in: mask(ftz && p.ftz_inputs),
                 ftz_out: mask(ftz),
@@ -299,6 +362,9 @@ pub fn eval(inst: &Hmul2, x: &Inputs) -> Result<u32, Undefined> {
 /// [`eval`] under another policy than the committed one: what each option of an unsettled
 /// point would give (`settle` weighs hardware vectors with it).
 pub fn eval_with(p: &Policy, inst: &Hmul2, x: &Inputs) -> Result<u32, Undefined> {
+    if inst.op == crate::isa::Op::Hadd2 {
+        return eval_add_inst(p, inst, x).or_else(|u| predicated_off(inst, p, x).ok_or(u));
+    }
     match Ctx::new(inst, p) {
         Ok(c) => Ok(c.eval_one(x)),
         Err(u) => predicated_off(inst, p, x).ok_or(u),
@@ -336,6 +402,12 @@ const BLOCK: usize = 1024;
 pub fn eval_batch(inst: &Hmul2, xs: &[Inputs], out: &mut [u32]) -> Result<(), Undefined> {
     assert!(out.len() >= xs.len(), "eval_batch: out holds {} results for {} inputs", out.len(), xs.len());
     let p = Policy::current();
+    if inst.op == crate::isa::Op::Hadd2 {
+        for (o, x) in out.iter_mut().zip(xs) {
+            *o = eval_with(p, inst, x)?;
+        }
+        return Ok(());
+    }
     let c = match ctx_for(inst) {
         Ok(c) => c,
         Err(u) => {

@@ -45,6 +45,7 @@ pub fn replay<P: AsRef<std::path::Path>>(paths: &[P], out: &mut dyn Write) -> Re
     let mut failures = Vec::new();
     let mut by_origin: BTreeMap<String, Tally> = BTreeMap::new();
     let mut by_form: BTreeMap<String, Tally> = BTreeMap::new();
+    let mut by_op: BTreeMap<String, Tally> = BTreeMap::new();
     let (mut malformed, mut invalid, mut mismatch, mut undefined, mut pass) = (0usize, 0usize, 0usize, 0usize, 0usize);
     let w = |o: &mut dyn Write, s: String| writeln!(o, "{s}").map_err(|e| CliError::input(format!("output: {e}")));
     let mut fail = |o: &mut dyn Write, s: String| {
@@ -73,6 +74,7 @@ pub fn replay<P: AsRef<std::path::Path>>(paths: &[P], out: &mut dyn Write) -> Re
             }
         };
         let origin = by_origin.entry(v.origin.clone()).or_default();
+        let op = by_op.entry(inst.op.mnemonic().to_string()).or_default();
         let form = by_form.entry(inst.form().cli_name().to_string()).or_default();
         let x = v.inputs;
         let what = format!("{}  a={:#010x} b={:#010x} d={:#010x} pred={:#04x}", render(&inst), x.a, x.b, x.d, x.pred);
@@ -80,6 +82,7 @@ pub fn replay<P: AsRef<std::path::Path>>(paths: &[P], out: &mut dyn Write) -> Re
             malformed += 1;
             origin.fail += 1;
             form.fail += 1;
+            op.fail += 1;
             fail(out, format!("{at}: malformed: no \"expect\" to check: {what}"))?;
             continue;
         };
@@ -88,29 +91,33 @@ pub fn replay<P: AsRef<std::path::Path>>(paths: &[P], out: &mut dyn Write) -> Re
                 pass += 1;
                 origin.pass += 1;
                 form.pass += 1;
+                op.pass += 1;
             }
             Ok(got) => {
                 mismatch += 1;
                 origin.fail += 1;
                 form.fail += 1;
+                op.fail += 1;
                 fail(out, format!("{at}: mismatch: {what}  expected {expect:#010x}, reference {got:#010x}"))?;
             }
             Err(u) if v.origin == "reference" => {
                 mismatch += 1;
                 origin.fail += 1;
                 form.fail += 1;
+                op.fail += 1;
                 fail(out, format!("{at}: mismatch: origin \"reference\" claims {expect:#010x} but the reference is undefined ({u}): {what}"))?;
             }
             Err(u) => {
                 undefined += 1;
                 origin.undefined += 1;
                 form.undefined += 1;
+                op.undefined += 1;
                 w(out, format!("{at}: undefined: {u}: {what}  (recorded {expect:#010x})"))?;
             }
         }
     }
     w(out, format!("{} vectors: {pass} pass, {mismatch} mismatch, {malformed} malformed, {invalid} invalid, {undefined} undefined", lines.len()))?;
-    for (title, map) in [("origin", &by_origin), ("form", &by_form)] {
+    for (title, map) in [("origin", &by_origin), ("instruction", &by_op), ("form", &by_form)] {
         for (k, t) in map {
             w(out, format!("  by {title} {k:?}: {} pass, {} fail, {} undefined", t.pass, t.fail, t.undefined))?;
         }

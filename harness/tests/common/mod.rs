@@ -73,7 +73,7 @@ pub fn sat_mask() -> u128 {
 /// The words a random run of `seed` runs (drawn, then placed where the kernel can fill
 /// operand 2).
 pub fn run_words(seed: u64, count: u64) -> Vec<u128> {
-    hmul2_harness::gen::generate(&hmul2_harness::gen::GenOptions::legal(seed), 0, count).into_iter().map(hmul2_harness::kernel::place).collect()
+    hmul2_harness::gen::generate(&hmul2_harness::gen::GenOptions::legal_of(seed, hmul2_harness::reference::IMPLEMENTED), 0, count).into_iter().map(hmul2_harness::kernel::place).collect()
 }
 
 /// `text` with each edit applied in turn: (position, kind, character), the position taken

@@ -188,7 +188,7 @@ pub fn cx_handle(lo: u32, hi: u32) -> (u64, u64) {
 #[derive(Clone, Debug)]
 enum Insn {
     Helper(Op, [u32; 4]),
-    Hmul2(Box<Hmul2>),
+    UnderTest(Box<Hmul2>),
     Illegal(String),
 }
 
@@ -249,7 +249,7 @@ impl Program {
                 insn: match classify(w) {
                     Some((op, a)) => Insn::Helper(op, a),
                     None => match crate::isa::decode(w) {
-                        Ok(i) => Insn::Hmul2(Box::new(i)),
+                        Ok(i) => Insn::UnderTest(Box::new(i)),
                         Err(e) => Insn::Illegal(e.to_string()),
                     },
                 },
@@ -382,7 +382,7 @@ fn run_warp(
         let mut next = pc + 1;
         match &d.insn {
             Insn::Illegal(why) => return Err(Fault::IllegalInstruction { pc: at, why: format!("{}: {why}", crate::isa::format_hex(d.word)) }),
-            Insn::Hmul2(inst) => {
+            Insn::UnderTest(inst) => {
                 let mut reads = vec![inst.a as u32, inst.dst as u32];
                 if let Operand2::Reg(b) = inst.b {
                     reads.push(b as u32);
@@ -392,7 +392,7 @@ fn run_warp(
                     Operand2::ConstUr { ureg, .. } if ureg != URZ => vec![ureg as u32, ureg as u32 + 1],
                     _ => vec![],
                 };
-                check_regs(&s, at, rc, &reads, &ureads, &[inst.dst as u32], &[], "HMUL2")?;
+                check_regs(&s, at, rc, &reads, &ureads, &[inst.dst as u32], &[], inst.op.mnemonic())?;
                 for lane in 0..lanes {
                     let g = &s.r[lane];
                     let reg = |x: u8| if x == RZ { 0 } else { g[x as usize] };

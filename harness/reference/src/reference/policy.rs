@@ -65,6 +65,39 @@ pub struct Policy {
     pub sat_bf16: bool,
     /// true: INVALIDn fields are undefined even when predicated off.
     pub invalid_even_if_off: bool,
+    /// HADD2 ([`super::add`]): the sign of an exact zero sum.
+    pub add_zero_sum: ZeroSum,
+    /// HADD2.FTZ: true: a flushed subnormal sum keeps its sign; false: +0.
+    pub add_ftz_keeps_sign: bool,
+    /// HADD2.F32: true: the halves of lane 0 after half selection are added; false: lane 1's.
+    pub add_f32_lane0: bool,
+    pub add_f32_nan: F32Nan,
+    /// HADD2.F32.FTZ: true: subnormal FP16 inputs are flushed (as `ftz-inputs` says for lanes).
+    pub add_f32_ftz_inputs: bool,
+    /// HADD2.F32.SAT: true: the FP32 sum is clamped as lanes are.
+    pub add_f32_sat: bool,
+}
+
+/// The sign HADD2 gives an exact zero sum.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ZeroSum {
+    /// IEEE 754 in round to nearest: -0 only for -0 + -0.
+    Ieee,
+    /// Always +0.
+    Plus,
+    /// -0 unless both operands are +0 (IEEE 754's rule rounding toward negative infinity).
+    MinusUnlessBothPlus,
+}
+
+/// What HADD2.F32 writes for a NaN result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum F32Nan {
+    /// 0x7fffffff.
+    Canonical,
+    /// The first NaN operand widened exactly and quieted (Inf + -Inf: 0x7fffffff).
+    Propagate,
+    /// FP16's 0x7fff widened: 0x7fffe000.
+    WidenedF16,
 }
 
 /// What `.FMZ` makes of a product with a zero factor.
@@ -128,6 +161,32 @@ pub const KNOBS: &[(&str, &[&str])] = &[
     ("invalid-predicated-off", &[
         "An instruction with a field at an INVALIDn value (format, flush, half select) is undefined even when its guard predicate is false.",
         "A predicated-off instruction with an INVALIDn field leaves the destination unchanged.",
+    ]),
+    ("add-signed-zero", &[
+        "HADD2: an exact zero sum of operands of opposite signs (x + -x, +0 + -0) is +0 and -0 + -0 is -0, as IEEE 754 requires in round to nearest (lanes and .F32 alike).",
+        "HADD2: every exact zero sum is +0, -0 + -0 included.",
+        "HADD2: an exact zero sum is -0 unless both operands are +0 (IEEE 754's rule when rounding toward negative infinity).",
+    ]),
+    ("add-ftz-sign", &[
+        "HADD2.FTZ flushes a lane sum whose rounded result is subnormal to zero of the sum's sign (a subnormal sum is exact, so tininess before and after rounding agree).",
+        "HADD2.FTZ flushes a subnormal lane sum to +0 whatever its sign.",
+    ]),
+    ("add-f32-lane", &[
+        "HADD2.F32 adds the two halves that feed lane 0 after half selection (with the default select, bits 0..15 of each operand) and writes their FP32 sum, rounded once to nearest even, to the whole destination register.",
+        "HADD2.F32 adds the two halves that feed lane 1 after half selection (with the default select, bits 16..31 of each operand).",
+    ]),
+    ("add-f32-nan", &[
+        "HADD2.F32 writes FP32's canonical NaN 0x7fffffff for every NaN result, whatever the operands' payloads, signs and modifiers.",
+        "HADD2.F32 writes the first NaN operand (after modifiers, operand 1 before operand 2) converted exactly to FP32 (sign kept, payload in the top fraction bits) and quieted; Inf + -Inf gives 0x7fffffff.",
+        "HADD2.F32 writes FP16's canonical NaN converted to FP32, 0x7fffe000, for every NaN result.",
+    ]),
+    ("add-f32-ftz", &[
+        "HADD2.F32.FTZ flushes subnormal FP16 inputs (after modifiers) to zero of the same sign, as .FTZ does on lanes (per ftz-inputs); no FP32 sum of two FP16 values is subnormal, so no result is flushed.",
+        "HADD2.F32.FTZ leaves subnormal FP16 inputs as they are (they are normal FP32 numbers): .FTZ changes nothing with .F32.",
+    ]),
+    ("add-f32-sat", &[
+        "HADD2.F32.SAT clamps the FP32 sum to [+0, 1.0] as .SAT clamps lanes (sat-nan and sat-negative-zero apply).",
+        "HADD2.F32.SAT leaves the FP32 sum as it is: .SAT is ignored with .F32.",
     ]),
 ];
 
@@ -202,6 +261,12 @@ impl Policy {
         sat_nan_to_zero: true,
         sat_bf16: true,
         invalid_even_if_off: true,
+        add_zero_sum: ZeroSum::Ieee,
+        add_ftz_keeps_sign: true,
+        add_f32_lane0: true,
+        add_f32_nan: F32Nan::Canonical,
+        add_f32_ftz_inputs: true,
+        add_f32_sat: true,
     };
 
     /// Sets knob `k` (an index into [`KNOBS`]) to its option `option`, numbered as
@@ -221,6 +286,12 @@ impl Policy {
             Some("sat-nan") => self.sat_nan_to_zero = first,
             Some("sat-bf16") => self.sat_bf16 = first,
             Some("invalid-predicated-off") => self.invalid_even_if_off = first,
+            Some("add-signed-zero") => self.add_zero_sum = [ZeroSum::Ieee, ZeroSum::Plus, ZeroSum::MinusUnlessBothPlus][option.min(2)],
+            Some("add-ftz-sign") => self.add_ftz_keeps_sign = first,
+            Some("add-f32-lane") => self.add_f32_lane0 = first,
+            Some("add-f32-nan") => self.add_f32_nan = [F32Nan::Canonical, F32Nan::Propagate, F32Nan::WidenedF16][option.min(2)],
+            Some("add-f32-ftz") => self.add_f32_ftz_inputs = first,
+            Some("add-f32-sat") => self.add_f32_sat = first,
             _ => {}
         }
     }
