@@ -6,7 +6,7 @@
 
 use criterion::{criterion_group, Criterion, Throughput};
 use hmul2_harness::inputs::Inputs;
-use hmul2_harness::isa::{Format, Hmul2, Operand2};
+use hmul2_harness::isa::{Format, Inst, Operand2};
 use hmul2_harness::reference::{eval, eval_batch, input_set};
 use rustc_apfloat::ieee::{BFloat, Half};
 use rustc_apfloat::{Float, Round};
@@ -15,8 +15,8 @@ use std::time::Instant;
 
 const N: usize = 1 << 14;
 
-fn inst(format: Format) -> Hmul2 {
-    let mut i = Hmul2::new(0, 1, Operand2::Reg(2));
+fn inst(format: Format) -> Inst {
+    let mut i = Inst::new(0, 1, Operand2::Reg(2));
     i.format = format;
     i
 }

@@ -291,11 +291,11 @@ mod tests {
     fn spec() -> &'static Spec {
         Op::Hmul2.spec()
     }
-    use crate::isa::{encode, Hmul2, Operand2};
+    use crate::isa::{encode, Inst, Operand2};
 
     #[test]
     fn names_every_field_of_a_const_word() {
-        let mut i = Hmul2::new(12, 255, Operand2::Const { bank: 3, offset: -4 });
+        let mut i = Inst::new(12, 255, Operand2::Const { bank: 3, offset: -4 });
         i.b_mods.neg = true;
         let w = encode(&i).unwrap();
         let e = explain(w);
@@ -324,7 +324,7 @@ mod tests {
 
     #[test]
     fn imm_form_spells_immediates() {
-        let w = encode(&Hmul2::new(0, 1, Operand2::Imm { first: 0x3c00, second: 0x7c00 })).unwrap();
+        let w = encode(&Inst::new(0, 1, Operand2::Imm { first: 0x3c00, second: 0x7c00 })).unwrap();
         let e = explain(w);
         let get = |n: &str| e.fields.iter().find(|f| spec().fields[f.field].name == n).unwrap();
         assert_eq!(get("imm_hi").meaning, "1 (FP16)");
@@ -333,7 +333,7 @@ mod tests {
 
     #[test]
     fn illegal_words_show_the_reason_and_the_known_fields() {
-        let w = encode(&Hmul2::new(0, 1, Operand2::Reg(2))).unwrap();
+        let w = encode(&Inst::new(0, 1, Operand2::Reg(2))).unwrap();
         let bad_rule = w | 1u128 << 124 | 1u128 << 109; // yield with the third-source reuse flag
         let e = explain(bad_rule);
         assert!(matches!(e.decoded, Err(Illegal::Constraint { .. })));

@@ -439,7 +439,7 @@ mod tests {
         assert_eq!(rrr[0].primary, Evidence::Confirmed, "opcode bits: the form had words");
         // bits the seed contradicts and the oracle confirmed: contradicted
         assert_eq!(rrr[110].primary, Evidence::Contradicted, "r-bar/w-bar swap");
-        let ur = crate::isa::encode(&crate::isa::Hmul2::new(0, 1, crate::isa::Operand2::Ur(2))).unwrap();
+        let ur = crate::isa::encode(&crate::isa::Inst::new(0, 1, crate::isa::Operand2::Ur(2))).unwrap();
         let m = build(vec![oracle_with(&words, Some(ur))], vec![], vec![], None).unwrap();
         assert!(m.bits[4].iter().all(|b| !b.all.contains(&Evidence::Confirmed)));
         assert!(m.bits[0][b_neg].all.contains(&Evidence::Confirmed));
@@ -477,12 +477,12 @@ mod tests {
     #[test]
     fn touched_fields_of_a_finding() {
         let s = spec();
-        let mut i = crate::isa::Hmul2::new(0, 1, crate::isa::Operand2::Reg(2));
+        let mut i = crate::isa::Inst::new(0, 1, crate::isa::Operand2::Reg(2));
         i.flush = crate::isa::Flush::Ftz;
         let (f, t) = touched_fields(s, crate::isa::encode(&i).unwrap()).unwrap();
         assert_eq!(f, Form::Rrr);
         assert_eq!(t, vec![s.index("flush")]);
-        let plain = crate::isa::encode(&crate::isa::Hmul2::new(0, 1, crate::isa::Operand2::Reg(2))).unwrap();
+        let plain = crate::isa::encode(&crate::isa::Inst::new(0, 1, crate::isa::Operand2::Reg(2))).unwrap();
         let (_, t) = touched_fields(s, plain).unwrap();
         let names: Vec<&str> = t.iter().map(|&i| s.fields[i].name.as_str()).collect();
         assert_eq!(names, ["dst", "a", "b_reg"]);

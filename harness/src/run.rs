@@ -747,7 +747,7 @@ pub fn run(a: RunArgs) -> CliResult {
 /// and 2.0 × 1.5); its results must be the reference's. Err: why the harness, not an
 /// instruction under test, is at fault.
 pub fn preflight(backend: &dyn Backend, exec: &mut dyn Executor) -> Result<String, String> {
-    let inst = crate::isa::Hmul2::new(0, 1, crate::isa::Operand2::Reg(2));
+    let inst = crate::isa::Inst::new(0, 1, crate::isa::Operand2::Reg(2));
     let word = crate::isa::encode(&inst).map_err(|e| format!("cannot encode the preflight word: {e}"))?;
     let text = crate::isa::render(&inst);
     let x = crate::inputs::Inputs { a: 0x4000_3c00, b: 0x3e00_4200, d: 0x7e7e_7e7e, pred: 0x7f };

@@ -18,7 +18,7 @@
 //! reads the table at build time: rebuild, then refresh `vectors/reference` with `eval`.
 
 use crate::cli::{path_arg, CliError, CliResult};
-use crate::isa::Hmul2;
+use crate::isa::Inst;
 use crate::reference::eval_with;
 use crate::reference::policy::{self, Assumption, Policy, KNOBS};
 use crate::vectors::{self, check, to_line, Vector};
@@ -68,7 +68,7 @@ fn checkout() -> Option<PathBuf> {
 
 /// One vector to weigh: its instruction, and where it came from.
 pub struct Case {
-    pub inst: Hmul2,
+    pub inst: Inst,
     pub vector: Vector,
     /// `file:line`.
     pub at: String,
@@ -437,7 +437,7 @@ mod tests {
 
     /// `@P0 HMUL2.INVALID3 R4, R1, R2` with P0 false, its result `got` on each input.
     fn predicated_off_invalid(got: impl Fn(&Inputs) -> u32) -> Vec<Case> {
-        let mut inst = Hmul2::new(4, 1, crate::isa::Operand2::Reg(2));
+        let mut inst = Inst::new(4, 1, crate::isa::Operand2::Reg(2));
         inst.flush = crate::isa::Flush::Invalid3;
         inst.pred = crate::isa::Pred { index: 0, negated: false };
         let inst = decode(encode(&inst).unwrap()).unwrap();

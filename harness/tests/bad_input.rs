@@ -10,7 +10,7 @@
 mod common;
 
 use common::{root, tmp, BIN};
-use hmul2_harness::isa::{encode, format_hex, Hmul2, Operand2};
+use hmul2_harness::isa::{encode, format_hex, Inst, Operand2};
 use std::ffi::OsString;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -151,7 +151,7 @@ fn run(extra: &[&'static str]) -> Vec<&'static str> {
 }
 
 fn cases() -> Vec<(&'static str, Case)> {
-    let preflight_word = format_hex(encode(&Hmul2::new(0, 1, Operand2::Reg(2))).unwrap());
+    let preflight_word = format_hex(encode(&Inst::new(0, 1, Operand2::Reg(2))).unwrap());
     let invalid_utf8_arg = {
         use std::os::unix::ffi::OsStringExt;
         OsString::from_vec(vec![b'H', 0xff, 0xfe])

@@ -14,7 +14,7 @@ mod common;
 
 use common::{CANARY, IN, OUT};
 use hmul2_harness::inputs::Inputs;
-use hmul2_harness::isa::{decode, encode, Form, Hmul2, Operand2, RZ};
+use hmul2_harness::isa::{decode, encode, Form, Inst, Operand2, RZ};
 use hmul2_harness::kernel::digest::{build, digest_inputs, DigestBuilt, DigestError};
 use hmul2_harness::kernel::elf;
 use hmul2_harness::kernel::emu::{self, Launch, Logged, Program, Regions, Site};
@@ -161,7 +161,7 @@ fn words(seed: u64) -> Vec<u128> {
         let base = runnable_words(seed, Some(form), 11).unwrap();
         out.extend(&base[..6]);
         for (j, &w) in base[6..].iter().enumerate() {
-            let mut i: Hmul2 = decode(w).unwrap();
+            let mut i: Inst = decode(w).unwrap();
             match j {
                 0 => i.a = RZ,
                 1 => i.dst = RZ,
@@ -199,8 +199,8 @@ fn digest_kernel_disassembles_and_its_partials_add_up_to_the_reference_digests()
     let seed = seed();
     let ws = words(seed);
     // the variants really are there
-    let insts: Vec<Hmul2> = ws.iter().map(|&w| decode(w).unwrap()).collect();
-    let has = |f: &dyn Fn(&Hmul2) -> bool| insts.iter().any(f);
+    let insts: Vec<Inst> = ws.iter().map(|&w| decode(w).unwrap()).collect();
+    let has = |f: &dyn Fn(&Inst) -> bool| insts.iter().any(f);
     assert!(has(&|i| i.form() == Form::Imm) && has(&|i| i.form() == Form::Rrr));
     assert!(has(&|i| i.a == RZ) && has(&|i| i.dst == RZ) && has(&|i| i.b == Operand2::Reg(RZ)));
     assert!(has(&|i| i.dst == i.a && i.a != RZ) && has(&|i| i.b == Operand2::Reg(i.a) && i.a != RZ));

@@ -13,7 +13,7 @@
 mod common;
 
 use common::{root, run_words, sat_mask, seed, summary, text, tmp, BIN};
-use hmul2_harness::isa::{decode, encode, format_hex, parse_hex, Form, Hmul2, Operand2};
+use hmul2_harness::isa::{decode, encode, format_hex, parse_hex, Form, Inst, Operand2};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -225,7 +225,7 @@ fn exhaustive_mode_runs_the_digest_kernel_through_the_driver() {
 
 #[test]
 fn a_broken_harness_stops_at_the_preflight_instead_of_blaming_every_instruction() {
-    let plain = format_hex(encode(&Hmul2::new(0, 1, Operand2::Reg(2))).unwrap());
+    let plain = format_hex(encode(&Inst::new(0, 1, Operand2::Reg(2))).unwrap());
     let m = format_hex(u128::MAX);
     for (config, want) in [
         // the known-good word faults: the kernel, driver or device is at fault

@@ -15,7 +15,7 @@ const MUTATION_CHARS: &[char] = &[' ', ',', '.', '|', '-', '+', '[', ']', '@', '
 
 /// Text carries less than the word: control bits (bar .reuse), ignored bits, NaN payloads of
 /// immediates, and the INVALID3 of flush when the format is FP16 (read back as the format's).
-fn text_is_lossy(i: &Hmul2) -> bool {
+fn text_is_lossy(i: &Inst) -> bool {
     let nan = |h, b| to_f64(h, b).is_nan();
     let h = if i.format == Format::Bf16 { Half::Bf16 } else { Half::F16 };
     let imm_nan = matches!(i.b, Operand2::Imm { first, second } if nan(h, first) || nan(h, second));

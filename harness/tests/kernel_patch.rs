@@ -5,7 +5,7 @@
 mod common;
 
 use hmul2_harness::inputs::Inputs;
-use hmul2_harness::isa::{decode, encode, Form, Hmul2, Operand2};
+use hmul2_harness::isa::{decode, encode, Form, Inst, Operand2};
 use hmul2_harness::kernel::runnable_words;
 use hmul2_harness::kernel::{self, build, plan, random_inputs, render_plan, runnable, Case, NotRunnable};
 use hmul2_harness::nvdisasm::find_tool;
@@ -103,7 +103,7 @@ fn resource_regs(cubin: &[u8], name: &str) -> u32 {
 #[test]
 fn cuobjdump_reports_the_register_count_the_program_needs() {
     // R0..R3 staging; the HMUL2 names R9 and R17: 18 registers
-    let mut i = Hmul2::new(17, 9, Operand2::Reg(5));
+    let mut i = Inst::new(17, 9, Operand2::Reg(5));
     let w1 = encode(&i).unwrap();
     let small = build(&cases(&[w1], 32, 1)).unwrap();
     assert_eq!(small.manifest.regcount, 18);
@@ -114,7 +114,7 @@ fn cuobjdump_reports_the_register_count_the_program_needs() {
     assert_eq!(big.manifest.regcount, 255);
     assert_eq!(resource_regs(&big.job.cubin, "big"), 255);
     // only the staging quad: RZ everywhere
-    let z = encode(&Hmul2::new(255, 255, Operand2::Reg(255))).unwrap();
+    let z = encode(&Inst::new(255, 255, Operand2::Reg(255))).unwrap();
     let zb = build(&cases(&[z], 32, 3)).unwrap();
     assert_eq!(zb.manifest.regcount, 4);
     assert_eq!(resource_regs(&zb.job.cubin, "zero"), 4);
@@ -123,17 +123,17 @@ fn cuobjdump_reports_the_register_count_the_program_needs() {
 #[test]
 fn unusable_handle_pairs_and_foreign_banks_are_refused_with_reasons() {
     for u in [5u8, 61, 62, 63] {
-        let w = encode(&Hmul2::new(1, 2, Operand2::ConstUr { ureg: u, offset: 0x10 })).unwrap();
+        let w = encode(&Inst::new(1, 2, Operand2::ConstUr { ureg: u, offset: 0x10 })).unwrap();
         assert!(matches!(runnable(w), Err(NotRunnable::BindlessHandlePair { ureg, offset: 0x10 }) if ureg == u));
     }
-    let cx = encode(&Hmul2::new(1, 2, Operand2::ConstUr { ureg: 61, offset: 0x10 })).unwrap();
-    let even = encode(&Hmul2::new(1, 2, Operand2::ConstUr { ureg: 60, offset: 0xfffc })).unwrap();
+    let cx = encode(&Inst::new(1, 2, Operand2::ConstUr { ureg: 61, offset: 0x10 })).unwrap();
+    let even = encode(&Inst::new(1, 2, Operand2::ConstUr { ureg: 60, offset: 0xfffc })).unwrap();
     assert_eq!(runnable(even), Ok(()));
-    let c0 = encode(&Hmul2::new(1, 2, Operand2::Const { bank: 0, offset: 0x210 })).unwrap();
+    let c0 = encode(&Inst::new(1, 2, Operand2::Const { bank: 0, offset: 0x210 })).unwrap();
     assert!(matches!(runnable(c0), Err(NotRunnable::ConstBank { bank: 0, offset: 0x210 })));
-    let neg = encode(&Hmul2::new(1, 2, Operand2::Const { bank: 3, offset: -4 })).unwrap();
+    let neg = encode(&Inst::new(1, 2, Operand2::Const { bank: 3, offset: -4 })).unwrap();
     assert!(matches!(runnable(neg), Err(NotRunnable::ConstBank { bank: 3, offset: -4 })));
-    let ok = encode(&Hmul2::new(1, 2, Operand2::Const { bank: 3, offset: 0x7ffc })).unwrap();
+    let ok = encode(&Inst::new(1, 2, Operand2::Const { bank: 3, offset: 0x7ffc })).unwrap();
     assert_eq!(runnable(ok), Ok(()));
     let err = build(&cases(&[ok, cx], 32, 4)).unwrap_err();
     assert!(matches!(err, kernel::PatchError::NotRunnable { case: 1, .. }), "{err}");
@@ -142,14 +142,14 @@ fn unusable_handle_pairs_and_foreign_banks_are_refused_with_reasons() {
 #[test]
 fn effective_inputs_follow_the_load_order_and_results_are_read_back() {
     // a == b == dst: everything is a
-    let w = encode(&Hmul2::new(7, 7, Operand2::Reg(7))).unwrap();
+    let w = encode(&Inst::new(7, 7, Operand2::Reg(7))).unwrap();
     let ins: Vec<Inputs> = (0..32).map(|k| Inputs { a: k, b: 100 + k, d: 200 + k, pred: 0xff }).collect();
     let built = build(&[Case { word: w, inputs: ins }]).unwrap();
     for (k, e) in built.inputs[0].iter().enumerate() {
         assert_eq!((e.a, e.b, e.d, e.pred), (k as u32, k as u32, k as u32, 0x7f));
     }
     // cx[UR4][0x44]: handle base + 0x44 is the warp's slot, which holds lane 0's b
-    let cx = encode(&Hmul2::new(1, 2, Operand2::ConstUr { ureg: 4, offset: 0x44 })).unwrap();
+    let cx = encode(&Inst::new(1, 2, Operand2::ConstUr { ureg: 4, offset: 0x44 })).unwrap();
     let ins: Vec<Inputs> = (0..64).map(|k| Inputs { a: 1, b: 1000 + k, d: 2, pred: 0 }).collect();
     let built = build(&[Case { word: cx, inputs: ins }]).unwrap();
     for w in 0..2usize {
@@ -160,7 +160,7 @@ fn effective_inputs_follow_the_load_order_and_results_are_read_back() {
         assert_eq!(built.inputs[0][w * 32 + 7].b, 1000 + 32 * w as u32);
     }
     // two cases reading c[3][0x40]: the first one's value
-    let c = encode(&Hmul2::new(1, 2, Operand2::Const { bank: 3, offset: 0x40 })).unwrap();
+    let c = encode(&Inst::new(1, 2, Operand2::Const { bank: 3, offset: 0x40 })).unwrap();
     let mk = |b: u32| Case { word: c, inputs: vec![Inputs { a: 1, b, d: 2, pred: 0 }; 32] };
     let built = build(&[mk(0x3c00_3c00), mk(0x4000_4000)]).unwrap();
     assert_eq!(built.inputs[1][0].b, 0x3c00_3c00);

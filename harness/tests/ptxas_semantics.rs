@@ -10,7 +10,7 @@
 //! Fails (does not skip) when ptxas or cuobjdump is missing.
 
 use hmul2_harness::inputs::Inputs;
-use hmul2_harness::isa::{decode, render, Flush, Format, Hmul2, Operand2, Swizzle};
+use hmul2_harness::isa::{decode, render, Flush, Format, Inst, Operand2, Swizzle};
 use hmul2_harness::nvdisasm::find_tool;
 use hmul2_harness::reference::policy::{parse_table, KNOBS, SEMANTICS_JSON};
 use hmul2_harness::reference::{eval, eval_with, Policy};
@@ -27,7 +27,7 @@ struct Case {
     /// ptxas alternates HFMA2.MMA and HMUL2 only when there are several multiplies.
     ptx: &'static str,
     /// What the emitted HMUL2 must carry, and its description.
-    sass: fn(&Hmul2) -> bool,
+    sass: fn(&Inst) -> bool,
     sass_text: &'static str,
     /// Operand values (both 32-bit registers) and the result the PTX ISA defines for them.
     a: u32,
@@ -153,7 +153,7 @@ fn hex_comment(line: &str) -> Option<u64> {
 }
 
 /// The HMUL2 words ptxas emits for `ptx`, decoded.
-fn compile(name: &str, ptx: &str) -> Vec<Hmul2> {
+fn compile(name: &str, ptx: &str) -> Vec<Inst> {
     let ptxas = find_tool("ptxas").expect("ptxas is needed for this check (bash ci/install-tools.sh)");
     let cuobjdump = find_tool("cuobjdump").expect("cuobjdump is needed for this check (bash ci/install-tools.sh)");
     let dir = std::env::temp_dir().join(format!("hmul2-ptxas-semantics-{}-{name}", std::process::id()));

@@ -5,7 +5,7 @@
 //! written here from apfloat and explicit modifier logic (not calls of the code under test).
 
 use hmul2_harness::inputs::Inputs;
-use hmul2_harness::isa::{Flush, Format, Hmul2, Operand2, Pred, SrcMods, Swizzle, RZ};
+use hmul2_harness::isa::{Flush, Format, Inst, Operand2, Pred, SrcMods, Swizzle, RZ};
 use hmul2_harness::reference::{bf16_specials, eval, eval_batch, f16_specials, FmzZero, Policy};
 use rustc_apfloat::ieee::{BFloat, Half};
 use rustc_apfloat::{Float, Round};
@@ -88,8 +88,8 @@ fn expected_nan(p: &Policy, f: Fmt, a: u16, b: u16) -> u16 {
     }
 }
 
-fn plain(format: Format) -> Hmul2 {
-    let mut i = Hmul2::new(0, 1, Operand2::Reg(2));
+fn plain(format: Format) -> Inst {
+    let mut i = Inst::new(0, 1, Operand2::Reg(2));
     i.format = format;
     i
 }
@@ -286,7 +286,7 @@ fn targeted_specials_times_every_modifier() {
 #[test]
 fn zero_registers_immediates_and_pt() {
     let x = Inputs { a: 0x4000_3c00, b: 0x4400_4200, d: 0x1234_5678, pred: 0 };
-    let mut i = Hmul2::new(0, RZ, Operand2::Reg(2));
+    let mut i = Inst::new(0, RZ, Operand2::Reg(2));
     assert_eq!(eval(&i, &x), Ok(0), "RZ x (2, 3) = +0 in both lanes");
     i.a = 1;
     i.b = Operand2::Reg(RZ);
@@ -301,7 +301,7 @@ fn zero_registers_immediates_and_pt() {
     i.pred = Pred { index: 7, negated: true };
     assert_eq!(eval(&i, &x), Ok(0x1234_5678), "@!PT never writes");
     // immediate: bits 32..63 hold the packed operand; second (bits 32..47) is lane 0
-    let i = Hmul2::new(0, 1, Operand2::Imm { first: 0x4000, second: 0x4200 });
+    let i = Inst::new(0, 1, Operand2::Imm { first: 0x4000, second: 0x4200 });
     let want = if Policy::current().imm_second_is_lane0 { 0x4400_4200 } else { 0x4200_4400 };
     assert_eq!(eval(&i, &x), Ok(want), "(1, 2) x (3 in lane 0, 2 in lane 1)");
 }

@@ -8,7 +8,7 @@
 //! in place of the fixture's oracle result (the DOM checks stay on the fixture report).
 
 use hmul2_harness::gen::{self, Coverage, GenOptions};
-use hmul2_harness::isa::{encode, format_hex, Flush, Form, Hmul2, Operand2, Swizzle};
+use hmul2_harness::isa::{encode, format_hex, Flush, Form, Inst, Operand2, Swizzle};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -29,7 +29,7 @@ fn fresh_dir(name: &str) -> PathBuf {
     d
 }
 
-fn word(i: &Hmul2) -> u128 {
+fn word(i: &Inst) -> u128 {
     encode(i).expect("fixture instruction encodes")
 }
 
@@ -47,12 +47,12 @@ struct Fixtures {
 fn fixtures(dir: &Path) -> Fixtures {
     // a hardware run over R,R,R with one mismatch (negated operand 2) and one fault (UR form)
     let rrr: Vec<u128> = gen::generate(&GenOptions { form: Some(Form::Rrr), ..GenOptions::legal(7) }, 0, 300);
-    let mut neg = Hmul2::new(0, 1, Operand2::Reg(2));
+    let mut neg = Inst::new(0, 1, Operand2::Reg(2));
     neg.b_mods.neg = true;
     let mut big = neg;
     big.dst = 17;
     big.flush = Flush::None;
-    let mut bad_swz = Hmul2::new(4, 5, Operand2::Ur(6));
+    let mut bad_swz = Inst::new(4, 5, Operand2::Ur(6));
     bad_swz.a_mods.swizzle = Swizzle::Invalid1;
     let mismatch = format_hex(word(&neg));
     let fault = format_hex(word(&bad_swz));
@@ -87,8 +87,8 @@ fn fixtures(dir: &Path) -> Fixtures {
     let vectors = dir.join("vectors");
     std::fs::create_dir_all(vectors.join("hardware")).unwrap();
     std::fs::create_dir_all(vectors.join("reference")).unwrap();
-    let imm0 = word(&Hmul2::new(0, 1, Operand2::Imm { first: 0x0000, second: 0x0000 }));
-    let imm1 = word(&Hmul2::new(0, 1, Operand2::Imm { first: 0xffff, second: 0xffff }));
+    let imm0 = word(&Inst::new(0, 1, Operand2::Imm { first: 0x0000, second: 0x0000 }));
+    let imm1 = word(&Inst::new(0, 1, Operand2::Imm { first: 0xffff, second: 0xffff }));
     let hw_line = vector_line(imm1, "hardware:NVIDIA H200:580.95.05:2026-12-02");
     std::fs::write(vectors.join("hardware/imm.jsonl"), format!("{}\n{hw_line}\n", vector_line(imm0, "hardware:NVIDIA H200:580.95.05:2026-12-02"))).unwrap();
     std::fs::write(vectors.join("reference/rrr.jsonl"), format!("{}\n", vector_line(word(&neg), "reference"))).unwrap();
@@ -296,7 +296,7 @@ fn explain_rejects_malformed_hex_with_exit_2_and_prints_plain_text_when_piped() 
     let out = Command::new(bin).args(["explain", "0x1234"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(String::from_utf8_lossy(&out.stderr).trim().lines().count(), 1);
-    let w = format_hex(word(&Hmul2::new(3, 4, Operand2::Ur(5))));
+    let w = format_hex(word(&Inst::new(3, 4, Operand2::Ur(5))));
     let out = Command::new(bin).args(["explain", &w]).output().unwrap();
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();

@@ -113,15 +113,15 @@ fn malformed_contradictory_and_wrong_lines_fail_with_file_and_line() {
 #[test]
 fn rz_read_nonzero_and_same_register_are_invalid() {
     use hmul2_harness::inputs::Inputs;
-    use hmul2_harness::isa::{encode, Hmul2, Operand2, RZ};
+    use hmul2_harness::isa::{encode, Inst, Operand2, RZ};
     use hmul2_harness::vectors::{check, Contradiction};
-    let v = |i: Hmul2, x: Inputs| Vector { encoding: encode(&i).unwrap(), inputs: x, expect: None, origin: String::new() };
+    let v = |i: Inst, x: Inputs| Vector { encoding: encode(&i).unwrap(), inputs: x, expect: None, origin: String::new() };
     let x = Inputs { a: 1, b: 2, d: 0, pred: 0 };
-    assert_eq!(check(&v(Hmul2::new(0, RZ, Operand2::Reg(2)), x)), Err(Contradiction::RzA(1)));
-    assert_eq!(check(&v(Hmul2::new(0, 1, Operand2::Reg(RZ)), x)), Err(Contradiction::RzB(2)));
-    assert_eq!(check(&v(Hmul2::new(0, 1, Operand2::Ur(63)), x)), Err(Contradiction::RzB(2)));
-    assert_eq!(check(&v(Hmul2::new(0, 3, Operand2::Reg(3)), x)), Err(Contradiction::SameReg { reg: 3, a: 1, b: 2 }));
-    assert!(check(&v(Hmul2::new(0, 3, Operand2::Reg(4)), x)).is_ok());
+    assert_eq!(check(&v(Inst::new(0, RZ, Operand2::Reg(2)), x)), Err(Contradiction::RzA(1)));
+    assert_eq!(check(&v(Inst::new(0, 1, Operand2::Reg(RZ)), x)), Err(Contradiction::RzB(2)));
+    assert_eq!(check(&v(Inst::new(0, 1, Operand2::Ur(63)), x)), Err(Contradiction::RzB(2)));
+    assert_eq!(check(&v(Inst::new(0, 3, Operand2::Reg(3)), x)), Err(Contradiction::SameReg { reg: 3, a: 1, b: 2 }));
+    assert!(check(&v(Inst::new(0, 3, Operand2::Reg(4)), x)).is_ok());
 }
 
 #[test]

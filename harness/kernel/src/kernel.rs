@@ -317,7 +317,7 @@ impl Pick {
 /// registers `inst` names, in this order: d, then b, then a, so a later move into a shared
 /// register wins, as [`effective_inputs`] assumes. RZ is never written; b only for the
 /// register form. Both programs (this batch kernel and `digest`) place operands with it.
-pub(crate) fn load_moves(inst: &crate::isa::Hmul2, d: u32, b: u32, a: u32) -> [Option<[u32; 2]>; 3] {
+pub(crate) fn load_moves(inst: &crate::isa::Inst, d: u32, b: u32, a: u32) -> [Option<[u32; 2]>; 3] {
     let to = |r: u8, src: u32| (r != RZ).then_some([r as u32, src]);
     let mov_b = match inst.b {
         Operand2::Reg(r) => to(r, b),
@@ -645,7 +645,7 @@ mod tests {
                 let p = place(w);
                 assert!(runnable(p).is_ok(), "{} -> {}", format_hex(w), format_hex(p));
                 let (before, after) = (decode(w).unwrap(), decode(p).unwrap());
-                assert_eq!(crate::isa::Hmul2 { b: before.b, ..after }, before, "only operand 2's address may change");
+                assert_eq!(crate::isa::Inst { b: before.b, ..after }, before, "only operand 2's address may change");
                 match (before.b, after.b) {
                     (Operand2::Const { bank, offset }, Operand2::Const { bank: 3, offset: o }) if p != w => {
                         assert!(bank != 3 || offset < 0);

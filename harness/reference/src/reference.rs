@@ -15,7 +15,7 @@ pub mod policy;
 pub use policy::{Assumption, F32Nan, FmzZero, Policy, ZeroSum};
 
 use crate::inputs::Inputs;
-use crate::isa::{Flush, Form, Format, Hmul2, Operand2, Swizzle, PT, RZ, URZ};
+use crate::isa::{Flush, Form, Format, Inst, Operand2, Swizzle, PT, RZ, URZ};
 use crate::rng::Rng;
 use half::slice::{HalfBitsSliceExt, HalfFloatSliceExt};
 use half::{bf16, f16};
@@ -58,7 +58,7 @@ struct Operands {
 }
 
 impl Operands {
-    fn of(inst: &Hmul2, p: &Policy) -> Operands {
+    fn of(inst: &Inst, p: &Policy) -> Operands {
         let (b_keep, b_fixed) = match inst.b {
             Operand2::Reg(RZ) | Operand2::Ur(URZ) => (0, 0),
             Operand2::Imm { first, second } => {
@@ -92,7 +92,7 @@ impl Operands {
 
 /// An HADD2 on one input: the guard, RZ and operand words of [`Operands`], the lanes of
 /// [`add`]. An undefined instruction is undefined whatever the inputs.
-fn eval_add_inst(p: &Policy, inst: &Hmul2, x: &Inputs) -> Result<u32, Undefined> {
+fn eval_add_inst(p: &Policy, inst: &Inst, x: &Inputs) -> Result<u32, Undefined> {
     let op = add::add_op(inst);
     let o = Operands::of(inst, p);
     let v = add::eval_add(&op, p, o.a_word(x), o.b_word(x))?;
@@ -186,7 +186,7 @@ fn shifts(s: Swizzle) -> [u32; 2] {
 }
 
 impl Ctx {
-    fn new(inst: &Hmul2, p: &Policy) -> Result<Ctx, Undefined> {
+    fn new(inst: &Inst, p: &Policy) -> Result<Ctx, Undefined> {
         // the lanes below multiply: HMUL2's (HADD2 is `add`, through `eval_with`)
         if inst.op != crate::isa::Op::Hmul2 {
             return Err(Undefined::Instruction(inst.op));
@@ -346,7 +346,7 @@ impl Ctx {
     }
 }
 
-fn ctx_for(inst: &Hmul2) -> Result<Ctx, Undefined> {
+fn ctx_for(inst: &Inst) -> Result<Ctx, Undefined> {
     Ctx::new(inst, Policy::current())
 }
 
@@ -355,13 +355,13 @@ fn ctx_for(inst: &Hmul2) -> Result<Ctx, Undefined> {
 /// RZ and URZ read zero whatever `x` says; a destination RZ reads 0 afterwards. A false guard
 /// predicate leaves `x.d`. An INVALIDn field is [`Undefined`] (see `invalid-predicated-off`
 /// in `semantics.json` for the predicated-off case).
-pub fn eval(inst: &Hmul2, x: &Inputs) -> Result<u32, Undefined> {
+pub fn eval(inst: &Inst, x: &Inputs) -> Result<u32, Undefined> {
     eval_with(Policy::current(), inst, x)
 }
 
 /// [`eval`] under another policy than the committed one: what each option of an unsettled
 /// point would give (`settle` weighs hardware vectors with it).
-pub fn eval_with(p: &Policy, inst: &Hmul2, x: &Inputs) -> Result<u32, Undefined> {
+pub fn eval_with(p: &Policy, inst: &Inst, x: &Inputs) -> Result<u32, Undefined> {
     if inst.op == crate::isa::Op::Hadd2 {
         return eval_add_inst(p, inst, x).or_else(|u| predicated_off(inst, p, x).ok_or(u));
     }
@@ -373,7 +373,7 @@ pub fn eval_with(p: &Policy, inst: &Hmul2, x: &Inputs) -> Result<u32, Undefined>
 
 /// Under the alternative `invalid-predicated-off` policy, the value of a predicated-off
 /// INVALIDn instruction.
-fn predicated_off(inst: &Hmul2, p: &Policy, x: &Inputs) -> Option<u32> {
+fn predicated_off(inst: &Inst, p: &Policy, x: &Inputs) -> Option<u32> {
     if p.invalid_even_if_off {
         return None;
     }
@@ -399,7 +399,7 @@ const BLOCK: usize = 1024;
 /// them equal. Plain BF16 instructions on AVX-512 CPUs skip the blocks for `bf16x32`, one
 /// integer pass from inputs to results. Panics if `out` is shorter than `xs` (a caller's
 /// bug, not input).
-pub fn eval_batch(inst: &Hmul2, xs: &[Inputs], out: &mut [u32]) -> Result<(), Undefined> {
+pub fn eval_batch(inst: &Inst, xs: &[Inputs], out: &mut [u32]) -> Result<(), Undefined> {
     assert!(out.len() >= xs.len(), "eval_batch: out holds {} results for {} inputs", out.len(), xs.len());
     let p = Policy::current();
     if inst.op == crate::isa::Op::Hadd2 {
@@ -697,7 +697,7 @@ fn draw_word(r: &mut Rng, specials: &[u16]) -> u32 {
 ///   constant-bank word is the same for the whole launch).
 ///
 /// Input `i` depends only on `(seed, i)` (and the warp or launch for `b`).
-pub fn input_set(inst: &Hmul2, seed: u64, n: usize) -> Vec<Inputs> {
+pub fn input_set(inst: &Inst, seed: u64, n: usize) -> Vec<Inputs> {
     let specials = if inst.format == Format::Bf16 { bf16_specials() } else { f16_specials() };
     const B_SALT: u64 = 0x5bd1_e995_0b5e_55ed;
     let launch_b = draw_word(&mut Rng::fork(seed ^ B_SALT, u64::MAX), specials);
@@ -823,7 +823,7 @@ mod tests {
             panic!("no SIMD path on this CPU: eval_batch runs the portable blocks, which this test would compare with themselves");
         };
         println!("eval_batch takes {fast_path} here; checked against the portable blocks");
-        let mut inst = Hmul2::new(0, 1, Operand2::Reg(2));
+        let mut inst = Inst::new(0, 1, Operand2::Reg(2));
         inst.format = Format::Bf16;
         let c = ctx_for(&inst).unwrap();
         let mut xs = vec![Inputs::default(); 1 << 15];
@@ -843,7 +843,7 @@ mod tests {
 
     #[test]
     fn invalid_values_are_undefined_and_named() {
-        let mut i = Hmul2::new(0, 1, Operand2::Reg(2));
+        let mut i = Inst::new(0, 1, Operand2::Reg(2));
         let x = Inputs { a: 0x3c00_3c00, b: 0x3c00_3c00, d: 0, pred: 0 };
         assert_eq!(eval(&i, &x), Ok(0x3c00_3c00));
         i.format = Format::Invalid3;

@@ -5,7 +5,7 @@
 //! Pi. `origin` is `reference` or `hardware:<GPU name>:<driver version>:<date>`.
 
 use crate::inputs::Inputs;
-use crate::isa::{self, decode, Hmul2, Operand2, RZ, URZ};
+use crate::isa::{self, decode, Inst, Operand2, RZ, URZ};
 use std::path::{Path, PathBuf};
 
 /// One case.
@@ -97,7 +97,7 @@ pub fn to_line(v: &Vector) -> String {
 }
 
 /// The vector's instruction, if its encoding is legal and it cannot contradict itself.
-pub fn check(v: &Vector) -> Result<Hmul2, Contradiction> {
+pub fn check(v: &Vector) -> Result<Inst, Contradiction> {
     let i = decode(v.encoding).map_err(|e| Contradiction::Illegal(e.to_string()))?;
     let x = &v.inputs;
     if x.pred & 0x80 != 0 {

@@ -3,7 +3,7 @@
 //! what it needs (`mod common;`), so not every item is used by every file.
 #![allow(dead_code)]
 
-use hmul2_harness::isa::{encode, Hmul2, Operand2};
+use hmul2_harness::isa::{encode, Inst, Operand2};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -64,7 +64,7 @@ pub fn fresh_seed() -> u64 {
 
 /// The bit that makes an instruction .SAT (the same in every form).
 pub fn sat_mask() -> u128 {
-    let mut i = Hmul2::new(0, 1, Operand2::Reg(2));
+    let mut i = Inst::new(0, 1, Operand2::Reg(2));
     let plain = encode(&i).unwrap();
     i.sat = true;
     encode(&i).unwrap() ^ plain
@@ -73,7 +73,10 @@ pub fn sat_mask() -> u128 {
 /// The words a random run of `seed` runs (drawn, then placed where the kernel can fill
 /// operand 2).
 pub fn run_words(seed: u64, count: u64) -> Vec<u128> {
-    hmul2_harness::gen::generate(&hmul2_harness::gen::GenOptions::legal_of(seed, hmul2_harness::reference::IMPLEMENTED), 0, count).into_iter().map(hmul2_harness::kernel::place).collect()
+    hmul2_harness::gen::generate(&hmul2_harness::gen::GenOptions::legal_of(seed, hmul2_harness::reference::IMPLEMENTED), 0, count)
+        .into_iter()
+        .map(hmul2_harness::kernel::place)
+        .collect()
 }
 
 /// `text` with each edit applied in turn: (position, kind, character), the position taken

@@ -1,4 +1,4 @@
-//! [`Hmul2`] → 128-bit word. Every value is checked against its field: nothing is truncated,
+//! [`Inst`] → 128-bit word. Every value is checked against its field: nothing is truncated,
 //! and an instruction that nvdisasm would reject is refused with the same reason decode gives.
 
 use super::hex::SignedHex;
@@ -132,7 +132,7 @@ mod tests {
 
     #[test]
     fn encodes_known_words() {
-        let mut i = Hmul2::new(0, 1, Operand2::Reg(2));
+        let mut i = Inst::new(0, 1, Operand2::Reg(2));
         i.ctrl.stall = 1;
         i.ctrl.yield_ = true;
         assert_eq!(encode(&i).unwrap(), 0x000fe20000000000u128 << 64 | 0x0000000201007232);
@@ -140,13 +140,13 @@ mod tests {
 
     #[test]
     fn refuses_what_does_not_fit() {
-        let i = Hmul2::new(0, 1, Operand2::Ur(64));
+        let i = Inst::new(0, 1, Operand2::Ur(64));
         assert!(matches!(encode(&i), Err(EncodeError::Overflow(_))));
-        let i = Hmul2::new(0, 1, Operand2::Const { bank: 0, offset: 2 });
+        let i = Inst::new(0, 1, Operand2::Const { bank: 0, offset: 2 });
         assert!(matches!(encode(&i), Err(EncodeError::Misaligned { .. })));
-        let i = Hmul2::new(0, 1, Operand2::Const { bank: 0, offset: 0x8000 });
+        let i = Inst::new(0, 1, Operand2::Const { bank: 0, offset: 0x8000 });
         assert!(matches!(encode(&i), Err(EncodeError::OffsetRange { .. })));
-        let mut i = Hmul2::new(0, 1, Operand2::Reg(2));
+        let mut i = Inst::new(0, 1, Operand2::Reg(2));
         i.ctrl.yield_ = true;
         i.ctrl.stall = 0;
         assert!(matches!(encode(&i), Err(EncodeError::Illegal(Illegal::Constraint { .. }))));

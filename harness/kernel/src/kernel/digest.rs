@@ -62,7 +62,7 @@ pub struct DigestBuilt {
 }
 
 /// The word's form, if exhaustive mode can sweep it.
-fn check_form(word: u128) -> Result<crate::isa::Hmul2, DigestError> {
+fn check_form(word: u128) -> Result<crate::isa::Inst, DigestError> {
     runnable(word)?;
     let inst = decode(word).map_err(|e| NotRunnable::Illegal(e.to_string()))?;
     let per = match inst.b {
@@ -114,7 +114,7 @@ fn push(v: &mut Vec<Planned>, op: Op, args: &[u32]) -> usize {
 }
 
 /// Plan the program of a digest job: (instructions, regcount, loop head, word, branch).
-fn plan(req: &DigestRequest, inst: &crate::isa::Hmul2) -> (Vec<Planned>, u32, usize, usize, usize) {
+fn plan(req: &DigestRequest, inst: &crate::isa::Inst) -> (Vec<Planned>, u32, usize, usize, usize) {
     let mut named = vec![inst.a, inst.dst];
     if let Operand2::Reg(r) = inst.b {
         named.push(r);

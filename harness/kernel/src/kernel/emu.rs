@@ -19,7 +19,7 @@
 use super::elf::Image;
 use super::helpers::{op_spec, Op};
 use crate::inputs::Inputs;
-use crate::isa::{Hmul2, Operand2, PT, RZ, URZ};
+use crate::isa::{Inst, Operand2, PT, RZ, URZ};
 use crate::spec::control_layout as layout;
 
 /// What `c[0x0][0x208]` holds: the emulated global-memory descriptor.
@@ -165,7 +165,7 @@ pub struct Site<'a> {
     /// Instruction index in `.text`.
     pub index: usize,
     pub word: u128,
-    pub inst: &'a Hmul2,
+    pub inst: &'a Inst,
     pub ctaid: u32,
     pub tid: u32,
     /// What the instruction reads: registers (0 for RZ/URZ), the constant word, P0..P6.
@@ -188,7 +188,7 @@ pub fn cx_handle(lo: u32, hi: u32) -> (u64, u64) {
 #[derive(Clone, Debug)]
 enum Insn {
     Helper(Op, [u32; 4]),
-    UnderTest(Box<Hmul2>),
+    UnderTest(Box<Inst>),
     Illegal(String),
 }
 

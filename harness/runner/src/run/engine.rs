@@ -8,7 +8,7 @@ use super::pipeline::{Backend, Case};
 use super::report::{hex32, Finding, FindingInputs, Totals};
 use crate::gpu::{ExecError, Executor};
 use crate::inputs::Inputs;
-use crate::isa::{decode, encode, format_hex, render, Hmul2};
+use crate::isa::{decode, encode, format_hex, render, Inst};
 
 /// Settings of a batch run.
 #[derive(Clone, Debug)]
@@ -126,7 +126,7 @@ pub fn run_batch(
     let mut observed = Vec::new();
     // instructions that can run, with their inputs; None = a word the decoder calls illegal
     // that the patcher still places (the hardware decides; the reference has no value)
-    let mut run: Vec<(usize, Option<Hmul2>)> = Vec::new();
+    let mut run: Vec<(usize, Option<Inst>)> = Vec::new();
     let mut cases: Vec<Case> = Vec::new();
     let mut item_totals: Vec<Totals> = vec![Totals { instructions: 1, ..Default::default() }; items.len()];
     let forms: Vec<String> =
@@ -135,7 +135,7 @@ pub fn run_batch(
         let inst = decode(word).ok();
         match backend.runnable(word) {
             Ok(()) => {
-                let proxy = Hmul2::new(0, 1, crate::isa::Operand2::Reg(2));
+                let proxy = Inst::new(0, 1, crate::isa::Operand2::Reg(2));
                 let inputs = backend.input_set(inst.as_ref().unwrap_or(&proxy), input_seed(o.seed, index), o.inputs);
                 item_totals[k].inputs = inputs.len() as u64;
                 run.push((k, inst));
@@ -219,7 +219,7 @@ pub fn run_batch(
         }
         if let Some((inp, e, g)) = first_bad {
             let min = if o.minimize_budget > 0 {
-                let mut still = |c: &Hmul2| -> bool {
+                let mut still = |c: &Inst| -> bool {
                     let Ok(w) = encode(c) else { return false };
                     let Ok(want) = backend.expect(c, &inp) else { return false };
                     // one warp of the same input: the kernel runs whole warps (32 threads at least)
@@ -338,13 +338,13 @@ mod tests {
             fn results(&self, p: &crate::run::pipeline::Prepared, out: &[u8]) -> Result<Vec<Vec<u32>>, String> {
                 FakeBackend.results(p, out)
             }
-            fn expect(&self, inst: &Hmul2, x: &Inputs) -> Result<u32, String> {
+            fn expect(&self, inst: &Inst, x: &Inputs) -> Result<u32, String> {
                 if inst.has_invalid_value() {
                     return Err("INVALIDn field".into());
                 }
                 FakeBackend.expect(inst, x)
             }
-            fn input_set(&self, inst: &Hmul2, seed: u64, n: usize) -> Vec<Inputs> {
+            fn input_set(&self, inst: &Inst, seed: u64, n: usize) -> Vec<Inputs> {
                 FakeBackend.input_set(inst, seed, n)
             }
             fn digest_job(&self, req: &crate::run::exhaustive::DigestRequest) -> Result<crate::gpu::LaunchJob, String> {

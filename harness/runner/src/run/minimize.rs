@@ -2,12 +2,12 @@
 //! a time while it still mismatches. Generic over the "still mismatches?" test, so the
 //! same code runs against hardware and against a fake in tests.
 
-use crate::isa::{encode, Control, Flush, Format, Hmul2, Operand2, Pred, SrcMods, Swizzle};
+use crate::isa::{encode, Control, Flush, Format, Inst, Operand2, Pred, SrcMods, Swizzle};
 
 /// Every instruction one simplification away from `i` (same form, still encodable).
-pub fn simpler(i: &Hmul2) -> Vec<Hmul2> {
-    let mut v: Vec<Hmul2> = Vec::new();
-    let mut push = |f: &dyn Fn(&mut Hmul2)| {
+pub fn simpler(i: &Inst) -> Vec<Inst> {
+    let mut v: Vec<Inst> = Vec::new();
+    let mut push = |f: &dyn Fn(&mut Inst)| {
         let mut c = *i;
         f(&mut c);
         if c != *i && encode(&c).is_ok() {
@@ -46,7 +46,7 @@ pub fn simpler(i: &Hmul2) -> Vec<Hmul2> {
 
 /// Greedily apply simplifications while `still_fails` holds; at most `budget` tests.
 /// Returns the smallest failing instruction found (`i` itself when nothing can go).
-pub fn minimize(i: &Hmul2, budget: usize, still_fails: &mut dyn FnMut(&Hmul2) -> bool) -> Hmul2 {
+pub fn minimize(i: &Inst, budget: usize, still_fails: &mut dyn FnMut(&Inst) -> bool) -> Inst {
     let mut cur = *i;
     let mut tests = 0;
     'outer: loop {
@@ -78,12 +78,12 @@ mod tests {
             .into_iter()
             .find(|i| i.sat && i.a_mods.neg && i.a_mods.abs && i.flush == Flush::Ftz && i.b_mods.neg)
             .unwrap();
-        let m = minimize(&busy, 1000, &mut |c: &Hmul2| c.sat && c.a_mods.neg);
+        let m = minimize(&busy, 1000, &mut |c: &Inst| c.sat && c.a_mods.neg);
         assert!(m.sat && m.a_mods.neg);
         assert!(!m.a_mods.abs && m.flush == Flush::None && m.b_mods == SrcMods::default() && m.format == Format::F16);
         assert_eq!(m.pred, Pred::ALWAYS);
         assert_eq!(m.b, Operand2::Reg(2));
         // nothing to drop: unchanged
-        assert_eq!(minimize(&m, 1000, &mut |c: &Hmul2| c.sat && c.a_mods.neg), m);
+        assert_eq!(minimize(&m, 1000, &mut |c: &Inst| c.sat && c.a_mods.neg), m);
     }
 }

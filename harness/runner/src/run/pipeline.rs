@@ -5,7 +5,7 @@
 
 use crate::gpu::LaunchJob;
 use crate::inputs::Inputs;
-use crate::isa::Hmul2;
+use crate::isa::Inst;
 use crate::run::exhaustive::DigestRequest;
 use std::any::Any;
 use std::path::Path;
@@ -34,13 +34,13 @@ pub trait Backend: Sync {
         cases.iter().map(|c| c.inputs.clone()).collect()
     }
     /// `reference::eval(inst, inputs)`; `Err` = the result is undefined (the text says why).
-    fn expect(&self, inst: &Hmul2, inputs: &Inputs) -> Result<u32, String>;
+    fn expect(&self, inst: &Inst, inputs: &Inputs) -> Result<u32, String>;
     /// `reference::input_set(inst, seed, n)`.
-    fn input_set(&self, inst: &Hmul2, seed: u64, n: usize) -> Vec<Inputs>;
+    fn input_set(&self, inst: &Inst, seed: u64, n: usize) -> Vec<Inputs>;
     /// `reference::eval_batch`: results of one instruction for many inputs into `out`
     /// (as long as `inputs`); `Err` when any result is undefined. By default one
     /// [`Backend::expect`] per input.
-    fn expect_batch(&self, inst: &Hmul2, inputs: &[Inputs], out: &mut [u32]) -> Result<(), String> {
+    fn expect_batch(&self, inst: &Inst, inputs: &[Inputs], out: &mut [u32]) -> Result<(), String> {
         if out.len() < inputs.len() {
             return Err(format!("expect_batch: {} results for {} inputs", out.len(), inputs.len()));
         }
@@ -128,10 +128,10 @@ impl Backend for RealBackend {
             None => cases.iter().map(|c| c.inputs.clone()).collect(),
         }
     }
-    fn expect(&self, i: &Hmul2, x: &Inputs) -> Result<u32, String> {
+    fn expect(&self, i: &Inst, x: &Inputs) -> Result<u32, String> {
         crate::reference::eval(i, x).map_err(|e| e.to_string())
     }
-    fn expect_batch(&self, i: &Hmul2, xs: &[Inputs], out: &mut [u32]) -> Result<(), String> {
+    fn expect_batch(&self, i: &Inst, xs: &[Inputs], out: &mut [u32]) -> Result<(), String> {
         if out.len() < xs.len() {
             return Err(format!("expect_batch: {} results for {} inputs", out.len(), xs.len()));
         }
@@ -143,7 +143,7 @@ impl Backend for RealBackend {
     fn digest_job(&self, req: &DigestRequest) -> Result<LaunchJob, String> {
         crate::kernel::digest::build(req).map(|b| b.job).map_err(|e| e.to_string())
     }
-    fn input_set(&self, i: &Hmul2, seed: u64, n: usize) -> Vec<Inputs> {
+    fn input_set(&self, i: &Inst, seed: u64, n: usize) -> Vec<Inputs> {
         crate::reference::input_set(i, seed, n)
     }
 }
@@ -207,11 +207,11 @@ impl Backend for FakeBackend {
         let mut words = out.chunks_exact(4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
         Ok(shape.iter().map(|&n| words.by_ref().take(n).collect()).collect())
     }
-    fn expect(&self, inst: &Hmul2, inputs: &Inputs) -> Result<u32, String> {
+    fn expect(&self, inst: &Inst, inputs: &Inputs) -> Result<u32, String> {
         let w = crate::isa::encode(inst).map_err(|e| e.to_string())?;
         Ok(crate::gpu::fake::fake_eval(w, inputs))
     }
-    fn input_set(&self, _inst: &Hmul2, seed: u64, n: usize) -> Vec<Inputs> {
+    fn input_set(&self, _inst: &Inst, seed: u64, n: usize) -> Vec<Inputs> {
         let mut r = crate::rng::Rng::new(seed);
         (0..n).map(|_| Inputs { a: r.next_u32(), b: r.next_u32(), d: r.next_u32(), pred: r.next_u32() as u8 & 0x7f }).collect()
     }
