@@ -116,9 +116,11 @@ fn a_random_run_of_every_form_runs_through_the_driver_and_is_labelled_emulated()
     assert_eq!(s["hardware"]["used"], false, "an emulation is never a hardware result");
     assert_eq!(s["hardware"]["simulated"], true);
     assert!(s["hardware"]["reason"].as_str().unwrap().contains("CPU emulation"));
-    // every form ran, every input compared (the run places c[] and cx[] words where the kernel can fill them)
+    // every form of every instruction ran, every input compared (the run places c[] and cx[]
+    // words where the kernel can fill them)
     let forms = s["by_form"].as_object().unwrap();
-    assert_eq!(forms.len(), 5, "{forms:?}");
+    let want: usize = hmul2_harness::reference::IMPLEMENTED.iter().map(|o| o.forms().count()).sum();
+    assert_eq!(forms.len(), want, "{forms:?}");
     for (f, t) in forms {
         assert!(t["compared"].as_u64().unwrap() > 0, "{f}: {t}");
         assert_eq!(t["not_runnable"], 0, "{f}: {t}");
@@ -201,7 +203,10 @@ fn rejected_images_and_crashing_drivers_are_isolated_too() {
 fn exhaustive_mode_runs_the_digest_kernel_through_the_driver() {
     let seed = seed(16);
     for form in [Form::Rrr, Form::Imm] {
-        let w = hmul2_harness::build_kernel::runnable_words(seed, Some(form), 1).unwrap()[0];
+        // a word whose result shows: its guard holds with P0..P6 true (the digest kernel's
+        // predicates) and it writes a register, so a flipped result changes the digests
+        let shows = |w: &u128| decode(*w).is_ok_and(|i| !i.pred.negated && i.dst != hmul2_harness::isa::RZ);
+        let w = hmul2_harness::build_kernel::runnable_words(seed, Some(form), 64).unwrap().into_iter().find(shows).unwrap();
         let hex = format_hex(w);
         let d = tmp(&format!("exh-{form:?}"));
         let args = ["run", "--seed", "1", "--mode", "exhaustive", "--encoding", &hex, "--space-bits", "20", "--chunk-bits", "14", "--out"];
@@ -301,11 +306,14 @@ fn the_nightly_script_runs_every_form_and_mode_and_fails_without_a_gpu() {
         assert_eq!(s["seed"], 5, "{r}");
         assert!(s["totals"]["compared"].as_u64().unwrap() > 0, "{r}: {}", s["totals"]);
         assert_eq!((s["totals"]["mismatches"].as_u64(), s["totals"]["faults"].as_u64()), (Some(0), Some(0)), "{r}");
-        let forms: Vec<&String> = s["by_form"].as_object().unwrap().keys().collect();
-        assert_eq!(forms.len(), 1, "{r}: one form a run: {forms:?}");
+        // one operand form a run, of every instruction the reference implements
+        let keys: Vec<&String> = s["by_form"].as_object().unwrap().keys().collect();
+        let forms: std::collections::BTreeSet<&str> = keys.iter().map(|k| k.split_once('_').map_or(k.as_str(), |(_, f)| f)).collect();
+        assert_eq!(forms.len(), 1, "{r}: one form a run: {keys:?}");
+        assert_eq!(keys.len(), hmul2_harness::reference::IMPLEMENTED.len(), "{r}: every instruction: {keys:?}");
         if r.contains("/random-") {
             assert_eq!(s["totals"]["instructions"], 30, "{r}");
-            random_forms.insert(forms[0].clone());
+            random_forms.extend(forms.iter().map(|f| f.to_string()));
         }
     }
     assert_eq!(random_forms.len(), 5, "{random_forms:?}");
@@ -406,6 +414,12 @@ fn the_slurm_example_runs_its_array_and_merges_it() {
     merged_nights_are_complete(&reports.join("merged"), 8, 16);
 }
 
+/// Instructions in a factorial run of `form`: every modifier combination of every instruction
+/// the reference implements (HMUL2's R,R,R alone is 8192).
+fn factorial_size(form: Form) -> u64 {
+    hmul2_harness::reference::IMPLEMENTED.iter().filter(|o| o.has_form(form)).map(|&o| hmul2_harness::gen::factorial(o, form, 0).len() as u64).sum()
+}
+
 /// The merged reports of one night of `n` shards: every kind of run, each the whole of it.
 fn merged_nights_are_complete(merged: &Path, n: usize, count: u64) {
     let kinds: Vec<String> = std::fs::read_dir(merged).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
@@ -417,8 +431,8 @@ fn merged_nights_are_complete(merged: &Path, n: usize, count: u64) {
         assert!(s["totals"]["compared"].as_u64().unwrap() > 0, "{k}: {}", s["totals"]);
         assert_eq!((s["totals"]["mismatches"].as_u64(), s["totals"]["faults"].as_u64()), (Some(0), Some(0)), "{k}");
         let want = match k.as_str() {
-            "factorial-rrr" => 8192,
-            "factorial-imm" => 512,
+            "factorial-rrr" => factorial_size(Form::Rrr),
+            "factorial-imm" => factorial_size(Form::Imm),
             k if k.starts_with("random-") => count,
             _ => s["totals"]["instructions"].as_u64().unwrap(),
         };

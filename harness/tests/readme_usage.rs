@@ -47,9 +47,28 @@ fn the_readme_usage_block_runs_as_written() {
         assert!(!t.contains("panicked"), "`{c}`:\n{t}");
         assert!(!o.stdout.is_empty() || !o.stderr.is_empty(), "`{c}` printed nothing");
         let out = String::from_utf8_lossy(&o.stdout);
-        if c.contains("decode 0x000fe2") {
+        if c.contains("decode 0x000fe200000000000000000201007232") {
             *fired.entry("decode word").or_default() += 1;
             assert_eq!(out.trim(), "HMUL2 R0, R1, R2", "`{c}`");
+        }
+        if c.contains("decode 0x000fe200000000000000000201007230") {
+            *fired.entry("decode HADD2 word").or_default() += 1;
+            assert_eq!(out.trim(), "HADD2 R0, R1, R2", "`{c}`");
+        }
+        if c.contains("generate --instruction HADD2") {
+            *fired.entry("generate one instruction").or_default() += 1;
+            let words: Vec<&str> = out.lines().collect();
+            assert_eq!(words.len(), 3, "{out}");
+            assert!(words.iter().all(|w| w.ends_with("30") && hmul2_harness::isa::parse_hex(w).is_ok_and(|x| x & 0x1ff == 0x030)), "{out}");
+        }
+        if c.contains("encode 'HADD2.F32") {
+            *fired.entry("encode HADD2.F32").or_default() += 1;
+            let w = hmul2_harness::isa::parse_hex(out.trim()).unwrap();
+            assert_eq!(hmul2_harness::isa::render(&hmul2_harness::isa::decode(w).unwrap()), "HADD2.F32 R25, -RZ, R4.H0_H0");
+        }
+        if c.contains("probe --word") {
+            *fired.entry("probe").or_default() += 1;
+            assert!(out.contains("bit 78:") && out.contains("HADD2.F32 R0, R1, R2") && out.contains("bit 80:") && out.contains("HADD2.FTZ"), "{out}");
         }
         if c.contains("decode < words.txt") {
             *fired.entry("decode stdin").or_default() += 1;
@@ -71,7 +90,18 @@ fn the_readme_usage_block_runs_as_written() {
             assert!(t.contains("did not run"), "`{c}` says the hardware did not run:\n{t}");
         }
     }
-    let want: std::collections::BTreeMap<&str, usize> = [("decode word", 1), ("decode stdin", 1), ("eval", 1), ("settle", 1), ("run", 3)].into();
+    let want: std::collections::BTreeMap<&str, usize> = [
+        ("decode word", 1),
+        ("decode HADD2 word", 1),
+        ("decode stdin", 1),
+        ("generate one instruction", 1),
+        ("encode HADD2.F32", 1),
+        ("probe", 1),
+        ("eval", 1),
+        ("settle", 1),
+        ("run", 3),
+    ]
+    .into();
     assert_eq!(fired, want, "each output check met its README command");
     // what the block promises it wrote
     for f in ["oracle.json", "k/kernel.cubin", "k/manifest.json", "out/run/summary.json", "out/all/summary.json", "report.html"] {
