@@ -702,10 +702,8 @@ pub fn run(a: RunArgs) -> CliResult {
                     journaled += 1;
                     if a.stop_after_batches == Some(journaled) {
                         stop.store(true, std::sync::atomic::Ordering::SeqCst);
-                        error.get_or_insert(CliError {
-                            message: format!("stopped after {journaled} batches (--stop-after-batches); resume with --resume"),
-                            code: 3,
-                        });
+                        // an interrupted run: exit 2 like any run that could not finish (README)
+                        error.get_or_insert(CliError::input(format!("stopped after {journaled} batches (--stop-after-batches); resume with --resume")));
                         break;
                     }
                 }

@@ -121,7 +121,7 @@ impl Nvdisasm {
             f.flush()
         };
         write().map_err(|e| ToolError::Failed { tool: "nvdisasm".into(), msg: format!("{}: {e}", tmp.display()) })?;
-        let out = Command::new(&self.path).args(["-b", "SM90"]).arg(tmp).output().map_err(|e| self.failed(e))?;
+        let out = Command::new(&self.path).args(["-b", crate::isa::Op::ALL[0].spec().arch.as_str()]).arg(tmp).output().map_err(|e| self.failed(e))?;
         if out.status.success() {
             let texts = parse_listing(&String::from_utf8_lossy(&out.stdout), words.len()).map_err(|msg| ToolError::Failed { tool: "nvdisasm".into(), msg })?;
             return Ok(Ok(texts));

@@ -786,6 +786,8 @@ mod tests {
         for op in Op::ALL {
             let l = op.layout();
             assert_eq!(op.spec().mnemonic, op.mnemonic());
+            // nvdisasm is called with one -b for the whole family
+            assert_eq!(op.spec().arch, Op::ALL[0].spec().arch, "{op}");
             for (a, b) in [
                 (&l.opcode, &c.opcode),
                 (&l.stall, &c.stall),
