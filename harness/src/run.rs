@@ -637,6 +637,8 @@ pub fn run(a: RunArgs) -> CliResult {
     let mut records = done;
     let mut error: Option<CliError> = None;
     let mut journaled = 0u64;
+    // --stop-after-batches: behave as a killed process would (no report)
+    let mut killed = false;
     let mode = a.mode;
     let t_exec = std::time::Instant::now();
     let mut compared_now = 0u64;
@@ -702,6 +704,7 @@ pub fn run(a: RunArgs) -> CliResult {
                     journaled += 1;
                     if a.stop_after_batches == Some(journaled) {
                         stop.store(true, std::sync::atomic::Ordering::SeqCst);
+                        killed = true;
                         // an interrupted run: exit 2 like any run that could not finish (README)
                         error.get_or_insert(CliError::input(format!("stopped after {journaled} batches (--stop-after-batches); resume with --resume")));
                         break;
@@ -716,7 +719,7 @@ pub fn run(a: RunArgs) -> CliResult {
     });
     bar.finish_and_clear();
     if let Some(e) = error {
-        if e.code == 3 {
+        if killed {
             // simulated kill: no report, exactly like a killed process
             return Err(e);
         }
