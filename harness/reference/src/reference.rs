@@ -121,15 +121,9 @@ struct Ctx {
     /// Shift (0 or 16) that gives each lane's half, per source.
     a_sh: [u32; 2],
     b_sh: [u32; 2],
-    /// Operand words as `x.a & a_keep` and `(x.b & b_keep) | b_fixed`: no per-input branch
-    /// on RZ or the operand-2 source.
-    a_keep: u32,
-    b_keep: u32,
-    b_fixed: u32,
-    dst_rz: bool,
-    /// The guard as `((x.pred | 0x80) >> pred_shift) & 1 != pred_flip`: PT is bit 7.
-    pred_shift: u32,
-    pred_flip: u32,
+    /// Operand words, RZ destination and guard: no per-input branch on RZ or the operand-2
+    /// source.
+    o: Operands,
     /// Policy and modifier switches as all-ones / zero masks, so `finish` is straight-line
     /// bit arithmetic the compiler vectorises.
     m: Masks,
@@ -226,12 +220,7 @@ impl Ctx {
             b_xor,
             a_sh: shifts(inst.a_mods.swizzle),
             b_sh: shifts(b_mods.swizzle),
-            a_keep: o.a_keep,
-            b_keep: o.b_keep,
-            b_fixed: o.b_fixed,
-            dst_rz: o.dst_rz,
-            pred_shift: o.pred_shift,
-            pred_flip: o.pred_flip,
+            o,
             m: Masks {
                 ftz_in: mask(ftz && p.ftz_inputs),
                 ftz_out: mask(ftz),
@@ -244,21 +233,6 @@ impl Ctx {
                 sat_keep_neg_zero: mask(!p.sat_neg_zero_to_plus),
             },
         })
-    }
-
-    #[inline(always)]
-    fn pred(&self, pred: u8) -> bool {
-        ((pred as u32 | 0x80) >> self.pred_shift) & 1 != self.pred_flip
-    }
-
-    #[inline(always)]
-    fn a_word(&self, x: &Inputs) -> u32 {
-        x.a & self.a_keep
-    }
-
-    #[inline(always)]
-    fn b_word(&self, x: &Inputs) -> u32 {
-        (x.b & self.b_keep) | self.b_fixed
     }
 
     /// Operand lane `l` of a source after half select, modifiers and input flushing.
@@ -329,13 +303,13 @@ impl Ctx {
     }
 
     fn eval_one(&self, x: &Inputs) -> u32 {
-        if self.dst_rz {
+        if self.o.dst_rz {
             return 0;
         }
-        if !self.pred(x.pred) {
+        if !self.o.pred(x.pred) {
             return x.d;
         }
-        let (aw, bw) = (self.a_word(x), self.b_word(x));
+        let (aw, bw) = (self.o.a_word(x), self.o.b_word(x));
         let mut out = 0u32;
         for l in 0..2 {
             let a = self.src(aw, self.a_sh[l], self.a_and, self.a_xor);
@@ -556,13 +530,13 @@ fn blocks<const AVX512: bool, const FULL: bool>(c: &Ctx, xs: &[Inputs], out: &mu
     let mut fa = [0f32; 2 * BLOCK];
     let mut fb = [0f32; 2 * BLOCK];
     let mut r = [0u16; 2 * BLOCK];
-    let dst_keep = if c.dst_rz { 0 } else { u32::MAX };
-    let always = c.pred_shift == PT as u32 && c.pred_flip == 0;
+    let dst_keep = if c.o.dst_rz { 0 } else { u32::MAX };
+    let always = c.o.pred_shift == PT as u32 && c.o.pred_flip == 0;
     for (xs, out) in xs.chunks(BLOCK).zip(out.chunks_mut(BLOCK)) {
         let n = xs.len();
         let (la, lb, fa, fb, r) = (&mut la[..2 * n], &mut lb[..2 * n], &mut fa[..2 * n], &mut fb[..2 * n], &mut r[..2 * n]);
         for (i, x) in xs.iter().enumerate() {
-            let (aw, bw) = (c.a_word(x), c.b_word(x));
+            let (aw, bw) = (c.o.a_word(x), c.o.b_word(x));
             // lane 0 of input i at i, lane 1 at n + i: contiguous, so every loop is unit-stride
             la[i] = c.src(aw, c.a_sh[0], c.a_and, c.a_xor);
             la[n + i] = c.src(aw, c.a_sh[1], c.a_and, c.a_xor);
@@ -609,7 +583,7 @@ fn blocks<const AVX512: bool, const FULL: bool>(c: &Ctx, xs: &[Inputs], out: &mu
         } else {
             for (i, (x, o)) in xs.iter().zip(out.iter_mut()).enumerate() {
                 let v = r[i] as u32 | (r[n + i] as u32) << 16;
-                let v = if c.pred(x.pred) { v } else { x.d };
+                let v = if c.o.pred(x.pred) { v } else { x.d };
                 *o = v & dst_keep;
             }
         }

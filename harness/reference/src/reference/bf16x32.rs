@@ -196,14 +196,14 @@ struct Setup {
 /// [`LAYOUT_OK`]; `out` holds at least `xs.len()` values.
 #[target_feature(enable = "avx512f,avx512bw,avx512cd")]
 pub(super) unsafe fn eval(c: &Ctx, xs: &[Inputs], out: &mut [u32]) {
-    if c.dst_rz {
+    if c.o.dst_rz {
         out[..xs.len()].fill(0);
         return;
     }
     let canonical = c.m.canonical != 0;
     let s = Setup {
-        a: Src::new(c.a_sh, c.a_keep, 0, c.a_and, c.a_xor),
-        b: Src::new(c.b_sh, c.b_keep, c.b_fixed, c.b_and, c.b_xor),
+        a: Src::new(c.a_sh, c.o.a_keep, 0, c.a_and, c.a_xor),
+        b: Src::new(c.b_sh, c.o.b_keep, c.o.b_fixed, c.b_and, c.b_xor),
         nan: NanRule { and: _mm512_set1_epi16(if canonical { 0 } else { -1 }), or: _mm512_set1_epi16(if canonical { 0x7fff } else { c.quiet as i16 }) },
         ab: idx(pair_idx(WA, WB)),
         dp: idx(pair_idx(WD, WP)),
@@ -211,15 +211,15 @@ pub(super) unsafe fn eval(c: &Ctx, xs: &[Inputs], out: &mut [u32]) {
         hi: idx(HI_HALVES),
         // the guard bit within the pred dword, PT (bit 7) always set
         pt: _mm512_set1_epi32(0x80 << (8 * PRED_BYTE)),
-        guard_bit: _mm512_set1_epi32((1u32 << (c.pred_shift + 8 * PRED_BYTE)) as i32),
-        flip: c.pred_flip != 0,
+        guard_bit: _mm512_set1_epi32((1u32 << (c.o.pred_shift + 8 * PRED_BYTE)) as i32),
+        flip: c.o.pred_flip != 0,
     };
     // both operands' words as they are: no half select, modifier, RZ or immediate
     let direct = c.a_sh == [0, 16]
         && c.b_sh == [0, 16]
-        && (c.a_keep, c.b_keep, c.b_fixed) == (u32::MAX, u32::MAX, 0)
+        && (c.o.a_keep, c.o.b_keep, c.o.b_fixed) == (u32::MAX, u32::MAX, 0)
         && (c.a_and, c.a_xor, c.b_and, c.b_xor) == (0xffff, 0, 0xffff, 0);
-    let always = c.pred_shift == crate::isa::PT as u32 && c.pred_flip == 0;
+    let always = c.o.pred_shift == crate::isa::PT as u32 && c.o.pred_flip == 0;
     let n = xs.len() / 16 * 16;
     // SAFETY: the caller's promises, and n <= xs.len() <= out.len()
     match (direct, always) {
