@@ -138,6 +138,23 @@ mod tests {
     }
 
     #[test]
+    fn hadd2_hidden_fields_are_ignored_bits_not_values() {
+        // HADD2.F32 R0, R1, R2 (format value 1 at bit 78); nvdisasm prints the same with bit 73 (|R1|) set
+        let f32 = 0x0000000201007230 | 1u128 << 78 | CTRL;
+        let plain = decode(f32).unwrap();
+        assert_eq!((plain.op, plain.format), (Op::Hadd2, Format::F32));
+        let with_abs = decode(f32 | 1 << 73).unwrap();
+        assert!(!with_abs.a_mods.abs, "a hidden field has no value");
+        assert_eq!(with_abs.ignored, 1 << 73, "its bit is kept as an ignored bit");
+        assert_eq!(super::super::encode(&with_abs).unwrap(), f32 | 1 << 73, "and re-encodes");
+        let mut typed = plain;
+        typed.a_mods.abs = true;
+        assert!(matches!(super::super::encode(&typed), Err(super::super::EncodeError::Hidden { .. })), "a value in a hidden field is refused");
+        // without .F32 the same bit is operand 1's |x|
+        assert!(decode(0x0000000201007230 | 1 << 73 | CTRL).unwrap().a_mods.abs);
+    }
+
+    #[test]
     fn rejects_with_reasons() {
         assert!(matches!(decode(0x0000000201007233 | CTRL), Err(Illegal::UnknownOpcode { .. })));
         assert!(matches!(decode(0x0000000201007032 | CTRL), Err(Illegal::UnknownForm { .. })));
