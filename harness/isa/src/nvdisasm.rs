@@ -21,8 +21,10 @@ pub enum ToolError {
 }
 
 /// Locate a pinned NVIDIA tool: `$HMUL2_<TOOL>` if set (a set variable naming no file is an
-/// error, never a silent fall-back to another tool), else `.tools/bin/<tool>` in the current
-/// folder or any parent, else beside the running binary's project, else `PATH`.
+/// error, never a silent fall-back to another tool), else `.tools/bin/<tool>` of the checkout
+/// this program was built from (where `ci/install-tools.sh` installs it), else `PATH`. Never a
+/// `.tools` found up the working folder's or the binary's ancestors: a file planted in a
+/// parent folder (under /tmp, say) would run as NVIDIA's tool.
 pub fn find_tool(name: &str) -> Result<PathBuf, ToolError> {
     let env = format!("HMUL2_{}", name.to_ascii_uppercase());
     let mut looked = Vec::new();
@@ -33,24 +35,13 @@ pub fn find_tool(name: &str) -> Result<PathBuf, ToolError> {
         }
         return Err(ToolError::NotFound { tool: name.into(), looked: format!("${env} = {}, which is not a file", p.display()), env });
     }
-    let mut starts = Vec::new();
-    if let Ok(cwd) = std::env::current_dir() {
-        starts.push(cwd);
+    // this crate is harness/isa of the checkout
+    let tools = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("..").join(".tools").join("bin");
+    let p = tools.join(name);
+    if p.is_file() {
+        return Ok(p);
     }
-    if let Ok(exe) = std::env::current_exe() {
-        starts.push(exe);
-    }
-    // The crate's own folder, for tests and benches run from anywhere inside the project.
-    starts.push(PathBuf::from(env!("CARGO_MANIFEST_DIR")));
-    for start in starts {
-        for dir in start.ancestors() {
-            let p = dir.join(".tools").join("bin").join(name);
-            if p.is_file() {
-                return Ok(p);
-            }
-        }
-        looked.push(format!("{}/**/.tools/bin", start.display()));
-    }
+    looked.push(tools.display().to_string());
     if let Some(paths) = std::env::var_os("PATH") {
         for dir in std::env::split_paths(&paths) {
             let p = dir.join(name);
