@@ -53,7 +53,7 @@ pub fn build_kernel(a: BuildKernelArgs) -> CliResult {
     std::fs::create_dir_all(dir).map_err(|e| CliError::input(format!("{}: {e}", dir.display())))?;
     let write = |name: &str, bytes: &[u8]| {
         let p = dir.join(name);
-        std::fs::write(&p, bytes).map_err(|e| CliError::input(format!("{}: {e}", p.display())))
+        crate::outfile::write_atomic(&p, bytes).map_err(|e| CliError::input(format!("{}: {e}", p.display())))
     };
     write("kernel.cubin", &built.job.cubin)?;
     write("input.bin", &built.job.input)?;

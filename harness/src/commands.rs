@@ -259,7 +259,8 @@ pub fn oracle(a: OracleArgs) -> CliResult {
     if let Some(path) = &a.json {
         let cov = Coverage::of(&words);
         let v = serde_json::json!({"seed": seed, "report": rep, "coverage": cov});
-        std::fs::write(path, serde_json::to_string_pretty(&v).unwrap_or_default()).map_err(|e| CliError::input(format!("{}: {e}", path.display())))?;
+        crate::outfile::write_atomic(path, serde_json::to_string_pretty(&v).unwrap_or_default().as_bytes())
+            .map_err(|e| CliError::input(format!("{}: {e}", path.display())))?;
     }
     Ok(exit_for(rep.ok()))
 }

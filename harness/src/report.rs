@@ -406,7 +406,7 @@ pub fn run(a: ReportArgs) -> CliResult {
     };
     let model = build(oracles, runs, vectors, semantics).map_err(CliError::input)?;
     let page = html::render(&model);
-    std::fs::write(&a.out, page).map_err(|e| CliError::input(format!("{}: {e}", a.out.display())))?;
+    crate::outfile::write_atomic(&a.out, page.as_bytes()).map_err(|e| CliError::input(format!("{}: {e}", a.out.display())))?;
     let counts: BTreeMap<&str, usize> = Evidence::CLASSES.iter().map(|e| (e.name(), model.bits.iter().flatten().filter(|b| b.primary == *e).count())).collect();
     eprintln!("report: wrote {} ({})", a.out.display(), counts.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", "));
     Ok(ExitCode::SUCCESS)

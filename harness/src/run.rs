@@ -210,7 +210,7 @@ pub fn all_items(a: &RunArgs, seed: u64) -> Result<Vec<(u64, u128)>, CliError> {
                 form: a.form,
                 invalid_share: a.invalid_share,
                 illegal_share: a.illegal_share,
-                ..crate::gen::GenOptions::legal_of(seed, crate::reference::IMPLEMENTED)
+                ..crate::gen::GenOptions::legal_of(seed, &run_ops(a))
             };
             // room for about this shard's share (items are dealt by a hash of their index)
             let mut items = crate::cli::vec_for("--count", a.count.div_ceil(a.shard.count))?;
@@ -264,6 +264,8 @@ fn check_options(a: &RunArgs) -> Result<(), CliError> {
         let enc = a.encoding.as_deref().ok_or_else(|| CliError::input("--mode exhaustive needs --encoding HEX"))?;
         let word = parse_hex(enc).map_err(|e| CliError::input(format!("--encoding {enc:?}: {e}")))?;
         crate::isa::decode(word).map_err(|e| CliError::input(format!("--encoding {enc}: illegal: {e}")))?;
+        // a word whose operand 2 is not per thread cannot be swept: refused before anything is written
+        crate::kernel::digest::check_form(word).map_err(|e| CliError::input(format!("--encoding {enc}: {e}")))?;
         // a fetched chunk is one ordinary launch of 2^chunk_bits inputs
         if a.space_bits > 32
             || a.chunk_bits > a.space_bits
@@ -377,17 +379,18 @@ fn software_checks(a: &RunArgs, words: &[u128]) -> SoftwareChecks {
     SoftwareChecks { verify: Some(verify), oracle: Some(oracle) }
 }
 
-/// Summary of journaled batches.
-fn summarize(records: &[BatchRecord], mut base: Summary) -> Summary {
+/// Summary of journaled batches (a count that overflows is a corrupt journal).
+fn summarize(records: &[BatchRecord], mut base: Summary) -> Result<Summary, CliError> {
     let mut totals = Totals::default();
     let mut by_form: BTreeMap<String, Totals> = BTreeMap::new();
+    let over = |e: report::Overflow| CliError::input(format!("journal: corrupt: {e} in the sum of its batches"));
     for r in records {
         for it in &r.items {
-            totals.add(&it.totals);
-            by_form.entry(it.form.clone()).or_default().add(&it.totals);
+            totals.add(&it.totals).map_err(over)?;
+            by_form.entry(it.form.clone()).or_default().add(&it.totals).map_err(over)?;
         }
         for f in &r.findings {
-            if f.kind == "mismatch" {
+            if f.kind == report::FindingKind::Mismatch {
                 base.mismatches.push(f.clone());
             } else {
                 base.faults.push(f.clone());
@@ -397,14 +400,15 @@ fn summarize(records: &[BatchRecord], mut base: Summary) -> Summary {
     base.totals = totals;
     base.by_form = by_form;
     base.canonicalize();
-    base
+    Ok(base)
 }
 
+/// `summary.json` and `junit.xml`, both or neither, never through a link.
 fn write_report(out: &Path, s: &Summary) -> Result<(), CliError> {
-    let p = out.join("summary.json");
-    std::fs::write(&p, serde_json::to_string_pretty(s).unwrap_or_default() + "\n").map_err(|e| CliError::input(format!("{}: {e}", p.display())))?;
-    let p = out.join("junit.xml");
-    std::fs::write(&p, report::junit(s)).map_err(|e| CliError::input(format!("{}: {e}", p.display())))
+    let (sp, jp) = (out.join("summary.json"), out.join("junit.xml"));
+    let summary = serde_json::to_string_pretty(s).unwrap_or_default() + "\n";
+    let junit = report::junit(s);
+    crate::outfile::write_all_or_none(&[(&sp, summary.as_bytes()), (&jp, junit.as_bytes())]).map_err(|e| CliError::input(format!("{}: {e}", out.display())))
 }
 
 /// Exit status for a finished summary: 1 on any mismatch, fault or failed software check.
@@ -491,7 +495,52 @@ fn make_executor(exe: &Path, device: i32, timeout: u64) -> Box<dyn Executor + Se
     Box::new(w)
 }
 
-pub fn run(a: RunArgs) -> CliResult {
+/// The signal that asked the run to stop (SIGINT, SIGTERM); 0 while none has.
+static INTERRUPTED: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+extern "C" fn on_signal(sig: libc::c_int) {
+    // a second signal means "now": everything obtained is already journaled
+    if INTERRUPTED.swap(sig, std::sync::atomic::Ordering::SeqCst) != 0 {
+        // SAFETY: _exit is async-signal-safe
+        unsafe { libc::_exit(128 + sig) }
+    }
+}
+
+/// From here on SIGINT and SIGTERM ask the run to stop cleanly (a second one ends it at once).
+fn catch_signals() {
+    let handler = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+    // SAFETY: the handler only stores to an atomic or calls _exit
+    unsafe {
+        libc::signal(libc::SIGINT, handler);
+        libc::signal(libc::SIGTERM, handler);
+    }
+}
+
+fn interrupted() -> Option<i32> {
+    Some(INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst)).filter(|&s| s != 0)
+}
+
+fn signal_name(sig: i32) -> String {
+    match sig {
+        libc::SIGINT => "SIGINT".into(),
+        libc::SIGTERM => "SIGTERM".into(),
+        n => format!("signal {n}"),
+    }
+}
+
+/// What a run will do, decided before anything is created: options checked, items dealt to
+/// this shard, hardware chosen, the summary's fixed part filled in.
+struct Plan {
+    seed: u64,
+    /// This shard's items (index, word); empty in exhaustive mode.
+    items: Vec<(u64, u128)>,
+    /// The words the software checks judge.
+    words: Vec<u128>,
+    hw: Hw,
+    base: Summary,
+}
+
+fn plan(a: &RunArgs) -> Result<Plan, CliError> {
     // resuming without --seed continues the journaled run's seed
     let journaled_seed = if a.resume && a.seed.is_none() { journal::header_seed(&a.out.join("journal.jsonl")) } else { None };
     let seed = crate::commands::resolve_seed(a.seed.or(journaled_seed));
@@ -503,10 +552,16 @@ pub fn run(a: RunArgs) -> CliResult {
     if a.inputs == 0 || a.batch == 0 {
         return Err(CliError::input("--inputs and --batch must be at least 1"));
     }
-    check_options(&a)?;
-    std::fs::create_dir_all(&a.out).map_err(|e| CliError::input(format!("{}: {e}", a.out.display())))?;
-    let started = utc_now();
-    let hw = choose_hardware(&a)?;
+    check_options(a)?;
+    // the replayed vectors are a promised check: found now, not missed after the whole run
+    if a.verify_dir.is_none() && !project_vectors().is_dir() {
+        let cwd = std::env::current_dir().unwrap_or_default();
+        return Err(CliError::input(format!(
+            "no vectors/ folder (the project's reference vectors) in {} or above: run from the checkout or pass --verify-dir DIR",
+            cwd.display()
+        )));
+    }
+    let hw = choose_hardware(a)?;
     // the batch kernel runs one thread per input set, in whole warps, one block per
     // instruction; refused here, not discovered as a build failure blamed on every instruction
     let threads_ok = a.inputs.is_multiple_of(engine::MIN_THREADS) && a.inputs <= crate::kernel::MAX_THREADS;
@@ -518,19 +573,31 @@ pub fn run(a: RunArgs) -> CliResult {
             crate::kernel::MAX_THREADS
         )));
     }
-    let items: Vec<(u64, u128)> = all_items(&a, seed)?.into_iter().filter(|(i, _)| a.shard.owns(*i)).collect();
-    let words: Vec<u128> = if a.mode == Mode::Exhaustive {
-        a.encoding.as_deref().and_then(|e| parse_hex(e).ok()).into_iter().collect()
+    let items: Vec<(u64, u128)> = all_items(a, seed)?.into_iter().filter(|(i, _)| a.shard.owns(*i)).collect();
+    let (words, planned) = if a.mode == Mode::Exhaustive {
+        let word = a.encoding.as_deref().and_then(|e| parse_hex(e).ok());
+        (word.into_iter().collect::<Vec<_>>(), exhaustive_groups(a).filter(|g| a.shard.owns_group(*g)).count() as u64)
     } else {
-        items.iter().map(|x| x.1).collect()
+        (items.iter().map(|x| x.1).collect(), items.len() as u64)
     };
+    // a run of nothing would pass vacuously
+    if planned == 0 {
+        let what = match a.mode {
+            Mode::Exhaustive => format!("none of the {} chunk groups", exhaustive_groups(a).count()),
+            _ if a.count == 0 && a.mode == Mode::Random => "--count 0: no instruction".to_string(),
+            _ => format!("none of the {} instructions", all_items(a, seed)?.len()),
+        };
+        return Err(CliError::input(format!("shard {}: {what} to run; a run of nothing checks nothing", a.shard)));
+    }
     let coverage = serde_json::to_value(crate::gen::Coverage::of(&words)).ok();
-    let mut base = Summary {
+    let base = Summary {
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
         seed,
         shard: a.shard.to_string(),
+        status: report::RunStatus::Complete,
+        planned: Some(planned),
         mode: a.mode.name().to_string(),
-        started,
+        started: utc_now(),
         finished: String::new(),
         hardware: Hardware { used: false, reason: None, gpu: None, driver: None, devices: 0, simulated: false },
         totals: Totals::default(),
@@ -540,73 +607,147 @@ pub fn run(a: RunArgs) -> CliResult {
         software_checks: SoftwareChecks { verify: None, oracle: None },
         coverage,
         timing: None,
-        config: Some(config_json(&a, seed)),
+        config: Some(config_json(a, seed)),
     };
-    let (backend, ordinals): (Box<dyn Backend>, Vec<i32>) = match &hw {
-        Hw::None(why) => return software_only(&a, &words, base, format!("no usable GPU: {why}")),
-        Hw::Simulated(why) => {
-            crate::outln!("hardware: not used; {why}")?;
-            base.hardware.reason = Some(why.clone());
-            base.hardware.simulated = true;
-            (Box::new(pipeline::FakeBackend), worker_ordinals(&a, &hw))
-        }
-        Hw::Real { det, devices } => match pipeline::hardware_backend() {
-            Ok(b) => {
-                base.hardware.gpu = det.devices.iter().find(|d| devices.contains(&d.ordinal)).map(|d| d.name.clone());
-                base.hardware.driver = det.driver.clone();
-                base.hardware.devices = devices.len() as u64;
-                match &det.emulated {
-                    // the whole real path runs, but on a CPU emulation: never a hardware result
-                    Some(fake) => {
-                        let why = format!("the CUDA driver is {fake}; {} emulated device(s), no hardware was used", devices.len());
-                        crate::outln!("hardware: not used; {why}")?;
-                        base.hardware.reason = Some(why);
-                        base.hardware.simulated = true;
-                    }
-                    None => base.hardware.used = true,
-                }
-                (b, devices.clone())
+    Ok(Plan { seed, items, words, hw, base })
+}
+
+/// The exhaustive chunk groups of the whole run (every shard's).
+fn exhaustive_groups(a: &RunArgs) -> std::ops::Range<u64> {
+    0..1u64 << (a.space_bits - a.chunk_bits).saturating_sub(exhaustive_group_bits(a))
+}
+
+/// The run's vector file: appended batch by batch, each batch synced before it is journaled.
+struct VectorSink {
+    file: std::fs::File,
+    path: PathBuf,
+    name: String,
+    len: u64,
+}
+
+impl VectorSink {
+    /// Open (creating) the file; cut it back to `keep` bytes when given (a resume: the end
+    /// of the last journaled batch), else to its last whole line.
+    fn open(path: PathBuf, keep: Option<u64>) -> Result<VectorSink, CliError> {
+        let err = |e: std::io::Error| CliError::input(format!("{}: {e}", path.display()));
+        let file = crate::outfile::open_append(&path).map_err(err)?;
+        let len = file.metadata().map_err(err)?.len();
+        let cut = match keep {
+            Some(k) => k.min(len),
+            None => {
+                let bytes = std::fs::read(&path).map_err(err)?;
+                bytes.iter().rposition(|&b| b == b'\n').map_or(0, |p| p as u64 + 1)
             }
-            Err(why) => return software_only(&a, &words, base, why),
-        },
-    };
-    if ordinals.is_empty() {
-        return Err(CliError::input("--devices selects no device"));
+        };
+        if cut < len {
+            crate::outln!("vectors: {}: cutting {} bytes no journaled batch accounts for (a torn or unjournaled tail)", path.display(), len - cut)?;
+            file.set_len(cut).map_err(err)?;
+        }
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        Ok(VectorSink { file, path, name, len: cut })
     }
+
+    /// Append a batch's lines durably; on failure the file is cut back to where it was.
+    fn append(&mut self, bytes: &[u8]) -> std::io::Result<journal::VectorMark> {
+        let r = self.file.write_all(bytes).and_then(|_| self.file.sync_data());
+        match r {
+            Ok(()) => {
+                self.len += bytes.len() as u64;
+                Ok(journal::VectorMark { file: self.name.clone(), end: self.len })
+            }
+            Err(e) => {
+                let _ = self.file.set_len(self.len);
+                Err(e)
+            }
+        }
+    }
+}
+
+/// Where a run writes: its journal (with the batches already done) and its vector file.
+struct Outputs {
+    journal: Journal,
+    done: Vec<BatchRecord>,
+    vectors: Option<VectorSink>,
+}
+
+fn open_outputs(a: &RunArgs, p: &Plan) -> Result<Outputs, CliError> {
+    let simulated = p.base.hardware.simulated;
     // the vectors folder is made before the journal, so a bad --vectors leaves no journal behind
     let vec_path = match &a.vectors {
         Some(dir) => {
             // simulated results never land beside hardware truth
-            let d = dir.join(if base.hardware.simulated { "simulated" } else { "hardware" });
+            let d = dir.join(if simulated { "simulated" } else { "hardware" });
             std::fs::create_dir_all(&d).map_err(|e| CliError::input(format!("{}: {e}", d.display())))?;
-            Some(d.join(format!("{}-seed{seed}-{}-shard{}of{}.jsonl", &base.started[..10], a.mode.name(), a.shard.index, a.shard.count)))
+            Some(d.join(format!("{}-seed{}-{}-shard{}of{}.jsonl", &p.base.started[..10], p.seed, a.mode.name(), a.shard.index, a.shard.count)))
         }
         None => None,
     };
-    let (mut journal, done) = Journal::open(&a.out.join("journal.jsonl"), &config_json(&a, seed), a.resume).map_err(|e| CliError::input(e.to_string()))?;
-    let done_items: BTreeSet<u64> = done.iter().flat_map(|b| b.items.iter().map(|i| i.index)).collect();
-    if a.resume {
-        crate::outln!("resume: {} items already journaled in {} batches", done_items.len(), done.len())?;
+    let jpath = a.out.join("journal.jsonl");
+    let (journal, done) = Journal::open(&jpath, &config_json(a, p.seed), a.resume).map_err(|e| CliError::input(e.to_string()))?;
+    // a journaled item this run does not own is another run's journal, not work done
+    let owned: BTreeSet<u64> =
+        if a.mode == Mode::Exhaustive { exhaustive_groups(a).filter(|g| a.shard.owns_group(*g)).collect() } else { p.items.iter().map(|x| x.0).collect() };
+    if let Some(i) = done.iter().flat_map(|b| &b.items).map(|i| i.index).find(|i| !owned.contains(i)) {
+        return Err(CliError::input(format!("{}: corrupt journal: item {i} is not one of this run's (shard {})", jpath.display(), a.shard)));
     }
-    let mut vec_file = match vec_path {
-        Some(p) => Some((std::fs::OpenOptions::new().create(true).append(true).open(&p).map_err(|e| CliError::input(format!("{}: {e}", p.display())))?, p)),
+    if a.resume {
+        let n: usize = done.iter().map(|b| b.items.len()).sum();
+        crate::outln!("resume: {n} items already journaled in {} batches", done.len())?;
+    }
+    let vectors = match vec_path {
         None => None,
+        Some(path) => {
+            // a resume keeps exactly what the journal accounts for, in every file it names
+            let mut ends: BTreeMap<&str, u64> = BTreeMap::new();
+            for m in done.iter().filter_map(|b| b.vectors.as_ref()) {
+                let e = ends.entry(m.file.as_str()).or_default();
+                *e = (*e).max(m.end);
+            }
+            let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+            let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            for (f, end) in ends.iter().filter(|(f, _)| **f != name) {
+                let other = dir.join(f);
+                if std::fs::metadata(&other).is_ok_and(|m| m.len() > *end) {
+                    VectorSink::open(other, Some(*end))?;
+                }
+            }
+            let keep = if a.resume { Some(ends.get(name.as_str()).copied().unwrap_or(0)) } else { None };
+            Some(VectorSink::open(path, keep)?)
+        }
     };
-    let origin = if base.hardware.simulated {
-        let by = if matches!(hw, Hw::Real { .. }) { "fake-cuda" } else { FAKE_ENV };
-        format!("simulated:{by}:none:{}", &base.started[..10])
+    Ok(Outputs { journal, done, vectors })
+}
+
+/// What executing the batches left: every journaled batch (earlier ones included) and why
+/// it stopped, if it did not finish.
+struct Executed {
+    records: Vec<BatchRecord>,
+    error: Option<CliError>,
+    /// `--stop-after-batches`: end as a killed process would, without a report.
+    killed: bool,
+    interrupted: Option<i32>,
+    compared_now: u64,
+    execute_s: f64,
+}
+
+fn execute(a: &RunArgs, p: &Plan, backend: &dyn Backend, ordinals: &[i32], out: Outputs) -> Result<Executed, CliError> {
+    let Outputs { mut journal, done, vectors: mut vec_sink } = out;
+    let done_items: BTreeSet<u64> = done.iter().flat_map(|b| b.items.iter().map(|i| i.index)).collect();
+    let origin = if p.base.hardware.simulated {
+        let by = if matches!(p.hw, Hw::Real { .. }) { "fake-cuda" } else { FAKE_ENV };
+        format!("simulated:{by}:none:{}", &p.base.started[..10])
     } else {
         format!(
             "hardware:{}:{}:{}",
-            base.hardware.gpu.as_deref().unwrap_or("unknown GPU"),
-            base.hardware.driver.as_deref().unwrap_or("unknown driver"),
-            &base.started[..10]
+            p.base.hardware.gpu.as_deref().unwrap_or("unknown GPU"),
+            p.base.hardware.driver.as_deref().unwrap_or("unknown driver"),
+            &p.base.started[..10]
         )
     };
     let mut vec_writer = vector_out::VectorWriter::new(&origin);
     let mut vec_buf = Vec::new();
     let exe = std::env::current_exe().map_err(|e| CliError::input(format!("cannot find this program for its workers: {e}")))?;
-    let opts = EngineOptions { inputs: a.inputs, seed, minimize_budget: a.minimize_budget, keep_vectors: keep_vectors(&a) };
+    let opts = EngineOptions { inputs: a.inputs, seed: p.seed, minimize_budget: a.minimize_budget, keep_vectors: keep_vectors(a) };
     let nv = crate::nvdisasm::Nvdisasm::find().ok();
     let describe = move |w: u128| -> Option<String> {
         let nv = nv.as_ref()?;
@@ -618,50 +759,41 @@ pub fn run(a: RunArgs) -> CliResult {
 
     // The work: batches of instructions, or groups of exhaustive chunks.
     let batches: Vec<Vec<(u64, u128)>> = if a.mode == Mode::Exhaustive {
-        let enc = a.encoding.as_deref().ok_or_else(|| CliError::input("--mode exhaustive needs --encoding HEX"))?;
-        let word = parse_hex(enc).map_err(|e| CliError::input(format!("--encoding {enc:?}: {e}")))?;
-        if a.space_bits > 32 || a.chunk_bits > a.space_bits || a.chunk_bits < exhaustive::THREADS.trailing_zeros() {
-            return Err(CliError::input("need 8 <= chunk_bits <= space_bits <= 32 (a chunk gives each of a block's 256 threads an input)"));
-        }
-        let groups = 1u64 << (a.space_bits - a.chunk_bits).saturating_sub(exhaustive_group_bits(&a));
-        (0..groups).filter(|g| a.shard.owns_group(*g) && !done_items.contains(g)).map(|g| vec![(g, word)]).collect()
+        let word = p.words[0];
+        exhaustive_groups(a).filter(|g| a.shard.owns_group(*g) && !done_items.contains(g)).map(|g| vec![(g, word)]).collect()
     } else {
-        let todo: Vec<(u64, u128)> = items.iter().copied().filter(|(i, _)| !done_items.contains(i)).collect();
+        let todo: Vec<(u64, u128)> = p.items.iter().copied().filter(|(i, _)| !done_items.contains(i)).collect();
         todo.chunks(a.batch).map(|c| c.to_vec()).collect()
     };
     let total_units: u64 = batches.iter().map(|b| b.len() as u64).sum();
-    let bar = progress_bar(total_units);
-    let queue = std::sync::Mutex::new(batches.into_iter().collect::<std::collections::VecDeque<_>>());
-    let stop = std::sync::atomic::AtomicBool::new(false);
-    let (tx, rx) = std::sync::mpsc::channel::<Result<BatchOutcome, (i32, gpu::ExecError)>>();
-    let mut records = done;
-    let mut error: Option<CliError> = None;
-    let mut journaled = 0u64;
-    // --stop-after-batches: behave as a killed process would (no report)
-    let mut killed = false;
-    let mode = a.mode;
-    let t_exec = std::time::Instant::now();
-    let mut compared_now = 0u64;
     // one executor (worker process) per device, fed by host threads round-robin
     let executors: Vec<(i32, std::sync::Mutex<Box<dyn Executor + Send>>)> =
         ordinals.iter().map(|&dev| (dev, std::sync::Mutex::new(make_executor(&exe, dev, a.timeout)))).collect();
     // a known-good instruction first on every device: when the harness's own kernel or data
     // path is broken, every instruction under test would look faulty; stop instead
     for (dev, shared) in &executors {
-        match preflight(&*backend, &mut Shared(shared)) {
+        match preflight(backend, &mut Shared(shared)) {
             Ok(line) => crate::outln!("preflight: device {dev}: {line}")?,
             Err(why) => {
                 return Err(CliError::input(format!("device {dev}: preflight: {why}; no instruction under test was run")));
             }
         }
     }
+    let bar = progress_bar(total_units);
+    let queue = std::sync::Mutex::new(batches.into_iter().collect::<std::collections::VecDeque<_>>());
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let (tx, rx) = std::sync::mpsc::channel::<Result<BatchOutcome, (i32, gpu::ExecError)>>();
+    let mut ex = Executed { records: done, error: None, killed: false, interrupted: None, compared_now: 0, execute_s: 0.0 };
+    let mut journaled = 0u64;
+    let mode = a.mode;
+    let t_exec = std::time::Instant::now();
     let host_threads = a.host_threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).max(executors.len());
     std::thread::scope(|s| {
         for t in 0..host_threads {
             let tx = tx.clone();
             let (dev, shared) = &executors[t % executors.len()];
             let dev = *dev;
-            let (queue, stop, backend, opts, describe, a) = (&queue, &stop, &*backend, &opts, &describe, &a);
+            let (queue, stop, opts, describe) = (&queue, &stop, &opts, &describe);
             s.spawn(move || {
                 let mut exec = Shared(shared);
                 loop {
@@ -684,64 +816,152 @@ pub fn run(a: RunArgs) -> CliResult {
             });
         }
         drop(tx);
-        for r in rx {
+        loop {
+            if ex.interrupted.is_none() {
+                if let Some(sig) = interrupted() {
+                    // no new batch starts; those in flight finish and are journaled
+                    ex.interrupted = Some(sig);
+                    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+                }
+            }
+            let r = match rx.recv_timeout(Duration::from_millis(100)) {
+                Ok(r) => r,
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => continue,
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+            };
             match r {
-                Ok(outcome) => {
-                    if let Some((f, p)) = vec_file.as_mut() {
+                Ok(mut outcome) => {
+                    // the batch's vectors are on disk before the batch is journaled: a
+                    // journaled batch is never redone, so its lines must not be lost
+                    if let Some(sink) = vec_sink.as_mut() {
                         vec_buf.clear();
-                        let w = vec_writer.write(&outcome.observed, &mut vec_buf);
-                        if let Err(e) = w.and_then(|_| f.write_all(&vec_buf)).and_then(|_| f.flush()) {
-                            error.get_or_insert(CliError::input(format!("{}: {e}", p.display())));
+                        match vec_writer.write(&outcome.observed, &mut vec_buf).and_then(|_| sink.append(&vec_buf)) {
+                            Ok(mark) => outcome.record.vectors = Some(mark),
+                            Err(e) => {
+                                ex.error
+                                    .get_or_insert(CliError::input(format!("{}: {e}; the batch was not journaled, --resume redoes it", sink.path.display())));
+                                stop.store(true, std::sync::atomic::Ordering::SeqCst);
+                                continue;
+                            }
                         }
                     }
                     if let Err(e) = journal.append(&outcome.record) {
-                        error.get_or_insert(CliError::input(e.to_string()));
+                        ex.error.get_or_insert(CliError::input(e.to_string()));
                         stop.store(true, std::sync::atomic::Ordering::SeqCst);
+                        continue;
                     }
                     bar.inc(outcome.record.items.len() as u64);
-                    compared_now += outcome.record.items.iter().map(|i| i.totals.compared).sum::<u64>();
-                    records.push(outcome.record);
+                    ex.compared_now += outcome.record.items.iter().map(|i| i.totals.compared).sum::<u64>();
+                    ex.records.push(outcome.record);
                     journaled += 1;
                     if a.stop_after_batches == Some(journaled) {
                         stop.store(true, std::sync::atomic::Ordering::SeqCst);
-                        killed = true;
+                        ex.killed = true;
                         // an interrupted run: exit 2 like any run that could not finish (README)
-                        error.get_or_insert(CliError::input(format!("stopped after {journaled} batches (--stop-after-batches); resume with --resume")));
+                        ex.error.get_or_insert(CliError::input(format!("stopped after {journaled} batches (--stop-after-batches); resume with --resume")));
                         break;
                     }
                 }
+                // after a signal, a failed launch is the stop's doing, not the instructions'
+                Err(_) if ex.interrupted.is_some() => {}
                 Err((dev, e)) => {
                     stop.store(true, std::sync::atomic::Ordering::SeqCst);
-                    error.get_or_insert(CliError::input(format!("device {dev}: {e}; results so far are in the journal, continue with --resume")));
+                    ex.error.get_or_insert(CliError::input(format!("device {dev}: {e}; results so far are in the journal, continue with --resume")));
                 }
             }
         }
     });
     bar.finish_and_clear();
-    if let Some(e) = error {
-        if killed {
-            // simulated kill: no report, exactly like a killed process
-            return Err(e);
-        }
+    ex.execute_s = t_exec.elapsed().as_secs_f64();
+    Ok(ex)
+}
+
+/// Write what was obtained, whatever stopped the run, and decide the exit.
+fn record(a: &RunArgs, p: Plan, ex: Executed) -> CliResult {
+    let mut base = p.base;
+    if ex.killed {
+        // simulated kill: no report, exactly like a killed process
+        return Err(ex.error.unwrap_or_else(|| CliError::input("stopped")));
+    }
+    let stopped = |mut base: Summary, status: report::RunStatus, why: String| -> Result<CliError, CliError> {
         // one line; what was obtained is journaled and summarized
         base.finished = utc_now();
-        base.hardware.reason = Some(format!("run stopped early: {}", e.message));
-        let s = summarize(&records, base);
-        let _ = write_report(&a.out, &s);
-        return Err(e);
+        base.status = status;
+        base.hardware.reason = Some(format!("run stopped early: {why}"));
+        let s = summarize(&ex.records, base)?;
+        write_report(&a.out, &s)?;
+        Ok(CliError::input(why))
+    };
+    if let Some(sig) = ex.interrupted {
+        let n: usize = ex.records.iter().map(|r| r.items.len()).sum();
+        let why = format!("interrupted by {}: {n} items journaled, {} holds a partial summary; continue with --resume", signal_name(sig), a.out.display());
+        return Err(stopped(base, report::RunStatus::Interrupted, why)?);
     }
-    let execute_s = t_exec.elapsed().as_secs_f64();
+    if let Some(e) = ex.error {
+        return Err(stopped(base, report::RunStatus::Stopped, e.message)?);
+    }
     let t_checks = std::time::Instant::now();
-    base.software_checks = software_checks(&a, &words);
+    base.software_checks = software_checks(a, &p.words);
     base.timing = Some(report::Timing {
-        execute_s,
-        compared: compared_now,
-        compared_per_s: if execute_s > 0.0 { compared_now as f64 / execute_s } else { 0.0 },
+        execute_s: ex.execute_s,
+        compared: ex.compared_now,
+        compared_per_s: if ex.execute_s > 0.0 { ex.compared_now as f64 / ex.execute_s } else { 0.0 },
         software_checks_s: t_checks.elapsed().as_secs_f64(),
     });
+    if let Some(sig) = interrupted() {
+        // the checks' tools may have been stopped by the same signal: their verdicts are not kept
+        base.software_checks = SoftwareChecks { verify: None, oracle: None };
+        let why = format!("interrupted by {} during the software checks; every item ran and is journaled; run again with --resume", signal_name(sig));
+        return Err(stopped(base, report::RunStatus::Interrupted, why)?);
+    }
     base.finished = utc_now();
-    let s = summarize(&records, base);
+    let s = summarize(&ex.records, base)?;
     finish(&a.out, &s)
+}
+
+/// The main job: [`plan`] (checks, nothing written), then the report folder locked, the
+/// outputs opened, [`execute`] (batches through the workers, each journaled as it ends)
+/// and [`record`] (the summary, whatever stopped the run).
+pub fn run(a: RunArgs) -> CliResult {
+    let mut p = plan(&a)?;
+    std::fs::create_dir_all(&a.out).map_err(|e| CliError::input(format!("{}: {e}", a.out.display())))?;
+    // one run per folder: a second one would interleave its journal with this one's
+    let _lock = crate::outfile::lock_dir(&a.out).map_err(CliError::input)?;
+    let (backend, ordinals): (Box<dyn Backend>, Vec<i32>) = match &p.hw {
+        Hw::None(why) => return software_only(&a, &p.words, p.base, format!("no usable GPU: {why}")),
+        Hw::Simulated(why) => {
+            crate::outln!("hardware: not used; {why}")?;
+            p.base.hardware.reason = Some(why.clone());
+            p.base.hardware.simulated = true;
+            (Box::new(pipeline::FakeBackend), worker_ordinals(&a, &p.hw))
+        }
+        Hw::Real { det, devices } => match pipeline::hardware_backend() {
+            Ok(b) => {
+                p.base.hardware.gpu = det.devices.iter().find(|d| devices.contains(&d.ordinal)).map(|d| d.name.clone());
+                p.base.hardware.driver = det.driver.clone();
+                p.base.hardware.devices = devices.len() as u64;
+                match &det.emulated {
+                    // the whole real path runs, but on a CPU emulation: never a hardware result
+                    Some(fake) => {
+                        let why = format!("the CUDA driver is {fake}; {} emulated device(s), no hardware was used", devices.len());
+                        crate::outln!("hardware: not used; {why}")?;
+                        p.base.hardware.reason = Some(why);
+                        p.base.hardware.simulated = true;
+                    }
+                    None => p.base.hardware.used = true,
+                }
+                (b, devices.clone())
+            }
+            Err(why) => return software_only(&a, &p.words, p.base, why),
+        },
+    };
+    if ordinals.is_empty() {
+        return Err(CliError::input("--devices selects no device"));
+    }
+    let outputs = open_outputs(&a, &p)?;
+    catch_signals();
+    let ex = execute(&a, &p, &*backend, &ordinals, outputs)?;
+    record(&a, p, ex)
 }
 
 /// One warp of a plain `HMUL2 R0, R1, R2` on exactly representable products (FP16 1.0 × 3.0
@@ -874,7 +1094,7 @@ fn exhaustive_group(backend: &dyn Backend, exec: &mut dyn Executor, word: u128, 
                         if listed < 16 {
                             listed += 1;
                             rec.findings.push(report::Finding {
-                                kind: "mismatch".into(),
+                                kind: report::FindingKind::Mismatch,
                                 encoding: format_hex(word),
                                 text: crate::isa::render(&inst),
                                 minimized: None,

@@ -295,8 +295,9 @@ pub fn settle(a: SettleArgs) -> CliResult {
         let doc_name = doc_path.display().to_string();
         let doc = std::fs::read_to_string(&doc_path).map_err(|e| CliError::input(format!("{doc_name}: {e}")))?;
         let doc = crate::verify::render_doc(&doc, &body).map_err(|e| CliError::input(format!("{doc_name}: {e}")))?;
-        std::fs::write(&doc_path, doc).map_err(|e| CliError::input(format!("{doc_name}: {e}")))?;
-        std::fs::write(json, &body).map_err(|e| CliError::input(format!("{json_name}: {e}")))?;
+        // both files or neither: a table that says `confirmed` never sits beside a document that says `assumed`
+        crate::outfile::write_all_or_none(&[(doc_path.as_path(), doc.as_bytes()), (json.as_path(), body.as_bytes())])
+            .map_err(|e| CliError::input(format!("settle --write: {e}; neither {doc_name} nor {json_name} was changed")))?;
         crate::outln!("settle: wrote {json_name} ({changed} entries changed) and {doc_name}")?;
         if contradicted {
             crate::outln!(

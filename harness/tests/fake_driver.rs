@@ -491,6 +491,10 @@ fn the_ci_matrix_example_runs_its_shards_and_merges_them() {
         std::fs::create_dir_all(ws).unwrap();
         let st = Command::new("cp").arg("-r").arg(root().join("ci")).arg(ws).status().unwrap();
         assert!(st.success());
+        // the job's checkout has the project's vectors (the software check replays them)
+        std::fs::create_dir_all(ws.join("vectors")).unwrap();
+        let st = Command::new("cp").arg("-r").arg(root().join("vectors/reference")).arg(ws.join("vectors")).status().unwrap();
+        assert!(st.success());
     };
     let merge_ws = d.join("merge");
     checkout(&merge_ws);

@@ -62,7 +62,7 @@ pub struct DigestBuilt {
 }
 
 /// The word's form, if exhaustive mode can sweep it.
-fn check_form(word: u128) -> Result<crate::isa::Inst, DigestError> {
+pub fn check_form(word: u128) -> Result<crate::isa::Inst, DigestError> {
     runnable(word)?;
     let inst = decode(word).map_err(|e| NotRunnable::Illegal(e.to_string()))?;
     let per = match inst.b {

@@ -106,6 +106,11 @@ impl WorkerExecutor {
         let mut cmd = Command::new(&self.exe);
         cmd.arg("worker").arg("--device").arg(self.device.to_string());
         cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::inherit());
+        // its own process group: a Ctrl-C at the terminal reaches the parent, which stops
+        // cleanly and lets the launch in flight finish, instead of killing the worker mid-job
+        // (which would read as a fault of the instructions under test)
+        #[cfg(unix)]
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         for (k, v) in &self.env {
             cmd.env(k, v);
         }

@@ -5,7 +5,7 @@
 use super::journal::{BatchRecord, ItemRecord};
 use super::minimize::minimize;
 use super::pipeline::{Backend, Case};
-use super::report::{hex32, Finding, FindingInputs, Totals};
+use super::report::{self, hex32, Finding, FindingInputs, Totals};
 use crate::gpu::{ExecError, Executor};
 use crate::inputs::Inputs;
 use crate::isa::{decode, encode, format_hex, render, Inst};
@@ -152,6 +152,9 @@ pub fn run_batch(
     }
     for (base, n, e) in group_faults {
         let (k, _) = &run[base];
+        // a fault finding is a fault in the totals too: the verdict, the exit code, the
+        // totals and JUnit are all read from the same counts
+        item_totals[*k].faults += 1;
         rec.findings.push(Finding::fault(
             format_hex(items[*k].1),
             classify(items[*k].1).0,
@@ -167,7 +170,7 @@ pub fn run_batch(
                 let nv = describe(case.word).map(|s| format!("; nvdisasm: {s}")).unwrap_or_default();
                 let (text, class) = classify(case.word);
                 rec.findings.push(Finding {
-                    kind: "fault".into(),
+                    kind: report::FindingKind::Fault,
                     encoding: format_hex(case.word),
                     text,
                     minimized: None,
@@ -232,7 +235,7 @@ pub fn run_batch(
                 None
             };
             rec.findings.push(Finding {
-                kind: "mismatch".into(),
+                kind: report::FindingKind::Mismatch,
                 encoding: format_hex(case.word),
                 text: render(inst),
                 minimized: min.as_ref().and_then(|m| encode(m).ok()).map(format_hex),
@@ -274,7 +277,7 @@ mod tests {
         let items: Vec<(u64, u128)> = words.iter().enumerate().map(|(i, &w)| (i as u64, w)).collect();
         let mut exec = Counting(FakeExecutor { fault_on: vec![words[3], words[40]], ..Default::default() }, 0);
         let out = run_batch(&FakeBackend, &mut exec, &items, &opts(), &|_| Some("nv text".into())).unwrap();
-        let faults: Vec<&str> = out.record.findings.iter().filter(|f| f.kind == "fault").map(|f| f.encoding.as_str()).collect();
+        let faults: Vec<&str> = out.record.findings.iter().filter(|f| f.kind == report::FindingKind::Fault).map(|f| f.encoding.as_str()).collect();
         assert_eq!(faults, [format_hex(words[3]), format_hex(words[40])]);
         assert!(out.record.findings.iter().all(|f| f.detail.contains("ILLEGAL_INSTRUCTION") && f.detail.contains("nvdisasm: nv text")));
         let t: Vec<&Totals> = out.record.items.iter().map(|i| &i.totals).collect();
@@ -299,6 +302,38 @@ mod tests {
             }
         }
         assert!(matches!(run_batch(&FakeBackend, &mut Broken, &items, &opts(), &|_| None), Err(ExecError::Setup(_))));
+    }
+
+    /// A worker killed mid-batch (its first launch dies, the retries run clean): the batch's
+    /// fault finding is counted in the totals, so the verdict, the totals and JUnit agree.
+    #[test]
+    fn a_batch_that_died_once_is_a_counted_fault() {
+        let words = crate::gen::generate(&crate::gen::GenOptions::legal_of(8, crate::reference::IMPLEMENTED), 0, 8);
+        let items: Vec<(u64, u128)> = words.iter().map(|&w| crate::kernel::place(w)).enumerate().map(|(i, w)| (i as u64, w)).collect();
+        struct DiesOnce(FakeExecutor, bool);
+        impl Executor for DiesOnce {
+            fn execute(&mut self, job: &LaunchJob) -> Result<Vec<u8>, ExecError> {
+                if std::mem::replace(&mut self.1, true) {
+                    self.0.execute(job)
+                } else {
+                    Err(ExecError::WorkerDied("killed by signal 9".into()))
+                }
+            }
+        }
+        let out = run_batch(&FakeBackend, &mut DiesOnce(FakeExecutor::default(), false), &items, &opts(), &|_| None).unwrap();
+        let faults: u64 = out.record.items.iter().map(|i| i.totals.faults).sum();
+        let listed = out.record.findings.iter().filter(|f| f.kind == report::FindingKind::Fault).count() as u64;
+        assert_eq!((faults, listed), (1, 1), "{:?}", out.record.findings);
+        let mut s: report::Summary = serde_json::from_value(serde_json::json!({
+            "tool_version": "t", "seed": 8, "shard": "0/1", "started": "", "finished": "",
+            "hardware": {"used": true, "reason": null, "gpu": "g", "driver": null, "devices": 1},
+            "totals": {"instructions": 8, "inputs": 0, "compared": 0, "mismatches": 0, "faults": faults, "undefined": 0},
+            "by_form": {}, "mismatches": [], "faults": out.record.findings, "software_checks": {"verify": null, "oracle": null}, "coverage": null
+        }))
+        .unwrap();
+        assert!(!s.hardware_clean());
+        s.totals.faults = 0;
+        assert!(!s.hardware_clean(), "a listed fault fails the run even when a count says 0");
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! resumed by reading it back: finished items are skipped, their results kept.
 
 use super::report::{Finding, Totals};
+use crate::outfile;
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
@@ -19,6 +20,20 @@ pub struct ItemRecord {
 pub struct BatchRecord {
     pub items: Vec<ItemRecord>,
     pub findings: Vec<Finding>,
+    /// Where the batch's vector lines end in the run's vector file, once they are durably
+    /// written (absent without `--vectors`). A resume cuts the file back to the last
+    /// journaled end, so lines of a batch that was never journaled are not kept twice.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vectors: Option<VectorMark>,
+}
+
+/// The end of a batch's lines in a vector file.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct VectorMark {
+    /// The file's name in the run's vectors folder.
+    pub file: String,
+    /// Its length in bytes after the batch's lines.
+    pub end: u64,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -54,7 +69,7 @@ impl Journal {
     /// of the same configuration and return its batches. A torn last line (the run was
     /// killed while writing it) is cut off; damage anywhere else is an error.
     pub fn open(path: &Path, config: &serde_json::Value, resume: bool) -> Result<(Journal, Vec<BatchRecord>), JournalError> {
-        let exists = path.exists();
+        let exists = std::fs::symlink_metadata(path).is_ok();
         if exists && !resume {
             return Err(JournalError::Exists { path: path.display().to_string() });
         }
@@ -86,18 +101,31 @@ impl Journal {
                 }
                 good_len += l.len() as u64 + 1;
             }
+            // each item is journaled once: a second record is two writers, not more work
+            let mut seen = std::collections::BTreeMap::new();
+            for (k, b) in records.iter().enumerate() {
+                for it in &b.items {
+                    if let Some(first) = seen.insert(it.index, k) {
+                        return Err(JournalError::Corrupt {
+                            path: path.display().to_string(),
+                            line: k + 2,
+                            msg: format!("item {} is journaled twice (batches {} and {}): two runs wrote this folder at once", it.index, first + 1, k + 1),
+                        });
+                    }
+                }
+            }
             match header {
                 Some(h) if &h == config => {}
                 Some(h) => return Err(JournalError::OtherRun { path: path.display().to_string(), found: h.to_string(), want: config.to_string() }),
                 None => return Err(JournalError::Corrupt { path: path.display().to_string(), line: 1, msg: "no header".into() }),
             }
-            let file = std::fs::OpenOptions::new().write(true).open(path).map_err(|e| Self::io(path, e))?;
+            let file = outfile::open_existing(path).map_err(|e| Self::io(path, e))?;
             file.set_len(good_len).map_err(|e| Self::io(path, e))?;
             drop(file);
-            let file = std::fs::OpenOptions::new().append(true).open(path).map_err(|e| Self::io(path, e))?;
+            let file = outfile::open_append(path).map_err(|e| Self::io(path, e))?;
             return Ok((Journal { path: path.to_path_buf(), file }, records));
         }
-        let file = std::fs::OpenOptions::new().create_new(true).append(true).open(path).map_err(|e| Self::io(path, e))?;
+        let file = outfile::create_new(path).map_err(|e| Self::io(path, e))?;
         let mut j = Journal { path: path.to_path_buf(), file };
         j.write_line(&Line::Header { config: config.clone() })?;
         Ok((j, records))

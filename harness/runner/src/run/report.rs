@@ -4,11 +4,54 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+/// What a finding is.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[serde(rename_all = "lowercase")]
+pub enum FindingKind {
+    /// The device's result differs from the reference's.
+    Mismatch,
+    /// The launch failed (a fault, a crash, a hang) and the instruction is blamed.
+    Fault,
+}
+
+impl FindingKind {
+    /// The word `summary.json` uses.
+    pub fn name(self) -> &'static str {
+        match self {
+            FindingKind::Mismatch => "mismatch",
+            FindingKind::Fault => "fault",
+        }
+    }
+}
+
+impl std::fmt::Display for FindingKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How far a run got: only a `complete` run's summary covers every item it was given.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum RunStatus {
+    /// Every item ran (or, without hardware, the software checks ran).
+    #[default]
+    Complete,
+    /// An error stopped it (the summary holds what was journaled; `--resume` continues).
+    Stopped,
+    /// A signal (SIGINT, SIGTERM) stopped it.
+    Interrupted,
+}
+
+/// A count that does not fit 64 bits (a hostile or corrupt summary or journal).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("a count overflows 64 bits")]
+pub struct Overflow;
+
 /// One mismatch or fault, as `summary.json` lists it.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Finding {
-    /// "mismatch" or "fault".
-    pub kind: String,
+    pub kind: FindingKind,
     pub encoding: String,
     /// The decoder's text (or "illegal: why").
     pub text: String,
@@ -23,7 +66,7 @@ pub struct Finding {
 impl Finding {
     /// A fault: the instruction's word and text, and what went wrong.
     pub fn fault(encoding: String, text: String, detail: String) -> Finding {
-        Finding { kind: "fault".into(), encoding, text, minimized: None, minimized_text: None, inputs: None, expected: None, got: None, detail }
+        Finding { kind: FindingKind::Fault, encoding, text, minimized: None, minimized_text: None, inputs: None, expected: None, got: None, detail }
     }
 }
 
@@ -60,14 +103,19 @@ pub struct Totals {
 }
 
 impl Totals {
-    pub fn add(&mut self, o: &Totals) {
-        self.instructions += o.instructions;
-        self.inputs += o.inputs;
-        self.compared += o.compared;
-        self.mismatches += o.mismatches;
-        self.faults += o.faults;
-        self.undefined += o.undefined;
-        self.not_runnable += o.not_runnable;
+    /// Add `o`'s counts; Err (and `self` unchanged) when one would overflow.
+    pub fn add(&mut self, o: &Totals) -> Result<(), Overflow> {
+        let add = |x: u64, y: u64| x.checked_add(y).ok_or(Overflow);
+        *self = Totals {
+            instructions: add(self.instructions, o.instructions)?,
+            inputs: add(self.inputs, o.inputs)?,
+            compared: add(self.compared, o.compared)?,
+            mismatches: add(self.mismatches, o.mismatches)?,
+            faults: add(self.faults, o.faults)?,
+            undefined: add(self.undefined, o.undefined)?,
+            not_runnable: add(self.not_runnable, o.not_runnable)?,
+        };
+        Ok(())
     }
 }
 
@@ -94,6 +142,13 @@ pub struct Summary {
     pub tool_version: String,
     pub seed: u64,
     pub shard: String,
+    /// Whether the run got to its end (absent in summaries of earlier versions: complete).
+    #[serde(default)]
+    pub status: RunStatus,
+    /// Items this run (this shard) was to execute: instructions, or exhaustive chunk
+    /// groups; a merge checks the shards' totals against it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub planned: Option<u64>,
     #[serde(default)]
     pub mode: String,
     pub started: String,
@@ -132,7 +187,8 @@ pub struct Timing {
 impl Summary {
     /// Whether the hardware part ran and found nothing wrong.
     pub fn hardware_clean(&self) -> bool {
-        self.totals.mismatches == 0 && self.totals.faults == 0
+        // the counts and the lists are both read: a finding never hides behind a zero count
+        self.totals.mismatches == 0 && self.totals.faults == 0 && self.mismatches.is_empty() && self.faults.is_empty()
     }
     /// Whether every software check that ran passed.
     pub fn software_ok(&self) -> bool {
@@ -237,6 +293,11 @@ pub fn junit(s: &Summary) -> String {
         };
         cases.push(format!("    <testcase classname=\"hmul2.software\" name=\"{name}\">{body}</testcase>"));
     }
+    if let Some(why) = incomplete(s) {
+        // a run that did not get to its end never reads as a clean suite
+        failures += 1;
+        cases.push(format!("    <testcase classname=\"hmul2.run\" name=\"complete\"><failure message=\"incomplete run\">{}</failure></testcase>", esc(&why)));
+    }
     format!(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n  <testsuite name=\"hmul2-harness seed {} shard {}\" tests=\"{}\" failures=\"{failures}\" skipped=\"{skipped}\" timestamp=\"{}\">\n{}\n  </testsuite>\n</testsuites>\n",
         s.seed,
@@ -255,7 +316,7 @@ pub fn finding_form(f: &Finding) -> Option<String> {
 
 /// Add `b`'s counts into `a` (coverage JSON): numbers add, except widths and possible-value
 /// counts, which are the same in every shard.
-pub fn merge_counts(a: &mut serde_json::Value, b: &serde_json::Value) {
+pub fn merge_counts(a: &mut serde_json::Value, b: &serde_json::Value) -> Result<(), Overflow> {
     use serde_json::Value;
     match (a, b) {
         (Value::Object(x), Value::Object(y)) => {
@@ -266,7 +327,7 @@ pub fn merge_counts(a: &mut serde_json::Value, b: &serde_json::Value) {
                             *slot = v.clone();
                         }
                     }
-                    Some(slot) => merge_counts(slot, v),
+                    Some(slot) => merge_counts(slot, v)?,
                     None => {
                         x.insert(k.clone(), v.clone());
                     }
@@ -274,10 +335,11 @@ pub fn merge_counts(a: &mut serde_json::Value, b: &serde_json::Value) {
             }
         }
         (a @ Value::Number(_), Value::Number(n)) => {
-            *a = Value::from(a.as_u64().unwrap_or(0) + n.as_u64().unwrap_or(0));
+            *a = Value::from(a.as_u64().unwrap_or(0).checked_add(n.as_u64().unwrap_or(0)).ok_or(Overflow)?);
         }
         _ => {}
     }
+    Ok(())
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -286,6 +348,10 @@ pub enum MergeError {
     Read(String, String),
     #[error("{0}")]
     Mismatch(String),
+    #[error("{0}: {1}; a merge of it would claim work that was not done")]
+    Incomplete(String, String),
+    #[error("{0}: {1}")]
+    Overflow(String, Overflow),
 }
 
 /// How a software check went, as its JSON says (`ok: false`, `ran: false`, or neither);
@@ -322,7 +388,7 @@ const ORACLE_COUNTS: [&str; 4] = ["words", "agreed_text", "agreed_illegal", "mis
 /// own words, so where both ran its counts add up and it passes only if both passed; where
 /// one did not run, the worse of the two stands. A check taken from a later shard names it
 /// (`from`), so a failure in any shard is never hidden behind the first shard's pass.
-fn merge_checks(acc: &mut SoftwareChecks, s: &SoftwareChecks, name: &str) {
+fn merge_checks(acc: &mut SoftwareChecks, s: &SoftwareChecks, name: &str) -> Result<(), Overflow> {
     let from = |v: &Option<serde_json::Value>| {
         let mut v = v.clone();
         if let Some(serde_json::Value::Object(m)) = &mut v {
@@ -340,7 +406,7 @@ fn merge_checks(acc: &mut SoftwareChecks, s: &SoftwareChecks, name: &str) {
         (Some(serde_json::Value::Object(a)), Some(serde_json::Value::Object(b))) if both_ran => {
             for key in ORACLE_COUNTS {
                 if let (Some(x), Some(y)) = (a.get(key).and_then(|x| x.as_u64()), b.get(key).and_then(|y| y.as_u64())) {
-                    a.insert(key.into(), (x + y).into());
+                    a.insert(key.into(), x.checked_add(y).ok_or(Overflow)?.into());
                 }
             }
             let ok = |m: &serde_json::Map<String, serde_json::Value>| m.get("ok").and_then(|o| o.as_bool()).unwrap_or(false);
@@ -356,6 +422,25 @@ fn merge_checks(acc: &mut SoftwareChecks, s: &SoftwareChecks, name: &str) {
         }
         _ if worse => acc.oracle = from(&s.oracle),
         _ => {}
+    }
+    Ok(())
+}
+
+/// Why a shard's summary does not cover all of its work, if it does not.
+pub fn incomplete(s: &Summary) -> Option<String> {
+    match s.status {
+        RunStatus::Complete => {}
+        RunStatus::Stopped => return Some(format!("the run stopped early ({})", s.hardware.reason.as_deref().unwrap_or("no reason recorded"))),
+        RunStatus::Interrupted => return Some("the run was interrupted by a signal".into()),
+    }
+    // summaries written before `status` existed said so only here
+    if let Some(r) = s.hardware.reason.as_deref().filter(|r| r.starts_with("run stopped early")) {
+        return Some(r.to_string());
+    }
+    let ran = s.hardware.used || s.hardware.simulated;
+    match s.planned {
+        Some(p) if ran && s.mode != "exhaustive" && s.totals.instructions != p => Some(format!("{} of its {p} instructions are in it", s.totals.instructions)),
+        _ => None,
     }
 }
 
@@ -386,10 +471,19 @@ pub fn merge(parts: &[(String, Summary)]) -> Result<Summary, MergeError> {
         if ni != n || !seen.insert(i) {
             return Err(MergeError::Mismatch(format!("{name}: shard {} repeats or does not fit {n} shards", s.shard)));
         }
-        out.totals.add(&s.totals);
-        for (k, t) in &s.by_form {
-            out.by_form.entry(k.clone()).or_default().add(t);
+        if let Some(why) = incomplete(s) {
+            return Err(MergeError::Incomplete(format!("{name} (shard {})", s.shard), why));
         }
+        let over = |e| MergeError::Overflow(name.clone(), e);
+        out.totals.add(&s.totals).map_err(over)?;
+        for (k, t) in &s.by_form {
+            out.by_form.entry(k.clone()).or_default().add(t).map_err(over)?;
+        }
+        out.planned = match (out.planned.filter(|_| k > 0), s.planned) {
+            (Some(x), Some(y)) => Some(x.checked_add(y).ok_or(Overflow).map_err(over)?),
+            (None, y) if k == 0 => y,
+            _ => None,
+        };
         out.mismatches.extend(s.mismatches.iter().cloned());
         out.faults.extend(s.faults.iter().cloned());
         out.started = out.started.clone().min(s.started.clone());
@@ -398,13 +492,13 @@ pub fn merge(parts: &[(String, Summary)]) -> Result<Summary, MergeError> {
         out.hardware.simulated |= s.hardware.simulated;
         out.hardware.devices += s.hardware.devices;
         if k > 0 {
-            merge_checks(&mut out.software_checks, &s.software_checks, name);
+            merge_checks(&mut out.software_checks, &s.software_checks, name).map_err(over)?;
         }
         if out.hardware.reason.is_none() {
             out.hardware.reason = s.hardware.reason.clone();
         }
         match (&mut out.coverage, &s.coverage) {
-            (Some(a), Some(b)) => merge_counts(a, b),
+            (Some(a), Some(b)) => merge_counts(a, b).map_err(over)?,
             (a @ None, Some(b)) => *a = Some(b.clone()),
             _ => {}
         }

@@ -1,0 +1,183 @@
+//! Every file the tool writes goes through here, with three promises:
+//!
+//! - **never through a link**: a symbolic link planted where an output file goes is refused
+//!   (appended files) or replaced by the file itself (rewritten files); nothing is ever
+//!   written outside the folder the user named;
+//! - **whole or not at all**: a rewritten file is written beside its final name, synced and
+//!   renamed over it, so a full disk or a kill leaves the old file or the new one, never a
+//!   cut one; a pair of files (a table and its document) is updated both or neither;
+//! - **one writer per folder**: [`lock_dir`] holds an advisory lock a second run is refused by.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+#[cfg(unix)]
+fn no_follow(o: &mut OpenOptions) -> &mut OpenOptions {
+    use std::os::unix::fs::OpenOptionsExt;
+    o.custom_flags(libc::O_NOFOLLOW)
+}
+
+#[cfg(not(unix))]
+fn no_follow(o: &mut OpenOptions) -> &mut OpenOptions {
+    o
+}
+
+/// The error for `path`, saying plainly when it was a planted link.
+fn named(path: &Path, e: io::Error) -> io::Error {
+    #[cfg(unix)]
+    if e.raw_os_error() == Some(libc::ELOOP) || std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return io::Error::new(io::ErrorKind::InvalidInput, "is a symbolic link: refusing to write through it");
+    }
+    let _ = path;
+    e
+}
+
+/// A temporary name beside `path`, unique to this process and call.
+fn temp_beside(path: &Path) -> PathBuf {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    path.with_file_name(format!(".{name}.{}.{}.tmp", std::process::id(), N.fetch_add(1, Ordering::Relaxed)))
+}
+
+/// Write `bytes` to a new temporary file beside `path` and sync it; the temporary's name.
+fn stage(path: &Path, bytes: &[u8]) -> io::Result<PathBuf> {
+    let tmp = temp_beside(path);
+    let r = (|| {
+        // create_new: O_EXCL never follows a link at the temporary name either
+        let mut f = no_follow(OpenOptions::new().write(true).create_new(true)).open(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()
+    })();
+    match r {
+        Ok(()) => Ok(tmp),
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(e)
+        }
+    }
+}
+
+/// Replace `path` with `bytes`, whole or not at all; a link at `path` is replaced, not followed.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let tmp = stage(path, bytes)?;
+    std::fs::rename(&tmp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
+}
+
+/// Replace every file of `files`, all or none: each is staged (written and synced) first,
+/// and only when all are staged are they renamed into place. Should a rename fail, the
+/// files already replaced get their old contents back.
+pub fn write_all_or_none(files: &[(&Path, &[u8])]) -> io::Result<()> {
+    let mut staged = Vec::new();
+    for (p, b) in files {
+        match stage(p, b) {
+            Ok(t) => staged.push(t),
+            Err(e) => {
+                staged.iter().for_each(|t| {
+                    let _ = std::fs::remove_file(t);
+                });
+                return Err(io::Error::new(e.kind(), format!("{}: {e}", p.display())));
+            }
+        }
+    }
+    let old: Vec<Option<Vec<u8>>> = files.iter().map(|(p, _)| std::fs::read(p).ok()).collect();
+    for (i, ((p, _), t)) in files.iter().zip(&staged).enumerate() {
+        if let Err(e) = std::fs::rename(t, p) {
+            for t in &staged[i..] {
+                let _ = std::fs::remove_file(t);
+            }
+            for ((q, _), o) in files[..i].iter().zip(&old) {
+                match o {
+                    Some(o) => {
+                        let _ = write_atomic(q, o);
+                    }
+                    None => {
+                        let _ = std::fs::remove_file(q);
+                    }
+                }
+            }
+            return Err(io::Error::new(e.kind(), format!("{}: {e}", p.display())));
+        }
+    }
+    Ok(())
+}
+
+/// Open `path` for appending (created when missing), never through a link.
+pub fn open_append(path: &Path) -> io::Result<File> {
+    no_follow(OpenOptions::new().create(true).append(true)).open(path).map_err(|e| named(path, e))
+}
+
+/// Open an existing `path` for writing in place (to cut a torn tail), never through a link.
+pub fn open_existing(path: &Path) -> io::Result<File> {
+    no_follow(OpenOptions::new().write(true)).open(path).map_err(|e| named(path, e))
+}
+
+/// Create `path`, which must not exist (a link there counts as existing).
+pub fn create_new(path: &Path) -> io::Result<File> {
+    no_follow(OpenOptions::new().create_new(true).append(true)).open(path).map_err(|e| named(path, e))
+}
+
+/// Take the folder's lock (`DIR/.lock`) for as long as the returned file lives; Err says
+/// that another process holds it, or why it could not be taken.
+pub fn lock_dir(dir: &Path) -> Result<File, String> {
+    let p = dir.join(".lock");
+    let f = no_follow(OpenOptions::new().create(true).truncate(false).write(true)).open(&p).map_err(|e| format!("{}: {}", p.display(), named(&p, e)))?;
+    match f.try_lock() {
+        Ok(()) => Ok(f),
+        Err(std::fs::TryLockError::WouldBlock) => {
+            Err(format!("{}: another run is writing this folder (it holds {}); wait for it to finish or choose another --out", dir.display(), p.display()))
+        }
+        Err(std::fs::TryLockError::Error(e)) => Err(format!("{}: cannot lock: {e}", p.display())),
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn links_are_never_written_through() {
+        let d = tempfile::tempdir().unwrap();
+        let outside = d.path().join("outside");
+        std::fs::write(&outside, "precious").unwrap();
+        let link = d.path().join("summary.json");
+        std::os::unix::fs::symlink(&outside, &link).unwrap();
+        // appending refuses
+        let e = open_append(&link).unwrap_err().to_string();
+        assert!(e.contains("symbolic link"), "{e}");
+        assert!(create_new(&link).is_err());
+        // rewriting replaces the link itself
+        write_atomic(&link, b"new").unwrap();
+        assert_eq!(std::fs::read_to_string(&outside).unwrap(), "precious");
+        assert!(!std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert_eq!(std::fs::read_to_string(&link).unwrap(), "new");
+    }
+
+    #[test]
+    fn a_pair_is_written_both_or_neither() {
+        let d = tempfile::tempdir().unwrap();
+        let (a, b) = (d.path().join("a.json"), d.path().join("sub/b.md"));
+        std::fs::write(&a, "old a").unwrap();
+        // b's folder is missing: b cannot be staged, so a keeps its old contents
+        assert!(write_all_or_none(&[(&a, b"new a"), (&b, b"new b")]).is_err());
+        assert_eq!(std::fs::read_to_string(&a).unwrap(), "old a");
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 1, "no temporary left behind");
+        std::fs::create_dir(d.path().join("sub")).unwrap();
+        write_all_or_none(&[(&a, b"new a"), (&b, b"new b")]).unwrap();
+        assert_eq!(std::fs::read_to_string(&a).unwrap(), "new a");
+        assert_eq!(std::fs::read_to_string(&b).unwrap(), "new b");
+    }
+
+    #[test]
+    fn a_second_lock_is_refused_until_the_first_is_dropped() {
+        let d = tempfile::tempdir().unwrap();
+        let first = lock_dir(d.path()).unwrap();
+        let e = lock_dir(d.path()).unwrap_err();
+        assert!(e.contains("another run"), "{e}");
+        drop(first);
+        lock_dir(d.path()).unwrap();
+    }
+}

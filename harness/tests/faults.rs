@@ -1,0 +1,308 @@
+//! The fault-injection suite: each fault a nightly run can meet, injected for real, and
+//! what docs/runner.md promises under it (nothing obtained is lost; nothing passes that
+//! did not).
+//!
+//! Faults: a write that fails part way (a full disk: a file-size limit set on the process),
+//! a shard that stopped early merged with a complete one, two runs on one folder, a
+//! journal with a batch written twice, links planted in the report folder, SIGTERM and
+//! SIGINT mid-run, counts that overflow in a merge, and runs of nothing.
+
+mod common;
+
+use common::{summary, text, tmp, BIN};
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn harness(args: &[&str]) -> Command {
+    let mut c = Command::new(BIN);
+    c.args(args).env("HMUL2_FAKE_EXECUTOR", "ok");
+    c
+}
+
+fn run(args: &[&str]) -> Output {
+    harness(args).output().unwrap()
+}
+
+fn lines(p: &Path) -> Vec<String> {
+    std::fs::read_to_string(p).unwrap_or_default().lines().map(str::to_string).collect()
+}
+
+/// The one vector file of a run's `--vectors DIR` (simulated results).
+fn vector_file(dir: &Path) -> std::path::PathBuf {
+    let d = dir.join("simulated");
+    let files: Vec<_> = std::fs::read_dir(&d).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    files[0].clone()
+}
+
+fn journaled_compared(out: &Path) -> u64 {
+    lines(&out.join("journal.jsonl"))
+        .iter()
+        .skip(1)
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .flat_map(|b| b["items"].as_array().unwrap().iter().map(|i| i["totals"]["compared"].as_u64().unwrap()).collect::<Vec<_>>())
+        .sum()
+}
+
+const SMALL: [&str; 6] = ["--inputs", "8", "--batch", "16", "--count", "600"];
+
+/// Class 1: a write of vectors fails part way (the file-size limit of the process stands in
+/// for a full disk: the write fails with EFBIG where a full disk gives ENOSPC). The batch
+/// whose lines could not be written is not journaled; a resume redoes it, and in the end
+/// every result is a vector line exactly once.
+#[test]
+fn a_failing_vector_write_loses_nothing_and_resume_completes_it() {
+    let d = tmp("fault-disk");
+    let (out, vec) = (d.join("r"), d.join("v"));
+    let mut args = vec!["run", "--seed", "11", "--out", out.to_str().unwrap(), "--vectors", vec.to_str().unwrap()];
+    args.extend(SMALL);
+    // 128 KiB: the vectors (about 170 bytes a result) outgrow it after a few batches; the
+    // journal and the summary stay below it. SIGXFSZ is ignored so the write returns an error.
+    let script = "trap '' XFSZ; ulimit -f 256; exec \"$0\" \"$@\"";
+    let o = Command::new("bash").arg("-c").arg(script).arg(BIN).args(&args).env("HMUL2_FAKE_EXECUTOR", "ok").output().unwrap();
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    assert!(t.contains(".jsonl") && t.contains("not journaled"), "the error names the vector file: {t}");
+    let s = summary(&out);
+    assert_eq!(s["status"], "stopped", "{s}");
+    let f = vector_file(&vec);
+    let written = lines(&f);
+    assert!(!written.is_empty() && written.iter().all(|l| l.ends_with('}')), "whole lines only");
+    assert_eq!(written.len() as u64, journaled_compared(&out), "every journaled result is a line, and nothing else is");
+    // without the limit the resume finishes the run: every result exactly once
+    args.push("--resume");
+    let o = run(&args);
+    assert!(o.status.success(), "{}", text(&o));
+    let all = lines(&f);
+    let s = summary(&out);
+    assert_eq!(s["status"], "complete");
+    assert_eq!(all.len() as u64, s["totals"]["compared"].as_u64().unwrap());
+    let unique: std::collections::BTreeSet<&String> = all.iter().collect();
+    assert_eq!(unique.len(), all.len(), "no line written twice");
+}
+
+/// Class 1, the other half: lines written after the last journaled batch (a kill between the
+/// vector write and the journal) and a torn last line are cut on resume.
+#[test]
+fn resume_cuts_vector_lines_no_journaled_batch_accounts_for() {
+    let d = tmp("fault-torn");
+    let (out, vec) = (d.join("r"), d.join("v"));
+    let mut args = vec!["run", "--seed", "12", "--out", out.to_str().unwrap(), "--vectors", vec.to_str().unwrap()];
+    args.extend(SMALL);
+    let mut first = args.clone();
+    first.extend(["--stop-after-batches", "3"]);
+    assert_eq!(run(&first).status.code(), Some(2));
+    let f = vector_file(&vec);
+    let before = std::fs::read_to_string(&f).unwrap();
+    let extra = before.lines().next().unwrap().to_string() + "\n{\"encoding\": \"0x";
+    std::fs::write(&f, before.clone() + &extra).unwrap();
+    args.push("--resume");
+    let o = run(&args);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(t.contains("cutting"), "the cut is said: {t}");
+    let all = lines(&f);
+    assert_eq!(all.len() as u64, summary(&out)["totals"]["compared"].as_u64().unwrap());
+    assert!(std::fs::read_to_string(&f).unwrap().starts_with(&before));
+}
+
+/// Class 2 and 11: a shard that stopped early makes the merge fail, naming it; counts that
+/// overflow make it fail too.
+#[test]
+fn a_merge_with_an_incomplete_shard_or_overflowing_counts_fails() {
+    let d = tmp("fault-merge");
+    let (a, b, m) = (d.join("a"), d.join("b"), d.join("m"));
+    let mut args = vec!["run", "--seed", "13", "--shard", "0/2", "--out", a.to_str().unwrap()];
+    args.extend(SMALL);
+    assert!(run(&args).status.success());
+    // shard 1 is killed after two batches
+    let mut args = vec!["run", "--seed", "13", "--shard", "1/2", "--out", b.to_str().unwrap()];
+    args.extend(SMALL);
+    let mut killed = args.clone();
+    killed.extend(["--stop-after-batches", "2"]);
+    assert_eq!(run(&killed).status.code(), Some(2));
+    // the killed shard has no summary: the merge says which folder lacks one
+    let o = run(&["merge", a.to_str().unwrap(), b.to_str().unwrap(), "--out", m.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    // a partial summary (an interrupted or stopped run writes one)
+    let mut s = summary(&a);
+    s["shard"] = "1/2".into();
+    s["status"] = "stopped".into();
+    std::fs::write(b.join("summary.json"), s.to_string()).unwrap();
+    let o = run(&["merge", a.to_str().unwrap(), b.to_str().unwrap(), "--out", m.to_str().unwrap()]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    assert!(t.contains("shard 1/2") && t.contains("stopped early") && !t.contains("PASSED"), "{t}");
+    // a complete-looking summary with fewer instructions than it planned
+    s["status"] = "complete".into();
+    s["totals"]["instructions"] = (s["planned"].as_u64().unwrap() - 1).into();
+    std::fs::write(b.join("summary.json"), s.to_string()).unwrap();
+    let t = text(&run(&["merge", a.to_str().unwrap(), b.to_str().unwrap(), "--out", m.to_str().unwrap()]));
+    assert!(t.contains("shard 1/2") && t.contains("instructions are in it"), "{t}");
+    // counts that wrap
+    s["totals"]["instructions"] = s["planned"].clone();
+    s["totals"]["inputs"] = u64::MAX.into();
+    std::fs::write(b.join("summary.json"), s.to_string()).unwrap();
+    let o = run(&["merge", a.to_str().unwrap(), b.to_str().unwrap(), "--out", m.to_str().unwrap()]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    assert!(t.contains("overflows"), "{t}");
+}
+
+/// Class 3: a second run on a folder in use is refused; a journal that holds an item twice
+/// (two writers) or an item outside the run is corrupt, not more work done.
+#[test]
+fn two_runs_on_one_folder_and_a_doubled_journal_are_refused() {
+    let d = tmp("fault-lock");
+    let out = d.join("r");
+    let o_s = out.to_str().unwrap();
+    let mut long = harness(&["run", "--seed", "14", "--count", "400000", "--out", o_s])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // wait until the first run holds the folder (its journal has a batch)
+    let t0 = std::time::Instant::now();
+    while lines(&out.join("journal.jsonl")).len() < 2 {
+        assert!(t0.elapsed().as_secs() < 60, "the first run never journaled");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let o = run(&["run", "--seed", "14", "--count", "400000", "--out", o_s, "--resume"]);
+    let t = text(&o);
+    long.kill().unwrap();
+    long.wait().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    assert!(t.contains("another run"), "{t}");
+
+    let out = d.join("doubled");
+    let mut args = vec!["run", "--seed", "15", "--out", out.to_str().unwrap()];
+    args.extend(SMALL);
+    assert!(run(&args).status.success());
+    let mut j = lines(&out.join("journal.jsonl"));
+    j.push(j[1].clone());
+    std::fs::write(out.join("journal.jsonl"), j.join("\n") + "\n").unwrap();
+    args.push("--resume");
+    let t = text(&run(&args));
+    assert!(t.contains("corrupt") && t.contains("journaled twice"), "{t}");
+    // an item of another shard
+    j.pop();
+    let mut b: Value = serde_json::from_str(&j[1]).unwrap();
+    b["items"][0]["index"] = 10_000_000.into();
+    j[1] = b.to_string();
+    std::fs::write(out.join("journal.jsonl"), j.join("\n") + "\n").unwrap();
+    let t = text(&run(&args));
+    assert!(t.contains("corrupt") && t.contains("10000000"), "{t}");
+}
+
+/// Class 8: links planted in the report folder are never written through.
+#[test]
+fn links_planted_in_output_folders_are_not_followed() {
+    let d = tmp("fault-links");
+    let victim = d.join("victim");
+    std::fs::write(&victim, "precious").unwrap();
+    let out = d.join("r");
+    std::fs::create_dir_all(&out).unwrap();
+    for f in ["summary.json", "junit.xml"] {
+        std::os::unix::fs::symlink(&victim, out.join(f)).unwrap();
+    }
+    let mut args = vec!["run", "--seed", "16", "--out", out.to_str().unwrap()];
+    args.extend(SMALL);
+    let o = run(&args);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    assert!(summary(&out)["totals"]["compared"].as_u64().unwrap() > 0);
+    // a planted journal and a planted vector file are refused
+    let out = d.join("r2");
+    std::fs::create_dir_all(&out).unwrap();
+    std::os::unix::fs::symlink(&victim, out.join("journal.jsonl")).unwrap();
+    let mut args = vec!["run", "--seed", "16", "--out", out.to_str().unwrap(), "--resume"];
+    args.extend(SMALL);
+    let o = run(&args);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    let out = d.join("r3");
+    let vec = d.join("v");
+    std::fs::create_dir_all(vec.join("simulated")).unwrap();
+    let today = &String::from_utf8(Command::new("date").args(["-u", "+%F"]).output().unwrap().stdout).unwrap()[..10];
+    std::os::unix::fs::symlink(&victim, vec.join(format!("simulated/{today}-seed16-random-shard0of1.jsonl"))).unwrap();
+    let mut args = vec!["run", "--seed", "16", "--out", out.to_str().unwrap(), "--vectors", vec.to_str().unwrap()];
+    args.extend(SMALL);
+    let o = run(&args);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    assert!(t.contains("symbolic link"), "{t}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    // build-kernel replaces a planted link by its file
+    let k = d.join("k");
+    std::fs::create_dir_all(&k).unwrap();
+    std::os::unix::fs::symlink(&victim, k.join("kernel.cubin")).unwrap();
+    let o = Command::new(BIN).args(["build-kernel", "--count", "4", "--seed", "1", "--out", k.to_str().unwrap()]).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+}
+
+/// Class 14: SIGTERM (and SIGINT) mid-run: the batches in flight finish, an honest partial
+/// summary says the run was interrupted, the exit is 2, and a resume completes the run.
+#[test]
+fn a_signal_leaves_an_interrupted_summary_and_resume_completes() {
+    for (sig, name) in [("TERM", "SIGTERM"), ("INT", "SIGINT")] {
+        let d = tmp(&format!("fault-signal-{sig}"));
+        let out = d.join("r");
+        let args = ["run", "--seed", "17", "--count", "60000", "--inputs", "32", "--out", out.to_str().unwrap()];
+        let child = harness(&args).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+        let t0 = std::time::Instant::now();
+        while lines(&out.join("journal.jsonl")).len() < 3 {
+            assert!(t0.elapsed().as_secs() < 60, "the run never journaled");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        assert!(Command::new("kill").args([&format!("-{sig}"), &child.id().to_string()]).status().unwrap().success());
+        let o = child.wait_with_output().unwrap();
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{t}");
+        assert!(t.contains(&format!("interrupted by {name}")), "{t}");
+        let s = summary(&out);
+        assert_eq!(s["status"], "interrupted", "{s}");
+        let done = s["totals"]["instructions"].as_u64().unwrap();
+        assert!(done > 0 && done < 60000, "{done}");
+        assert_eq!(s["faults"].as_array().unwrap().len(), 0, "stopping is never blamed on an instruction");
+        assert!(std::fs::read_to_string(out.join("junit.xml")).unwrap().contains("incomplete run"));
+        let mut resume = args.to_vec();
+        resume.push("--resume");
+        let o = run(&resume);
+        assert!(o.status.success(), "{}", text(&o));
+        let s = summary(&out);
+        assert_eq!((s["status"].as_str(), s["totals"]["instructions"].as_u64()), (Some("complete"), Some(60000)));
+    }
+}
+
+/// Class 13: a run of nothing is an error; a word exhaustive mode cannot sweep is refused
+/// before any report file exists.
+#[test]
+fn runs_of_nothing_and_unsweepable_words_are_refused_up_front() {
+    let d = tmp("fault-nothing");
+    let out = d.join("r");
+    let o = run(&["run", "--count", "0", "--out", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("a run of nothing"));
+    let o = run(&["run", "--count", "1", "--shard", "1/4", "--seed", "1", "--out", out.to_str().unwrap()]);
+    let owned = hmul2_harness_shard_owns(1, 4, 0);
+    if !owned {
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    }
+    assert!(!out.join("summary.json").exists() || owned);
+    // a c[] word: operand 2 is one value per launch, not per thread
+    // placed in the harness's bank 3, so only the sweep itself can refuse it
+    let c_word = hmul2_harness::isa::format_hex(hmul2_harness::kernel::place(hmul2_harness::isa::parse_hex("0x02008e0000200a00f17be60006853a32").unwrap()));
+    let c_word = c_word.as_str();
+    let out2 = d.join("r2");
+    let o = run(&["run", "--mode", "exhaustive", "--encoding", c_word, "--out", out2.to_str().unwrap()]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    assert!(t.contains("b cannot be swept"), "{t}");
+    assert!(!out2.exists(), "nothing written for a refused run");
+}
+
+fn hmul2_harness_shard_owns(index: u64, count: u64, item: u64) -> bool {
+    hmul2_harness::run::Shard::parse(&format!("{index}/{count}")).unwrap().owns(item)
+}
