@@ -360,7 +360,11 @@ fn software_only(a: &RunArgs, words: &[u128], mut base: Summary, why: String) ->
     base.hardware.reason = Some(why);
     base.software_checks = software_checks(a, words);
     base.finished = utc_now();
-    finish(&a.out, &base)
+    let code = finish(&a.out, &base)?;
+    if let Some(why) = tool_error(&base) {
+        return Err(CliError::input(why));
+    }
+    Ok(code)
 }
 
 /// The software-only checks: vector replay and the nvdisasm oracle on this run's words.
@@ -373,7 +377,8 @@ fn software_checks(a: &RunArgs, words: &[u128]) -> SoftwareChecks {
             Ok(r) => serde_json::json!({"ran": true, "ok": r.ok(), "words": r.words, "agreed_text": r.agreed_text,
                 "agreed_illegal": r.agreed_illegal, "mismatches": r.mismatches.len(),
                 "first_mismatch": r.mismatches.first().map(|m| m.to_string()), "nvdisasm": nv.version().ok()}),
-            Err(e) => serde_json::json!({"ran": true, "ok": false, "reason": e.to_string()}),
+            // the tool failed (hung, crashed): no word was judged; `record` makes it exit 2
+            Err(e) => serde_json::json!({"ran": true, "ok": false, "reason": e.to_string(), "tool_error": true}),
         },
     };
     SoftwareChecks { verify: Some(verify), oracle: Some(oracle) }
@@ -916,7 +921,18 @@ fn record(a: &RunArgs, p: Plan, ex: Executed) -> CliResult {
     }
     base.finished = utc_now();
     let s = summarize(&ex.records, base)?;
-    finish(&a.out, &s)
+    let code = finish(&a.out, &s)?;
+    // a tool that failed is a tool error (exit 2), not a verdict on the words
+    if let Some(why) = tool_error(&s) {
+        return Err(CliError::input(why));
+    }
+    Ok(code)
+}
+
+/// The message of a software check whose tool failed, if one did.
+fn tool_error(s: &Summary) -> Option<String> {
+    let o = s.software_checks.oracle.as_ref()?;
+    (o.get("tool_error").and_then(|t| t.as_bool()) == Some(true)).then(|| format!("software check oracle: {}", report::not_run_reason(&s.software_checks.oracle)))
 }
 
 /// The main job: [`plan`] (checks, nothing written), then the report folder locked, the

@@ -306,3 +306,31 @@ fn runs_of_nothing_and_unsweepable_words_are_refused_up_front() {
 fn hmul2_harness_shard_owns(index: u64, count: u64, item: u64) -> bool {
     hmul2_harness::run::Shard::parse(&format!("{index}/{count}")).unwrap().owns(item)
 }
+
+/// Class 5: a disassembler that hangs is killed at the tool time limit; `oracle` and `run`
+/// end with exit 2 naming the tool and the limit, and the run's report is written.
+#[test]
+fn a_hanging_tool_is_killed_at_its_limit() {
+    let d = tmp("fault-hang");
+    let tool = d.join("nvdisasm");
+    std::fs::write(&tool, "#!/bin/sh\nsleep 600\n").unwrap();
+    std::fs::set_permissions(&tool, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let t0 = std::time::Instant::now();
+    let o = Command::new(BIN).args(["oracle", "--count", "10", "--seed", "1"]).env("HMUL2_NVDISASM", &tool).env("HMUL2_TOOL_TIMEOUT", "1").output().unwrap();
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    assert!(t.contains("nvdisasm did not finish within 1 s") && t.contains("HMUL2_TOOL_TIMEOUT"), "{t}");
+    assert!(t0.elapsed().as_secs() < 30, "{:?}", t0.elapsed());
+    let out = d.join("r");
+    let mut args = vec!["run", "--seed", "18", "--out", out.to_str().unwrap()];
+    args.extend(SMALL);
+    let o = harness(&args).env("HMUL2_NVDISASM", &tool).env("HMUL2_TOOL_TIMEOUT", "1").output().unwrap();
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    assert!(t.contains("did not finish within 1 s"), "{t}");
+    let s = summary(&out);
+    assert_eq!(s["software_checks"]["oracle"]["ok"], false);
+    assert_eq!(s["totals"]["instructions"], 600, "every batch is in the report");
+    let o = Command::new(BIN).args(["oracle", "--count", "1"]).env("HMUL2_TOOL_TIMEOUT", "soon").output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+}

@@ -16,8 +16,70 @@ pub enum ToolError {
     NotFound { tool: String, looked: String, env: String },
     #[error("{tool}: {msg}")]
     Failed { tool: String, msg: String },
+    #[error("{tool} did not finish within {limit_s} s and was killed (the limit is ${TOOL_TIMEOUT_ENV}, in seconds)")]
+    Timeout { tool: String, limit_s: u64 },
     #[error("{0}")]
     Io(#[from] std::io::Error),
+}
+
+/// The variable that sets how long one call of an external tool may take, in seconds.
+pub const TOOL_TIMEOUT_ENV: &str = "HMUL2_TOOL_TIMEOUT";
+/// The limit when the variable is not set: a batch of 16,384 words takes about a second.
+pub const DEFAULT_TOOL_TIMEOUT_S: u64 = 300;
+
+/// How long one call of an external tool may take.
+pub fn tool_timeout() -> Result<std::time::Duration, ToolError> {
+    match std::env::var(TOOL_TIMEOUT_ENV) {
+        Err(_) => Ok(std::time::Duration::from_secs(DEFAULT_TOOL_TIMEOUT_S)),
+        Ok(v) => match v.trim().parse::<u64>() {
+            Ok(n) if n > 0 => Ok(std::time::Duration::from_secs(n)),
+            _ => Err(ToolError::Failed { tool: TOOL_TIMEOUT_ENV.into(), msg: format!("{v:?} is not a positive number of seconds") }),
+        },
+    }
+}
+
+/// Run `cmd` to the end, its output captured, within the tool time limit: a tool that hangs
+/// is killed and is an error naming it and the limit, never a wait without end.
+pub fn output_within(cmd: &mut Command, tool: &str) -> Result<std::process::Output, ToolError> {
+    use std::io::Read;
+    use std::process::Stdio;
+    let limit = tool_timeout()?;
+    let failed = |e: std::io::Error| ToolError::Failed { tool: tool.into(), msg: format!("cannot run: {e}") };
+    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    // its own process group, so that a hung tool is killed with whatever it started
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(cmd, 0);
+    let mut child = cmd.spawn().map_err(failed)?;
+    let drain = |r: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut v = Vec::new();
+            if let Some(mut r) = r {
+                let _ = r.read_to_end(&mut v);
+            }
+            v
+        })
+    };
+    let out = drain(child.stdout.take().map(|r| Box::new(r) as Box<dyn Read + Send>));
+    let err = drain(child.stderr.take().map(|r| Box::new(r) as Box<dyn Read + Send>));
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(st) = child.try_wait().map_err(failed)? {
+            break st;
+        }
+        if start.elapsed() >= limit {
+            #[cfg(unix)]
+            // SAFETY: a plain kill(2) of the group this call created
+            unsafe {
+                libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL);
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(ToolError::Timeout { tool: tool.into(), limit_s: limit.as_secs() });
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5).min(limit / 10));
+    };
+    let join = |h: std::thread::JoinHandle<Vec<u8>>| h.join().unwrap_or_default();
+    Ok(std::process::Output { status, stdout: join(out), stderr: join(err) })
 }
 
 /// Locate a pinned NVIDIA tool: `$HMUL2_<TOOL>` if set (a set variable naming no file is an
@@ -80,11 +142,6 @@ impl Nvdisasm {
         Ok(Nvdisasm::at(find_tool("nvdisasm")?))
     }
 
-    /// An error running the tool, naming it.
-    fn failed(&self, e: impl std::fmt::Display) -> ToolError {
-        ToolError::Failed { tool: self.path.display().to_string(), msg: format!("cannot run: {e}") }
-    }
-
     pub fn at(path: PathBuf) -> Nvdisasm {
         let jobs = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(8);
         Nvdisasm { path, batch: 16384, jobs, calls: Default::default() }
@@ -92,7 +149,7 @@ impl Nvdisasm {
 
     /// `nvdisasm --version`'s release line.
     pub fn version(&self) -> Result<String, ToolError> {
-        let out = Command::new(&self.path).arg("--version").output().map_err(|e| self.failed(e))?;
+        let out = output_within(Command::new(&self.path).arg("--version"), "nvdisasm")?;
         let text = String::from_utf8_lossy(&out.stdout);
         Ok(text.lines().rev().nth(1).unwrap_or("").trim().to_string())
     }
@@ -112,7 +169,7 @@ impl Nvdisasm {
             f.flush()
         };
         write().map_err(|e| ToolError::Failed { tool: "nvdisasm".into(), msg: format!("{}: {e}", tmp.display()) })?;
-        let out = Command::new(&self.path).args(["-b", crate::isa::Op::ALL[0].spec().arch.as_str()]).arg(tmp).output().map_err(|e| self.failed(e))?;
+        let out = output_within(Command::new(&self.path).args(["-b", crate::isa::Op::ALL[0].spec().arch.as_str()]).arg(tmp), "nvdisasm")?;
         if out.status.success() {
             let texts = parse_listing(&String::from_utf8_lossy(&out.stdout), words.len()).map_err(|msg| ToolError::Failed { tool: "nvdisasm".into(), msg })?;
             return Ok(Ok(texts));
