@@ -48,7 +48,8 @@ pub fn build_kernel(a: BuildKernelArgs) -> CliResult {
     let words = runnable_words_of(seed, &ops, form, a.count).map_err(CliError::input)?;
     let mut rng = Rng::fork(seed, u64::MAX);
     let cases: Vec<Case> = words.iter().map(|&w| Case { word: w, inputs: random_inputs(w, a.threads, &mut rng) }).collect();
-    let built = build(&cases).map_err(|e| CliError::failed(e.to_string()))?;
+    // a template or a batch the patcher cannot build is a setup error (exit 2), not a finding
+    let built = build(&cases).map_err(|e| CliError::input(format!("kernel template {}: {e}", "kernels/hmul2_template.sm_90.cubin")))?;
     let dir = std::path::Path::new(&a.out);
     std::fs::create_dir_all(dir).map_err(|e| CliError::input(format!("{}: {e}", dir.display())))?;
     let write = |name: &str, bytes: &[u8]| {

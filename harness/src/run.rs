@@ -932,7 +932,8 @@ fn record(a: &RunArgs, p: Plan, ex: Executed) -> CliResult {
 /// The message of a software check whose tool failed, if one did.
 fn tool_error(s: &Summary) -> Option<String> {
     let o = s.software_checks.oracle.as_ref()?;
-    (o.get("tool_error").and_then(|t| t.as_bool()) == Some(true)).then(|| format!("software check oracle: {}", report::not_run_reason(&s.software_checks.oracle)))
+    (o.get("tool_error").and_then(|t| t.as_bool()) == Some(true))
+        .then(|| format!("software check oracle: {}", report::not_run_reason(&s.software_checks.oracle)))
 }
 
 /// The main job: [`plan`] (checks, nothing written), then the report folder locked, the

@@ -334,3 +334,27 @@ fn a_hanging_tool_is_killed_at_its_limit() {
     let o = Command::new(BIN).args(["oracle", "--count", "1"]).env("HMUL2_TOOL_TIMEOUT", "soon").output().unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
 }
+
+/// Class 6: stray answer frames on a worker's stdout never shift answers onto other jobs:
+/// an answer whose tag is not its job's restarts the worker and the job is retried; the run
+/// reports exactly what a clean run reports.
+#[test]
+fn stray_frames_on_a_workers_stdout_change_nothing() {
+    let d = tmp("fault-stray");
+    let essence = |out: &Path| {
+        let s = summary(out);
+        serde_json::json!({"totals": s["totals"], "by_form": s["by_form"], "mismatches": s["mismatches"], "faults": s["faults"]})
+    };
+    let clean = d.join("clean");
+    let mut args = vec!["run", "--seed", "19", "--out", clean.to_str().unwrap(), "--host-threads", "1"];
+    args.extend(SMALL);
+    assert!(run(&args).status.success());
+    let stray = d.join("stray");
+    args[4] = stray.to_str().unwrap();
+    let o = Command::new(BIN).args(&args).env("HMUL2_FAKE_EXECUTOR", "stray-every:3").output().unwrap();
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(t.contains("answer for another job") && t.contains("retrying"), "the misfit is said: {t}");
+    assert_eq!(essence(&stray), essence(&clean));
+    assert_eq!(summary(&stray)["totals"]["faults"], 0);
+}

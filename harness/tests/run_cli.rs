@@ -433,7 +433,8 @@ fn a_worker_fed_a_garbage_job_answers_a_setup_error_not_a_panic() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    c.stdin.take().unwrap().write_all(b"HMW1\x01\x05\0\0\0abcde").unwrap();
+    // a job frame: its tag (sequence number 1, any digest), then five bytes that are no job
+    c.stdin.take().unwrap().write_all(b"HMW1\x01\x15\0\0\0\x01\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0abcde").unwrap();
     let o = c.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(0), "a bad job is answered, then EOF ends the worker: {err}");
@@ -445,7 +446,10 @@ fn a_worker_fed_a_garbage_job_answers_a_setup_error_not_a_panic() {
     let (kind, payload) = read_frame(&mut out).expect("an answer to the bad job");
     assert_eq!(kind, KIND_SETUP, "{}", String::from_utf8_lossy(&payload));
     match decode_answer(kind, payload) {
-        Ok(Err(hmul2_harness::gpu::ExecError::Setup(m))) => assert!(m.starts_with("worker protocol:"), "{m}"),
+        Ok((tag, Err(hmul2_harness::gpu::ExecError::Setup(m)))) => {
+            assert!(m.starts_with("worker protocol:"), "{m}");
+            assert_eq!((tag.seq, tag.digest), (1, 0), "the answer carries the job's tag");
+        }
         other => panic!("not a setup answer: {other:?}"),
     }
     assert!(out.is_empty(), "nothing after the answer: {out:?}");

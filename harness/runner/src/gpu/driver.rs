@@ -279,7 +279,9 @@ impl CudaExecutor {
             if r != CUDA_SUCCESS {
                 return Err(self.fail("cuCtxSetCurrent", r));
             }
-            // cuModuleLoadData wants the image; a cubin is an ELF with its own length.
+            // cuModuleLoadData wants the image; a cubin is an ELF with its own length, which
+            // the driver trusts: an image whose tables reach past the buffer is refused here
+            check_image(&job.cubin).map_err(|why| ExecError::Setup(format!("job: the cubin ({} bytes) {why}; not loaded", job.cubin.len())))?;
             let mut m: sys::CUmodule = std::ptr::null_mut();
             let r = (a.cuModuleLoadData)(&mut m, job.cubin.as_ptr() as *const c_void);
             if is_image_rejection(r) {
@@ -369,5 +371,56 @@ impl Executor for CudaExecutor {
             }
         }
         r
+    }
+}
+
+/// Whether `image` is a whole 64-bit little-endian ELF: its header, program and section
+/// header tables, and every section's bytes inside the buffer. Err: what is wrong.
+pub fn check_image(image: &[u8]) -> Result<(), String> {
+    if image.len() < 64 || &image[..4] != b"\x7fELF" {
+        return Err("is not an ELF image".into());
+    }
+    if image[4] != 2 || image[5] != 1 {
+        return Err("is not a 64-bit little-endian ELF image".into());
+    }
+    let u16_at = |o: usize| image.get(o..o + 2).map(|b| u16::from_le_bytes([b[0], b[1]]) as u64);
+    let u64_at = |o: usize| image.get(o..o + 8).map(|b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])));
+    let len = image.len() as u64;
+    let table = |off: Option<u64>, size: Option<u64>, n: Option<u64>, what: &str| -> Result<(u64, u64, u64), String> {
+        let (off, size, n) = (off.unwrap_or(0), size.unwrap_or(0), n.unwrap_or(0));
+        match size.checked_mul(n).and_then(|t| t.checked_add(off)) {
+            Some(end) if end <= len => Ok((off, size, n)),
+            _ => Err(format!("has a {what} table past its end")),
+        }
+    };
+    table(u64_at(0x20), u16_at(0x36), u16_at(0x38), "program header")?;
+    let (shoff, shsize, shnum) = table(u64_at(0x28), u16_at(0x3a), u16_at(0x3c), "section header")?;
+    if shnum > 0 && shsize < 64 {
+        return Err("has section headers smaller than ELF64's".into());
+    }
+    for i in 0..shnum {
+        let h = (shoff + i * shsize) as usize;
+        let kind = image.get(h + 4..h + 8).map(|b| u32::from_le_bytes(b.try_into().unwrap_or([0; 4]))).unwrap_or(0);
+        let (off, size) = (u64_at(h + 0x18).unwrap_or(0), u64_at(h + 0x20).unwrap_or(0));
+        // SHT_NOBITS (8) occupies no bytes in the file
+        if kind != 8 && off.checked_add(size).is_none_or(|end| end > len) {
+            return Err(format!("has section {i} past its end"));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod image_tests {
+    use super::check_image;
+
+    #[test]
+    fn the_template_passes_and_cut_or_empty_images_do_not() {
+        let t = crate::kernel::TEMPLATE;
+        check_image(t).unwrap();
+        assert!(check_image(&[]).unwrap_err().contains("not an ELF"));
+        for cut in [16, 63, 64, t.len() / 2, t.len() - 1] {
+            assert!(check_image(&t[..cut]).is_err(), "cut at {cut}");
+        }
     }
 }

@@ -31,6 +31,9 @@ pub struct FakeExecutor {
     pub hang_on: Vec<u128>,
     pub flip_if: Vec<(u128, u128)>,
     pub flip_a: Vec<u32>,
+    /// `stray-every:N`: before answering every Nth job of a process, a well-formed answer
+    /// frame nobody asked for appears on stdout (as a library printing there would make).
+    pub stray_every: Option<u64>,
     pub jobs: u64,
 }
 
@@ -49,6 +52,8 @@ impl FakeExecutor {
             } else if let Some(h) = d.strip_prefix("flip-a:") {
                 let v = u32::from_str_radix(h.trim_start_matches("0x"), 16).map_err(|e| format!("{}: {d:?}: {e}", super::FAKE_ENV))?;
                 f.flip_a.push(v);
+            } else if let Some(n) = d.strip_prefix("stray-every:") {
+                f.stray_every = Some(n.parse().ok().filter(|&n: &u64| n > 0).ok_or_else(|| format!("{}: {d:?}: want stray-every:N, N >= 1", super::FAKE_ENV))?);
             } else if let Some(r) = d.strip_prefix("flip-if:") {
                 let (m, v) = r.split_once(':').ok_or_else(|| format!("{}: {d:?}: want flip-if:MASK:VALUE", super::FAKE_ENV))?;
                 f.flip_if.push((hex(m)?, hex(v)?));
@@ -134,6 +139,11 @@ pub fn decode_cases(mut p: &[u8]) -> Result<Vec<(u128, Vec<Inputs>)>, String> {
 impl Executor for FakeExecutor {
     fn execute(&mut self, job: &LaunchJob) -> Result<Vec<u8>, ExecError> {
         self.jobs += 1;
+        if self.stray_every.is_some_and(|n| self.jobs % n == 0) {
+            // an answer-shaped frame of the right size, with a tag no job of this worker has
+            let junk = super::protocol::tagged(super::protocol::Tag { seq: u64::MAX, digest: 0 }, &vec![0u8; job.output_bytes]);
+            let _ = super::protocol::write_frame(&mut std::io::stdout(), super::protocol::KIND_OUTPUT, &junk);
+        }
         if job.cubin == FAKE_DIGEST_CUBIN {
             let req = crate::run::exhaustive::DigestRequest::decode(&job.input).map_err(ExecError::Setup)?;
             self.misbehave(&[req.word])?;

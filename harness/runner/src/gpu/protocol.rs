@@ -5,6 +5,11 @@
 //! truncated or foreign stream a typed error, never a hang on garbage or a panic.
 //!
 //! Kinds: 1 job (parent → worker); 2 output bytes, 3 fault, 4 setup error (worker → parent).
+//!
+//! Every job and every answer starts with the job's [`Tag`]: its sequence number on this
+//! worker and a digest of the job. The parent takes an answer only when its tag is the tag
+//! of the job it is waiting for: a stray frame on the worker's stdout (a library printing,
+//! a frame left over) can never shift the answers onto other jobs.
 
 use super::{ExecError, LaunchJob};
 use std::io::{Read, Write};
@@ -112,6 +117,52 @@ impl<'a> Cursor<'a> {
     }
 }
 
+/// A job's identity: its sequence number on the worker and a digest of its payload.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tag {
+    pub seq: u64,
+    pub digest: u64,
+}
+
+impl Tag {
+    pub const LEN: usize = 16;
+
+    /// The tag of job `seq` whose encoded payload is `job` (FNV-1a over the length and up to
+    /// 64 KiB from each end: cheap for a launch of many megabytes, and different for any two
+    /// jobs a run sends).
+    pub fn of(seq: u64, job: &[u8]) -> Tag {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        let n = job.len();
+        let (head, tail) = if n <= 1 << 17 { (job, &job[..0]) } else { (&job[..1 << 16], &job[n - (1 << 16)..]) };
+        for &b in (n as u64).to_le_bytes().iter().chain(head).chain(tail) {
+            h = (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        Tag { seq, digest: h }
+    }
+
+    fn put(&self, v: &mut Vec<u8>) {
+        v.extend_from_slice(&self.seq.to_le_bytes());
+        v.extend_from_slice(&self.digest.to_le_bytes());
+    }
+
+    /// Split a tagged payload into its tag and the rest.
+    pub fn split(p: &[u8]) -> Result<(Tag, &[u8]), FrameError> {
+        if p.len() < Tag::LEN {
+            return Err(FrameError::Bad(format!("a payload of {} bytes has no job tag", p.len())));
+        }
+        let u = |i: usize| u64::from_le_bytes(p[i..i + 8].try_into().unwrap_or([0; 8]));
+        Ok((Tag { seq: u(0), digest: u(8) }, &p[Tag::LEN..]))
+    }
+}
+
+/// A job payload with its tag in front.
+pub fn tagged(tag: Tag, body: &[u8]) -> Vec<u8> {
+    let mut v = Vec::with_capacity(Tag::LEN + body.len());
+    tag.put(&mut v);
+    v.extend_from_slice(body);
+    v
+}
+
 fn put_bytes(v: &mut Vec<u8>, b: &[u8]) {
     v.extend_from_slice(&(b.len() as u64).to_le_bytes());
     v.extend_from_slice(b);
@@ -146,32 +197,46 @@ pub fn decode_job(p: &[u8]) -> Result<LaunchJob, FrameError> {
     Ok(LaunchJob { cubin, kernel_name, grid: [g[0], g[1], g[2]], block: [g[3], g[4], g[5]], shared_bytes: g[6], input, output_bytes: output_bytes as usize })
 }
 
-/// A worker's answer as a frame.
-pub fn encode_answer(r: &Result<Vec<u8>, ExecError>) -> (u8, Vec<u8>) {
+/// A worker's answer to the job tagged `tag`, as a frame.
+pub fn encode_answer(tag: Tag, r: &Result<Vec<u8>, ExecError>) -> (u8, Vec<u8>) {
+    let mut v = Vec::with_capacity(Tag::LEN + r.as_ref().map_or(64, |o| o.len()));
+    tag.put(&mut v);
     match r {
-        Ok(out) => (KIND_OUTPUT, out.clone()),
+        Ok(out) => {
+            v.extend_from_slice(out);
+            (KIND_OUTPUT, v)
+        }
         Err(ExecError::Fault { code, name, stage }) => {
-            let mut v = code.to_le_bytes().to_vec();
+            v.extend_from_slice(&code.to_le_bytes());
             put_bytes(&mut v, name.as_bytes());
             put_bytes(&mut v, stage.as_bytes());
             (KIND_FAULT, v)
         }
-        Err(e) => (KIND_SETUP, e.to_string().into_bytes()),
+        Err(e) => {
+            v.extend_from_slice(e.to_string().as_bytes());
+            (KIND_SETUP, v)
+        }
     }
 }
 
-pub fn decode_answer(kind: u8, p: Vec<u8>) -> Result<Result<Vec<u8>, ExecError>, FrameError> {
+/// An answer frame: the tag it carries, and the answer.
+pub fn decode_answer(kind: u8, p: Vec<u8>) -> Result<(Tag, Result<Vec<u8>, ExecError>), FrameError> {
+    let (tag, body) = Tag::split(&p)?;
+    Ok((tag, decode_answer_body(kind, body)?))
+}
+
+fn decode_answer_body(kind: u8, p: &[u8]) -> Result<Result<Vec<u8>, ExecError>, FrameError> {
     match kind {
-        KIND_OUTPUT => Ok(Ok(p)),
+        KIND_OUTPUT => Ok(Ok(p.to_vec())),
         KIND_FAULT => {
-            let mut c = Cursor(&p);
+            let mut c = Cursor(p);
             let code = c.i32()?;
             let name = c.string()?;
             let stage = c.string()?;
             c.end()?;
             Ok(Err(ExecError::Fault { code, name, stage }))
         }
-        KIND_SETUP => Ok(Err(ExecError::Setup(String::from_utf8_lossy(&p).into_owned()))),
+        KIND_SETUP => Ok(Err(ExecError::Setup(String::from_utf8_lossy(p).into_owned()))),
         k => Err(FrameError::Bad(format!("unknown answer kind {k}"))),
     }
 }
@@ -199,12 +264,23 @@ mod tests {
         let mut buf = Vec::new();
         write_frame(&mut buf, KIND_JOB, &p).unwrap();
         let (k, q) = read_frame(&mut &buf[..]).unwrap();
-        assert_eq!((k, q), (KIND_JOB, p));
+        assert_eq!((k, &q), (KIND_JOB, &p));
         assert!(matches!(read_frame(&mut &buf[..5]), Err(FrameError::Truncated)), "a header cut short is a truncated frame");
         assert!(matches!(read_frame(&mut &buf[..0]), Err(FrameError::Eof)));
         assert!(matches!(read_frame(&mut &b"XXXX\x01\0\0\0\0"[..]), Err(FrameError::Bad(_))));
         let f = Err(ExecError::Fault { code: 715, name: "CUDA_ERROR_ILLEGAL_INSTRUCTION".into(), stage: "sync".into() });
-        let (k, p) = encode_answer(&f);
-        assert_eq!(decode_answer(k, p).unwrap(), f);
+        let tag = Tag::of(3, &p);
+        let (k, a) = encode_answer(tag, &f);
+        assert_eq!(decode_answer(k, a).unwrap(), (tag, f));
+        assert!(decode_answer(KIND_OUTPUT, vec![0; 15]).is_err(), "an answer without a tag");
+        // tags tell jobs apart: by number, and by content
+        assert_ne!(Tag::of(3, &p), Tag::of(4, &p));
+        let mut q = p.clone();
+        q[0] ^= 1;
+        assert_ne!(Tag::of(3, &p).digest, Tag::of(3, &q).digest);
+        let big = vec![7u8; 1 << 20];
+        let mut big2 = big.clone();
+        big2[5] = 0;
+        assert_ne!(Tag::of(0, &big).digest, Tag::of(0, &big2).digest);
     }
 }

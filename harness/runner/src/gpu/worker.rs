@@ -55,11 +55,15 @@ pub fn worker_main(device: i32) -> crate::cli::CliResult {
         if kind != KIND_JOB {
             return Err(protocol_error(format!("worker: stdin: unexpected frame kind {kind}")));
         }
-        let r = match protocol::decode_job(&payload) {
+        let (tag, body) = match protocol::Tag::split(&payload) {
+            Ok(t) => t,
+            Err(e) => return Err(protocol_error(format!("worker: stdin: {e}"))),
+        };
+        let r = match protocol::decode_job(body) {
             Ok(job) => exec.execute(&job),
             Err(e) => Err(ExecError::Protocol(e.to_string())),
         };
-        let (k, p) = protocol::encode_answer(&r);
+        let (k, p) = protocol::encode_answer(tag, &r);
         if let Err(e) = protocol::write_frame(&mut out, k, &p) {
             return Err(protocol_error(format!("worker: stdout: {e}")));
         }
@@ -78,6 +82,8 @@ struct Live {
     child: Child,
     stdin: ChildStdin,
     frames: Receiver<Result<(u8, Vec<u8>), FrameError>>,
+    /// Jobs sent to this worker (the last job's sequence number).
+    seq: u64,
 }
 
 /// Parent side: an [`Executor`] backed by a worker process on one device.
@@ -89,12 +95,14 @@ pub struct WorkerExecutor {
     live: Option<Live>,
     /// Workers started so far (1 + restarts).
     pub spawned: u64,
+    /// Answers that carried another job's tag (each cost a restart and a retry).
+    pub misfits: u64,
 }
 
 impl WorkerExecutor {
     /// `exe` is this program (`std::env::current_exe()`), run as `exe worker --device N`.
     pub fn new(exe: PathBuf, device: i32, timeout: Duration) -> WorkerExecutor {
-        WorkerExecutor { exe, device, timeout, env: Vec::new(), live: None, spawned: 0 }
+        WorkerExecutor { exe, device, timeout, env: Vec::new(), live: None, spawned: 0, misfits: 0 }
     }
     /// An extra environment variable for the child (tests pass the fake executor this way).
     pub fn with_env(mut self, k: &str, v: &str) -> WorkerExecutor {
@@ -126,7 +134,7 @@ impl WorkerExecutor {
                 return;
             }
         });
-        let mut live = Live { child, stdin, frames: rx };
+        let mut live = Live { child, stdin, frames: rx, seq: 0 };
         // The hello decides whether this worker can run anything: failures here are setup
         // errors, never blamed on instructions.
         let hello = live.frames.recv_timeout(self.timeout.max(Duration::from_secs(60)));
@@ -176,21 +184,48 @@ fn reap(child: &mut Child) -> String {
 
 impl Executor for WorkerExecutor {
     fn execute(&mut self, job: &super::LaunchJob) -> Result<Vec<u8>, ExecError> {
+        let payload = protocol::encode_job(job);
+        match self.execute_once(&payload) {
+            // an answer that is not this job's: the worker's stream is not to be trusted; a
+            // fresh worker runs the job again, and a second misfit is a protocol error
+            Err(ExecError::Protocol(why)) if why.starts_with(MISFIT) => {
+                eprintln!("worker: {why}; restarting the worker and retrying the job");
+                self.misfits += 1;
+                self.execute_once(&payload)
+            }
+            r => r,
+        }
+    }
+}
+
+/// How an answer that carries another job's tag is reported.
+const MISFIT: &str = "answer for another job";
+
+impl WorkerExecutor {
+    fn execute_once(&mut self, payload: &[u8]) -> Result<Vec<u8>, ExecError> {
         if self.live.is_none() {
             self.spawn()?;
         }
         let Some(live) = self.live.as_mut() else {
             return Err(ExecError::Setup("worker not running".into()));
         };
-        let payload = protocol::encode_job(job);
-        let sent = protocol::write_frame(&mut live.stdin, KIND_JOB, &payload).and_then(|_| live.stdin.flush());
+        live.seq += 1;
+        let tag = protocol::Tag::of(live.seq, payload);
+        let sent = protocol::write_frame(&mut live.stdin, KIND_JOB, &protocol::tagged(tag, payload)).and_then(|_| live.stdin.flush());
         let answer = match sent {
             Ok(()) => live.frames.recv_timeout(self.timeout),
             Err(_) => Err(RecvTimeoutError::Disconnected),
         };
         match answer {
             Ok(Ok((kind, p))) => match protocol::decode_answer(kind, p) {
-                Ok(r) => {
+                Ok((got, _)) if got != tag => {
+                    self.stop();
+                    Err(ExecError::Protocol(format!(
+                        "{MISFIT}: job {} (digest {:#018x}) got the answer tagged {} ({:#018x})",
+                        tag.seq, tag.digest, got.seq, got.digest
+                    )))
+                }
+                Ok((_, r)) => {
                     if matches!(r, Err(ExecError::Fault { .. }) | Err(ExecError::Setup(_))) {
                         // the worker exits after a fault; a setup error may have left it unusable
                         self.stop();
