@@ -358,3 +358,57 @@ fn stray_frames_on_a_workers_stdout_change_nothing() {
     assert_eq!(essence(&stray), essence(&clean));
     assert_eq!(summary(&stray)["totals"]["faults"], 0);
 }
+
+/// Class 10: hostile vector files and inputs. A key named twice is malformed; a folder
+/// reached twice through a link loop is read once; FIFOs and devices are refused, not read
+/// forever; a runaway line is an error of its own whose bytes are neither held nor echoed.
+#[test]
+fn hostile_vector_files_and_inputs_are_bounded_errors() {
+    let d = tmp("fault-vectors");
+    let v = d.join("v");
+    std::fs::create_dir_all(&v).unwrap();
+    let root = common::root();
+    let first =
+        std::fs::read_dir(root.join("vectors/reference")).unwrap().map(|e| e.unwrap().path()).find(|p| p.extension().is_some_and(|x| x == "jsonl")).unwrap();
+    let line = std::fs::read_to_string(&first).unwrap().lines().next().unwrap().to_string();
+    std::fs::write(v.join("a.jsonl"), format!("{line}\n")).unwrap();
+    std::fs::write(v.join("dup.jsonl"), format!("{},\"expect\":\"0x00000000\"}}\n", line.trim_end_matches('}'))).unwrap();
+    std::os::unix::fs::symlink(&v, v.join("loop")).unwrap();
+    let o = Command::new(BIN).arg("verify").arg(&v).output().unwrap();
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert!(t.contains("dup.jsonl:1") && t.contains("\"expect\" appears twice"), "{t}");
+    assert!(t.contains("2 vectors: 1 pass, 0 mismatch, 1 malformed"), "each file once, the loop not followed: {t}");
+    let fifo = d.join("f.jsonl");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    for p in [fifo.as_path(), Path::new("/dev/zero")] {
+        let t0 = std::time::Instant::now();
+        let o = Command::new(BIN).arg("verify").arg(p).output().unwrap();
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{t}");
+        assert!(t.contains("not a regular file") && t0.elapsed().as_secs() < 10, "{t}");
+    }
+    // a line of 8 MiB: one error line naming its length, not the line
+    let mut c = Command::new(BIN)
+        .arg("decode")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = c.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        use std::io::Write;
+        let _ = input.write_all(format!("0x{}\n0x{}\n", "1".repeat(8 << 20), "0".repeat(32)).as_bytes());
+    });
+    let o = c.wait_with_output().unwrap();
+    writer.join().unwrap();
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{}", common::excerpt(&t));
+    assert!(t.contains("stdin:1: a line of 8388610 bytes (at most 65536)"), "{}", common::excerpt(&t));
+    assert!(t.len() < 4096, "nothing echoed: {} bytes of output", t.len());
+    // a vector whose hex value runs long is quoted in part
+    std::fs::write(v.join("a.jsonl"), format!("{{\"encoding\":\"0x{}\"}}\n", "f".repeat(100_000))).unwrap();
+    let o = Command::new(BIN).arg("verify").arg(v.join("a.jsonl")).output().unwrap();
+    assert!(text(&o).len() < 4096, "{}", common::excerpt(&text(&o)));
+}

@@ -31,6 +31,36 @@ pub enum VectorError {
     NotString(&'static str),
     #[error("the line is not UTF-8")]
     NotUtf8,
+    #[error("a line of {0} bytes (at most {max})", max = crate::cli::MAX_LINE)]
+    TooLong(usize),
+}
+
+/// A JSON object whose keys are distinct: a key named twice is malformed, never "the last
+/// one wins".
+struct UniqueKeys(serde_json::Map<String, serde_json::Value>);
+
+impl<'de> serde::Deserialize<'de> for UniqueKeys {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = UniqueKeys;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> Result<UniqueKeys, A::Error> {
+                let mut out = serde_json::Map::new();
+                while let Some(k) = m.next_key::<String>()? {
+                    if out.contains_key(&k) {
+                        return Err(serde::de::Error::custom(format!("key {:?} appears twice", crate::cli::excerpt(&k, 40))));
+                    }
+                    let v = m.next_value()?;
+                    out.insert(k, v);
+                }
+                Ok(UniqueKeys(out))
+            }
+        }
+        d.deserialize_map(V)
+    }
 }
 
 /// Why a well-formed vector cannot be true of any register file.
@@ -55,7 +85,7 @@ pub enum Contradiction {
 fn hex_field(o: &serde_json::Map<String, serde_json::Value>, key: &'static str, digits: usize) -> Result<Option<u128>, VectorError> {
     let Some(v) = o.get(key) else { return Ok(None) };
     let s = v.as_str().ok_or(VectorError::NotString(key))?;
-    let bad = || VectorError::Hex { key, value: s.to_string(), digits };
+    let bad = || VectorError::Hex { key, value: crate::cli::excerpt(s, 40), digits };
     let h = s.strip_prefix("0x").ok_or_else(bad)?;
     if h.len() != digits || !h.bytes().all(|c| c.is_ascii_hexdigit()) {
         return Err(bad());
@@ -65,8 +95,13 @@ fn hex_field(o: &serde_json::Map<String, serde_json::Value>, key: &'static str, 
 
 /// Parses one line. `expect` may be absent (input to `eval`); `origin` defaults to empty.
 pub fn parse_line(line: &str) -> Result<Vector, VectorError> {
-    let v: serde_json::Value = serde_json::from_str(line).map_err(|e| VectorError::Json(e.to_string()))?;
-    let o = v.as_object().ok_or_else(|| VectorError::Json("not an object".into()))?;
+    let o = match serde_json::from_str::<UniqueKeys>(line) {
+        Ok(UniqueKeys(o)) => o,
+        // the same words as before for a line that is JSON but not an object
+        Err(_) if serde_json::from_str::<serde_json::Value>(line).is_ok_and(|v| !v.is_object()) => return Err(VectorError::Json("not an object".into())),
+        Err(e) => return Err(VectorError::Json(e.to_string())),
+    };
+    let o = &o;
     let need = |key: &'static str, digits: usize| hex_field(o, key, digits)?.ok_or(VectorError::Missing(key));
     let encoding = need("encoding", 32)?;
     let a = need("a", 8)? as u32;
@@ -146,43 +181,54 @@ pub struct ReadError {
     pub source: std::io::Error,
 }
 
-fn collect(path: &Path, out: &mut Vec<PathBuf>) -> Result<(), ReadError> {
+fn collect(path: &Path, out: &mut Vec<PathBuf>, seen: &mut std::collections::BTreeSet<PathBuf>) -> Result<(), ReadError> {
     // an empty argument is named as such, not as a blank before the colon
     let name = if path.as_os_str().is_empty() { "\"\" (an empty path)".to_string() } else { path.display().to_string() };
     let err = |source: std::io::Error| ReadError { path: name.clone(), source };
-    if path.is_dir() {
+    let meta = std::fs::metadata(path).map_err(err)?;
+    // each file and folder once, however many links lead to it (a link loop ends here)
+    if !seen.insert(std::fs::canonicalize(path).map_err(err)?) {
+        return Ok(());
+    }
+    if meta.is_dir() {
         let mut entries: Vec<PathBuf> = std::fs::read_dir(path).map_err(err)?.map(|e| e.map(|e| e.path())).collect::<Result<_, _>>().map_err(err)?;
         entries.sort();
         for e in entries {
             if e.is_dir() || e.extension().is_some_and(|x| x == "jsonl") {
-                collect(&e, out)?;
+                collect(&e, out, seen)?;
             }
         }
-    } else {
-        std::fs::metadata(path).map_err(err)?;
+    } else if meta.is_file() {
         out.push(path.to_path_buf());
+    } else {
+        // a FIFO would block forever, a device such as /dev/zero never ends
+        return Err(err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file (a FIFO, socket or device)")));
     }
     Ok(())
 }
 
 /// Every non-blank line of the given files and of the `*.jsonl` files under the given
-/// folders (recursively, sorted by path), parsed, each with its file and line.
+/// folders (recursively, sorted by path, each file once), parsed, each with its file and
+/// line. Only regular files are read; a line longer than [`crate::cli::MAX_LINE`] is a
+/// malformed vector whose bytes are never held.
 pub fn read_paths<P: AsRef<Path>>(paths: &[P]) -> Result<Vec<Located<Result<Vector, VectorError>>>, ReadError> {
     let mut files = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
     for p in paths {
-        collect(p.as_ref(), &mut files)?;
+        collect(p.as_ref(), &mut files, &mut seen)?;
     }
     let mut out = Vec::new();
     for f in files {
-        let bytes = std::fs::read(&f).map_err(|source| ReadError { path: f.display().to_string(), source })?;
+        let lines = crate::cli::open_regular(&f)
+            .and_then(|r| crate::cli::lines_limited(r, None))
+            .map_err(|source| ReadError { path: f.display().to_string(), source })?;
         // line by line, so a line that is not UTF-8 is one malformed vector, not an unreadable file
-        let bytes = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
-        for (n, line) in bytes.split(|&b| b == b'\n').enumerate() {
-            let line = line.strip_suffix(b"\r").unwrap_or(line);
-            let item = match std::str::from_utf8(line) {
-                Ok(l) if l.trim().is_empty() => continue,
-                Ok(l) => parse_line(l),
-                Err(_) => Err(VectorError::NotUtf8),
+        for (n, line) in lines.into_iter().enumerate() {
+            let item = match line.as_deref().map(std::str::from_utf8) {
+                Ok(Ok(l)) if l.trim().is_empty() => continue,
+                Ok(Ok(l)) => parse_line(l),
+                Ok(Err(_)) => Err(VectorError::NotUtf8),
+                Err(&len) => Err(VectorError::TooLong(len)),
             };
             out.push(Located { file: f.clone(), line: n + 1, item });
         }

@@ -96,3 +96,8 @@ pub fn mutate(text: &str, edits: &[(usize, u8, char)]) -> String {
     }
     t.into_iter().collect()
 }
+
+/// The first 2,000 characters of a text, for assertion messages about runaway output.
+pub fn excerpt(t: &str) -> String {
+    t.chars().take(2000).collect()
+}

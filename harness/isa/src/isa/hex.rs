@@ -21,11 +21,13 @@ pub enum HexError {
 /// Parse `0x` + 32 hex digits (surrounding white space allowed).
 pub fn parse_hex(text: &str) -> Result<u128, HexError> {
     let t = text.trim();
-    let digits = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")).ok_or_else(|| HexError::Malformed(t.into()))?;
+    // the message quotes a bounded excerpt, never a whole runaway input
+    let bad = || HexError::Malformed(crate::cli::excerpt(t, 80));
+    let digits = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")).ok_or_else(bad)?;
     if digits.len() != 32 || !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(HexError::Malformed(t.into()));
+        return Err(bad());
     }
-    u128::from_str_radix(digits, 16).map_err(|_| HexError::Malformed(t.into()))
+    u128::from_str_radix(digits, 16).map_err(|_| bad())
 }
 
 /// `0x` + 32 lower-case hex digits.
