@@ -114,6 +114,36 @@ fn bisect(
     }
 }
 
+/// The constant-bank offset an instruction reads (`c[3][offset]` forms).
+fn const_offset(inst: &Inst) -> Option<i32> {
+    match inst.b {
+        crate::isa::Operand2::Const { offset, .. } => Some(offset),
+        _ => None,
+    }
+}
+
+/// Cases (by position) grouped into launches so that no two of a launch read the same
+/// constant-bank word; each case goes to the first group it fits, so a batch without such
+/// clashes is one launch, in order.
+fn launch_groups(offsets: impl Iterator<Item = Option<i32>>) -> Vec<Vec<usize>> {
+    let mut groups: Vec<(Vec<usize>, std::collections::BTreeSet<i32>)> = Vec::new();
+    for (i, off) in offsets.enumerate() {
+        let fits = |g: &(Vec<usize>, std::collections::BTreeSet<i32>)| off.is_none_or(|o| !g.1.contains(&(o / 4)));
+        let k = match groups.iter().position(fits) {
+            Some(k) => k,
+            None => {
+                groups.push((Vec::new(), Default::default()));
+                groups.len() - 1
+            }
+        };
+        groups[k].0.push(i);
+        if let Some(o) = off {
+            groups[k].1.insert(o / 4);
+        }
+    }
+    groups.into_iter().map(|g| g.0).collect()
+}
+
 /// Run a batch of `(index, word)` items.
 pub fn run_batch(
     backend: &dyn Backend,
@@ -147,9 +177,22 @@ pub fn run_batch(
     let mut results = Vec::with_capacity(cases.len());
     let mut group_faults = Vec::new();
     let (mut ins, mut want): (Vec<Inputs>, Vec<u32>) = (Vec::new(), Vec::new());
-    if !cases.is_empty() {
-        bisect(backend, exec, &cases, &mut results, &mut group_faults, 0)?;
+    // one launch per group of cases that read distinct words of constant bank 3: the bank
+    // holds one value per offset, so a case's c[] operand is its own input, whatever else
+    // the batch holds (and a shard's results equal the unsharded run's)
+    let groups = launch_groups(run.iter().map(|(_, inst)| inst.as_ref().and_then(const_offset)));
+    let mut slots: Vec<Option<Result<Vec<(Inputs, u32)>, String>>> = vec![None; cases.len()];
+    for g in groups {
+        let part: Vec<Case> = g.iter().map(|&i| cases[i].clone()).collect();
+        let mut got = Vec::with_capacity(part.len());
+        let mut faults = Vec::new();
+        bisect(backend, exec, &part, &mut got, &mut faults, 0)?;
+        for (&i, r) in g.iter().zip(got) {
+            slots[i] = Some(r);
+        }
+        group_faults.extend(faults.into_iter().map(|(base, n, e)| (g[base], n, e)));
     }
+    results.extend(slots.into_iter().map(|r| r.unwrap_or_else(|| Err("not launched".into()))));
     for (base, n, e) in group_faults {
         let (k, _) = &run[base];
         // a fault finding is a fault in the totals too: the verdict, the exit code, the
@@ -302,6 +345,14 @@ mod tests {
             }
         }
         assert!(matches!(run_batch(&FakeBackend, &mut Broken, &items, &opts(), &|_| None), Err(ExecError::Setup(_))));
+    }
+
+    #[test]
+    fn cases_reading_one_bank_word_never_share_a_launch() {
+        let g = launch_groups([None, Some(8), Some(8), None, Some(9), Some(12), Some(8)].into_iter());
+        // 8 and 9 are the same 32-bit word of the bank; 12 is the next
+        assert_eq!(g, vec![vec![0, 1, 3, 5], vec![2], vec![4], vec![6]]);
+        assert_eq!(launch_groups([None, Some(0), Some(4)].into_iter()), vec![vec![0, 1, 2]], "no clash: one launch");
     }
 
     /// A worker killed mid-batch (its first launch dies, the retries run clean): the batch's
