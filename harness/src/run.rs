@@ -613,6 +613,7 @@ pub fn run(a: RunArgs) -> CliResult {
         match nv.disassemble(&[w]).ok()?.into_iter().next()? {
             crate::nvdisasm::Verdict::Text(t) => Some(t),
             crate::nvdisasm::Verdict::Rejected(m) => Some(format!("rejected: {m}")),
+            crate::nvdisasm::Verdict::Empty => Some("nvdisasm prints nothing for it".into()),
         }
     };
 

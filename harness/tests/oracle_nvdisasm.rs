@@ -65,14 +65,14 @@ fn every_field_value_one_at_a_time_and_errata() {
         let s = op.spec();
         let (y, st, re, fmt) = (s.field("yield"), s.field("stall"), s.field("reuse"), s.field("format"));
         for form in op.forms() {
-            let base = encode(&match form {
-                Form::Rrr => Inst::of(op, 3, 4, Operand2::Reg(5)),
-                Form::Imm => Inst::of(op, 3, 4, Operand2::Imm { first: 0x3c00, second: 0xc000 }),
-                Form::Const => Inst::of(op, 3, 4, Operand2::Const { bank: 3, offset: 16 }),
-                Form::ConstUr => Inst::of(op, 3, 4, Operand2::ConstUr { ureg: 4, offset: 16 }),
-                Form::Ur => Inst::of(op, 3, 4, Operand2::Ur(5)),
-            })
-            .unwrap();
+            let special = match form.kind() {
+                Form::Rrr => Operand2::Reg(5),
+                Form::Imm => Operand2::Imm { first: 0x3c00, second: 0xc000 },
+                Form::Const => Operand2::Const { bank: 3, offset: 16 },
+                Form::ConstUr => Operand2::ConstUr { ureg: 4, offset: 16 },
+                _ => Operand2::Ur(5),
+            };
+            let base = encode(&gen::plain_inst(op, form, 3, 4, special, 6)).unwrap();
             for fv in 0..=fmt.max() {
                 for yv in 0..=y.max() {
                     for sv in 0..=st.max() {

@@ -174,8 +174,9 @@ fn shifts(s: Swizzle) -> [u32; 2] {
     match s {
         Swizzle::H0H0 => [0, 0],
         Swizzle::H1H1 => [16, 16],
-        // Invalid1 never gets here: ctx() rejects it first
-        Swizzle::H1H0 | Swizzle::Invalid1 => [0, 16],
+        // Invalid1 and the three-bit values (HFMA2's operand 2) never get here: ctx() refuses
+        // HMUL2's INVALID1 and every instruction without a reference first
+        Swizzle::H1H0 | Swizzle::Invalid1 | Swizzle::Code4 | Swizzle::Code5 | Swizzle::Code6 | Swizzle::Code7 => [0, 16],
     }
 }
 
