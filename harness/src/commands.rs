@@ -97,7 +97,9 @@ pub struct GenerateArgs {
     /// project describes.
     #[arg(long = "instruction", value_parser = parse_ops_arg)]
     pub instruction: Option<OpList>,
-    /// Restrict to one form: rrr, imm, const, constx, ur (or the seed page's key).
+    /// Restrict to one form: rrr, imm, const, constx, ur (two sources: HMUL2, HADD2); rrrr, imm,
+    /// const, constx, ur (special source is operand 2), imm-c, const-c, constx-c, ur-c (it is
+    /// operand 3) for HFMA2 and HFMA2.MMA; or a spec key such as HFMA2_R_R_R_I_I.
     #[arg(long, value_parser = parse_form)]
     pub form: Option<Form>,
     /// Share (0..1) of encodings nvdisasm rejects.
