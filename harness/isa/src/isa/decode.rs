@@ -207,6 +207,24 @@ mod tests {
     }
 
     #[test]
+    fn three_source_forms_put_the_special_source_where_the_spec_says() {
+        // HFMA2 R0, R1, R3, c[0x3] [0x14]: the constant sits at 32..63 and is operand 3; R3 (64..71) is operand 2
+        let i = decode(0x00c0050201007631 | CTRL | 3u128 << 64).unwrap();
+        assert_eq!((i.op, i.form()), (Op::Hfma2, Form::ConstC));
+        assert_eq!((i.b, i.c), (Operand2::Reg(3), Some(Operand2::Const { bank: 3, offset: 0x14 })));
+        // the same bits with operand_form 5: the constant is operand 2
+        let j = decode(0x00c0050201007a31 | CTRL | 3u128 << 64).unwrap();
+        assert_eq!((j.form(), j.b, j.c), (Form::Const, Operand2::Const { bank: 3, offset: 0x14 }, Some(Operand2::Reg(3))));
+        // operand 2's three-bit half select: bit 86 is its bit 2 in either slot
+        let k = decode(0x0000000201007231 | CTRL | 3u128 << 64 | 1u128 << 86).unwrap();
+        assert_eq!(k.b_mods.swizzle, Swizzle::Code4);
+        assert_eq!(super::super::encode(&k).unwrap(), 0x0000000201007231 | CTRL | 3u128 << 64 | 1u128 << 86);
+        // .F32 with .BF16_V2: the word nvdisasm prints nothing for
+        let e = decode(0x0000000201007231 | CTRL | 1u128 << 78 | 1u128 << 85).unwrap_err();
+        assert!(e.prints_nothing() && e.to_string().starts_with("nvdisasm prints nothing"), "{e}");
+    }
+
+    #[test]
     fn rejects_with_reasons() {
         assert!(matches!(decode(0x0000000201007233 | CTRL), Err(Illegal::UnknownOpcode { .. })));
         assert!(matches!(decode(0x0000000201007032 | CTRL), Err(Illegal::UnknownForm { .. })));

@@ -335,6 +335,13 @@ mod tests {
             "HMUL2 R0, R1, cx[URZ] [0xfffc].INVALID1",
             "HMUL2 R0, R0, -0.0 , 1",
             "HMUL2.INVALID3.INVALID3.SAT R254, R1, R2.INVALID1",
+            "HFMA2 R0, R1, R2, R3",
+            "@!P3 HFMA2.F32.OOB.RELU R0, -|R1|.reuse.H1_H1, R2.F32, -|R3|.reuse.INVALID1, !P5",
+            "HFMA2 R0, R1, R3.H0_NH1, -|c[0x3] [0x14].INVALID1|",
+            "HFMA2.BF16_V2.RELU R0, R1, -0.0 , +INF , R3",
+            "HFMA2 R0, R1, R3, 1, -0.0",
+            "HFMA2.MMA.INVALID1.INVALID3 R0, R1, cx[UR7][0x10], RZ",
+            "HFMA2.MMA R0, R1, R3, -|UR2|",
         ] {
             let i = parse(t).unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(render(&i), t);
@@ -352,6 +359,10 @@ mod tests {
             "HMUL2 R0, R1, UR63",
             "@P7 HMUL2 R0, R1, R2",
             "HMUL2 R0, R1, 1.00000001, 0",
+            "HFMA2 R0, R1, R2",
+            "HFMA2.MMA R0, R1, c[0x3] [0x14], R3",
+            "HFMA2.RELU R0, R1, R2, R3, P7",
+            "HFMA2 R0, R1, 1, 2, 3, 4",
         ] {
             assert!(parse(t).is_err(), "{t}");
         }

@@ -397,4 +397,21 @@ mod tests {
         assert_eq!(text(0x3c00800000007832 | CTRL), "HMUL2 R0, R0, 1, -0.0");
         assert_eq!(text(0x80003c0000007832 | CTRL), "HMUL2 R0, R0, -0.0 , 1");
     }
+
+    #[test]
+    fn three_source_samples() {
+        // Texts below were printed by nvdisasm 13.2 for these words (see docs/hfma2-vs-hmul2.md).
+        let t = |hex: &str| text(parse_hex(hex).unwrap());
+        assert_eq!(t("0x000fe200000000030000000201007231"), "HFMA2 R0, R1, R2, R3");
+        assert_eq!(t("0x000fe2000000000300c0050201007631"), "HFMA2 R0, R1, R3, c[0x3] [0x14]");
+        assert_eq!(t("0x000fe2000000000300c0050201007a35"), "HFMA2.MMA R0, R1, c[0x3][0x14], R3");
+        assert_eq!(t("0x000fe200004000030000000201007231"), "HFMA2 R0, R1, R2.H0_NH1, R3");
+        assert_eq!(t("0x000fe200000200030000000201007631"), "HFMA2 R0, R1, R3.F32, c[0x0] [0x0]");
+        assert_eq!(t("0x000fe200068090030000000201007231"), "HFMA2.FMZ.RELU R0, R1, R2, R3, !P5");
+        assert_eq!(t("0x000fe200038080030000000201007231"), "HFMA2.RELU R0, R1, R2, R3");
+        assert_eq!(t("0x000fe200000110030000000201007231"), "HFMA2.OOB R0, R1, R2, R3");
+        assert_eq!(t("0x000fe200000150030000000201007235"), "HFMA2.MMA.INVALID1.INVALID3 R0, R1, R2, R3");
+        assert_eq!(t("0x140fe200000000030000000201007831"), "HFMA2 R0, R1.reuse, 0, 1.1920928955078125e-07, R3.reuse");
+        assert_eq!(t("0x000fe20000460c033000000201007235"), "HFMA2.MMA R0, R1, R2, R3");
+    }
 }
