@@ -26,6 +26,18 @@ pub fn ops_or_all(named: &Option<OpList>) -> Vec<isa::Op> {
 }
 pub use crate::rng::resolve_seed;
 
+/// `--form` names a form some of the instructions have (HFMA2's `rrrr` is no HMUL2 form):
+/// otherwise an error naming the option, never words of another form.
+pub fn check_form(ops: &[isa::Op], form: Option<Form>) -> Result<(), CliError> {
+    match form {
+        Some(f) if !ops.iter().any(|o| o.has_form(f)) => {
+            let names: Vec<&str> = ops.iter().map(|o| o.mnemonic()).collect();
+            Err(CliError::input(format!("--form {f}: no form of {} (use --instruction)", names.join(", "))))
+        }
+        _ => Ok(()),
+    }
+}
+
 #[derive(Args)]
 pub struct DecodeArgs {
     /// Words: 0x + 32 hex digits, high 64 bits first. One a line on stdin when none (or `-`)
@@ -137,6 +149,7 @@ pub fn generate(a: GenerateArgs) -> CliResult {
     if a.factorial && a.form.is_none() {
         return Err(CliError::input("--factorial needs --form"));
     }
+    check_form(&ops_or_all(&a.instruction), a.form)?;
     let seed = resolve_seed(a.seed);
     // random words are written as they are drawn: any --count streams in constant memory
     let words: Box<dyn Iterator<Item = Result<u128, CliError>>> = match a.form.filter(|_| a.factorial) {
@@ -231,6 +244,7 @@ pub fn oracle(a: OracleArgs) -> CliResult {
     check_share("illegal-share", a.illegal_share)?;
     check_share("invalid-share", a.invalid_share)?;
     check_share("ignored-share", a.ignored_share)?;
+    check_form(&ops_or_all(&a.instruction), a.form)?;
     let nv = Nvdisasm::find().map_err(|e| CliError::input(e.to_string()))?;
     let seed = resolve_seed(a.seed);
     let ops = ops_or_all(&a.instruction);

@@ -269,6 +269,10 @@ fn cases() -> Vec<(&'static str, Case)> {
         ("run: exhaustive, illegal --encoding", case(&["run", "--mode", "exhaustive", "--encoding", &format!("0x{}", "f".repeat(32))], 2, "--encoding")),
         // HFMA2's arithmetic has no reference yet: refused up front, one line, exit 2
         ("run: --instruction HFMA2", case(&["run", "--seed", "1", "--instruction", "HFMA2"], 2, "--instruction HFMA2: the reference has no arithmetic")),
+        (
+            "generate: a form none of the instructions has",
+            case(&["generate", "--seed", "1", "--instruction", "HMUL2", "--form", "rrrr"], 2, "--form rrrr: no form of HMUL2"),
+        ),
         ("run: exhaustive, HFMA2 --encoding", case(&["run", "--mode", "exhaustive", "--encoding", HFMA2_WORD], 2, "HFMA2: the reference has no arithmetic")),
         (
             "build-kernel: --instruction HFMA2.MMA",
