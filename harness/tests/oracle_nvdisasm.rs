@@ -60,6 +60,31 @@ fn random_three_source_encodings_fresh_seed() {
     assert_agrees(&format!("HFMA2 / HFMA2.MMA random seed {seed}"), &rep);
 }
 
+/// Any bits at all with HFMA2's or HFMA2.MMA's opcode (and the form selector, ureg flag and
+/// control bits drawn from values some form accepts, so that most words are legal): decode's
+/// verdict, text, rejection or "prints nothing", is nvdisasm's. Fresh seed, printed.
+#[test]
+fn arbitrary_words_with_the_three_source_opcodes() {
+    let seed = common::fresh_seed();
+    eprintln!("arbitrary three-source words, seed {seed}");
+    let mut r = hmul2_harness::rng::Rng::new(seed);
+    let words: Vec<u128> = (0..40_000)
+        .map(|k| {
+            let w = (r.next_u64() as u128) << 64 | r.next_u64() as u128;
+            let op = if k % 2 == 0 { 0x031 } else { 0x035 };
+            let (of, uf) = *r.pick(&[(1u128, 0u128), (2, 0), (3, 0), (3, 1), (4, 0), (5, 0), (5, 1), (6, 1), (7, 1)]);
+            // stall 1..11 with the yield bit, no reuse flag: the control rules hold
+            let ctrl = (1 + r.below(11) as u128) << 105 | 1 << 109;
+            let keep = !(0x1ffu128 | 7 << 9 | 1 << 91 | 0x1f << 105 | 7 << 122);
+            (w & keep) | op | of << 9 | uf << 91 | ctrl
+        })
+        .collect();
+    let rep = compare(&nvdisasm(), &words).expect("nvdisasm ran");
+    eprintln!("{} words nvdisasm printed nothing for", rep.agreed_empty);
+    assert!(rep.agreed_empty > 1000, "format 3 words are among them");
+    assert_agrees(&format!("arbitrary three-source words, seed {seed}"), &rep);
+}
+
 #[test]
 fn random_encodings_fixed_seed() {
     random_run(1);
