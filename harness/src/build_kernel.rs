@@ -45,6 +45,7 @@ pub fn build_kernel(a: BuildKernelArgs) -> CliResult {
     if let Some(op) = ops.iter().find(|o| !crate::reference::IMPLEMENTED.contains(o)) {
         return Err(CliError::input(format!("--instruction {op}: the reference has no arithmetic for it yet, so the kernel does not run it")));
     }
+    crate::commands::check_form(&ops, form)?;
     let words = runnable_words_of(seed, &ops, form, a.count).map_err(CliError::input)?;
     let mut rng = Rng::fork(seed, u64::MAX);
     let cases: Vec<Case> = words.iter().map(|&w| Case { word: w, inputs: random_inputs(w, a.threads, &mut rng) }).collect();

@@ -26,6 +26,18 @@ pub fn ops_or_all(named: &Option<OpList>) -> Vec<isa::Op> {
 }
 pub use crate::rng::resolve_seed;
 
+/// `--form` names a form some of the instructions have (HFMA2's `rrrr` is no HMUL2 form):
+/// otherwise an error naming the option, never words of another form.
+pub fn check_form(ops: &[isa::Op], form: Option<Form>) -> Result<(), CliError> {
+    match form {
+        Some(f) if !ops.iter().any(|o| o.has_form(f)) => {
+            let names: Vec<&str> = ops.iter().map(|o| o.mnemonic()).collect();
+            Err(CliError::input(format!("--form {f}: no form of {} (use --instruction)", names.join(", "))))
+        }
+        _ => Ok(()),
+    }
+}
+
 #[derive(Args)]
 pub struct DecodeArgs {
     /// Words: 0x + 32 hex digits, high 64 bits first. One a line on stdin when none (or `-`)
@@ -97,7 +109,9 @@ pub struct GenerateArgs {
     /// project describes.
     #[arg(long = "instruction", value_parser = parse_ops_arg)]
     pub instruction: Option<OpList>,
-    /// Restrict to one form: rrr, imm, const, constx, ur (or the seed page's key).
+    /// Restrict to one form: rrr, imm, const, constx, ur (two sources: HMUL2, HADD2); rrrr, imm,
+    /// const, constx, ur (special source is operand 2), imm-c, const-c, constx-c, ur-c (it is
+    /// operand 3) for HFMA2 and HFMA2.MMA; or a spec key such as HFMA2_R_R_R_I_I.
     #[arg(long, value_parser = parse_form)]
     pub form: Option<Form>,
     /// Share (0..1) of encodings nvdisasm rejects.
@@ -135,6 +149,7 @@ pub fn generate(a: GenerateArgs) -> CliResult {
     if a.factorial && a.form.is_none() {
         return Err(CliError::input("--factorial needs --form"));
     }
+    check_form(&ops_or_all(&a.instruction), a.form)?;
     let seed = resolve_seed(a.seed);
     // random words are written as they are drawn: any --count streams in constant memory
     let words: Box<dyn Iterator<Item = Result<u128, CliError>>> = match a.form.filter(|_| a.factorial) {
@@ -229,6 +244,7 @@ pub fn oracle(a: OracleArgs) -> CliResult {
     check_share("illegal-share", a.illegal_share)?;
     check_share("invalid-share", a.invalid_share)?;
     check_share("ignored-share", a.ignored_share)?;
+    check_form(&ops_or_all(&a.instruction), a.form)?;
     let nv = Nvdisasm::find().map_err(|e| CliError::input(e.to_string()))?;
     let seed = resolve_seed(a.seed);
     let ops = ops_or_all(&a.instruction);

@@ -95,6 +95,7 @@ pub fn outcomes(nv: &Nvdisasm, words: &[u128]) -> Result<Vec<Outcome>, ToolError
                         Verdict::Text(t) if t.is_empty() => Outcome::Empty,
                         Verdict::Text(t) => Outcome::Text(t),
                         Verdict::Rejected(m) => Outcome::Illegal(m),
+                        Verdict::Empty => Outcome::Empty,
                     };
                 }
             }

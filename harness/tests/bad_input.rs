@@ -16,6 +16,8 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 const WORD: &str = "0x000fe200000000000000000201007232";
+/// `HFMA2 R0, R1, R2, R3`
+const HFMA2_WORD: &str = "0x000fe200000000030000000201007231";
 const GOOD_VECTOR: &str = r#"{"encoding":"0x000fe200000000000000000201007232","a":"0x3c003c00","b":"0x3c003c00","d":"0x00000000","pred":"0x00","expect":"0x3c003c00","origin":"reference"}"#;
 
 /// One bad-input case.
@@ -265,6 +267,21 @@ fn cases() -> Vec<(&'static str, Case)> {
         ("run: --verify-dir missing", case(&run(&["--verify-dir", "nowhere"]), 2, "nowhere")),
         ("run: --out is a file", case(&["run", "--seed", "1", "--count", "8", "--out", "afile"], 2, "afile").file("afile", "x")),
         ("run: exhaustive, illegal --encoding", case(&["run", "--mode", "exhaustive", "--encoding", &format!("0x{}", "f".repeat(32))], 2, "--encoding")),
+        // HFMA2's arithmetic has no reference yet: refused up front, one line, exit 2
+        ("run: --instruction HFMA2", case(&["run", "--seed", "1", "--instruction", "HFMA2"], 2, "--instruction HFMA2: the reference has no arithmetic")),
+        (
+            "generate: a form none of the instructions has",
+            case(&["generate", "--seed", "1", "--instruction", "HMUL2", "--form", "rrrr"], 2, "--form rrrr: no form of HMUL2"),
+        ),
+        ("run: exhaustive, HFMA2 --encoding", case(&["run", "--mode", "exhaustive", "--encoding", HFMA2_WORD], 2, "HFMA2: the reference has no arithmetic")),
+        (
+            "build-kernel: --instruction HFMA2.MMA",
+            case(&["build-kernel", "--seed", "1", "--instruction", "HFMA2.MMA", "--out", "k"], 2, "--instruction HFMA2.MMA"),
+        ),
+        (
+            "eval: an HFMA2 encoding",
+            case(&["eval", "--seed", "1", "--encodings", "-"], 2, "stdin:1: the reference has no arithmetic for HFMA2").stdin(format!("{HFMA2_WORD}\n")),
+        ),
         ("run: exhaustive, --chunk-bits too small", case(&["run", "--mode", "exhaustive", "--encoding", WORD, "--chunk-bits", "4"], 2, "--chunk-bits")),
         ("run: HMUL2_FAKE_EXECUTOR garbage", case(&run(&[]), 2, "HMUL2_FAKE_EXECUTOR").fake("garbage")),
         ("run: --require-gpu without a GPU", case(&run(&["--require-gpu"]), 2, "--require-gpu")),

@@ -76,6 +76,7 @@ fn helpers_disassemble_to_their_text() {
                 assert_eq!(got, want, "word {}", hmul2_harness::isa::format_hex(*w));
             }
             Verdict::Rejected(m) => panic!("nvdisasm rejected {} ({t}): {m}", hmul2_harness::isa::format_hex(*w)),
+            Verdict::Empty => panic!("nvdisasm printed nothing for {} ({t})", hmul2_harness::isa::format_hex(*w)),
         }
     }
 }

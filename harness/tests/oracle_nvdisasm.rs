@@ -45,6 +45,46 @@ fn random_run(seed: u64) {
     assert_agrees(&format!("random seed {seed}"), &rep);
 }
 
+/// HFMA2 and HFMA2.MMA alone: 40000 random words (INVALIDn values, ignored bits and broken
+/// rules included), a fresh seed each run (printed; HMUL2_SEED repeats it).
+#[test]
+fn random_three_source_encodings_fresh_seed() {
+    let seed = common::fresh_seed();
+    eprintln!("three-source oracle run, seed {seed}");
+    let o = GenOptions { seed, ops: vec![Op::Hfma2, Op::Hfma2Mma], form: None, illegal_share: 0.05, invalid_share: 0.25, ignored_share: 0.2 };
+    let words = gen::generate(&o, 0, 40_000);
+    let rep = compare(&nvdisasm(), &words).expect("nvdisasm ran");
+    let forms: std::collections::BTreeSet<_> = words.iter().filter_map(|&w| decode(w).ok()).map(|i| (i.op, i.form())).collect();
+    assert_eq!(forms.len(), 18, "every form of both instructions drawn");
+    assert!(rep.agreed_illegal > 500, "the run must include rejected words");
+    assert_agrees(&format!("HFMA2 / HFMA2.MMA random seed {seed}"), &rep);
+}
+
+/// Any bits at all with HFMA2's or HFMA2.MMA's opcode (and the form selector, ureg flag and
+/// control bits drawn from values some form accepts, so that most words are legal): decode's
+/// verdict, text, rejection or "prints nothing", is nvdisasm's. Fresh seed, printed.
+#[test]
+fn arbitrary_words_with_the_three_source_opcodes() {
+    let seed = common::fresh_seed();
+    eprintln!("arbitrary three-source words, seed {seed}");
+    let mut r = hmul2_harness::rng::Rng::new(seed);
+    let words: Vec<u128> = (0..40_000)
+        .map(|k| {
+            let w = (r.next_u64() as u128) << 64 | r.next_u64() as u128;
+            let op = if k % 2 == 0 { 0x031 } else { 0x035 };
+            let (of, uf) = *r.pick(&[(1u128, 0u128), (2, 0), (3, 0), (3, 1), (4, 0), (5, 0), (5, 1), (6, 1), (7, 1)]);
+            // stall 1..11 with the yield bit, no reuse flag: the control rules hold
+            let ctrl = (1 + r.below(11) as u128) << 105 | 1 << 109;
+            let keep = !(0x1ffu128 | 7 << 9 | 1 << 91 | 0x1f << 105 | 7 << 122);
+            (w & keep) | op | of << 9 | uf << 91 | ctrl
+        })
+        .collect();
+    let rep = compare(&nvdisasm(), &words).expect("nvdisasm ran");
+    eprintln!("{} words nvdisasm printed nothing for", rep.agreed_empty);
+    assert!(rep.agreed_empty > 1000, "format 3 words are among them");
+    assert_agrees(&format!("arbitrary three-source words, seed {seed}"), &rep);
+}
+
 #[test]
 fn random_encodings_fixed_seed() {
     random_run(1);
@@ -65,14 +105,14 @@ fn every_field_value_one_at_a_time_and_errata() {
         let s = op.spec();
         let (y, st, re, fmt) = (s.field("yield"), s.field("stall"), s.field("reuse"), s.field("format"));
         for form in op.forms() {
-            let base = encode(&match form {
-                Form::Rrr => Inst::of(op, 3, 4, Operand2::Reg(5)),
-                Form::Imm => Inst::of(op, 3, 4, Operand2::Imm { first: 0x3c00, second: 0xc000 }),
-                Form::Const => Inst::of(op, 3, 4, Operand2::Const { bank: 3, offset: 16 }),
-                Form::ConstUr => Inst::of(op, 3, 4, Operand2::ConstUr { ureg: 4, offset: 16 }),
-                Form::Ur => Inst::of(op, 3, 4, Operand2::Ur(5)),
-            })
-            .unwrap();
+            let special = match form.kind() {
+                Form::Rrr => Operand2::Reg(5),
+                Form::Imm => Operand2::Imm { first: 0x3c00, second: 0xc000 },
+                Form::Const => Operand2::Const { bank: 3, offset: 16 },
+                Form::ConstUr => Operand2::ConstUr { ureg: 4, offset: 16 },
+                _ => Operand2::Ur(5),
+            };
+            let base = encode(&gen::plain_inst(op, form, 3, 4, special, 6)).unwrap();
             for fv in 0..=fmt.max() {
                 for yv in 0..=y.max() {
                     for sv in 0..=st.max() {
@@ -95,6 +135,30 @@ fn every_field_value_one_at_a_time_and_errata() {
     eprintln!("{n_fields} one-field words, {} in all", words.len());
     let rep = compare(&nvdisasm(), &words).expect("nvdisasm ran");
     assert_agrees("fields one at a time, errata, control combinations", &rep);
+    // HFMA2's format 3 (.F32 with .BF16_V2) in every form: nvdisasm printed nothing, decode said so
+    eprintln!("{} words nvdisasm printed nothing for, as the spec says", rep.agreed_empty);
+    assert!(rep.agreed_empty >= 9, "the words nvdisasm prints nothing for are among them");
+}
+
+/// Every combination of modifiers of the three-source forms (factorial3: every half select,
+/// neg and abs of the three sources, format, flush, none / .SAT / .RELU), judged by nvdisasm:
+/// every form of HFMA2.MMA, and HFMA2's all-register form, both immediate forms and c[] as
+/// operand 3.
+#[test]
+fn three_source_factorials() {
+    let mut words = Vec::new();
+    let mut sets = Vec::new();
+    for (op, forms) in [(Op::Hfma2Mma, Op::Hfma2Mma.forms().collect::<Vec<_>>()), (Op::Hfma2, vec![Form::Rrrr, Form::Imm, Form::ImmC, Form::ConstC])] {
+        for form in forms {
+            let insts = gen::factorial(op, form, 11);
+            sets.push(format!("{op} {form}: {}", insts.len()));
+            words.extend(insts.iter().map(|i| encode(i).unwrap()));
+        }
+    }
+    eprintln!("{}", sets.join(", "));
+    let rep = compare(&nvdisasm(), &words).expect("nvdisasm ran");
+    assert_agrees("three-source factorials", &rep);
+    assert_eq!(rep.agreed_text, words.len(), "every factorial word is legal");
 }
 
 #[test]

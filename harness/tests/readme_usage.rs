@@ -55,6 +55,14 @@ fn the_readme_usage_block_runs_as_written() {
             *fired.entry("decode HADD2 word").or_default() += 1;
             assert_eq!(out.trim(), "HADD2 R0, R1, R2", "`{c}`");
         }
+        if c.contains("decode 0x000fe200000000030000000201007231") {
+            *fired.entry("decode HFMA2 word").or_default() += 1;
+            assert_eq!(out.trim(), "HFMA2 R0, R1, R2, R3", "`{c}`");
+        }
+        if c.contains("decode 0x000fe200000000030000000201007635") {
+            *fired.entry("decode HFMA2.MMA word").or_default() += 1;
+            assert_eq!(out.trim(), "HFMA2.MMA R0, R1, R3, c[0x0][0x0]", "`{c}`");
+        }
         if c.contains("generate --instruction HADD2") {
             *fired.entry("generate one instruction").or_default() += 1;
             let words: Vec<&str> = out.lines().collect();
@@ -93,6 +101,8 @@ fn the_readme_usage_block_runs_as_written() {
     let want: std::collections::BTreeMap<&str, usize> = [
         ("decode word", 1),
         ("decode HADD2 word", 1),
+        ("decode HFMA2 word", 1),
+        ("decode HFMA2.MMA word", 1),
         ("decode stdin", 1),
         ("generate one instruction", 1),
         ("encode HADD2.F32", 1),

@@ -165,7 +165,9 @@ fn modded(p: &Policy, word: u32, m: SrcMods, lane: u32) -> u16 {
         Swizzle::H1H0 => lane,
         Swizzle::H0H0 => 0,
         Swizzle::H1H1 => 1,
-        Swizzle::Invalid1 => unreachable!("targeted cases use defined half selects"),
+        Swizzle::Invalid1 | Swizzle::Code4 | Swizzle::Code5 | Swizzle::Code6 | Swizzle::Code7 => {
+            unreachable!("targeted cases use HMUL2's defined half selects")
+        }
     };
     let mut v = (word >> (16 * half)) as u16;
     if p.abs_then_neg {

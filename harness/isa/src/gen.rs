@@ -80,7 +80,7 @@ fn draw_mods(r: &mut Rng, invalid: bool) -> SrcMods {
 }
 
 fn draw_operand2(r: &mut Rng, form: Form) -> Operand2 {
-    match form {
+    match form.kind() {
         Form::Rrr => Operand2::Reg(draw_reg(r)),
         Form::Imm => Operand2::Imm { first: draw_imm(r), second: draw_imm(r) },
         Form::Const => {
@@ -100,8 +100,22 @@ fn draw_operand2(r: &mut Rng, form: Form) -> Operand2 {
             };
             Operand2::ConstUr { ureg: draw_ureg(r), offset: off }
         }
-        Form::Ur => Operand2::Ur(draw_ureg(r)),
+        _ => Operand2::Ur(draw_ureg(r)),
     }
+}
+
+/// A half select among the values `names` gives (INVALIDn ones only with `invalid`); the
+/// default where the instruction has none.
+fn draw_named_swizzle(r: &mut Rng, invalid: bool, names: &[String], has: bool) -> Swizzle {
+    if !has || names.is_empty() {
+        return Swizzle::H1H0;
+    }
+    let ok: Vec<u32> = (0..names.len() as u32).filter(|&v| invalid || !names[v as usize].starts_with("INVALID")).collect();
+    Swizzle::from_bits(*r.pick(&ok))
+}
+
+fn draw_named_mods(r: &mut Rng, invalid: bool, names: &[String], has: bool) -> SrcMods {
+    SrcMods { neg: r.below(2) == 1, abs: r.below(2) == 1, swizzle: draw_named_swizzle(r, invalid, names, has) }
 }
 
 /// Scheduling bits, drawn freely; [`random_inst`] redraws the ones the spec's rules forbid.
@@ -136,7 +150,7 @@ fn compute_modes(op: Op, form: Form, invalid: bool) -> (Vec<Format>, Vec<Flush>)
             l.format_code[f as usize].is_some_and(|v| s.value_reachable(k, fi, v)) && (invalid || matches!(f, Format::F16 | Format::Bf16 | Format::F32))
         })
         .collect();
-    let flushes = Flush::ALL
+    let flushes = Flush::EVERY
         .into_iter()
         .filter(|&f| l.flush_code[f as usize].is_some_and(|v| s.value_reachable(k, li, v)) && (invalid || f != Flush::Invalid3))
         .collect();
@@ -145,6 +159,9 @@ fn compute_modes(op: Op, form: Form, invalid: bool) -> (Vec<Format>, Vec<Flush>)
 
 /// One random legal instruction `op` of `form` (a form `op` has).
 pub fn random_inst(r: &mut Rng, op: Op, form: Form, invalid: bool, ignored: bool) -> Inst {
+    if op.spec().sources == 3 {
+        return random_inst3(r, op, form, invalid, ignored);
+    }
     let (formats, flushes) = modes(op, form, invalid);
     let mut i = Inst {
         op,
@@ -157,6 +174,9 @@ pub fn random_inst(r: &mut Rng, op: Op, form: Form, invalid: bool, ignored: bool
         format: *r.pick(formats),
         flush: *r.pick(flushes),
         sat: r.below(2) == 1,
+        c: None,
+        c_mods: SrcMods::default(),
+        relu: None,
         ctrl: draw_control(r),
         ignored: 0,
     }
@@ -165,6 +185,34 @@ pub fn random_inst(r: &mut Rng, op: Op, form: Form, invalid: bool, ignored: bool
     while let Err(EncodeError::Illegal(_)) = encode(&i) {
         i.ctrl = draw_control(r);
     }
+    with_ignored(r, i, op, form, ignored)
+}
+
+/// A random legal three-source instruction (its own stream: two-source streams stay as they were).
+fn random_inst3(r: &mut Rng, op: Op, form: Form, invalid: bool, ignored: bool) -> Inst {
+    let (formats, flushes) = modes(op, form, invalid);
+    let l = op.layout();
+    let pred = Pred { index: r.below(8) as u8, negated: r.below(4) == 0 };
+    let (dst, a) = (draw_reg(r), draw_reg(r));
+    let a_mods = draw_named_mods(r, invalid, &l.a_swz_names, l.has_swizzle);
+    let special = draw_operand2(r, form.kind());
+    let reg = Operand2::Reg(draw_reg(r));
+    let b_mods = if form.has_b_mods() { draw_named_mods(r, invalid, &l.b_swz_names, l.has_swizzle) } else { SrcMods::default() };
+    let c_mods = if form.has_c_mods() { draw_named_mods(r, invalid, &l.c_swz_names, l.has_swizzle) } else { SrcMods::default() };
+    let (b, c) = if form.special_source() == 3 { (reg, special) } else { (special, reg) };
+    let format = *r.pick(formats);
+    let flush = *r.pick(flushes);
+    let sat = r.below(2) == 1;
+    // .RELU and .SAT are not accepted together (the spec's rules; redrawing control bits cannot mend it)
+    let relu = (l.relu.is_some() && !sat && r.below(2) == 1).then(|| Pred { index: r.below(8) as u8, negated: r.below(2) == 1 });
+    let mut i = Inst { op, pred, dst, a, a_mods, b, b_mods, format, flush, sat, c: Some(c), c_mods, relu, ctrl: draw_control(r), ignored: 0 }.without_hidden();
+    while let Err(EncodeError::Illegal(_)) = encode(&i) {
+        i.ctrl = draw_control(r);
+    }
+    with_ignored(r, i, op, form, ignored)
+}
+
+fn with_ignored(r: &mut Rng, mut i: Inst, op: Op, form: Form, ignored: bool) -> Inst {
     if ignored {
         let mask = op.form_spec(form).map_or(0, |fs| fs.ignored_mask) | i.hidden_mask();
         let bits = ((r.next_u64() as u128) << 64 | r.next_u64() as u128) & mask;
@@ -252,8 +300,12 @@ pub fn generate(opts: &GenOptions, start: u64, count: u64) -> Vec<u128> {
 
 /// Every combination of a form's modifiers (source neg/abs/half-select, format, flush, sat),
 /// with registers and operand 2 drawn from `seed`. HMUL2's RRR has 8192, its immediate form
-/// 512; combinations whose modifiers hide a field have it zero.
+/// 512; combinations whose modifiers hide a field have it zero. Three-source instructions:
+/// see [`factorial3`].
 pub fn factorial(op: Op, form: Form, seed: u64) -> Vec<Inst> {
+    if op.spec().sources == 3 {
+        return factorial3(op, form, seed);
+    }
     let mut out = Vec::new();
     let mut r = Rng::new(seed);
     let bools = [false, true];
@@ -300,6 +352,78 @@ pub fn factorial(op: Op, form: Form, seed: u64) -> Vec<Inst> {
     out
 }
 
+/// Every combination of a three-source form's modifiers: the three sources' neg/abs/half
+/// select (every value the spec names), format, flush and one of none / `.SAT` / `.RELU`
+/// (with a drawn predicate operand); registers and the special source drawn from `seed`.
+/// HFMA2's R,R,R,R has 16 × 32 × 16 × 3 × 4 × 3 = 294912.
+pub fn factorial3(op: Op, form: Form, seed: u64) -> Vec<Inst> {
+    let mut out = Vec::new();
+    let mut r = Rng::new(seed);
+    let l = op.layout();
+    let (formats, flushes) = modes(op, form, true);
+    let mods_list = |names: &[String], on: bool| -> Vec<SrcMods> {
+        if !on {
+            return vec![SrcMods::default()];
+        }
+        let swz: Vec<Swizzle> =
+            if l.has_swizzle && !names.is_empty() { (0..names.len() as u32).map(Swizzle::from_bits).collect() } else { vec![Swizzle::H1H0] };
+        let mut v = Vec::new();
+        for neg in [false, true] {
+            for abs in [false, true] {
+                for &swizzle in &swz {
+                    v.push(SrcMods { neg, abs, swizzle });
+                }
+            }
+        }
+        v
+    };
+    let a_list = mods_list(&l.a_swz_names, true);
+    let b_list = mods_list(&l.b_swz_names, form.has_b_mods());
+    let c_list = mods_list(&l.c_swz_names, form.has_c_mods());
+    let tails: Vec<u8> = if l.relu.is_some() { vec![0, 1, 2] } else { vec![0, 1] };
+    for &a_mods in &a_list {
+        for &b_mods in &b_list {
+            for &c_mods in &c_list {
+                for &format in formats {
+                    for &flush in flushes {
+                        for &tail in &tails {
+                            let mut i = random_inst(&mut r, op, form, false, false);
+                            i.a_mods = a_mods;
+                            i.b_mods = b_mods;
+                            i.c_mods = c_mods;
+                            i.format = format;
+                            i.flush = flush;
+                            i.sat = tail == 1;
+                            i.relu = (tail == 2).then(|| Pred { index: r.below(8) as u8, negated: r.below(2) == 1 });
+                            let mut i = i.without_hidden();
+                            while let Err(EncodeError::Illegal(_)) = encode(&i) {
+                                i.ctrl = draw_control(&mut r);
+                            }
+                            out.push(i);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A plain instruction of `op` in `form`: `op dst, a, special` with `special` (of the form's
+/// kind) in the place the form says and any other source the register `other`.
+pub fn plain_inst(op: Op, form: Form, dst: u8, a: u8, special: Operand2, other: u8) -> Inst {
+    let mut i = Inst::of(op, dst, a, special);
+    if op.spec().sources == 3 {
+        if form.special_source() == 3 {
+            i.b = Operand2::Reg(other);
+            i.c = Some(special);
+        } else {
+            i.c = Some(Operand2::Reg(other));
+        }
+    }
+    i
+}
+
 /// Words that set every value of every field of every form one at a time on a plain
 /// instruction (values of wide fields: each single bit, zero and all ones).
 pub fn one_field_at_a_time(op: Op) -> Vec<u128> {
@@ -307,14 +431,14 @@ pub fn one_field_at_a_time(op: Op) -> Vec<u128> {
     let mut out = Vec::new();
     for form in op.forms() {
         let Some(fs) = op.form_spec(form) else { continue };
-        let base = encode(&match form {
-            Form::Rrr => Inst::of(op, 0, 1, Operand2::Reg(2)),
-            Form::Imm => Inst::of(op, 0, 1, Operand2::Imm { first: 0x3c00, second: 0x4000 }),
-            Form::Const => Inst::of(op, 0, 1, Operand2::Const { bank: 0, offset: 0 }),
-            Form::ConstUr => Inst::of(op, 0, 1, Operand2::ConstUr { ureg: 0, offset: 0 }),
-            Form::Ur => Inst::of(op, 0, 1, Operand2::Ur(2)),
-        })
-        .unwrap_or(0);
+        let special = match form.kind() {
+            Form::Rrr => Operand2::Reg(2),
+            Form::Imm => Operand2::Imm { first: 0x3c00, second: 0x4000 },
+            Form::Const => Operand2::Const { bank: 0, offset: 0 },
+            Form::ConstUr => Operand2::ConstUr { ureg: 0, offset: 0 },
+            _ => Operand2::Ur(2),
+        };
+        let base = encode(&plain_inst(op, form, 0, 1, special, 3)).unwrap_or(0);
         for &fi in fs.fields.iter() {
             let f = &s.fields[fi];
             for v in field_values(f) {
@@ -454,7 +578,7 @@ pub mod strategies {
 
     /// Any legal instruction (INVALIDn values and ignored bits included).
     pub fn inst() -> impl Strategy<Value = Inst> {
-        (any::<u64>(), 0..Op::ALL.len(), 0usize..5, any::<bool>(), any::<bool>()).prop_map(|(seed, op, form, invalid, ignored)| {
+        (any::<u64>(), 0..Op::ALL.len(), 0usize..Form::ALL.len(), any::<bool>(), any::<bool>()).prop_map(|(seed, op, form, invalid, ignored)| {
             let mut r = Rng::new(seed);
             let op = Op::ALL[op];
             let forms: Vec<Form> = op.forms().collect();

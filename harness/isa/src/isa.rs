@@ -98,40 +98,89 @@ pub fn parse_ops(list: &str) -> Result<Vec<Op>, String> {
     Ok(ops)
 }
 
-/// The five kinds of operand 2 (each instruction's spec names which it has, by `cli`).
+/// The operand forms of the family: which kind of special source (register, two immediates,
+/// c[], cx[], uniform register) an instruction has and, for a three-source instruction
+/// (the spec's `sources`), whether it is operand 2 or operand 3 (the form's `special`). Each
+/// instruction's spec names the forms it has, by `cli`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Form {
     /// `R,R,R`
     Rrr,
-    /// `R,R,F,F`: two 16-bit immediates.
+    /// `R,R,F,F`: two 16-bit immediates (`R,R,F,F,R` with three sources).
     Imm,
-    /// `R,R,c[bank][offset]`
+    /// `R,R,c[bank][offset]` (`R,R,c[..][..],R` with three sources)
     Const,
-    /// `R,R,cx[UR][offset]`
+    /// `R,R,cx[UR][offset]` (`R,R,cx[..][..],R` with three sources)
     ConstUr,
-    /// `R,R,UR`
+    /// `R,R,UR` (`R,R,UR,R` with three sources)
     Ur,
+    /// `R,R,R,R`: three register sources.
+    Rrrr,
+    /// `R,R,R,F,F`: the immediates are operand 3.
+    ImmC,
+    /// `R,R,R,c[bank][offset]`: the constant is operand 3.
+    ConstC,
+    /// `R,R,R,cx[UR][offset]`: the constant is operand 3.
+    ConstUrC,
+    /// `R,R,R,UR`: the uniform register is operand 3.
+    UrC,
 }
 
 impl Form {
-    pub const ALL: [Form; 5] = [Form::Rrr, Form::Imm, Form::Const, Form::ConstUr, Form::Ur];
+    pub const ALL: [Form; 10] = [Form::Rrr, Form::Imm, Form::Const, Form::ConstUr, Form::Ur, Form::Rrrr, Form::ImmC, Form::ConstC, Form::ConstUrC, Form::UrC];
+    /// The forms of a two-source instruction (HMUL2, HADD2), in their order.
+    pub const TWO_SOURCE: [Form; 5] = [Form::Rrr, Form::Imm, Form::Const, Form::ConstUr, Form::Ur];
 
-    /// Short name for the command line (`rrr`, `imm`, `const`, `constx`, `ur`); a spec's
-    /// form names its kind by this (`cli`).
+    /// Short name for the command line (`rrr`, `imm`, `const`, `constx`, `ur`, `rrrr`,
+    /// `imm-c`, `const-c`, `constx-c`, `ur-c`); a spec's form names its kind by this (`cli`).
     pub fn cli_name(self) -> &'static str {
-        ["rrr", "imm", "const", "constx", "ur"][self as usize]
+        ["rrr", "imm", "const", "constx", "ur", "rrrr", "imm-c", "const-c", "constx-c", "ur-c"][self as usize]
     }
     /// The operand syntax of the seed pages, e.g. `R,R,c[I][I]`.
     pub fn syntax(self) -> &'static str {
-        ["R,R,R", "R,R,F,F", "R,R,c[I][I]", "R,R,cx[UR][I]", "R,R,UR"][self as usize]
+        ["R,R,R", "R,R,F,F", "R,R,c[I][I]", "R,R,cx[UR][I]", "R,R,UR", "R,R,R,R", "R,R,R,F,F", "R,R,R,c[I][I]", "R,R,R,cx[UR][I]", "R,R,R,UR"][self as usize]
     }
     /// A form by its command-line name, or by a spec key of any instruction (`HMUL2_R_R_R`).
     pub fn from_cli(name: &str) -> Option<Form> {
         Form::ALL.into_iter().find(|f| f.cli_name().eq_ignore_ascii_case(name) || Op::ALL.iter().any(|o| o.form_key(*f).eq_ignore_ascii_case(name)))
     }
+    /// The kind of the form's special source, as the two-source form of that kind
+    /// (`ConstC` → `Const`, `Rrrr` → `Rrr`).
+    pub fn kind(self) -> Form {
+        match self {
+            Form::Rrrr => Form::Rrr,
+            Form::ImmC => Form::Imm,
+            Form::ConstC => Form::Const,
+            Form::ConstUrC => Form::ConstUr,
+            Form::UrC => Form::Ur,
+            f => f,
+        }
+    }
+    /// The form whose special source of kind `kind` is operand 3 (`Const` → `ConstC`).
+    pub fn as_operand3(kind: Form) -> Form {
+        match kind.kind() {
+            Form::Rrr => Form::Rrrr,
+            Form::Imm => Form::ImmC,
+            Form::Const => Form::ConstC,
+            Form::ConstUr => Form::ConstUrC,
+            _ => Form::UrC,
+        }
+    }
+    /// Which source (2 or 3) holds the form's special operand; 2 for the register forms.
+    pub fn special_source(self) -> u8 {
+        if matches!(self, Form::ImmC | Form::ConstC | Form::ConstUrC | Form::UrC) {
+            3
+        } else {
+            2
+        }
+    }
     /// Whether operand 2 takes neg/abs/half-select modifiers in this form.
     pub fn has_b_mods(self) -> bool {
         self != Form::Imm
+    }
+    /// Whether operand 3 (of a three-source instruction) takes modifiers in this form.
+    pub fn has_c_mods(self) -> bool {
+        self != Form::ImmC
     }
 }
 
@@ -174,21 +223,38 @@ pub enum Swizzle {
     H0H0 = 2,
     /// Both lanes read the high half.
     H1H1 = 3,
+    /// Values 4..7 of a three-bit half select (HFMA2's operand 2: `H0_NH1`, then
+    /// `INVALID5`..`INVALID7`). A half select is typed by its field value; the spec names
+    /// each value (HFMA2 prints value 1 of operand 2 as `.F32`, HMUL2 as `.INVALID1`).
+    Code4 = 4,
+    Code5 = 5,
+    Code6 = 6,
+    Code7 = 7,
 }
 
 impl Swizzle {
+    /// The four values of a two-bit half select, in field order.
     pub const ALL: [Swizzle; 4] = [Swizzle::H1H0, Swizzle::Invalid1, Swizzle::H0H0, Swizzle::H1H1];
+    /// The eight values of a three-bit half select (HFMA2's operand 2), in field order.
+    pub const EVERY: [Swizzle; 8] =
+        [Swizzle::H1H0, Swizzle::Invalid1, Swizzle::H0H0, Swizzle::H1H1, Swizzle::Code4, Swizzle::Code5, Swizzle::Code6, Swizzle::Code7];
     pub fn from_bits(v: u32) -> Swizzle {
-        Swizzle::ALL[(v & 3) as usize]
+        Swizzle::EVERY[(v & 7) as usize]
     }
 }
 
-/// Source modifiers of operand 1 or operand 2.
+/// Source modifiers of operand 1, 2 or 3.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 pub struct SrcMods {
     pub neg: bool,
     pub abs: bool,
     pub swizzle: Swizzle,
+}
+
+impl SrcMods {
+    pub fn is_default(&self) -> bool {
+        *self == SrcMods::default()
+    }
 }
 
 /// Denormal handling.
@@ -201,10 +267,15 @@ pub enum Flush {
     Ftz = 2,
     /// Printed `.INVALID3`.
     Invalid3 = 3,
+    /// `.OOB` (HFMA2's flush value 3, where HMUL2 prints `.INVALID3`).
+    Oob = 4,
 }
 
 impl Flush {
+    /// The four values of HMUL2's flush field, in field order.
     pub const ALL: [Flush; 4] = [Flush::None, Flush::Fmz, Flush::Ftz, Flush::Invalid3];
+    /// Every flush mode of the family (what a spec's value names may mean).
+    pub const EVERY: [Flush; 5] = [Flush::None, Flush::Fmz, Flush::Ftz, Flush::Invalid3, Flush::Oob];
 }
 
 /// Lane format.
@@ -303,6 +374,17 @@ pub struct Inst {
     pub format: Format,
     pub flush: Flush,
     pub sat: bool,
+    /// Operand 3 of a three-source instruction (the spec's `sources`): a register, or the
+    /// form's special source when the form's `special` is 3; None for two sources.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub c: Option<Operand2>,
+    /// Operand 3's modifiers (default when there is no operand 3, or it is immediates).
+    #[serde(default, skip_serializing_if = "SrcMods::is_default")]
+    pub c_mods: SrcMods,
+    /// `.RELU` and its predicate operand (printed after the last source), for instructions
+    /// whose spec has a `relu` field; None: no `.RELU`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub relu: Option<Pred>,
     pub ctrl: Control,
     /// Bits that no field of the form covers and that nvdisasm ignores. Kept so that
     /// `encode(decode(w)) == w` for every legal word; no text shows them.
@@ -313,8 +395,15 @@ pub struct Inst {
 pub type Hmul2 = Inst;
 
 impl Inst {
+    /// The form: operand 2's kind, or with an operand 3 the place of the special source
+    /// (both special is not a form: [`encode`] refuses it, and `form` names operand 2's).
     pub fn form(&self) -> Form {
-        self.b.form()
+        match (self.b, self.c) {
+            (_, None) => self.b.form(),
+            (Operand2::Reg(_), Some(Operand2::Reg(_))) => Form::Rrrr,
+            (Operand2::Reg(_), Some(c)) => Form::as_operand3(c.form()),
+            (b, Some(_)) => b.form(),
+        }
     }
 
     /// The spec's description of this instruction's form (None when its op lacks the form:
@@ -341,6 +430,10 @@ impl Inst {
             format: Format::F16,
             flush: Flush::None,
             sat: false,
+            // a three-source instruction accumulates into its destination by default
+            c: (op.spec().sources == 3).then_some(Operand2::Reg(dst)),
+            c_mods: SrcMods::default(),
+            relu: None,
             ctrl: Control::default(),
             ignored: 0,
         }
@@ -353,6 +446,10 @@ impl Inst {
     /// Whether operand 2 shows `.reuse`.
     pub fn shows_reuse_b(&self) -> bool {
         self.ctrl.shows_reuse(self.op.spec().reuse_b)
+    }
+    /// Whether operand 3 shows `.reuse`.
+    pub fn shows_reuse_c(&self) -> bool {
+        self.ctrl.shows_reuse(self.op.spec().reuse_c)
     }
 
     /// The bits nvdisasm ignores in this instruction because of its modifiers (the spec's
@@ -368,6 +465,9 @@ impl Inst {
             w = l.flush.set(w, v).unwrap_or(w);
         }
         w = l.sat.set(w, self.sat as u32).unwrap_or(w);
+        if let Some(f) = &l.relu {
+            w = f.set(w, self.relu.is_some() as u32).unwrap_or(w);
+        }
         self.op.spec().hidden_mask(k, w)
     }
 
@@ -403,6 +503,14 @@ impl Inst {
                 self.b = Operand2::Imm { first: 0, second };
             }
         }
+        if let Some(p) = self.relu.as_mut() {
+            if l.relu_pred.as_ref().is_some_and(&hid) {
+                p.index = 0;
+            }
+            if l.relu_pred_neg.as_ref().is_some_and(&hid) {
+                p.negated = false;
+            }
+        }
         self
     }
 
@@ -413,8 +521,11 @@ impl Inst {
 
     /// Whether any field holds a value that nvdisasm names `INVALIDn`: its meaning is unknown.
     pub fn has_invalid_value(&self) -> bool {
-        self.a_mods.swizzle == Swizzle::Invalid1
-            || (self.form().has_b_mods() && self.b_mods.swizzle == Swizzle::Invalid1)
+        let l = self.op.layout();
+        let invalid = |names: &[String], s: Swizzle| names.get(s as usize).is_some_and(|n| n.starts_with("INVALID"));
+        invalid(&l.a_swz_names, self.a_mods.swizzle)
+            || (self.form().has_b_mods() && invalid(&l.b_swz_names, self.b_mods.swizzle))
+            || (self.c.is_some() && self.form().has_c_mods() && invalid(&l.c_swz_names, self.c_mods.swizzle))
             || matches!(self.format, Format::Invalid1 | Format::Invalid3)
             || self.flush == Flush::Invalid3
     }

@@ -23,7 +23,10 @@ impl std::fmt::Display for Mismatch {
 pub struct OracleReport {
     pub words: usize,
     pub agreed_text: usize,
+    /// Words both call illegal: nvdisasm rejects them, or prints nothing where the spec says it does.
     pub agreed_illegal: usize,
+    /// Of those, the words nvdisasm printed nothing for.
+    pub agreed_empty: usize,
     pub mismatches: Vec<Mismatch>,
     pub nvdisasm_calls: u64,
 }
@@ -48,7 +51,9 @@ pub fn judge(word: u128, theirs: &Verdict) -> Option<Mismatch> {
         (Err(Illegal::UnknownOpcode { .. }), Verdict::Text(b)) => {
             !b.split_whitespace().any(|t| Op::ALL.iter().any(|o| t.split('.').next() == Some(o.mnemonic())))
         }
-        (Err(_), Verdict::Rejected(_)) => true,
+        // nvdisasm prints nothing for the word: the spec's rule says so (or it is no instruction of the family)
+        (Err(e), Verdict::Empty) => e.prints_nothing() || matches!(e, Illegal::UnknownOpcode { .. }),
+        (Err(e), Verdict::Rejected(_)) => !e.prints_nothing(),
         _ => false,
     };
     if agree {
@@ -63,6 +68,7 @@ pub fn judge(word: u128, theirs: &Verdict) -> Option<Mismatch> {
         nvdisasm: match theirs {
             Verdict::Text(t) => t.clone(),
             Verdict::Rejected(m) => format!("rejected: {m}"),
+            Verdict::Empty => "prints nothing (exit 0, no line at the word's address)".into(),
         },
     })
 }
@@ -77,6 +83,10 @@ pub fn compare(nv: &Nvdisasm, words: &[u128]) -> Result<OracleReport, ToolError>
             Some(m) => r.mismatches.push(m),
             None => match v {
                 Verdict::Text(_) if decode(w).is_ok() => r.agreed_text += 1,
+                Verdict::Empty => {
+                    r.agreed_illegal += 1;
+                    r.agreed_empty += 1;
+                }
                 _ => r.agreed_illegal += 1,
             },
         }

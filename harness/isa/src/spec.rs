@@ -122,6 +122,10 @@ pub struct FormSpec {
     pub key: String,
     pub syntax: String,
     pub cli: String,
+    /// Which source (2 or 3) holds the form's special operand (the spec's `special`, 2 when
+    /// absent). With 3, operand 2 is read from the register slot (`c_*` fields) and operand
+    /// 3 from the special slot (`b_*` fields).
+    pub special: u8,
     /// Fields with a required value (opcode, form selector), as indices into [`Spec::fields`].
     pub fixed: Vec<(usize, u32)>,
     /// Fields the form uses: the common ones and its own.
@@ -146,6 +150,9 @@ pub struct Constraint {
     pub field: usize,
     pub allowed: Vec<(u32, u32)>,
     pub doc: String,
+    /// A word breaking the rule is one nvdisasm prints nothing for (exit 0, no line at its
+    /// address), not one it rejects: the spec's `"nvdisasm": "prints nothing"`.
+    pub silent: bool,
     /// The same rule as bit sets, for the decoder's hot path: bit f of `form_set` is form f;
     /// bit v of a value set is value v (rules speak of fields at most 6 bits wide).
     form_set: u32,
@@ -216,6 +223,16 @@ pub struct Spec {
     /// The bit of the `reuse` field that marks operand 1 and operand 2 (`operand_reuse`).
     pub reuse_a: u8,
     pub reuse_b: u8,
+    /// The reuse bit of operand 3 (the third entry of `operand_reuse`; three-source specs).
+    pub reuse_c: u8,
+    /// How many sources the instruction has: 2 (HMUL2, HADD2) or 3 (HFMA2), the spec's `sources`.
+    pub sources: u8,
+    /// What nvdisasm prints between a constant's bank and offset (`c[0x0] [0x0]` or
+    /// `c[0x0][0x0]`): the spec's `const_space`, one space when absent.
+    pub const_space: String,
+    /// Names of operand 2's half-select values when it has more than two bits (the spec's
+    /// `operand2_half_selects`: the slot's two bits and `b_swizzle_hi` as bit 2).
+    pub operand2_half_selects: Vec<String>,
     by_name: BTreeMap<String, usize>,
 }
 
@@ -268,7 +285,13 @@ struct RawSpec {
     #[serde(default)]
     hidden: Vec<RawHidden>,
     #[serde(default)]
-    operand_reuse: Option<[u8; 2]>,
+    operand_reuse: Option<Vec<u8>>,
+    #[serde(default)]
+    sources: Option<u8>,
+    #[serde(default)]
+    const_space: Option<String>,
+    #[serde(default)]
+    operand2_half_selects: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -302,6 +325,8 @@ struct RawForm {
     key: String,
     syntax: String,
     cli: String,
+    #[serde(default)]
+    special: Option<u8>,
     fixed: BTreeMap<String, u32>,
     fields: Vec<String>,
     #[serde(default)]
@@ -317,6 +342,9 @@ struct RawConstraint {
     when: BTreeMap<String, Vec<[u32; 2]>>,
     field: String,
     allowed: Vec<[u32; 2]>,
+    /// `"prints nothing"`: nvdisasm lists nothing for a word breaking the rule.
+    #[serde(default)]
+    nvdisasm: Option<String>,
     doc: String,
 }
 
@@ -403,10 +431,15 @@ pub fn compile(text: &str) -> Result<Spec, SpecError> {
                 return bad(format!("form {}: fixed {} = {v} does not fit", f.key, fields[i].name));
             }
         }
+        let special = f.special.unwrap_or(2);
+        if !(2..=raw.sources.unwrap_or(2)).contains(&special) {
+            return bad(format!("form {}: special source {special} is not one of the instruction's sources", f.key));
+        }
         forms.push(FormSpec {
             key: f.key,
             syntax: f.syntax,
             cli: f.cli,
+            special,
             fixed,
             fields: used,
             signed,
@@ -436,7 +469,12 @@ pub fn compile(text: &str) -> Result<Spec, SpecError> {
         let form_set = if cforms.is_empty() { u32::MAX } else { cforms.iter().fold(0, |s, &f| s | 1 << f) };
         let when_sets = when.iter().map(|(i, r)| (*i, range_set(r))).collect();
         let allowed_set = range_set(&allowed);
-        constraints.push(Constraint { id: c.id, forms: cforms, when, field, allowed, doc: c.doc, form_set, when_sets, allowed_set });
+        let silent = match c.nvdisasm.as_deref() {
+            None => false,
+            Some("prints nothing") => true,
+            Some(o) => return bad(format!("constraint {}: nvdisasm {o:?}: the only value is \"prints nothing\"", c.id)),
+        };
+        constraints.push(Constraint { id: c.id, forms: cforms, when, field, allowed, doc: c.doc, silent, form_set, when_sets, allowed_set });
     }
     let mut spec_fields = fields;
     for (k, form) in forms.iter_mut().enumerate() {
@@ -493,19 +531,46 @@ pub fn compile(text: &str) -> Result<Spec, SpecError> {
         let when = h.when.iter().map(|(n, r)| Ok((idx(n)?, ranges(r)))).collect::<Result<Vec<_>, SpecError>>()?;
         // the typed layer decides what is hidden from the modifiers alone (render, generator)
         for (i, _) in &when {
-            if !["format", "flush", "sat"].contains(&fields[*i].name.as_str()) {
-                return bad(format!("hidden {}: `when` may speak of format, flush and sat only, not {}", h.id, fields[*i].name));
+            if !["format", "flush", "sat", "relu"].contains(&fields[*i].name.as_str()) {
+                return bad(format!("hidden {}: `when` may speak of format, flush, sat and relu only, not {}", h.id, fields[*i].name));
             }
         }
         hidden.push(Hidden { id: h.id, forms: hforms, when, field: idx(&h.field)?, doc: h.doc });
     }
-    let [reuse_a, reuse_b] = raw.operand_reuse.unwrap_or([0, 1]);
-    if reuse_a.max(reuse_b) as u32 >= fields[idx("reuse")?].width {
-        return bad(format!("operand_reuse [{reuse_a}, {reuse_b}] lies outside the reuse field"));
+    let sources = raw.sources.unwrap_or(2);
+    if !(2..=3).contains(&sources) {
+        return bad(format!("sources is {sources}; the typed layer knows 2 and 3"));
+    }
+    let reuse = raw.operand_reuse.unwrap_or(vec![0, 1, 2]);
+    let (reuse_a, reuse_b, reuse_c) = match reuse.as_slice() {
+        [a, b] if sources == 2 => (*a, *b, 2),
+        [a, b, c] => (*a, *b, *c),
+        _ => return bad(format!("operand_reuse {reuse:?}: one bit a source ({sources})")),
+    };
+    if reuse_a.max(reuse_b).max(reuse_c) as u32 >= fields[idx("reuse")?].width {
+        return bad(format!("operand_reuse {reuse:?} lies outside the reuse field"));
+    }
+    if !raw.operand2_half_selects.is_empty() && raw.operand2_half_selects.len() != 8 {
+        return bad("operand2_half_selects names the 8 values of a three-bit half select".into());
     }
     let mut errata = raw.errata;
     errata.extend(raw.evidence);
-    Ok(Spec { mnemonic: raw.mnemonic, arch: raw.arch, fields, forms, constraints, errata, hidden, reuse_a, reuse_b, by_name })
+    Ok(Spec {
+        mnemonic: raw.mnemonic,
+        arch: raw.arch,
+        fields,
+        forms,
+        constraints,
+        errata,
+        hidden,
+        reuse_a,
+        reuse_b,
+        reuse_c,
+        sources,
+        const_space: raw.const_space.unwrap_or_else(|| " ".into()),
+        operand2_half_selects: raw.operand2_half_selects,
+        by_name,
+    })
 }
 
 impl Spec {
@@ -545,8 +610,9 @@ impl Spec {
         if fs.rule_legal[combo / 64] >> (combo % 64) & 1 == 1 {
             return Ok(());
         }
-        // illegal: find the rule to name
-        for c in &self.constraints {
+        // illegal: find the rule to name; a word nvdisasm rejects is rejected whatever else it
+        // breaks, so the rules of words it prints nothing for come last
+        for c in self.constraints.iter().filter(|c| !c.silent).chain(self.constraints.iter().filter(|c| c.silent)) {
             if c.applies(self, form, word) {
                 let v = self.fields[c.field].get(word);
                 if !c.allows(v) {
@@ -621,19 +687,27 @@ pub struct Layout {
     pub opcode_value: u32,
     /// Index in the spec's `forms` of each operand kind ([`Form`] order), by the forms' `cli`,
     /// and the kind of each of the spec's forms.
-    pub form_index: [Option<usize>; 5],
+    pub form_index: [Option<usize>; 10],
     pub form_kind: Vec<Form>,
     /// What each value of the `flush` field means, by its name in the spec ("", "FMZ", "FTZ";
     /// any other name, such as `INVALID3`, is [`Flush::Invalid3`]), and the value of each mode
     /// (None: the instruction has no such mode).
     pub flush_of: Vec<Flush>,
-    pub flush_code: [Option<u32>; 4],
+    pub flush_code: [Option<u32>; 5],
     /// The same for the `format` field ("", "BF16_V2", "F32"; others are INVALIDn).
     pub format_of: Vec<Format>,
     pub format_code: [Option<u32>; 5],
     /// The reuse bits of operand 1 and operand 2 (the spec's `operand_reuse`).
     pub reuse_a: u8,
     pub reuse_b: u8,
+    pub reuse_c: u8,
+    /// Whether the forms use the half-select fields (HFMA2.MMA has none: its bits are ignored).
+    pub has_swizzle: bool,
+    /// Names of each half-select value of operand 1, 2 and 3 (operand 2's has eight when the
+    /// spec names `operand2_half_selects`).
+    pub a_swz_names: Vec<String>,
+    pub b_swz_names: Vec<String>,
+    pub c_swz_names: Vec<String>,
     /// Form index by (operand_form, ureg_flag) when the form's fixed fields are exactly these two
     /// and the opcode; derived from the spec's `fixed` lists.
     pub form_by_selector: Vec<Option<usize>>,
@@ -665,6 +739,16 @@ pub struct Layout {
     pub rd_bar: Field,
     pub wait: Field,
     pub reuse: Field,
+    /// Three-source fields (None in a two-source spec): the register slot, operand 2's
+    /// half-select bit 2, `.RELU` and its predicate operand.
+    pub c_reg: Option<Field>,
+    pub c_neg: Option<Field>,
+    pub c_abs: Option<Field>,
+    pub c_swizzle: Option<Field>,
+    pub b_swizzle_hi: Option<Field>,
+    pub relu: Option<Field>,
+    pub relu_pred: Option<Field>,
+    pub relu_pred_neg: Option<Field>,
 }
 
 /// The control fields (stall, yield, scoreboards, wait, reuse), which sit at the same bits in
@@ -680,6 +764,10 @@ pub fn layout_of(op: Op) -> &'static Layout {
     LAYOUTS[op.index()].get_or_init(|| {
         let s = spec_of(op);
         let f = |n: &str| s.field(n).clone();
+        let opt = |n: &str| s.try_index(n).map(|i| s.fields[i].clone());
+        // a spec whose forms leave out operand 1's half select has none (its bits are ignored)
+        let a_swz = s.index("a_swizzle");
+        let has_swizzle = s.forms.iter().all(|fm| fm.fields.contains(&a_swz));
         let opcode = s.index("opcode");
         let (of, uf) = (s.index("operand_form"), s.index("ureg_flag"));
         let opcode_value = s.forms.first().and_then(|fm| fm.fixed.iter().find(|(i, _)| *i == opcode)).map(|(_, v)| *v).unwrap_or(0);
@@ -692,10 +780,25 @@ pub fn layout_of(op: Op) -> &'static Layout {
                 _ => panic!("form {} must fix exactly opcode, operand_form and ureg_flag (the decoder's table relies on it)", fm.key),
             }
         }
-        let mut form_index = [None; 5];
+        let mut form_index = [None; 10];
         let mut form_kind = Vec::new();
         for (k, fm) in s.forms.iter().enumerate() {
-            match Form::ALL.into_iter().find(|f| f.cli_name() == fm.cli) {
+            let found = Form::ALL.into_iter().find(|f| f.cli_name() == fm.cli);
+            if let Some(f) = found {
+                // the form's kind says where its special source is; the spec says it too
+                let fits = f.special_source() == fm.special && (s.sources == 3 || Form::TWO_SOURCE.contains(&f)) && (s.sources == 2 || f != Form::Rrr);
+                if !fits {
+                    panic!(
+                        "{}: form {} ({}) does not fit an instruction of {} sources with its special source {}",
+                        op.spec_path(),
+                        fm.key,
+                        fm.cli,
+                        s.sources,
+                        fm.special
+                    );
+                }
+            }
+            match found {
                 Some(f) if form_index[f as usize].is_none() => {
                     form_index[f as usize] = Some(k);
                     form_kind.push(f);
@@ -717,19 +820,24 @@ pub fn layout_of(op: Op) -> &'static Layout {
                 .collect();
             (of, code)
         };
-        let (flush_of, flush_code) = named("flush", &["", "FMZ", "FTZ", "INVALID3"]);
+        let (flush_of, flush_code) = named("flush", &["", "FMZ", "FTZ", "INVALID3", "OOB"]);
         let (format_of, format_code) = named("format", &["", "INVALID1", "BF16_V2", "INVALID3", "F32"]);
         Layout {
             op,
             opcode_value,
             form_index,
             form_kind,
-            flush_of: flush_of.into_iter().map(|m| Flush::ALL[m as usize]).collect(),
-            flush_code: [flush_code[0], flush_code[1], flush_code[2], flush_code[3]],
+            flush_of: flush_of.into_iter().map(|m| Flush::EVERY[m as usize]).collect(),
+            flush_code,
             format_of: format_of.into_iter().map(|m| Format::EVERY[m as usize]).collect(),
             format_code,
             reuse_a: s.reuse_a,
             reuse_b: s.reuse_b,
+            reuse_c: s.reuse_c,
+            has_swizzle,
+            a_swz_names: s.field("a_swizzle").values.clone(),
+            b_swz_names: if s.operand2_half_selects.is_empty() { s.field("b_swizzle").values.clone() } else { s.operand2_half_selects.clone() },
+            c_swz_names: s.try_index("c_swizzle").map(|i| s.fields[i].values.clone()).unwrap_or_default(),
             form_by_selector,
             opcode: f("opcode"),
             operand_form: f("operand_form"),
@@ -759,6 +867,14 @@ pub fn layout_of(op: Op) -> &'static Layout {
             rd_bar: f("rd_bar"),
             wait: f("wait"),
             reuse: f("reuse"),
+            c_reg: opt("c_reg"),
+            c_neg: opt("c_neg"),
+            c_abs: opt("c_abs"),
+            c_swizzle: opt("c_swizzle"),
+            b_swizzle_hi: opt("b_swizzle_hi"),
+            relu: opt("relu"),
+            relu_pred: opt("relu_pred"),
+            relu_pred_neg: opt("relu_pred_neg"),
         }
     })
 }

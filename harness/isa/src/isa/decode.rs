@@ -16,6 +16,10 @@ pub enum Illegal {
     /// A cross-field rule of the spec is broken (see the rule's doc in the spec).
     #[error("{}: rule {rule}: {field} = {value} is not allowed here", op.form_key(*form))]
     Constraint { op: Op, form: Form, rule: String, field: String, value: u32 },
+    /// nvdisasm prints nothing at all for the word (exits 0 with no line at its address): a
+    /// rule of the spec marked `"nvdisasm": "prints nothing"` is broken.
+    #[error("nvdisasm prints nothing for this word ({}: rule {rule}: {field} = {value})", op.form_key(*form))]
+    Silent { op: Op, form: Form, rule: String, field: String, value: u32 },
 }
 
 /// `HMUL2 or HADD2 ...`: what a word of the family can be.
@@ -29,7 +33,19 @@ impl Illegal {
         match self {
             Illegal::UnknownOpcode { .. } => "unknown-opcode".into(),
             Illegal::UnknownForm { .. } => "unknown-form".into(),
-            Illegal::Constraint { rule, .. } => rule.clone(),
+            Illegal::Constraint { rule, .. } | Illegal::Silent { rule, .. } => rule.clone(),
+        }
+    }
+    /// Whether nvdisasm prints nothing for the word (rather than rejecting it).
+    pub fn prints_nothing(&self) -> bool {
+        matches!(self, Illegal::Silent { .. })
+    }
+    /// The error of a broken rule of `op`'s spec, by the rule's kind.
+    pub fn of_violation(op: Op, form: Form, v: crate::spec::Violation) -> Illegal {
+        if op.spec().constraints.iter().any(|c| c.id == v.rule && c.silent) {
+            Illegal::Silent { op, form, rule: v.rule, field: v.field, value: v.value }
+        } else {
+            Illegal::Constraint { op, form, rule: v.rule, field: v.field, value: v.value }
         }
     }
 }
@@ -69,6 +85,15 @@ fn mods(neg: &Field, abs: &Field, swz: &Field, w: u128) -> SrcMods {
     SrcMods { neg: flag(neg, w), abs: flag(abs, w), swizzle: Swizzle::from_bits(swz.get(w)) }
 }
 
+/// A source's modifiers; no half select where the spec has none (HFMA2.MMA).
+#[inline(always)]
+fn slot_mods(l: &crate::spec::Layout, neg: &Field, abs: &Field, swz: Option<&Field>, w: u128) -> SrcMods {
+    match swz {
+        Some(swz) if l.has_swizzle => mods(neg, abs, swz, w),
+        _ => SrcMods { neg: flag(neg, w), abs: flag(abs, w), swizzle: Swizzle::H1H0 },
+    }
+}
+
 /// Sign-extend a `width`-bit value.
 #[inline(always)]
 fn sext(v: u32, width: u32) -> i32 {
@@ -84,30 +109,57 @@ pub fn decode(word: u128) -> Result<Inst, Illegal> {
     let k = l.form_index[form as usize].unwrap_or(0);
     let fs = &s.forms[k];
     if let Err(v) = s.check(k, word) {
-        return Err(Illegal::Constraint { op, form, rule: v.rule, field: v.field, value: v.value });
+        return Err(Illegal::of_violation(op, form, v));
     }
     // fields nvdisasm ignores in this word are ignored bits, not values
     let hidden = s.hidden_mask(k, word);
     let (word, kept) = (word & !hidden, word & (fs.ignored_mask | hidden));
-    let b = match form {
-        Form::Rrr => Operand2::Reg(l.b_reg.get(word) as u8),
+    // the special slot (bits of b_reg / imm / c[] / cx[] / UR) holds the form's special source
+    let special = match form.kind() {
         Form::Imm => Operand2::Imm { first: l.imm_hi.get(word) as u16, second: l.imm_lo.get(word) as u16 },
         Form::Const => Operand2::Const { bank: l.cb_bank.get(word) as u8, offset: sext(l.cb_offset.get(word), l.cb_offset.width) * l.cb_offset.scale as i32 },
         Form::ConstUr => Operand2::ConstUr { ureg: l.b_ureg.get(word) as u8, offset: l.cb_offset.get(word) * l.cb_offset.scale },
         Form::Ur => Operand2::Ur(l.b_ureg.get(word) as u8),
+        _ => Operand2::Reg(l.b_reg.get(word) as u8),
     };
-    let b_mods = if form.has_b_mods() { mods(&l.b_neg, &l.b_abs, &l.b_swizzle, word) } else { SrcMods::default() };
+    let special_mods = if form.kind() != Form::Imm { slot_mods(l, &l.b_neg, &l.b_abs, Some(&l.b_swizzle), word) } else { SrcMods::default() };
+    let (b, mut b_mods, c, c_mods) = match (&l.c_reg, s.sources) {
+        (Some(c_reg), 3) => {
+            let reg = Operand2::Reg(c_reg.get(word) as u8);
+            let reg_mods = match (&l.c_neg, &l.c_abs) {
+                (Some(n), Some(a)) => slot_mods(l, n, a, l.c_swizzle.as_ref(), word),
+                _ => SrcMods::default(),
+            };
+            if form.special_source() == 3 {
+                (reg, reg_mods, Some(special), special_mods)
+            } else {
+                (special, special_mods, Some(reg), reg_mods)
+            }
+        }
+        _ => (special, special_mods, None, SrcMods::default()),
+    };
+    // operand 2's half select may have a third bit, wherever operand 2 sits
+    if let (Some(hi), true, true) = (&l.b_swizzle_hi, form.has_b_mods(), l.has_swizzle) {
+        b_mods.swizzle = Swizzle::from_bits(b_mods.swizzle as u32 | hi.get(word) << 2);
+    }
+    let relu = match (&l.relu, &l.relu_pred, &l.relu_pred_neg) {
+        (Some(r), Some(p), Some(n)) if flag(r, word) => Some(Pred { index: p.get(word) as u8, negated: flag(n, word) }),
+        _ => None,
+    };
     Ok(Inst {
         op,
         pred: Pred { index: l.pred.get(word) as u8, negated: flag(&l.pred_neg, word) },
         dst: l.dst.get(word) as u8,
         a: l.a.get(word) as u8,
-        a_mods: mods(&l.a_neg, &l.a_abs, &l.a_swizzle, word),
+        a_mods: slot_mods(l, &l.a_neg, &l.a_abs, Some(&l.a_swizzle), word),
         b,
         b_mods,
         format: l.format_of.get(l.format.get(word) as usize).copied().unwrap_or(Format::Invalid3),
         flush: l.flush_of.get(l.flush.get(word) as usize).copied().unwrap_or(Flush::Invalid3),
         sat: flag(&l.sat, word),
+        c,
+        c_mods,
+        relu,
         ctrl: Control {
             stall: l.stall.get(word) as u8,
             yield_: flag(&l.yield_, word),
@@ -152,6 +204,24 @@ mod tests {
         assert!(matches!(super::super::encode(&typed), Err(super::super::EncodeError::Hidden { .. })), "a value in a hidden field is refused");
         // without .F32 the same bit is operand 1's |x|
         assert!(decode(0x0000000201007230 | 1 << 73 | CTRL).unwrap().a_mods.abs);
+    }
+
+    #[test]
+    fn three_source_forms_put_the_special_source_where_the_spec_says() {
+        // HFMA2 R0, R1, R3, c[0x3] [0x14]: the constant sits at 32..63 and is operand 3; R3 (64..71) is operand 2
+        let i = decode(0x00c0050201007631 | CTRL | 3u128 << 64).unwrap();
+        assert_eq!((i.op, i.form()), (Op::Hfma2, Form::ConstC));
+        assert_eq!((i.b, i.c), (Operand2::Reg(3), Some(Operand2::Const { bank: 3, offset: 0x14 })));
+        // the same bits with operand_form 5: the constant is operand 2
+        let j = decode(0x00c0050201007a31 | CTRL | 3u128 << 64).unwrap();
+        assert_eq!((j.form(), j.b, j.c), (Form::Const, Operand2::Const { bank: 3, offset: 0x14 }, Some(Operand2::Reg(3))));
+        // operand 2's three-bit half select: bit 86 is its bit 2 in either slot
+        let k = decode(0x0000000201007231 | CTRL | 3u128 << 64 | 1u128 << 86).unwrap();
+        assert_eq!(k.b_mods.swizzle, Swizzle::Code4);
+        assert_eq!(super::super::encode(&k).unwrap(), 0x0000000201007231 | CTRL | 3u128 << 64 | 1u128 << 86);
+        // .F32 with .BF16_V2: the word nvdisasm prints nothing for
+        let e = decode(0x0000000201007231 | CTRL | 1u128 << 78 | 1u128 << 85).unwrap_err();
+        assert!(e.prints_nothing() && e.to_string().starts_with("nvdisasm prints nothing"), "{e}");
     }
 
     #[test]

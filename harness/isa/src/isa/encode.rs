@@ -26,6 +26,8 @@ pub enum EncodeError {
     NoModifier { op: Op, what: &'static str },
     #[error("{op}: field {field} is ignored by nvdisasm here (rule {rule}): give it as ignored bits, not a value")]
     Hidden { op: Op, rule: String, field: String },
+    #[error("{op} has {sources} sources: {what}")]
+    Sources { op: Op, sources: u8, what: &'static str },
 }
 
 /// Encode one instruction.
@@ -46,8 +48,61 @@ pub fn encode(i: &Inst) -> Result<u128, EncodeError> {
     w = l.a.set(w, i.a as u32)?;
     w = l.a_neg.set(w, i.a_mods.neg as u32)?;
     w = l.a_abs.set(w, i.a_mods.abs as u32)?;
-    w = l.a_swizzle.set(w, i.a_mods.swizzle as u32)?;
-    match i.b {
+    w = set_swizzle(w, l, &l.a_swizzle, i.a_mods.swizzle)?;
+    // which operand sits in the special slot (b_* fields) and which in the register slot (c_*)
+    let (special, special_mods, reg_slot) = match (s.sources, i.c) {
+        (2, None) => (i.b, i.b_mods, None),
+        (3, Some(c)) => {
+            let (sp, spm, reg, regm) = if form.special_source() == 3 { (c, i.c_mods, i.b, i.b_mods) } else { (i.b, i.b_mods, c, i.c_mods) };
+            match reg {
+                Operand2::Reg(r) => (sp, spm, Some((r, regm))),
+                _ => return Err(EncodeError::Sources { op, sources: 3, what: "only one of operands 2 and 3 can be other than a register" }),
+            }
+        }
+        (n, _) => return Err(EncodeError::Sources { op, sources: n, what: if n == 3 { "operand 3 is missing" } else { "there is no operand 3" } }),
+    };
+    // operand 2's half select may have a third bit, in its own field wherever operand 2 sits
+    let (b_swz, b_hi) = (i.b_mods.swizzle as u32 & 3, i.b_mods.swizzle as u32 >> 2);
+    let low = |m: SrcMods, is_b: bool| -> SrcMods {
+        if is_b {
+            SrcMods { swizzle: Swizzle::from_bits(b_swz), ..m }
+        } else {
+            m
+        }
+    };
+    let special_is_b = s.sources == 2 || form.special_source() == 2;
+    let special_mods = low(special_mods, special_is_b);
+    if let Some((r, m)) = reg_slot {
+        let m = low(m, !special_is_b);
+        let (Some(cr), Some(cn), Some(ca)) = (&l.c_reg, &l.c_neg, &l.c_abs) else {
+            return Err(EncodeError::Sources { op, sources: 3, what: "its spec has no register slot (c_reg, c_neg, c_abs)" });
+        };
+        w = cr.set(w, r as u32)?;
+        w = cn.set(w, m.neg as u32)?;
+        w = ca.set(w, m.abs as u32)?;
+        match &l.c_swizzle {
+            Some(f) => w = set_swizzle(w, l, f, m.swizzle)?,
+            None if m.swizzle != Swizzle::H1H0 => return Err(EncodeError::NoModifier { op, what: "half select" }),
+            None => {}
+        }
+    }
+    if form.has_b_mods() && b_hi != 0 {
+        match (&l.b_swizzle_hi, l.has_swizzle) {
+            (Some(f), true) => w = f.set(w, b_hi)?,
+            _ => return Err(EncodeError::NoModifier { op, what: "three-bit half select" }),
+        }
+    }
+    match (i.relu, &l.relu, &l.relu_pred, &l.relu_pred_neg) {
+        (None, _, _, _) => {}
+        (Some(p), Some(r), Some(pf), Some(nf)) => {
+            w = r.set(w, 1)?;
+            w = pf.set(w, p.index as u32)?;
+            w = nf.set(w, p.negated as u32)?;
+        }
+        (Some(_), _, _, _) => return Err(EncodeError::NoModifier { op, what: ".RELU" }),
+    }
+    let (b_operand, b_mods_in_slot) = (special, special_mods);
+    match b_operand {
         Operand2::Reg(r) => w = l.b_reg.set(w, r as u32)?,
         Operand2::Imm { first, second } => {
             w = l.imm_hi.set(w, first as u32)?;
@@ -82,11 +137,11 @@ pub fn encode(i: &Inst) -> Result<u128, EncodeError> {
         }
         Operand2::Ur(u) => w = l.b_ureg.set(w, u as u32)?,
     }
-    if form.has_b_mods() {
-        w = l.b_neg.set(w, i.b_mods.neg as u32)?;
-        w = l.b_abs.set(w, i.b_mods.abs as u32)?;
-        w = l.b_swizzle.set(w, i.b_mods.swizzle as u32)?;
-    } else if i.b_mods != SrcMods::default() {
+    if form.kind() != Form::Imm {
+        w = l.b_neg.set(w, b_mods_in_slot.neg as u32)?;
+        w = l.b_abs.set(w, b_mods_in_slot.abs as u32)?;
+        w = set_swizzle(w, l, &l.b_swizzle, b_mods_in_slot.swizzle)?;
+    } else if b_mods_in_slot != SrcMods::default() {
         return Err(EncodeError::ImmediateMods);
     }
     let format = l.format_code[i.format as usize].ok_or(EncodeError::NoModifier { op, what: format_name(i.format) })?;
@@ -113,9 +168,20 @@ pub fn encode(i: &Inst) -> Result<u128, EncodeError> {
     }
     w |= i.ignored;
     if let Err(v) = s.check(k, w) {
-        return Err(EncodeError::Illegal(Illegal::Constraint { op, form, rule: v.rule, field: v.field, value: v.value }));
+        return Err(EncodeError::Illegal(Illegal::of_violation(op, form, v)));
     }
     Ok(w)
+}
+
+/// A half select into its field; an instruction without half selects (HFMA2.MMA) takes only the default.
+fn set_swizzle(w: u128, l: &crate::spec::Layout, f: &crate::spec::Field, s: Swizzle) -> Result<u128, EncodeError> {
+    if l.has_swizzle {
+        Ok(f.set(w, s as u32)?)
+    } else if s == Swizzle::H1H0 {
+        Ok(w)
+    } else {
+        Err(EncodeError::NoModifier { op: l.op, what: "half select" })
+    }
 }
 
 fn format_name(f: Format) -> &'static str {
@@ -123,7 +189,7 @@ fn format_name(f: Format) -> &'static str {
 }
 
 fn flush_name(f: Flush) -> &'static str {
-    ["flush-free mode", ".FMZ", ".FTZ", ".INVALID3 flush mode"][f as usize]
+    ["flush-free mode", ".FMZ", ".FTZ", ".INVALID3 flush mode", ".OOB"][f as usize]
 }
 
 #[cfg(test)]

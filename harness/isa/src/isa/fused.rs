@@ -233,7 +233,8 @@ fn build(op: Op, with_imm: bool) -> Option<Fast> {
     let n = names();
     let p = parts(op);
     // the tables know no `hidden` rules, and key forms in Form order: other specs take the plain path
-    if !s.hidden.is_empty() || l.form_kind != Form::ALL {
+    // (and know two sources, no silent rules: three-source specs take the plain path too)
+    if !s.hidden.is_empty() || l.form_kind != Form::TWO_SOURCE || s.sources != 2 || s.constraints.iter().any(|c| c.silent) {
         return None;
     }
     let g = Gather::new;
@@ -258,7 +259,7 @@ fn build(op: Op, with_imm: bool) -> Option<Fast> {
             }
         }
     }
-    if s.forms.len() > 32 || s.forms.len() != Form::ALL.len() {
+    if s.forms.len() > 32 || s.forms.len() != Form::TWO_SOURCE.len() {
         return None;
     }
     let rules = g(&rule_fields)?;
@@ -369,10 +370,12 @@ fn build(op: Op, with_imm: bool) -> Option<Fast> {
             Form::Const => [Part::new(&bank, c_pre), Part::new(&off, c_off), Part::new(&bmods, c_suf)],
             Form::ConstUr => [Part::new(&ureg, cx_pre), Part::new(&off, cx_off), Part::new(&bmods, c_suf)],
             Form::Ur => [Part::new(&ureg, ur_pre), Part::new(&bmods, ur_suf), empty],
+            // three-source forms never reach here (build refuses their specs)
+            _ => return None,
         })
     };
     let mut tail = [[empty; TAIL]; 5];
-    for (k, f) in Form::ALL.iter().enumerate() {
+    for (k, f) in Form::TWO_SOURCE.iter().enumerate() {
         tail[k] = tail_of(*f)?;
     }
     let (text, idx) = t.finish();

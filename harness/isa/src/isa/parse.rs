@@ -8,7 +8,6 @@
 
 use super::floattext::{parse_imm, Half};
 use super::*;
-use crate::spec::Field;
 
 /// Why a text is not an instruction of the family.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -44,8 +43,8 @@ fn parse_hex_num(s: &str) -> Option<i64> {
     Some(if neg { -v } else { v })
 }
 
-fn swizzle_by_name(field: &Field, name: &str) -> Option<Swizzle> {
-    field.values.iter().position(|v| !v.is_empty() && v == name).map(|i| Swizzle::from_bits(i as u32))
+fn swizzle_by_name(names: &[String], name: &str) -> Option<Swizzle> {
+    names.iter().position(|v| !v.is_empty() && v == name).map(|i| Swizzle::from_bits(i as u32))
 }
 
 /// A source with its decorations stripped: `-|X.SWZ|`, `-|X|.reuse.SWZ`.
@@ -55,7 +54,7 @@ struct Src<'a> {
     reuse: bool,
 }
 
-fn parse_src<'a>(full: &str, op: &'a str, swz: &Field) -> Result<Src<'a>, ParseError> {
+fn parse_src<'a>(full: &str, op: &'a str, swz: &[String]) -> Result<Src<'a>, ParseError> {
     let mut s = op.trim();
     let mut mods = SrcMods::default();
     if let Some(r) = s.strip_prefix('-') {
@@ -135,16 +134,21 @@ pub fn parse(text: &str) -> Result<Inst, ParseError> {
         s = rest.trim_start();
     }
     let (head, ops) = s.split_once(' ').unwrap_or((s, ""));
-    let mut mods = head.split('.');
-    let mnemonic = mods.next().unwrap_or("");
-    let Some(op) = Op::ALL.into_iter().find(|o| o.mnemonic() == mnemonic) else {
-        return err(full, format!("unknown mnemonic {mnemonic:?}"));
+    // the longest mnemonic the head starts with (HFMA2.MMA before HFMA2), then its modifiers
+    let Some(op) = Op::ALL
+        .into_iter()
+        .filter(|o| head == o.mnemonic() || head.strip_prefix(o.mnemonic()).is_some_and(|r| r.starts_with('.')))
+        .max_by_key(|o| o.mnemonic().len())
+    else {
+        return err(full, format!("unknown mnemonic {:?}", head.split('.').next().unwrap_or("")));
     };
     let l = op.layout();
-    let mods: Vec<&str> = mods.collect();
+    let rest = &head[op.mnemonic().len()..];
+    let mods: Vec<&str> = rest.split('.').skip(1).collect();
     let mut k = 0;
-    let mut vals = [0u32; 3];
-    for (slot, f) in [&l.format, &l.flush, &l.sat].into_iter().enumerate() {
+    let mut vals = [0u32; 4];
+    for (slot, f) in [Some(&l.format), Some(&l.flush), Some(&l.sat), l.relu.as_ref()].into_iter().enumerate() {
+        let Some(f) = f else { continue };
         if let Some(m) = mods.get(k) {
             if let Some(v) = f.values.iter().position(|n| !n.is_empty() && n == m) {
                 vals[slot] = v as u32;
@@ -163,7 +167,7 @@ pub fn parse(text: &str) -> Result<Inst, ParseError> {
         Some(r) => r,
         None => return err(full, format!("bad destination {:?}", ops[0])),
     };
-    let a = parse_src(full, ops[1], &l.a_swizzle)?;
+    let a = parse_src(full, ops[1], &l.a_swz_names)?;
     let a_reg = match reg_number(a.core, "R", RZ, 254) {
         Some(r) => r,
         None => return err(full, format!("bad operand 1 {:?}", ops[1])),
@@ -172,6 +176,9 @@ pub fn parse(text: &str) -> Result<Inst, ParseError> {
     let mut ctrl = Control::default();
     if a.reuse {
         ctrl.reuse |= 1 << op.spec().reuse_a;
+    }
+    if op.spec().sources == 3 {
+        return parse_three(full, op, &ops, pred, dst, a_reg, a.mods, ctrl, vals);
     }
     let (b, b_mods) = if ops.len() == 4 {
         let h = if format == Format::Bf16 { Half::Bf16 } else { Half::F16 };
@@ -182,38 +189,11 @@ pub fn parse(text: &str) -> Result<Inst, ParseError> {
         // one immediate: .F32 reads only the low half (nvdisasm ignores bits 48..63)
         (Operand2::Imm { first: 0, second }, SrcMods::default())
     } else if ops.len() == 3 {
-        let src = parse_src(full, ops[2], &l.b_swizzle)?;
-        let core = src.core;
-        let b = if let Some(r) = reg_number(core, "R", RZ, 254) {
-            if src.reuse {
-                ctrl.reuse |= 1 << op.spec().reuse_b;
-            }
-            Operand2::Reg(r)
-        } else if let Some(u) = reg_number(core, "UR", URZ, 62) {
-            Operand2::Ur(u)
-        } else if let Some(rest) = core.strip_prefix("cx[") {
-            let (u, off) = rest.split_once("] [").ok_or_else(|| ParseError { text: full.into(), reason: format!("bad operand {core:?}") })?;
-            let ureg = reg_number(u, "UR", URZ, 62).ok_or_else(|| ParseError { text: full.into(), reason: format!("bad uniform register {u:?}") })?;
-            let off = off.strip_suffix(']').and_then(parse_hex_num).filter(|&o| (0..=u32::MAX as i64).contains(&o));
-            match off {
-                Some(o) => Operand2::ConstUr { ureg, offset: o as u32 },
-                None => return err(full, format!("bad offset in {core:?}")),
-            }
-        } else if let Some(rest) = core.strip_prefix("c[") {
-            let (bank, off) = rest.split_once("] [").ok_or_else(|| ParseError { text: full.into(), reason: format!("bad operand {core:?}") })?;
-            let bank = parse_hex_num(bank).filter(|b| (0..=255).contains(b));
-            let off = off.strip_suffix(']').and_then(parse_hex_num).filter(|o| (i32::MIN as i64..=i32::MAX as i64).contains(o));
-            match (bank, off) {
-                (Some(b), Some(o)) => Operand2::Const { bank: b as u8, offset: o as i32 },
-                _ => return err(full, format!("bad constant operand {core:?}")),
-            }
-        } else {
-            return err(full, format!("bad operand 2 {:?}", ops[2]));
-        };
-        if src.reuse && !matches!(b, Operand2::Reg(_)) {
-            return err(full, ".reuse on a non-register operand 2");
+        let (b, mods, reuse) = parse_operand(full, op, ops[2], &l.b_swz_names)?;
+        if reuse {
+            ctrl.reuse |= 1 << op.spec().reuse_b;
         }
-        (b, src.mods)
+        (b, mods)
     } else {
         return err(full, format!("expected 3 or 4 operands, found {}", ops.len()));
     };
@@ -222,7 +202,120 @@ pub fn parse(text: &str) -> Result<Inst, ParseError> {
         ctrl.yield_ = true;
     }
     let flush = l.flush_of.get(vals[1] as usize).copied().unwrap_or(Flush::Invalid3);
-    Ok(Inst { op, pred, dst, a: a_reg, a_mods: a.mods, b, b_mods, format, flush, sat: vals[2] != 0, ctrl, ignored: 0 })
+    Ok(Inst {
+        op,
+        pred,
+        dst,
+        a: a_reg,
+        a_mods: a.mods,
+        b,
+        b_mods,
+        format,
+        flush,
+        sat: vals[2] != 0,
+        c: None,
+        c_mods: SrcMods::default(),
+        relu: None,
+        ctrl,
+        ignored: 0,
+    })
+}
+
+/// One register or special source (not immediates): the operand, its modifiers, whether it shows `.reuse`.
+fn parse_operand(full: &str, op: Op, text: &str, names: &[String]) -> Result<(Operand2, SrcMods, bool), ParseError> {
+    let sep = format!("]{}[", op.spec().const_space);
+    let src = parse_src(full, text, names)?;
+    let core = src.core;
+    {
+        let b = if let Some(r) = reg_number(core, "R", RZ, 254) {
+            Operand2::Reg(r)
+        } else if let Some(u) = reg_number(core, "UR", URZ, 62) {
+            Operand2::Ur(u)
+        } else if let Some(rest) = core.strip_prefix("cx[") {
+            let (u, off) = rest.split_once(sep.as_str()).ok_or_else(|| ParseError { text: full.into(), reason: format!("bad operand {core:?}") })?;
+            let ureg = reg_number(u, "UR", URZ, 62).ok_or_else(|| ParseError { text: full.into(), reason: format!("bad uniform register {u:?}") })?;
+            let off = off.strip_suffix(']').and_then(parse_hex_num).filter(|&o| (0..=u32::MAX as i64).contains(&o));
+            match off {
+                Some(o) => Operand2::ConstUr { ureg, offset: o as u32 },
+                None => return err(full, format!("bad offset in {core:?}")),
+            }
+        } else if let Some(rest) = core.strip_prefix("c[") {
+            let (bank, off) = rest.split_once(sep.as_str()).ok_or_else(|| ParseError { text: full.into(), reason: format!("bad operand {core:?}") })?;
+            let bank = parse_hex_num(bank).filter(|b| (0..=255).contains(b));
+            let off = off.strip_suffix(']').and_then(parse_hex_num).filter(|o| (i32::MIN as i64..=i32::MAX as i64).contains(o));
+            match (bank, off) {
+                (Some(b), Some(o)) => Operand2::Const { bank: b as u8, offset: o as i32 },
+                _ => return err(full, format!("bad constant operand {core:?}")),
+            }
+        } else {
+            return err(full, format!("bad operand {text:?}"));
+        };
+        if src.reuse && !matches!(b, Operand2::Reg(_)) {
+            return err(full, ".reuse on a non-register operand");
+        }
+        Ok((b, src.mods, src.reuse))
+    }
+}
+
+/// The operands after operand 1 of a three-source instruction: `B, C[, P]`, where B or C may
+/// be two immediates (`F, F`) and `P` is `.RELU`'s predicate operand.
+#[allow(clippy::too_many_arguments)]
+fn parse_three(full: &str, op: Op, ops: &[&str], pred: Pred, dst: u8, a: u8, a_mods: SrcMods, mut ctrl: Control, vals: [u32; 4]) -> Result<Inst, ParseError> {
+    let l = op.layout();
+    let s = op.spec();
+    let format = l.format_of.get(vals[0] as usize).copied().unwrap_or(Format::Invalid3);
+    let flush = l.flush_of.get(vals[1] as usize).copied().unwrap_or(Flush::Invalid3);
+    let mut rest: Vec<&str> = ops[2..].to_vec();
+    // .RELU's predicate operand, absent when it is PT
+    let relu_pred_shown = rest.last().is_some_and(|p| p.trim_start_matches('!').starts_with('P'));
+    let relu = if vals[3] != 0 && !relu_pred_shown {
+        Some(Pred::ALWAYS)
+    } else if vals[3] != 0 {
+        let Some(p) = rest.pop() else { return err(full, ".RELU without its predicate operand") };
+        let (negated, p) = match p.strip_prefix('!') {
+            Some(p) => (true, p),
+            None => (false, p),
+        };
+        let index = match p {
+            "PT" => PT,
+            _ => match p.strip_prefix('P').and_then(|n| n.parse::<u8>().ok()).filter(|&n| n < PT && p.len() == 2) {
+                Some(n) => n,
+                None => return err(full, format!("bad .RELU predicate {p:?}")),
+            },
+        };
+        Some(Pred { index, negated })
+    } else {
+        None
+    };
+    let h = if format == Format::Bf16 { Half::Bf16 } else { Half::F16 };
+    let imm = |t: &str| parse_imm(h, t).ok_or_else(|| ParseError { text: full.into(), reason: format!("bad immediate {t:?}") });
+    let is_reg = |t: &str| parse_src(full, t, &l.b_swz_names).is_ok_and(|x| reg_number(x.core, "R", RZ, 254).is_some());
+    let (b, b_mods, b_reuse, c, c_mods, c_reuse) = match rest.as_slice() {
+        [x, y] => {
+            let (b, bm, br) = parse_operand(full, op, x, &l.b_swz_names)?;
+            let (c, cm, cr) = parse_operand(full, op, y, &l.c_swz_names)?;
+            (b, bm, br, c, cm, cr)
+        }
+        [x, y, z] if is_reg(x) => {
+            let (b, bm, br) = parse_operand(full, op, x, &l.b_swz_names)?;
+            (b, bm, br, Operand2::Imm { first: imm(y)?, second: imm(z)? }, SrcMods::default(), false)
+        }
+        [x, y, z] => {
+            let (c, cm, cr) = parse_operand(full, op, z, &l.c_swz_names)?;
+            (Operand2::Imm { first: imm(x)?, second: imm(y)? }, SrcMods::default(), false, c, cm, cr)
+        }
+        _ => return err(full, format!("expected 4 to 6 operands, found {}", ops.len())),
+    };
+    if b_reuse {
+        ctrl.reuse |= 1 << s.reuse_b;
+    }
+    if c_reuse {
+        ctrl.reuse |= 1 << s.reuse_c;
+    }
+    if ctrl.reuse != 0 {
+        ctrl.yield_ = true;
+    }
+    Ok(Inst { op, pred, dst, a, a_mods, b, b_mods, format, flush, sat: vals[2] != 0, c: Some(c), c_mods, relu, ctrl, ignored: 0 })
 }
 
 #[cfg(test)]
@@ -242,6 +335,13 @@ mod tests {
             "HMUL2 R0, R1, cx[URZ] [0xfffc].INVALID1",
             "HMUL2 R0, R0, -0.0 , 1",
             "HMUL2.INVALID3.INVALID3.SAT R254, R1, R2.INVALID1",
+            "HFMA2 R0, R1, R2, R3",
+            "@!P3 HFMA2.F32.OOB.RELU R0, -|R1|.reuse.H1_H1, R2.F32, -|R3|.reuse.INVALID1, !P5",
+            "HFMA2 R0, R1, R3.H0_NH1, -|c[0x3] [0x14].INVALID1|",
+            "HFMA2.BF16_V2.RELU R0, R1, -0.0 , +INF , R3",
+            "HFMA2 R0, R1, R3, 1, -0.0",
+            "HFMA2.MMA.INVALID1.INVALID3 R0, R1, cx[UR7][0x10], RZ",
+            "HFMA2.MMA R0, R1, R3, -|UR2|",
         ] {
             let i = parse(t).unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(render(&i), t);
@@ -259,6 +359,10 @@ mod tests {
             "HMUL2 R0, R1, UR63",
             "@P7 HMUL2 R0, R1, R2",
             "HMUL2 R0, R1, 1.00000001, 0",
+            "HFMA2 R0, R1, R2",
+            "HFMA2.MMA R0, R1, c[0x3] [0x14], R3",
+            "HFMA2.RELU R0, R1, R2, R3, P7",
+            "HFMA2 R0, R1, 1, 2, 3, 4",
         ] {
             assert!(parse(t).is_err(), "{t}");
         }

@@ -101,8 +101,8 @@ fn push_reg(out: &mut String, prefix: &str, r: u8, _zero: u8) {
     out.push_str(if prefix == "R" { &n.r[r as usize] } else { &n.ur[r as usize] });
 }
 
-fn push_swizzle(out: &mut String, s: Swizzle, field: &crate::spec::Field) {
-    if let Some(name) = field.value_name(s as u32) {
+fn push_swizzle(out: &mut String, s: Swizzle, names: &[String]) {
+    if let Some(name) = names.get(s as usize) {
         if !name.is_empty() {
             out.push('.');
             out.push_str(name);
@@ -111,7 +111,7 @@ fn push_swizzle(out: &mut String, s: Swizzle, field: &crate::spec::Field) {
 }
 
 /// A register source: `-|R1|.reuse.H1_H1`.
-fn push_reg_src(out: &mut String, r: u8, m: SrcMods, reuse: bool, swz_field: &crate::spec::Field) {
+fn push_reg_src(out: &mut String, r: u8, m: SrcMods, reuse: bool, swz_names: &[String]) {
     if m.neg {
         out.push('-');
     }
@@ -125,7 +125,7 @@ fn push_reg_src(out: &mut String, r: u8, m: SrcMods, reuse: bool, swz_field: &cr
     if reuse {
         out.push_str(".reuse");
     }
-    push_swizzle(out, m.swizzle, swz_field);
+    push_swizzle(out, m.swizzle, swz_names);
 }
 
 fn push_hex_signed(out: &mut String, v: i64) {
@@ -135,7 +135,19 @@ fn push_hex_signed(out: &mut String, v: i64) {
     push_hex(out, v.unsigned_abs());
 }
 
-fn push_head(out: &mut String, l: &Layout, pred: Pred, format: u32, flush: u32, sat: u32) {
+fn push_pred(out: &mut String, pred: Pred) {
+    if pred.negated {
+        out.push('!');
+    }
+    if pred.index == PT {
+        out.push_str("PT");
+    } else {
+        out.push('P');
+        push_dec(out, pred.index as u32);
+    }
+}
+
+fn push_head(out: &mut String, l: &Layout, pred: Pred, format: u32, flush: u32, sat: u32, relu: u32) {
     if pred.index != PT || pred.negated {
         out.push('@');
         if pred.negated {
@@ -150,8 +162,8 @@ fn push_head(out: &mut String, l: &Layout, pred: Pred, format: u32, flush: u32, 
         out.push(' ');
     }
     out.push_str(l.op.mnemonic());
-    for (f, v) in [(&l.format, format), (&l.flush, flush), (&l.sat, sat)] {
-        if let Some(name) = f.value_name(v) {
+    for (f, v) in [(Some(&l.format), format), (Some(&l.flush), flush), (Some(&l.sat), sat), (l.relu.as_ref(), relu)] {
+        if let Some(name) = f.and_then(|f| f.value_name(v)) {
             if !name.is_empty() {
                 out.push('.');
                 out.push_str(name);
@@ -162,7 +174,8 @@ fn push_head(out: &mut String, l: &Layout, pred: Pred, format: u32, flush: u32, 
 }
 
 /// A non-register operand 2 with its modifiers: `-|c[0x3] [0x14].H0_H0|`.
-fn push_other_src(out: &mut String, l: &Layout, b: Operand2, m: SrcMods) {
+fn push_other_src(out: &mut String, l: &Layout, b: Operand2, m: SrcMods, swz_names: &[String]) {
+    let sep = l.op.spec().const_space.as_str();
     if m.neg {
         out.push('-');
     }
@@ -174,7 +187,9 @@ fn push_other_src(out: &mut String, l: &Layout, b: Operand2, m: SrcMods) {
             let n = names();
             out.push_str("c[");
             out.push_str(&n.hex[bank as usize]);
-            out.push_str("] [");
+            out.push(']');
+            out.push_str(sep);
+            out.push('[');
             let scale = l.cb_offset.scale as i32;
             let v = offset / scale;
             if offset % scale == 0 && (-(1 << (l.cb_offset.width - 1))..(1 << (l.cb_offset.width - 1))).contains(&v) {
@@ -188,7 +203,9 @@ fn push_other_src(out: &mut String, l: &Layout, b: Operand2, m: SrcMods) {
             let n = names();
             out.push_str("cx[");
             out.push_str(&n.ur[ureg as usize]);
-            out.push_str("] [");
+            out.push(']');
+            out.push_str(sep);
+            out.push('[');
             let scale = l.cb_offset.scale;
             match n.cx_off.get((offset / scale) as usize) {
                 Some(t) if offset % scale == 0 => out.push_str(t),
@@ -199,7 +216,7 @@ fn push_other_src(out: &mut String, l: &Layout, b: Operand2, m: SrcMods) {
         Operand2::Ur(u) => push_reg(out, "UR", u, URZ),
         Operand2::Reg(_) | Operand2::Imm { .. } => {}
     }
-    push_swizzle(out, m.swizzle, &l.b_swizzle);
+    push_swizzle(out, m.swizzle, swz_names);
     if m.abs {
         out.push('|');
     }
@@ -233,9 +250,9 @@ pub(super) fn parts(op: Op) -> &'static Parts {
         let mut head = vec![String::new(); 512];
         for (k, slot) in head.iter_mut().enumerate() {
             let p = Pred { index: (k & 7) as u8, negated: k >> 3 & 1 == 1 };
-            push_head(slot, l, p, (k >> 4 & 3) as u32, (k >> 6 & 3) as u32, (k >> 8 & 1) as u32);
+            push_head(slot, l, p, (k >> 4 & 3) as u32, (k >> 6 & 3) as u32, (k >> 8 & 1) as u32, 0);
         }
-        let src = |field: &crate::spec::Field| {
+        let src = |field: &[String]| {
             let mut v = vec![String::new(); 1 << 13];
             for r in 0..=255u8 {
                 for bits in 0..32usize {
@@ -250,13 +267,13 @@ pub(super) fn parts(op: Op) -> &'static Parts {
         for u in 0..=255u8 {
             for bits in 0..16usize {
                 let m = SrcMods { neg: bits & 1 == 1, abs: bits & 2 == 2, swizzle: Swizzle::from_bits((bits >> 2) as u32) };
-                push_other_src(&mut ur[u as usize | bits << 8], l, Operand2::Ur(u), m);
+                push_other_src(&mut ur[u as usize | bits << 8], l, Operand2::Ur(u), m, &l.b_swz_names);
             }
         }
         Parts {
             head: head.into_iter().collect(),
-            src_a: src(&l.a_swizzle).into_iter().collect(),
-            src_b: src(&l.b_swizzle).into_iter().collect(),
+            src_a: src(&l.a_swz_names).into_iter().collect(),
+            src_b: src(&l.b_swz_names).into_iter().collect(),
             ur: ur.into_iter().collect(),
         }
     })
@@ -265,6 +282,9 @@ pub(super) fn parts(op: Op) -> &'static Parts {
 /// Append the text of `i` to `out`.
 pub fn render_into(i: &Inst, out: &mut String) {
     let l = i.op.layout();
+    if i.c.is_some() || i.relu.is_some() || l.c_reg.is_some() {
+        return render_general(i, out);
+    }
     let p = parts(i.op);
     let (format, flush) = (l.format_code[i.format as usize].unwrap_or(0), l.flush_code[i.flush as usize].unwrap_or(0));
     out.push_str(&p.head[head_key(i.pred, format, flush, i.sat as u32)]);
@@ -292,7 +312,48 @@ pub fn render_into(i: &Inst, out: &mut String) {
             let bits = m.neg as usize | (m.abs as usize) << 1 | (m.swizzle as usize) << 2;
             out.push_str(&p.ur[u as usize | bits << 8]);
         }
-        other => push_other_src(out, l, other, m),
+        other => push_other_src(out, l, other, m, &l.b_swz_names),
+    }
+}
+
+/// One source of any kind, with a comma after when `comma`: the general renderer's.
+fn push_source(out: &mut String, i: &Inst, l: &Layout, v: Operand2, m: SrcMods, reuse: bool, names: &[String]) {
+    match v {
+        Operand2::Reg(r) => push_reg_src(out, r, m, reuse, names),
+        Operand2::Imm { first, second } => {
+            let h = if i.format == Format::Bf16 { Half::Bf16 } else { Half::F16 };
+            if i.format != Format::F32 || i.hidden_mask() & l.imm_hi.mask == 0 {
+                out.push_str(&imm_text(h, first));
+                out.push_str(", ");
+            }
+            out.push_str(&imm_text(h, second));
+        }
+        other => push_other_src(out, l, other, m, names),
+    }
+}
+
+/// Any instruction, three sources and `.RELU` included (no precomputed tables): HFMA2.
+fn render_general(i: &Inst, out: &mut String) {
+    let l = i.op.layout();
+    let (format, flush) = (l.format_code[i.format as usize].unwrap_or(0), l.flush_code[i.flush as usize].unwrap_or(0));
+    push_head(out, l, i.pred, format, flush, i.sat as u32, i.relu.is_some() as u32);
+    out.push_str(&names().r[i.dst as usize]);
+    out.push_str(", ");
+    push_reg_src(out, i.a, i.a_mods, i.ctrl.shows_reuse(l.reuse_a), &l.a_swz_names);
+    out.push_str(", ");
+    push_source(out, i, l, i.b, i.b_mods, i.ctrl.shows_reuse(l.reuse_b), &l.b_swz_names);
+    if let Some(c) = i.c {
+        out.push_str(", ");
+        push_source(out, i, l, c, i.c_mods, i.ctrl.shows_reuse(l.reuse_c), &l.c_swz_names);
+    }
+    // .RELU's predicate operand; nvdisasm leaves out PT (not negated), the default
+    if let Some(p) = i.relu.filter(|p| *p != Pred::ALWAYS) {
+        out.push_str(", ");
+        push_pred(out, p);
+    }
+    // Special immediates end in a space that nvdisasm prints before a comma, not before ';'.
+    while out.ends_with(' ') {
+        out.pop();
     }
 }
 
@@ -335,5 +396,22 @@ mod tests {
         assert_eq!(text(0x40007c0000007832 | CTRL), "HMUL2 R0, R0, 2, +INF");
         assert_eq!(text(0x3c00800000007832 | CTRL), "HMUL2 R0, R0, 1, -0.0");
         assert_eq!(text(0x80003c0000007832 | CTRL), "HMUL2 R0, R0, -0.0 , 1");
+    }
+
+    #[test]
+    fn three_source_samples() {
+        // Texts below were printed by nvdisasm 13.2 for these words (see docs/hfma2-vs-hmul2.md).
+        let t = |hex: &str| text(parse_hex(hex).unwrap());
+        assert_eq!(t("0x000fe200000000030000000201007231"), "HFMA2 R0, R1, R2, R3");
+        assert_eq!(t("0x000fe2000000000300c0050201007631"), "HFMA2 R0, R1, R3, c[0x3] [0x14]");
+        assert_eq!(t("0x000fe2000000000300c0050201007a35"), "HFMA2.MMA R0, R1, c[0x3][0x14], R3");
+        assert_eq!(t("0x000fe200004000030000000201007231"), "HFMA2 R0, R1, R2.H0_NH1, R3");
+        assert_eq!(t("0x000fe200000200030000000201007631"), "HFMA2 R0, R1, R3.F32, c[0x0] [0x0]");
+        assert_eq!(t("0x000fe200068090030000000201007231"), "HFMA2.FMZ.RELU R0, R1, R2, R3, !P5");
+        assert_eq!(t("0x000fe200038080030000000201007231"), "HFMA2.RELU R0, R1, R2, R3");
+        assert_eq!(t("0x000fe200000110030000000201007231"), "HFMA2.OOB R0, R1, R2, R3");
+        assert_eq!(t("0x000fe200000150030000000201007235"), "HFMA2.MMA.INVALID1.INVALID3 R0, R1, R2, R3");
+        assert_eq!(t("0x140fe200000000030000000201007831"), "HFMA2 R0, R1.reuse, 0, 1.1920928955078125e-07, R3.reuse");
+        assert_eq!(t("0x000fe20000460c033000000201007235"), "HFMA2.MMA R0, R1, R2, R3");
     }
 }
