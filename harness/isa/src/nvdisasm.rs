@@ -44,7 +44,8 @@ pub fn output_within(cmd: &mut Command, tool: &str) -> Result<std::process::Outp
     use std::io::Read;
     use std::process::Stdio;
     let limit = tool_timeout()?;
-    let failed = |e: std::io::Error| ToolError::Failed { tool: tool.into(), msg: format!("cannot run: {e}") };
+    let program = std::path::PathBuf::from(cmd.get_program()).display().to_string();
+    let failed = |e: std::io::Error| ToolError::Failed { tool: program.clone(), msg: format!("cannot run: {e}") };
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     // its own process group, so that a hung tool is killed with whatever it started
     #[cfg(unix)]

@@ -114,6 +114,9 @@ fn bisect(
     }
 }
 
+/// One case's results (input, result per thread), or why its lone launch failed.
+type CaseResult = Result<Vec<(Inputs, u32)>, String>;
+
 /// The constant-bank offset an instruction reads (`c[3][offset]` forms).
 fn const_offset(inst: &Inst) -> Option<i32> {
     match inst.b {
@@ -181,7 +184,7 @@ pub fn run_batch(
     // holds one value per offset, so a case's c[] operand is its own input, whatever else
     // the batch holds (and a shard's results equal the unsharded run's)
     let groups = launch_groups(run.iter().map(|(_, inst)| inst.as_ref().and_then(const_offset)));
-    let mut slots: Vec<Option<Result<Vec<(Inputs, u32)>, String>>> = vec![None; cases.len()];
+    let mut slots: Vec<Option<CaseResult>> = vec![None; cases.len()];
     for g in groups {
         let part: Vec<Case> = g.iter().map(|&i| cases[i].clone()).collect();
         let mut got = Vec::with_capacity(part.len());
