@@ -60,7 +60,7 @@
 //! - `HFMA2.MMA` under the alternative of `fma-mma`.
 
 use super::policy::{FmzZero, ReluNan, ZeroSum};
-use super::{mods_masks, shifts, Policy, Undefined};
+use super::{mask, mods_masks, sel, shifts, Policy, Undefined, BLOCK};
 use crate::isa::{Flush, Format, SrcMods, Swizzle};
 
 /// The modifiers of one HFMA2 or HFMA2.MMA: what the arithmetic depends on. The fields
@@ -124,25 +124,29 @@ const BF16: Fmt = Fmt {
     min_normal: 1.1754943508222875e-38,
 };
 
-/// 2^1008: rescales an FP16 bit pattern placed in an f64's exponent and fraction fields.
-const TWO_1008: f64 = f64::from_bits((1023 + 1008) << 52);
+/// `x` where `m`, else `y`.
+#[inline(always)]
+fn sel64(m: bool, x: u64, y: u64) -> u64 {
+    let m = 0u64.wrapping_sub(m as u64);
+    (x & m) | (y & !m)
+}
 
 impl Fmt {
     /// The lane value as an f64, exactly (Inf and NaN included; a NaN's payload is not
-    /// kept, the NaN rule uses the lane bits).
+    /// kept, the NaN rule uses the lane bits). Branch-free, and never an f64 subnormal
+    /// operand (those cost a microcode assist on some CPUs): the significand, an integer
+    /// of at most 11 bits, times a normal power of two.
     #[inline(always)]
     fn widen(&self, v: u16) -> f64 {
-        if self.bf16 {
-            f32::from_bits((v as u32) << 16) as f64
-        } else {
-            // exponent field E and fraction f land in the f64's fields: 2^(E-1023) x 1.f
-            // (E > 0) or f x 2^-1032 (E = 0), times 2^1008 is the FP16 value exactly
-            let mag = (v & 0x7fff) as u64;
-            let sign = ((v as u64) & 0x8000) << 48;
-            let finite = f64::from_bits(mag << 42) * TWO_1008;
-            let bits = if mag >= 0x7c00 { 0x7ff0_0000_0000_0000 | (mag & 0x3ff) << 42 } else { finite.to_bits() };
-            f64::from_bits(bits | sign)
-        }
+        let fb = self.prec - 1;
+        let e = ((v & 0x7fff) >> fb) as i32;
+        let frac = (v & ((1 << fb) - 1)) as i32;
+        let m = frac | ((e != 0) as i32) << fb;
+        let scale = f64::from_bits(((e.max(1) - self.bias - fb + 1023) as u64) << 52);
+        let finite = (m as f64 * scale).to_bits();
+        let special = 0x7ff0_0000_0000_0000 | (frac as u64) << (52 - fb);
+        let sign = ((v as u64) & 0x8000) << 48;
+        f64::from_bits(sel64(e == (self.exp >> fb) as i32, special, finite) | sign)
     }
 
     /// A finite f64 rounded to nearest even in this format (overflow to Inf, gradual
@@ -160,21 +164,18 @@ impl Fmt {
         let q = e.max(self.emin);
         // m x 2^(e - 52) to an integer M x 2^(q - prec + 1): shift right by r >= 42; a
         // zero x (mag 0) gives a huge r and M = 0
-        let r = (q - e + 52 - (self.prec - 1)).min(63) as u32;
+        let r = (q - e + 52 - (self.prec - 1)).min(62) as u32;
+        // (signed 64-bit arithmetic: every value is below 2^63, and AVX2 compares only signed)
+        let m = m as i64;
         let kept = m >> r;
-        let rem = m & ((1u64 << r) - 1);
-        let half = 1u64 << (r - 1);
+        let rem = m & ((1i64 << r) - 1);
+        let half = 1i64 << (r - 1);
         let up = (rem > half) | ((rem == half) & (kept & 1 == 1));
-        let kept = kept + up as u64;
+        let kept = kept + up as i64;
         // biased exponent - 1 above the significand M (implicit bit included): a carry
         // out of M, a subnormal M reaching the smallest normal and overflow all fall out
-        let enc = ((((q + self.bias - 1) as u64) << (self.prec - 1)) + kept).min(self.exp as u64);
+        let enc = ((((q + self.bias - 1) as i64) << (self.prec - 1)) + kept).min(self.exp as i64);
         sign | enc as u16
-    }
-
-    #[inline(always)]
-    fn is_nan(&self, v: u16) -> bool {
-        v & 0x7fff > self.exp
     }
 }
 
@@ -184,23 +185,30 @@ pub struct Fma {
     f: Fmt,
     mods: [(u16, u16); 3],
     sh: [[u32; 2]; 3],
-    /// Flush subnormal factors; the addend; a tiny exact product; a tiny result.
-    ftz_ab: bool,
-    ftz_c: bool,
+    /// Flush subnormal factors; the addend (all-ones / zero masks).
+    ftz_ab: u16,
+    ftz_c: u16,
+    /// Flush a tiny exact product; .FMZ's zero product is special; XorSign's sign.
     ftz_prod: bool,
-    ftz_out: bool,
-    after_rounding: bool,
-    /// .FMZ's zero product (None: no .FMZ special case).
-    fmz: Option<FmzZero>,
-    fmz_addend_ieee: bool,
-    canonical: bool,
-    zero_sum: ZeroSum,
-    sat: bool,
-    sat_nan_zero: bool,
-    sat_neg_zero_to_plus: bool,
-    relu: bool,
-    relu_nan: ReluNan,
-    relu_neg_zero_to_plus: bool,
+    fmz: bool,
+    fmz_xor_sign: bool,
+    /// .FMZ with a zero product gives c itself (`fma-fmz-addend`'s alternative).
+    fmz_c_direct: u16,
+    /// Masks: flush tiny results; tininess after rounding; canonical NaN.
+    ftz_out: u16,
+    after_rounding: u16,
+    canonical: u16,
+    /// An exact zero sum: replaced (not IEEE), by `(product | c) & zero_or` sign.
+    zero_override: u16,
+    zero_or: u16,
+    sat: u16,
+    sat_nan_zero: u16,
+    sat_keep_neg_zero: u16,
+    relu: u16,
+    /// .RELU of NaN: `sel(relu_nan_pass, r, relu_nan_value)`; of -0: `0x8000 & relu_keep_neg_zero`.
+    relu_nan_pass: u16,
+    relu_nan_value: u16,
+    relu_keep_neg_zero: u16,
 }
 
 impl Fma {
@@ -240,21 +248,24 @@ impl Fma {
             f,
             mods: [m(op.a_mods), m(op.b_mods), m(op.c_mods)],
             sh: [shifts(op.a_mods.swizzle), shifts(op.b_mods.swizzle), shifts(op.c_mods.swizzle)],
-            ftz_ab: ftz && p.ftz_inputs,
-            ftz_c: ftz && p.ftz_inputs && p.fma_ftz_addend,
+            ftz_ab: mask(ftz && p.ftz_inputs),
+            ftz_c: mask(ftz && p.ftz_inputs && p.fma_ftz_addend),
             ftz_prod: ftz && p.fma_ftz_product,
-            ftz_out: ftz,
-            after_rounding: p.ftz_after_rounding,
-            fmz: if fmz { Some(p.fmz) } else { None },
-            fmz_addend_ieee: p.fma_fmz_addend_ieee,
-            canonical: p.nan_canonical,
-            zero_sum: p.fma_zero_sum,
-            sat: op.sat && (!f.bf16 || p.sat_bf16),
-            sat_nan_zero: p.sat_nan_to_zero,
-            sat_neg_zero_to_plus: p.sat_neg_zero_to_plus,
-            relu: op.relu,
-            relu_nan: p.fma_relu_nan,
-            relu_neg_zero_to_plus: p.fma_relu_neg_zero_to_plus,
+            fmz,
+            fmz_xor_sign: p.fmz == FmzZero::XorSign,
+            fmz_c_direct: mask(fmz && !p.fma_fmz_addend_ieee),
+            ftz_out: mask(ftz),
+            after_rounding: mask(p.ftz_after_rounding),
+            canonical: mask(p.nan_canonical),
+            zero_override: mask(p.fma_zero_sum != ZeroSum::Ieee),
+            zero_or: if p.fma_zero_sum == ZeroSum::MinusUnlessBothPlus { 0x8000 } else { 0 },
+            sat: mask(op.sat && (!f.bf16 || p.sat_bf16)),
+            sat_nan_zero: mask(p.sat_nan_to_zero),
+            sat_keep_neg_zero: mask(!p.sat_neg_zero_to_plus),
+            relu: mask(op.relu),
+            relu_nan_pass: mask(p.fma_relu_nan == ReluNan::Pass),
+            relu_nan_value: if p.fma_relu_nan == ReluNan::Canonical { 0x7fff } else { 0 },
+            relu_keep_neg_zero: mask(!p.fma_relu_neg_zero_to_plus),
         })
     }
 
@@ -271,141 +282,81 @@ impl Fma {
         let (and, xor) = self.mods[k];
         let v = (v & and) ^ xor;
         let flush = if k == 2 { self.ftz_c } else { self.ftz_ab };
-        if flush && v & self.f.exp == 0 {
-            v & 0x8000
-        } else {
-            v
-        }
+        sel(flush & mask(v & self.f.exp == 0), v & 0x8000, v)
     }
 
-    /// The lane's NaN: canonical, or the first NaN operand quieted.
+    /// The NaN of a lane whose result is NaN: canonical, or the first NaN operand quieted
+    /// (a and b only where `ab` is all ones).
     #[inline(always)]
-    fn nan(&self, ops: &[u16]) -> u16 {
-        if self.canonical {
-            return 0x7fff;
-        }
-        ops.iter().find(|&&v| self.f.is_nan(v)).map_or(0x7fff, |&v| v | self.f.quiet)
+    fn nan(&self, a: u16, b: u16, c: u16, ab: u16) -> u16 {
+        let (exp, q) = (self.f.exp, self.f.quiet);
+        let a_nan = mask(a & 0x7fff > exp) & ab;
+        let b_nan = mask(b & 0x7fff > exp) & ab;
+        let c_nan = mask(c & 0x7fff > exp);
+        sel(self.canonical, 0x7fff, sel(a_nan, a | q, sel(b_nan, b | q, sel(c_nan, c | q, 0x7fff))))
     }
 
-    /// One lane on source values already selected, modified and flushed.
+    /// Whether only the NaN rule applies after the rounding: no flushing, .FMZ, .SAT,
+    /// .RELU or zero-sign override ([`Fma::lane_raw`] without `FULL`).
+    fn plain(&self) -> bool {
+        self.ftz_out == 0 && !self.fmz && !self.ftz_prod && self.sat == 0 && self.relu == 0 && self.zero_override == 0
+    }
+
+    /// One lane on source values already selected, modified and flushed. Straight-line
+    /// code (masks and selects, no branch on the values) so the batch loop vectorises.
     #[inline(always)]
-    fn lane_raw(&self, a: u16, b: u16, c: u16) -> u16 {
+    fn lane_raw<const FULL: bool>(&self, a: u16, b: u16, c: u16) -> u16 {
         let f = &self.f;
+        let exp = f.exp;
         let (fa, fb, fc) = (f.widen(a), f.widen(b), f.widen(c));
-        let mut p = fa * fb;
-        let zero_factor = a & 0x7fff == 0 || b & 0x7fff == 0;
-        let fmz_zero = self.fmz.is_some() && zero_factor;
-        if fmz_zero {
-            p = match self.fmz {
-                Some(FmzZero::XorSign) => f64::from_bits(((a ^ b) as u64 & 0x8000) << 48),
-                _ => 0.0,
-            };
-            if !self.fmz_addend_ieee {
-                return self.finish(if f.is_nan(c) { self.nan(&[c]) } else { c }, fc.abs() < f.min_normal);
-            }
-        } else if self.ftz_prod && p != 0.0 && p.abs() < f.min_normal {
-            p = f64::from_bits(p.to_bits() & 1 << 63);
-        }
+        // the product, exact; .FMZ's zero product; a flushed tiny product
+        let zero_factor = (a & 0x7fff == 0) | (b & 0x7fff == 0);
+        let fmz_zero = FULL && self.fmz & zero_factor;
+        let prod = fa * fb;
+        let fmz_value = if self.fmz_xor_sign { ((a ^ b) as u64 & 0x8000) << 48 } else { 0 };
+        let pb = sel64(fmz_zero, fmz_value, prod.to_bits());
+        let tiny_prod = FULL && self.ftz_prod & (f64::from_bits(pb).abs() < f.min_normal);
+        let p = f64::from_bits(sel64(tiny_prod, pb & 1 << 63, pb));
+        // TwoSum: s + e = p + fc exactly (e is NaN when s is Inf or NaN)
         let s = p + fc;
-        if s.is_nan() {
-            // a NaN factor under an .FMZ zero product does not count
-            let r = if fmz_zero { self.nan(&[c]) } else { self.nan(&[a, b, c]) };
-            return self.finish(r, false);
-        }
-        if s.is_infinite() {
-            return self.finish(((s.to_bits() >> 48) as u16 & 0x8000) | f.exp, false);
-        }
-        // TwoSum: s + e = p + fc exactly
         let bb = s - p;
         let e = (p - (s - bb)) + (fc - bb);
-        let r = if e == 0.0 {
-            if s == 0.0 {
-                // an exact zero sum
-                let (ps, cs) = (p.is_sign_negative(), fc.is_sign_negative());
-                return self.finish(
-                    match self.zero_sum {
-                        ZeroSum::Ieee => ((s.to_bits() >> 48) as u16) & 0x8000,
-                        ZeroSum::Plus => 0,
-                        ZeroSum::MinusUnlessBothPlus => ((ps || cs) as u16) << 15,
-                    },
-                    false,
-                );
-            }
-            s
-        } else {
-            // round to odd: onto the odd neighbour toward e when s's significand is even
-            let bits = s.to_bits();
-            let toward_up = (e > 0.0) == (s > 0.0);
-            let odd = if bits & 1 == 1 {
-                bits
-            } else if toward_up {
-                bits + 1
-            } else {
-                bits - 1
-            };
-            f64::from_bits(odd)
-        };
-        self.finish(f.round(r), r.abs() < f.min_normal)
-    }
-
-    /// A rounded lane value after flushing, .SAT and .RELU; `tiny_exact`: the exact result
-    /// is below the smallest normal in magnitude (tininess before rounding).
-    #[inline(always)]
-    fn finish(&self, r: u16, tiny_exact: bool) -> u16 {
-        let f = &self.f;
-        let mut r = r;
-        if self.ftz_out && r & 0x7fff != 0 && r & 0x7fff < f.exp {
-            let tiny = if self.after_rounding { r & f.exp == 0 } else { tiny_exact };
-            if tiny {
-                r &= 0x8000;
-            }
+        // round to odd: onto the odd neighbour toward e when s is inexact and even
+        let sb = s.to_bits();
+        let finite = sb & 0x7ff0_0000_0000_0000 != 0x7ff0_0000_0000_0000;
+        let adjust = finite & (e != 0.0) & (sb & 1 == 0);
+        let step = sel64((e.to_bits() ^ sb) >> 63 == 0, 1, u64::MAX);
+        let ro = f64::from_bits(sb.wrapping_add(sel64(adjust, step, 0)));
+        let mut r = f.round(ro);
+        if !FULL {
+            return sel(mask(s.is_nan()), self.nan(a, b, c, 0xffff), r);
         }
-        if self.sat {
-            r = if f.is_nan(r) {
-                if self.sat_nan_zero {
-                    0
-                } else {
-                    r
-                }
-            } else if r == 0x8000 {
-                if self.sat_neg_zero_to_plus {
-                    0
-                } else {
-                    r
-                }
-            } else if r & 0x8000 != 0 {
-                0
-            } else {
-                r.min(f.one)
-            };
-        }
-        if self.relu {
-            r = if f.is_nan(r) {
-                match self.relu_nan {
-                    ReluNan::Canonical => 0x7fff,
-                    ReluNan::Pass => r,
-                    ReluNan::Zero => 0,
-                }
-            } else if r == 0x8000 {
-                if self.relu_neg_zero_to_plus {
-                    0
-                } else {
-                    r
-                }
-            } else if r & 0x8000 != 0 {
-                0
-            } else {
-                r
-            };
-        }
-        r
+        // an exact zero sum: IEEE's sign is f64's own; or the policy's
+        let exact_zero = mask((s == 0.0) & (e == 0.0));
+        let zero = (((pb >> 48) as u16 | c) & 0x8000) & self.zero_or;
+        r = sel(exact_zero & self.zero_override, zero, r);
+        r = sel(mask(fmz_zero) & self.fmz_c_direct, c, r);
+        // NaN: an operand (a, b not under an .FMZ zero product) or 0 x Inf, Inf - Inf
+        r = sel(mask(s.is_nan()), self.nan(a, b, c, mask(!fmz_zero)), r);
+        // .FTZ: a tiny result to zero of its sign (tininess before rounding: |x| < min
+        // exactly when |RO(x)| < min, see the module's text)
+        let tiny = sel(self.after_rounding, mask(r & exp == 0), mask(ro.abs() < f.min_normal));
+        r = sel(self.ftz_out & tiny, r & 0x8000, r);
+        // .SAT and .RELU
+        let is_nan = mask(r & 0x7fff > exp);
+        let neg = mask(r & 0x8000 != 0);
+        let neg_zero = mask(r == 0x8000);
+        let sat = sel(is_nan, r & !self.sat_nan_zero, sel(neg, 0x8000 & self.sat_keep_neg_zero & neg_zero, sel(mask(r > f.one), f.one, r)));
+        r = sel(self.sat, sat, r);
+        let relu = sel(is_nan, sel(self.relu_nan_pass, r, self.relu_nan_value), sel(neg, 0x8000 & self.relu_keep_neg_zero & neg_zero, r));
+        sel(self.relu, relu, r)
     }
 
     /// One lane: `a`, `b`, `c` are the lane's halves before |x| / -x (half selection is
     /// the caller's here), flushed and combined as the module's text says.
     #[inline(always)]
     pub fn lane(&self, a: u16, b: u16, c: u16) -> u16 {
-        self.lane_raw(self.modded(0, a), self.modded(1, b), self.modded(2, c))
+        self.lane_raw::<true>(self.modded(0, a), self.modded(1, b), self.modded(2, c))
     }
 
     /// The destination's 32 bits for the source words `a`, `b`, `c` (lane 0 = bits 0..15).
@@ -413,14 +364,16 @@ impl Fma {
     pub fn eval(&self, a: u32, b: u32, c: u32) -> u32 {
         let mut out = 0;
         for l in 0..2 {
-            let r = self.lane_raw(self.src(0, a, l), self.src(1, b, l), self.src(2, c, l));
+            let r = self.lane_raw::<true>(self.src(0, a, l), self.src(1, b, l), self.src(2, c, l));
             out |= (r as u32) << (16 * l);
         }
         out
     }
 
-    /// [`Fma::eval`] over slices: `out[i]` is the result for `(a[i], b[i], c[i])`. Panics
-    /// if the four slices differ in length (a caller's bug, not input).
+    /// [`Fma::eval`] over slices: `out[i]` is the result for `(a[i], b[i], c[i])`. Works in
+    /// blocks of lanes (select and modify, then the straight-line lane arithmetic as one
+    /// loop the compiler vectorises, AVX2 where the CPU has it). Panics if the four slices
+    /// differ in length (a caller's bug, not input).
     pub fn batch(&self, a: &[u32], b: &[u32], c: &[u32], out: &mut [u32]) {
         assert!(
             a.len() == b.len() && b.len() == c.len() && c.len() == out.len(),
@@ -430,8 +383,90 @@ impl Fma {
             c.len(),
             out.len()
         );
-        for i in 0..a.len() {
-            out[i] = self.eval(a[i], b[i], c[i]);
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("f16c") {
+            // SAFETY: the CPU has AVX2 and F16C, checked just above
+            unsafe { self.blocks_avx2(a, b, c, out) };
+            return;
+        }
+        self.blocks::<false>(a, b, c, out);
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,f16c")]
+    unsafe fn blocks_avx2(&self, a: &[u32], b: &[u32], c: &[u32], out: &mut [u32]) {
+        self.blocks::<true>(a, b, c, out)
+    }
+
+    /// The blocks: `F16C` says the FP16 plain lanes may take [`Fma::f16_plain`].
+    #[inline(always)]
+    fn blocks<const F16C: bool>(&self, a: &[u32], b: &[u32], c: &[u32], out: &mut [u32]) {
+        let mut la = [0u16; 2 * BLOCK];
+        let mut lb = [0u16; 2 * BLOCK];
+        let mut lc = [0u16; 2 * BLOCK];
+        let mut r = [0u16; 2 * BLOCK];
+        let plain = self.plain();
+        for (((a, b), c), out) in a.chunks(BLOCK).zip(b.chunks(BLOCK)).zip(c.chunks(BLOCK)).zip(out.chunks_mut(BLOCK)) {
+            let n = a.len();
+            // lane 0 of input i at i, lane 1 at n + i
+            for i in 0..n {
+                la[i] = self.src(0, a[i], 0);
+                la[n + i] = self.src(0, a[i], 1);
+                lb[i] = self.src(1, b[i], 0);
+                lb[n + i] = self.src(1, b[i], 1);
+                lc[i] = self.src(2, c[i], 0);
+                lc[n + i] = self.src(2, c[i], 1);
+            }
+            let (la, lb, lc, r) = (&la[..2 * n], &lb[..2 * n], &lc[..2 * n], &mut r[..2 * n]);
+            if F16C && plain && !self.f.bf16 {
+                self.f16_plain(la, lb, lc, r);
+            } else if plain {
+                for k in 0..2 * n {
+                    r[k] = self.lane_raw::<false>(la[k], lb[k], lc[k]);
+                }
+            } else {
+                for k in 0..2 * n {
+                    r[k] = self.lane_raw::<true>(la[k], lb[k], lc[k]);
+                }
+            }
+            for i in 0..n {
+                out[i] = r[i] as u32 | (r[n + i] as u32) << 16;
+            }
+        }
+    }
+
+    /// Plain FP16 lanes in f32, 8 to a vector: the exact product (22 bits) and TwoSum in
+    /// f32 (no overflow: |a * b + c| < 2^33; no f32 subnormal: every value is a multiple
+    /// of 2^-48), round to odd at 24 bits (24 >= 11 + 2: the module's argument with f32 for
+    /// f64), then `half`'s slice conversion to FP16, which is F16C's round to nearest even
+    /// (gradual underflow, overflow to Inf) on CPUs that have it, as this path requires.
+    #[inline(always)]
+    fn f16_plain(&self, la: &[u16], lb: &[u16], lc: &[u16], r: &mut [u16]) {
+        use half::f16;
+        use half::slice::{HalfBitsSliceExt, HalfFloatSliceExt};
+        let n = la.len();
+        let mut fa = [0f32; 2 * BLOCK];
+        let mut fb = [0f32; 2 * BLOCK];
+        let mut fc = [0f32; 2 * BLOCK];
+        let (fa, fb, fc) = (&mut fa[..n], &mut fb[..n], &mut fc[..n]);
+        HalfBitsSliceExt::reinterpret_cast::<f16>(la).convert_to_f32_slice(fa);
+        HalfBitsSliceExt::reinterpret_cast::<f16>(lb).convert_to_f32_slice(fb);
+        HalfBitsSliceExt::reinterpret_cast::<f16>(lc).convert_to_f32_slice(fc);
+        for k in 0..n {
+            let p = fa[k] * fb[k];
+            let s = p + fc[k];
+            let bb = s - p;
+            let e = (p - (s - bb)) + (fc[k] - bb);
+            let sb = s.to_bits();
+            let finite = sb & 0x7f80_0000 != 0x7f80_0000;
+            let adjust = finite & (e != 0.0) & (sb & 1 == 0);
+            let step = if (e.to_bits() ^ sb) >> 31 == 0 { 1u32 } else { u32::MAX };
+            fa[k] = f32::from_bits(sb.wrapping_add(if adjust { step } else { 0 }));
+        }
+        HalfBitsSliceExt::reinterpret_cast_mut::<f16>(r).convert_from_f32_slice(fa);
+        for k in 0..n {
+            // a NaN sum converts to a NaN, nothing else does
+            r[k] = sel(mask(r[k] & 0x7fff > 0x7c00), self.nan(la[k], lb[k], lc[k], 0xffff), r[k]);
         }
     }
 }
