@@ -448,20 +448,22 @@ impl Fma {
     /// Plain FP16 lanes in f32, 8 to a vector: the exact product (22 bits) and TwoSum in
     /// f32 (no overflow: |a * b + c| < 2^33; no f32 subnormal: every value is a multiple
     /// of 2^-48), round to odd at 24 bits (24 >= 11 + 2: the module's argument with f32 for
-    /// f64), then `half`'s slice conversion to FP16, which is F16C's round to nearest even
-    /// (gradual underflow, overflow to Inf) on CPUs that have it, as this path requires.
+    /// f64), then F16C's conversion to FP16, round to nearest even (gradual underflow,
+    /// overflow to Inf). Only called where the CPU has F16C (`blocks::<true>`).
+    #[cfg(target_arch = "x86_64")]
     #[inline(always)]
     fn f16_plain(&self, la: &[u16], lb: &[u16], lc: &[u16], r: &mut [u16]) {
-        use half::f16;
-        use half::slice::{HalfBitsSliceExt, HalfFloatSliceExt};
         let n = la.len();
         let mut fa = [0f32; 2 * BLOCK];
         let mut fb = [0f32; 2 * BLOCK];
         let mut fc = [0f32; 2 * BLOCK];
         let (fa, fb, fc) = (&mut fa[..n], &mut fb[..n], &mut fc[..n]);
-        HalfBitsSliceExt::reinterpret_cast::<f16>(la).convert_to_f32_slice(fa);
-        HalfBitsSliceExt::reinterpret_cast::<f16>(lb).convert_to_f32_slice(fb);
-        HalfBitsSliceExt::reinterpret_cast::<f16>(lc).convert_to_f32_slice(fc);
+        // SAFETY: the CPU has F16C (the caller's check)
+        unsafe {
+            f16c::widen(la, fa);
+            f16c::widen(lb, fb);
+            f16c::widen(lc, fc);
+        }
         for k in 0..n {
             let p = fa[k] * fb[k];
             let s = p + fc[k];
@@ -473,10 +475,52 @@ impl Fma {
             let step = if (e.to_bits() ^ sb) >> 31 == 0 { 1u32 } else { u32::MAX };
             fa[k] = f32::from_bits(sb.wrapping_add(if adjust { step } else { 0 }));
         }
-        HalfBitsSliceExt::reinterpret_cast_mut::<f16>(r).convert_from_f32_slice(fa);
+        // SAFETY: as above
+        unsafe { f16c::narrow(fa, r) };
         for k in 0..n {
             // a NaN sum converts to a NaN, nothing else does
             r[k] = sel(mask(r[k] & 0x7fff > 0x7c00), self.nan(la[k], lb[k], lc[k], 0xffff), r[k]);
+        }
+    }
+
+    #[cfg(not(target_arch = "x86_64"))]
+    fn f16_plain(&self, _: &[u16], _: &[u16], _: &[u16], _: &mut [u16]) {
+        unreachable!("blocks::<true> runs only on x86_64")
+    }
+}
+
+/// FP16 <-> f32 slice conversions with F16C, 8 at a time (`half`'s scalar code for a tail).
+#[cfg(target_arch = "x86_64")]
+mod f16c {
+    use std::arch::x86_64::{__m128i, _mm256_cvtph_ps, _mm256_cvtps_ph, _mm256_loadu_ps, _mm256_storeu_ps, _mm_loadu_si128, _mm_storeu_si128};
+
+    /// Exact FP16 to f32. Safety: the CPU has F16C and AVX; `dst` is as long as `src`.
+    #[inline(always)]
+    pub unsafe fn widen(src: &[u16], dst: &mut [f32]) {
+        let n = src.len().min(dst.len());
+        let mut k = 0;
+        while k + 8 <= n {
+            // SAFETY: k + 8 <= n, both slices hold n values
+            unsafe { _mm256_storeu_ps(dst.as_mut_ptr().add(k), _mm256_cvtph_ps(_mm_loadu_si128(src.as_ptr().add(k) as *const __m128i))) };
+            k += 8;
+        }
+        for j in k..n {
+            dst[j] = half::f16::from_bits(src[j]).to_f32();
+        }
+    }
+
+    /// f32 to FP16, round to nearest even. Safety: as [`widen`].
+    #[inline(always)]
+    pub unsafe fn narrow(src: &[f32], dst: &mut [u16]) {
+        let n = src.len().min(dst.len());
+        let mut k = 0;
+        while k + 8 <= n {
+            // SAFETY: as in widen; imm 0 is round to nearest even
+            unsafe { _mm_storeu_si128(dst.as_mut_ptr().add(k) as *mut __m128i, _mm256_cvtps_ph::<0>(_mm256_loadu_ps(src.as_ptr().add(k)))) };
+            k += 8;
+        }
+        for j in k..n {
+            dst[j] = half::f16::from_f32(src[j]).to_bits();
         }
     }
 }
