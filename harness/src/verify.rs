@@ -97,7 +97,7 @@ pub fn eval(a: EvalArgs) -> CliResult {
         v.origin = "reference".into();
         v.expect = match reference::eval(&inst, &v.inputs) {
             Ok(e) => Some(e),
-            Err(Undefined::Format(_) | Undefined::Flush | Undefined::Swizzle { .. } | Undefined::AddFlush(_) | Undefined::AddBf16F32) => {
+            Err(Undefined::Format(_) | Undefined::Flush | Undefined::Swizzle { .. } | Undefined::AddFlush(_) | Undefined::AddBf16F32 | Undefined::Fma(_)) => {
                 undefined += 1;
                 None
             }

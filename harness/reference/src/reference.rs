@@ -10,9 +10,10 @@
 pub mod add;
 #[cfg(target_arch = "x86_64")]
 mod bf16x32;
+pub mod fma;
 pub mod policy;
 
-pub use policy::{Assumption, F32Nan, FmzZero, Policy, ZeroSum};
+pub use policy::{Assumption, F32Nan, FmzZero, Policy, ReluNan, ZeroSum};
 
 use crate::inputs::Inputs;
 use crate::isa::{Flush, Form, Format, Inst, Operand2, Swizzle, PT, RZ, URZ};
@@ -38,6 +39,9 @@ pub enum Undefined {
     /// HADD2 ([`add`]) only.
     #[error("HADD2 .F32 with .BF16_V2: nvdisasm rejects the combination; no result is defined")]
     AddBf16F32,
+    /// HFMA2 ([`fma`]) only: a modifier or combination with no documented meaning.
+    #[error("HFMA2 {0}")]
+    Fma(&'static str),
 }
 
 /// The instructions whose arithmetic this module implements.

@@ -76,6 +76,31 @@ pub struct Policy {
     pub add_f32_ftz_inputs: bool,
     /// HADD2.F32.SAT: true: the FP32 sum is clamped as lanes are.
     pub add_f32_sat: bool,
+    /// HFMA2 ([`super::fma`]): the sign of an exact zero sum `a * b + c`.
+    pub fma_zero_sum: ZeroSum,
+    /// HFMA2.FTZ: true: a subnormal addend is flushed as the factors are.
+    pub fma_ftz_addend: bool,
+    /// HFMA2.FTZ: true: an exact product below the smallest normal is flushed before the
+    /// addition; false: only the result is.
+    pub fma_ftz_product: bool,
+    /// HFMA2.FMZ: true: the zero product is added to c by IEEE rules; false: c is the result.
+    pub fma_fmz_addend_ieee: bool,
+    /// HFMA2.RELU: true: -0 gives +0.
+    pub fma_relu_neg_zero_to_plus: bool,
+    pub fma_relu_nan: ReluNan,
+    /// true: HFMA2.MMA computes what HFMA2 does; false: it has no value.
+    pub fma_mma_same: bool,
+}
+
+/// What HFMA2.RELU makes of a NaN result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReluNan {
+    /// 0x7fff, whatever `nan-result` says.
+    Canonical,
+    /// The NaN `nan-result` gives, unchanged.
+    Pass,
+    /// +0.
+    Zero,
 }
 
 /// The sign HADD2 gives an exact zero sum.
@@ -188,6 +213,36 @@ pub const KNOBS: &[(&str, &[&str])] = &[
         "HADD2.F32.SAT clamps the FP32 sum to [+0, 1.0] as .SAT clamps lanes (sat-nan and sat-negative-zero apply).",
         "HADD2.F32.SAT leaves the FP32 sum as it is: .SAT is ignored with .F32.",
     ]),
+    ("fma-signed-zero", &[
+        "HFMA2: an exact zero result of a * b + c is +0, except -0 when the product and c are both -0, as IEEE 754 requires in round to nearest.",
+        "HFMA2: every exact zero result of a * b + c is +0.",
+        "HFMA2: an exact zero result of a * b + c is -0 unless the product and c are both +0 (IEEE 754's rule when rounding toward negative infinity).",
+    ]),
+    ("fma-ftz-addend", &[
+        "HFMA2.FTZ flushes a subnormal addend c (after modifiers) to zero of the same sign, as it flushes the factors (per ftz-inputs).",
+        "HFMA2.FTZ flushes only the factors (per ftz-inputs); a subnormal addend c is added as it is.",
+    ]),
+    ("fma-ftz-product", &[
+        "HFMA2.FTZ does not flush the product: a * b + c is computed exactly and only the once-rounded result is flushed (per ftz-tininess, on the exact sum).",
+        "HFMA2.FTZ also flushes an exact product below the smallest normal in magnitude to zero of its sign before adding c.",
+    ]),
+    ("fma-fmz-addend", &[
+        "HFMA2.FMZ adds its zero product (per fmz-zero-product) to c by IEEE 754 rules: a nonzero c is the result, a zero c gives the zero sum fma-signed-zero defines (+0 + -0 = +0).",
+        "HFMA2.FMZ with a zero product gives c itself: a -0 addend stays -0 whatever the product's sign.",
+    ]),
+    ("fma-relu-negative-zero", &[
+        "HFMA2.RELU gives +0 for a -0 result, as for every negative result.",
+        "HFMA2.RELU keeps a -0 result as -0; only results below zero become +0.",
+    ]),
+    ("fma-relu-nan", &[
+        "HFMA2.RELU gives the canonical NaN 0x7fff for a NaN result, whatever nan-result says, as the PTX ISA defines fma.relu.",
+        "HFMA2.RELU passes a NaN result through as nan-result makes it.",
+        "HFMA2.RELU gives +0 for a NaN result.",
+    ]),
+    ("fma-mma", &[
+        "HFMA2.MMA computes exactly what HFMA2 computes with the same modifiers (it differs in the unit that executes it, not in its arithmetic).",
+        "HFMA2.MMA's arithmetic differs from HFMA2's: the reference gives it no value.",
+    ]),
 ];
 
 /// Why a semantics table cannot be used.
@@ -267,6 +322,13 @@ impl Policy {
         add_f32_nan: F32Nan::Canonical,
         add_f32_ftz_inputs: true,
         add_f32_sat: true,
+        fma_zero_sum: ZeroSum::Ieee,
+        fma_ftz_addend: true,
+        fma_ftz_product: false,
+        fma_fmz_addend_ieee: true,
+        fma_relu_neg_zero_to_plus: true,
+        fma_relu_nan: ReluNan::Canonical,
+        fma_mma_same: true,
     };
 
     /// Sets knob `k` (an index into [`KNOBS`]) to its option `option`, numbered as
@@ -292,6 +354,13 @@ impl Policy {
             Some("add-f32-nan") => self.add_f32_nan = [F32Nan::Canonical, F32Nan::Propagate, F32Nan::WidenedF16][option.min(2)],
             Some("add-f32-ftz") => self.add_f32_ftz_inputs = first,
             Some("add-f32-sat") => self.add_f32_sat = first,
+            Some("fma-signed-zero") => self.fma_zero_sum = [ZeroSum::Ieee, ZeroSum::Plus, ZeroSum::MinusUnlessBothPlus][option.min(2)],
+            Some("fma-ftz-addend") => self.fma_ftz_addend = first,
+            Some("fma-ftz-product") => self.fma_ftz_product = !first,
+            Some("fma-fmz-addend") => self.fma_fmz_addend_ieee = first,
+            Some("fma-relu-negative-zero") => self.fma_relu_neg_zero_to_plus = first,
+            Some("fma-relu-nan") => self.fma_relu_nan = [ReluNan::Canonical, ReluNan::Pass, ReluNan::Zero][option.min(2)],
+            Some("fma-mma") => self.fma_mma_same = first,
             _ => {}
         }
     }
