@@ -243,7 +243,7 @@ fn modded(p: &Policy, word: u32, m: SrcMods, lane: u32) -> u16 {
         Swizzle::H1H0 => lane,
         Swizzle::H0H0 => 0,
         Swizzle::H1H1 => 1,
-        Swizzle::Invalid1 => unreachable!("the cases use defined half selects"),
+        other => unreachable!("the cases use defined half selects, not {other:?}"),
     };
     let mut v = (word >> (16 * half)) as u16;
     if p.abs_then_neg {

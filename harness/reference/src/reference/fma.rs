@@ -234,7 +234,9 @@ impl Fma {
             return Err(Undefined::Flush);
         }
         for (k, m) in [op.a_mods, op.b_mods, op.c_mods].iter().enumerate() {
-            if m.swizzle == Swizzle::Invalid1 {
+            // INVALID1, and the three-bit values 4..7 of HFMA2's operand 2 (H0_NH1 and
+            // INVALID5..7), which this model does not compute yet
+            if !matches!(m.swizzle, Swizzle::H1H0 | Swizzle::H0H0 | Swizzle::H1H1) {
                 return Err(Undefined::Swizzle { operand: k as u8 + 1 });
             }
         }
