@@ -73,7 +73,7 @@ fn exhaustive_sweep(format: Format) -> f64 {
                     for x in (t..1 << 16).step_by(2) {
                         for (k, v) in xs.iter_mut().enumerate() {
                             let y = 2 * k as u32;
-                            *v = Inputs { a: x | x << 16, b: y | (y + 1) << 16, d: 0, pred: 0 };
+                            *v = Inputs { a: x | x << 16, b: y | (y + 1) << 16, d: 0, pred: 0, c: 0 };
                         }
                         eval_batch(i, &xs, &mut out).unwrap();
                         sum = out.iter().fold(sum, |s, &o| s.wrapping_add(o as u64));

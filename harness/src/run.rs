@@ -993,7 +993,7 @@ pub fn preflight(backend: &dyn Backend, exec: &mut dyn Executor) -> Result<Strin
     let inst = crate::isa::Inst::new(0, 1, crate::isa::Operand2::Reg(2));
     let word = crate::isa::encode(&inst).map_err(|e| format!("cannot encode the preflight word: {e}"))?;
     let text = crate::isa::render(&inst);
-    let x = crate::inputs::Inputs { a: 0x4000_3c00, b: 0x3e00_4200, d: 0x7e7e_7e7e, pred: 0x7f };
+    let x = crate::inputs::Inputs { a: 0x4000_3c00, b: 0x3e00_4200, d: 0x7e7e_7e7e, pred: 0x7f, c: 0 };
     let want = backend.expect(&inst, &x)?;
     let case = crate::kernel::Case { word, inputs: vec![x; engine::MIN_THREADS] };
     match engine::attempt(backend, exec, &[case]) {

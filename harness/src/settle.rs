@@ -365,7 +365,7 @@ mod tests {
         let mut out = Vec::new();
         for &a in &v {
             for &b in &v {
-                out.push(Inputs { a, b, d: 0x1234_5678, pred: 0x7f });
+                out.push(Inputs { a, b, d: 0x1234_5678, pred: 0x7f, c: 0 });
             }
         }
         out
@@ -444,7 +444,7 @@ mod tests {
         let inst = decode(encode(&inst).unwrap()).unwrap();
         (0..20u32)
             .map(|k| {
-                let x = Inputs { a: 0x3c00_4000 ^ k, b: 0x4000_3c00, d: 0x1111_0000 + k, pred: 0x7e };
+                let x = Inputs { a: 0x3c00_4000 ^ k, b: 0x4000_3c00, d: 0x1111_0000 + k, pred: 0x7e, c: 0 };
                 let vector = Vector { encoding: encode(&inst).unwrap(), inputs: x, expect: Some(got(&x)), origin: "hardware:test:0:2026-12-03".into() };
                 Case { inst, vector, at: format!("t:{}", k + 1) }
             })

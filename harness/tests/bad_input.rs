@@ -279,8 +279,9 @@ fn cases() -> Vec<(&'static str, Case)> {
             case(&["build-kernel", "--seed", "1", "--instruction", "HFMA2.MMA", "--out", "k"], 2, "--instruction HFMA2.MMA"),
         ),
         (
-            "eval: an HFMA2 encoding",
-            case(&["eval", "--seed", "1", "--encodings", "-"], 2, "stdin:1: the reference has no arithmetic for HFMA2").stdin(format!("{HFMA2_WORD}\n")),
+            "eval: an HFMA2 vector without operand 3",
+            case(&["eval"], 2, "missing key \"c\"")
+                .stdin(format!("{{\"encoding\":\"{HFMA2_WORD}\",\"a\":\"0x00000000\",\"b\":\"0x00000000\",\"d\":\"0x00000000\",\"pred\":\"0x00\"}}\n")),
         ),
         ("run: exhaustive, --chunk-bits too small", case(&["run", "--mode", "exhaustive", "--encoding", WORD, "--chunk-bits", "4"], 2, "--chunk-bits")),
         ("run: HMUL2_FAKE_EXECUTOR garbage", case(&run(&[]), 2, "HMUL2_FAKE_EXECUTOR").fake("garbage")),

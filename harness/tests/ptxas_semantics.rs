@@ -187,7 +187,7 @@ fn compile(name: &str, ptx: &str) -> Vec<Inst> {
 
 #[test]
 fn ptxas_emits_hmul2_that_the_reference_computes_as_the_ptx_isa_defines() {
-    let x = |a: u32, b: u32| Inputs { a, b, d: 0, pred: 0 };
+    let x = |a: u32, b: u32| Inputs { a, b, d: 0, pred: 0, c: 0 };
     for (n, c) in CASES.iter().enumerate() {
         let name = c.id.unwrap_or(c.sass_text);
         let emitted = compile(&format!("case{n}"), &kernel(c.ptx));

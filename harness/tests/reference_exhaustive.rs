@@ -120,7 +120,7 @@ fn sweep(f: Fmt) {
                     for x in [mag, mag | 0x8000] {
                         for (k, i) in xs.iter_mut().enumerate() {
                             let y = 2 * k as u32;
-                            *i = Inputs { a: x | x << 16, b: y | (y + 1) << 16, d: 0, pred: 0 };
+                            *i = Inputs { a: x | x << 16, b: y | (y + 1) << 16, d: 0, pred: 0, c: 0 };
                         }
                         eval_batch(&inst, &xs, &mut out).expect("plain instruction is defined");
                         for (k, &o) in out.iter().enumerate() {
@@ -259,7 +259,7 @@ fn targeted_specials_times_every_modifier() {
                             inst.pred = Pred { index: 2, negated: !guard };
                             for i in 0..n {
                                 for j in 0..n {
-                                    let x = Inputs { a: word(i), b: word(j), d: 0xdead_beef, pred: 0b100 };
+                                    let x = Inputs { a: word(i), b: word(j), d: 0xdead_beef, pred: 0b100, c: 0 };
                                     let want = if guard {
                                         (0..2).fold(0u32, |acc, l| {
                                             let a = modded(&p, x.a, *am, l);
@@ -287,7 +287,7 @@ fn targeted_specials_times_every_modifier() {
 /// destination RZ reads zero afterwards, the immediate's lanes, PT and negated PT.
 #[test]
 fn zero_registers_immediates_and_pt() {
-    let x = Inputs { a: 0x4000_3c00, b: 0x4400_4200, d: 0x1234_5678, pred: 0 };
+    let x = Inputs { a: 0x4000_3c00, b: 0x4400_4200, d: 0x1234_5678, pred: 0, c: 0 };
     let mut i = Inst::new(0, RZ, Operand2::Reg(2));
     assert_eq!(eval(&i, &x), Ok(0), "RZ x (2, 3) = +0 in both lanes");
     i.a = 1;

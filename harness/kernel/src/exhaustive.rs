@@ -36,7 +36,7 @@ const REF_BLOCK: u64 = 4096;
 pub fn inputs_for(k: u64) -> Inputs {
     let x = ((k >> 16) & 0xffff) as u32;
     let y = (k & 0xffff) as u32;
-    Inputs { a: x * 0x10001, b: y * 0x10001, d: D_FILL, pred: PRED_ALL }
+    Inputs { a: x * 0x10001, b: y * 0x10001, d: D_FILL, pred: PRED_ALL, c: 0 }
 }
 
 pub fn mix(k: u64, r: u32) -> u64 {

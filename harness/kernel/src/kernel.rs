@@ -287,7 +287,7 @@ pub fn effective_inputs(word: u128, inputs: &[Inputs], bank3: &[u8]) -> Result<V
     for warp in out.chunks_mut(32) {
         let warp_b = warp[0].b;
         for x in warp {
-            *x = Inputs { a: pa.of(x, warp_b), b: pb.of(x, warp_b), d: pd.of(x, warp_b), pred: x.pred & 0x7f };
+            *x = Inputs { a: pa.of(x, warp_b), b: pb.of(x, warp_b), d: pd.of(x, warp_b), pred: x.pred & 0x7f, c: 0 };
         }
     }
     Ok(out)
@@ -591,7 +591,7 @@ pub fn build(cases: &[Case]) -> Result<Built, PatchError> {
 pub fn random_inputs(word: u128, threads: usize, rng: &mut crate::rng::Rng) -> Vec<Inputs> {
     let form = decode(word).map(|i| i.form()).unwrap_or(Form::Rrr);
     let mut v: Vec<Inputs> =
-        (0..threads).map(|_| Inputs { a: rng.next_u32(), b: rng.next_u32(), d: rng.next_u32(), pred: (rng.next_u32() & 0x7f) as u8 }).collect();
+        (0..threads).map(|_| Inputs { a: rng.next_u32(), b: rng.next_u32(), d: rng.next_u32(), pred: (rng.next_u32() & 0x7f) as u8, c: 0 }).collect();
     for k in 0..threads {
         let lead = match form {
             Form::Ur => k - k % 32,

@@ -44,8 +44,13 @@ pub enum Undefined {
     Fma(&'static str),
 }
 
-/// The instructions whose arithmetic this module implements.
+/// The instructions the whole pipeline runs: reference arithmetic, and a kernel that stages
+/// their inputs (`run`'s and `build-kernel`'s default).
 pub const IMPLEMENTED: &[crate::isa::Op] = &[crate::isa::Op::Hmul2, crate::isa::Op::Hadd2];
+
+/// The instructions whose arithmetic this module computes ([`eval`], `verify`, `eval`): the
+/// pipeline's, and HFMA2 and HFMA2.MMA, whose third source the kernel does not stage yet.
+pub const COMPUTED: &[crate::isa::Op] = &[crate::isa::Op::Hmul2, crate::isa::Op::Hadd2, crate::isa::Op::Hfma2, crate::isa::Op::Hfma2Mma];
 
 /// What every instruction of the family reads and writes besides its arithmetic: source
 /// words as `x.a & a_keep` and `(x.b & b_keep) | b_fixed` (RZ and URZ read 0, an immediate
@@ -55,6 +60,9 @@ struct Operands {
     a_keep: u32,
     b_keep: u32,
     b_fixed: u32,
+    /// Operand 3 (three-source instructions) as `(x.c & c_keep) | c_fixed`; 0 without one.
+    c_keep: u32,
+    c_fixed: u32,
     dst_rz: bool,
     /// The guard as `((x.pred | 0x80) >> pred_shift) & 1 != pred_flip`: PT is bit 7.
     pred_shift: u32,
@@ -63,7 +71,9 @@ struct Operands {
 
 impl Operands {
     fn of(inst: &Inst, p: &Policy) -> Operands {
-        let (b_keep, b_fixed) = match inst.b {
+        // what a source word is: a register, uniform register or constant-bank word from
+        // the inputs, zero for RZ/URZ, or the packed immediates
+        let source = |o: Operand2| match o {
             Operand2::Reg(RZ) | Operand2::Ur(URZ) => (0, 0),
             Operand2::Imm { first, second } => {
                 let (lo, hi) = if p.imm_second_is_lane0 { (second, first) } else { (first, second) };
@@ -71,10 +81,14 @@ impl Operands {
             }
             _ => (u32::MAX, 0),
         };
+        let (b_keep, b_fixed) = source(inst.b);
+        let (c_keep, c_fixed) = inst.c.map_or((0, 0), source);
         Operands {
             a_keep: if inst.a == RZ { 0 } else { u32::MAX },
             b_keep,
             b_fixed,
+            c_keep,
+            c_fixed,
             dst_rz: inst.dst == RZ,
             pred_shift: inst.pred.index.min(PT) as u32,
             pred_flip: inst.pred.negated as u32,
@@ -92,6 +106,44 @@ impl Operands {
     fn b_word(&self, x: &Inputs) -> u32 {
         (x.b & self.b_keep) | self.b_fixed
     }
+    #[inline(always)]
+    fn c_word(&self, x: &Inputs) -> u32 {
+        (x.c & self.c_keep) | self.c_fixed
+    }
+    /// The destination after the instruction: 0 for RZ, `x.d` when the guard is false,
+    /// else the computed `v`.
+    #[inline(always)]
+    fn write(&self, x: &Inputs, v: impl FnOnce() -> u32) -> u32 {
+        if self.dst_rz {
+            0
+        } else if !self.pred(x.pred) {
+            x.d
+        } else {
+            v()
+        }
+    }
+}
+
+/// An HFMA2 or HFMA2.MMA on one input: the operand words of [`Operands`], the lanes of
+/// [`fma`].
+fn eval_fma_inst(p: &Policy, inst: &Inst, x: &Inputs) -> Result<u32, Undefined> {
+    let f = fma::Fma::new(&fma::fma_op(inst)?, p)?;
+    let o = Operands::of(inst, p);
+    Ok(o.write(x, || f.eval(o.a_word(x), o.b_word(x), o.c_word(x))))
+}
+
+/// [`eval_fma_inst`] for many inputs, through [`fma::Fma::batch`].
+fn eval_fma_batch_inst(p: &Policy, inst: &Inst, xs: &[Inputs], out: &mut [u32]) -> Result<(), Undefined> {
+    let f = fma::Fma::new(&fma::fma_op(inst)?, p)?;
+    let o = Operands::of(inst, p);
+    let a: Vec<u32> = xs.iter().map(|x| o.a_word(x)).collect();
+    let b: Vec<u32> = xs.iter().map(|x| o.b_word(x)).collect();
+    let c: Vec<u32> = xs.iter().map(|x| o.c_word(x)).collect();
+    f.batch(&a, &b, &c, &mut out[..xs.len()]);
+    for (r, x) in out.iter_mut().zip(xs) {
+        *r = o.write(x, || *r);
+    }
+    Ok(())
 }
 
 /// An HADD2 on one input: the guard, RZ and operand words of [`Operands`], the lanes of
@@ -344,6 +396,9 @@ pub fn eval_with(p: &Policy, inst: &Inst, x: &Inputs) -> Result<u32, Undefined> 
     if inst.op == crate::isa::Op::Hadd2 {
         return eval_add_inst(p, inst, x).or_else(|u| predicated_off(inst, p, x).ok_or(u));
     }
+    if fma::is_fma(inst.op) {
+        return eval_fma_inst(p, inst, x).or_else(|u| predicated_off(inst, p, x).ok_or(u));
+    }
     match Ctx::new(inst, p) {
         Ok(c) => Ok(c.eval_one(x)),
         Err(u) => predicated_off(inst, p, x).ok_or(u),
@@ -386,6 +441,12 @@ pub fn eval_batch(inst: &Inst, xs: &[Inputs], out: &mut [u32]) -> Result<(), Und
             *o = eval_with(p, inst, x)?;
         }
         return Ok(());
+    }
+    if fma::is_fma(inst.op) {
+        return match eval_fma_batch_inst(p, inst, xs, out) {
+            Err(u) => xs.iter().zip(out.iter_mut()).try_for_each(|(x, o)| predicated_off(inst, p, x).ok_or(u).map(|v| *o = v)),
+            ok => ok,
+        };
     }
     let c = match ctx_for(inst) {
         Ok(c) => c,
@@ -679,6 +740,7 @@ fn draw_word(r: &mut Rng, specials: &[u16]) -> u32 {
 pub fn input_set(inst: &Inst, seed: u64, n: usize) -> Vec<Inputs> {
     let specials = if inst.format == Format::Bf16 { bf16_specials() } else { f16_specials() };
     const B_SALT: u64 = 0x5bd1_e995_0b5e_55ed;
+    const C_SALT: u64 = 0x9e37_79b9_7f4a_7c15;
     let launch_b = draw_word(&mut Rng::fork(seed ^ B_SALT, u64::MAX), specials);
     (0..n)
         .map(|i| {
@@ -697,14 +759,28 @@ pub fn input_set(inst: &Inst, seed: u64, n: usize) -> Vec<Inputs> {
                 Operand2::Ur(_) => b = draw_word(&mut Rng::fork(seed ^ B_SALT, (i / 32) as u64), specials),
                 Operand2::Const { .. } | Operand2::ConstUr { .. } => b = launch_b,
             }
+            // operand 3 from its own stream, so two-source input sets are what they were
+            let mut c = match inst.c {
+                None | Some(Operand2::Reg(RZ) | Operand2::Ur(URZ) | Operand2::Imm { .. }) => 0,
+                Some(Operand2::Reg(reg)) if reg == inst.a => a,
+                Some(Operand2::Reg(reg)) if inst.b == Operand2::Reg(reg) => b,
+                Some(Operand2::Reg(_)) => draw_word(&mut Rng::fork(seed ^ C_SALT, i as u64), specials),
+                Some(Operand2::Ur(_)) => draw_word(&mut Rng::fork(seed ^ C_SALT, u64::MAX - 1 - (i / 32) as u64), specials),
+                Some(Operand2::Const { .. } | Operand2::ConstUr { .. }) => draw_word(&mut Rng::fork(seed ^ C_SALT, u64::MAX), specials),
+            };
             if inst.dst == RZ {
                 d = 0;
             } else if inst.dst == inst.a {
                 d = a;
             } else if inst.b == Operand2::Reg(inst.dst) {
                 d = b;
+            } else if inst.c == Some(Operand2::Reg(inst.dst)) {
+                d = c;
             }
-            Inputs { a, b, d, pred }
+            if inst.c.is_none() {
+                c = 0;
+            }
+            Inputs { a, b, d, pred, c }
         })
         .collect()
 }
@@ -810,7 +886,7 @@ mod tests {
         for x in 0..1u32 << 16 {
             for (k, v) in xs.iter_mut().enumerate() {
                 let y = 2 * k as u32;
-                *v = Inputs { a: x | x << 16, b: y | (y + 1) << 16, d: 0, pred: 0 };
+                *v = Inputs { a: x | x << 16, b: y | (y + 1) << 16, d: 0, pred: 0, c: 0 };
             }
             eval_batch(&inst, &xs, &mut fast).unwrap();
             blocks::<false, false>(&c, &xs, &mut portable);
@@ -823,7 +899,7 @@ mod tests {
     #[test]
     fn invalid_values_are_undefined_and_named() {
         let mut i = Inst::new(0, 1, Operand2::Reg(2));
-        let x = Inputs { a: 0x3c00_3c00, b: 0x3c00_3c00, d: 0, pred: 0 };
+        let x = Inputs { a: 0x3c00_3c00, b: 0x3c00_3c00, d: 0, pred: 0, c: 0 };
         assert_eq!(eval(&i, &x), Ok(0x3c00_3c00));
         i.format = Format::Invalid3;
         assert_eq!(eval(&i, &x), Err(Undefined::Format(Format::Invalid3)));

@@ -1,8 +1,10 @@
 //! Test vectors: one execution of one encoding per JSON line, with what it must produce.
 //!
 //! `{"encoding":"0x<32 hex>","a":"0x<8 hex>","b":"0x<8 hex>","d":"0x<8 hex>","pred":"0x<2 hex>",
-//! "expect":"0x<8 hex>","origin":"..."}`; other keys are allowed and ignored. `pred` bit i is
-//! Pi. `origin` is `reference` or `hardware:<GPU name>:<driver version>:<date>`.
+//! "expect":"0x<8 hex>","origin":"..."}`; other keys are allowed and ignored (a key named
+//! twice is malformed). `pred` bit i is Pi. A three-source instruction (HFMA2, HFMA2.MMA)
+//! has `"c":"0x<8 hex>"` after `b`, operand 3's value, in nvdisasm's operand order; a
+//! two-source one has no `c`. `origin` is `reference` or `hardware:<GPU name>:<driver version>:<date>`.
 
 use crate::inputs::Inputs;
 use crate::isa::{self, decode, Inst, Operand2, RZ, URZ};
@@ -31,6 +33,8 @@ pub enum VectorError {
     NotString(&'static str),
     #[error("the line is not UTF-8")]
     NotUtf8,
+    #[error("key \"c\": the instruction has no operand 3")]
+    NoOperand3,
     #[error("a line of {0} bytes (at most {max})", max = crate::cli::MAX_LINE)]
     TooLong(usize),
 }
@@ -66,7 +70,7 @@ impl<'de> serde::Deserialize<'de> for UniqueKeys {
 /// Why a well-formed vector cannot be true of any register file.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Contradiction {
-    #[error("encoding is not a legal HMUL2: {0}")]
+    #[error("encoding is not a legal instruction of the family: {0}")]
     Illegal(String),
     #[error("operand 1 is RZ but a = {0:#010x}")]
     RzA(u32),
@@ -76,6 +80,10 @@ pub enum Contradiction {
     SameReg { reg: u8, a: u32, b: u32 },
     #[error("destination R{reg} is also operand {operand} but d = {d:#010x} and that operand = {src:#010x}")]
     DstIsSource { reg: u8, operand: u8, d: u32, src: u32 },
+    #[error("operand 3 is RZ/URZ but c = {0:#010x}")]
+    RzC(u32),
+    #[error("operands {operand} and 3 are both R{reg} but their values are {v:#010x} and c = {c:#010x}")]
+    SameRegC { reg: u8, operand: u8, v: u32, c: u32 },
     #[error("destination is RZ but d = {0:#010x}")]
     RzD(u32),
     #[error("pred = {0:#04x} sets bit 7, but there are only P0..P6")]
@@ -108,20 +116,30 @@ pub fn parse_line(line: &str) -> Result<Vector, VectorError> {
     let b = need("b", 8)? as u32;
     let d = need("d", 8)? as u32;
     let pred = need("pred", 2)? as u8;
+    // operand 3: required of a three-source instruction, refused of a two-source one
+    let sources = isa::decode::form_of(encoding).map(|(op, _)| op.spec().sources).ok();
+    let c = match (hex_field(o, "c", 8)?, sources) {
+        (None, Some(3)) => return Err(VectorError::Missing("c")),
+        (Some(_), Some(n)) if n < 3 => return Err(VectorError::NoOperand3),
+        (c, _) => c.unwrap_or(0) as u32,
+    };
     let expect = hex_field(o, "expect", 8)?.map(|e| e as u32);
     let origin = match o.get("origin") {
         None => String::new(),
         Some(s) => s.as_str().ok_or(VectorError::NotString("origin"))?.to_string(),
     };
-    Ok(Vector { encoding, inputs: Inputs { a, b, d, pred }, expect, origin })
+    Ok(Vector { encoding, inputs: Inputs { a, b, d, pred, c }, expect, origin })
 }
 
 /// One line, keys in the documented order; no `expect` key when it is unknown.
 pub fn to_line(v: &Vector) -> String {
     let x = &v.inputs;
     let expect = v.expect.map(|e| format!(",\"expect\":\"0x{e:08x}\"")).unwrap_or_default();
+    // `c` only for three-source instructions: two-source lines are what they always were
+    let three = isa::decode::form_of(v.encoding).is_ok_and(|(op, _)| op.spec().sources == 3);
+    let c = if three { format!(",\"c\":\"0x{:08x}\"", x.c) } else { String::new() };
     format!(
-        "{{\"encoding\":\"{}\",\"a\":\"0x{:08x}\",\"b\":\"0x{:08x}\",\"d\":\"0x{:08x}\",\"pred\":\"0x{:02x}\"{expect},\"origin\":{}}}",
+        "{{\"encoding\":\"{}\",\"a\":\"0x{:08x}\",\"b\":\"0x{:08x}\"{c},\"d\":\"0x{:08x}\",\"pred\":\"0x{:02x}\"{expect},\"origin\":{}}}",
         isa::format_hex(v.encoding),
         x.a,
         x.b,
@@ -146,6 +164,14 @@ pub fn check(v: &Vector) -> Result<Inst, Contradiction> {
         Operand2::Reg(r) if r == i.a && r != RZ && x.a != x.b => return Err(Contradiction::SameReg { reg: r, a: x.a, b: x.b }),
         _ => {}
     }
+    match i.c {
+        Some(Operand2::Reg(RZ) | Operand2::Ur(URZ)) if x.c != 0 => return Err(Contradiction::RzC(x.c)),
+        Some(Operand2::Reg(r)) if r == i.a && r != RZ && x.a != x.c => return Err(Contradiction::SameRegC { reg: r, operand: 1, v: x.a, c: x.c }),
+        Some(Operand2::Reg(r)) if i.b == Operand2::Reg(r) && r != RZ && x.b != x.c => {
+            return Err(Contradiction::SameRegC { reg: r, operand: 2, v: x.b, c: x.c })
+        }
+        _ => {}
+    }
     if i.dst == RZ {
         if x.d != 0 {
             return Err(Contradiction::RzD(x.d));
@@ -154,6 +180,8 @@ pub fn check(v: &Vector) -> Result<Inst, Contradiction> {
         return Err(Contradiction::DstIsSource { reg: i.dst, operand: 1, d: x.d, src: x.a });
     } else if i.b == Operand2::Reg(i.dst) && x.d != x.b {
         return Err(Contradiction::DstIsSource { reg: i.dst, operand: 2, d: x.d, src: x.b });
+    } else if i.c == Some(Operand2::Reg(i.dst)) && x.d != x.c {
+        return Err(Contradiction::DstIsSource { reg: i.dst, operand: 3, d: x.d, src: x.c });
     }
     Ok(i)
 }
@@ -244,7 +272,7 @@ mod tests {
     fn line_round_trip_and_extra_keys() {
         let v = Vector {
             encoding: 0x0000_0fc0_0000_0000_4000_3c00_0005_7832,
-            inputs: Inputs { a: 1, b: 2, d: 3, pred: 0x45 },
+            inputs: Inputs { a: 1, b: 2, d: 3, pred: 0x45, c: 0 },
             expect: Some(0xdead_beef),
             origin: "hardware:NVIDIA H100:580.1:2026-01-01".into(),
         };

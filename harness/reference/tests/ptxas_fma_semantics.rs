@@ -295,7 +295,7 @@ fn ptxas_emits_hfma2_that_the_reference_computes_as_the_ptx_isa_defines() {
         if c.hmul2 {
             let inst = Inst::new(0, 1, Operand2::Reg(2));
             for &(a, b, _, want) in c.witnesses {
-                let x = harness_reference::inputs::Inputs { a, b, d: 0, pred: 0 };
+                let x = harness_reference::inputs::Inputs { a, b, d: 0, pred: 0, c: 0 };
                 assert_eq!(eval_with(&p, &inst, &x), Ok(want), "{name}: HMUL2 on a={a:#010x} b={b:#010x}");
             }
         }

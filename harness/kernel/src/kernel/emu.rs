@@ -424,7 +424,7 @@ fn run_warp(
                             load32(mem, at, base + offset as u64)?
                         }
                     };
-                    let inputs = Inputs { a: reg(inst.a), b, d: reg(inst.dst), pred: s.pr[lane] & 0x7f };
+                    let inputs = Inputs { a: reg(inst.a), b, d: reg(inst.dst), pred: s.pr[lane] & 0x7f, c: 0 };
                     let v = hmul2(&Site { index: pc, word: d.word, inst, ctaid, tid: tid0 + lane as u32, inputs });
                     if inst.dst != RZ {
                         s.r[lane][inst.dst as usize] = v;

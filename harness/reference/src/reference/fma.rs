@@ -98,11 +98,42 @@ pub struct FmaOp {
     pub mma: bool,
 }
 
+/// Whether `op` is a fused multiply-add of the family (HFMA2, HFMA2.MMA).
+pub fn is_fma(op: crate::isa::Op) -> bool {
+    matches!(op, crate::isa::Op::Hfma2 | crate::isa::Op::Hfma2Mma)
+}
+
+/// The lane operation of a decoded HFMA2 or HFMA2.MMA: its format, flush, `.SAT`, `.RELU`
+/// and each source's modifiers (immediates have none). A `.RELU` guarded by another
+/// predicate than PT is [`Undefined::Fma`]: what that predicate does is not known.
+pub fn fma_op(inst: &crate::isa::Inst) -> Result<FmaOp, Undefined> {
+    use crate::isa::Operand2;
+    if !is_fma(inst.op) {
+        return Err(Undefined::Instruction(inst.op));
+    }
+    if inst.relu.is_some_and(|p| p != crate::isa::Pred::ALWAYS) {
+        return Err(Undefined::Fma(why::RELU_PREDICATE));
+    }
+    let no_imm = |o: Option<Operand2>, m: SrcMods| if matches!(o, Some(Operand2::Imm { .. })) { SrcMods::default() } else { m };
+    Ok(FmaOp {
+        format: inst.format,
+        a_mods: inst.a_mods,
+        b_mods: no_imm(Some(inst.b), inst.b_mods),
+        c_mods: no_imm(inst.c, inst.c_mods),
+        flush: if inst.flush == Flush::Oob { Flush::None } else { inst.flush },
+        sat: inst.sat,
+        relu: inst.relu.is_some(),
+        oob: inst.flush == Flush::Oob,
+        mma: inst.op == crate::isa::Op::Hfma2Mma,
+    })
+}
+
 /// Why an [`FmaOp`] has no value (the texts of [`Undefined::Fma`]).
 pub mod why {
     pub const OOB: &str = ".OOB: the PTX ISA's fma.oob forces +0 for an operand that is the tensor unit's OOB NaN, whose bit pattern no document gives";
     pub const F32: &str = ".F32: no document or compiler output says what HFMA2.F32 computes";
     pub const SAT_RELU: &str = ".SAT with .RELU: the PTX ISA has no fma with both, so their order is not documented";
+    pub const RELU_PREDICATE: &str = ".RELU with a predicate operand other than PT: what the predicate selects is not documented";
     pub const MMA: &str = "HFMA2.MMA: under fma-mma's alternative its arithmetic is not HFMA2's";
 }
 

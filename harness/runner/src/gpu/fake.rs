@@ -129,7 +129,7 @@ pub fn decode_cases(mut p: &[u8]) -> Result<Vec<(u128, Vec<Inputs>)>, String> {
         let mut ins = Vec::with_capacity(n);
         for _ in 0..n {
             let b = take(&mut p, 16)?;
-            ins.push(Inputs { a: u32_of(&b[0..]), b: u32_of(&b[4..]), d: u32_of(&b[8..]), pred: u32_of(&b[12..]) as u8 });
+            ins.push(Inputs { a: u32_of(&b[0..]), b: u32_of(&b[4..]), d: u32_of(&b[8..]), pred: u32_of(&b[12..]) as u8, c: 0 });
         }
         out.push((w, ins));
     }

@@ -213,7 +213,7 @@ impl Backend for FakeBackend {
     }
     fn input_set(&self, _inst: &Inst, seed: u64, n: usize) -> Vec<Inputs> {
         let mut r = crate::rng::Rng::new(seed);
-        (0..n).map(|_| Inputs { a: r.next_u32(), b: r.next_u32(), d: r.next_u32(), pred: r.next_u32() as u8 & 0x7f }).collect()
+        (0..n).map(|_| Inputs { a: r.next_u32(), b: r.next_u32(), d: r.next_u32(), pred: r.next_u32() as u8 & 0x7f, c: 0 }).collect()
     }
     fn digest_job(&self, req: &DigestRequest) -> Result<LaunchJob, String> {
         Ok(LaunchJob {

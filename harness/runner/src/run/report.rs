@@ -76,11 +76,14 @@ pub struct FindingInputs {
     pub b: String,
     pub d: String,
     pub pred: String,
+    /// Operand 3's value (three-source instructions only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub c: Option<String>,
 }
 
 impl FindingInputs {
     pub fn of(i: &crate::inputs::Inputs) -> FindingInputs {
-        FindingInputs { a: hex32(i.a), b: hex32(i.b), d: hex32(i.d), pred: format!("0x{:02x}", i.pred) }
+        FindingInputs { a: hex32(i.a), b: hex32(i.b), d: hex32(i.d), pred: format!("0x{:02x}", i.pred), c: (i.c != 0).then(|| hex32(i.c)) }
     }
 }
 

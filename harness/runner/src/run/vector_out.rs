@@ -68,7 +68,7 @@ mod tests {
         let obs: Vec<Observed> = (0..500)
             .map(|_| Observed {
                 word: (r.next_u64() as u128) << 64 | r.next_u64() as u128,
-                inputs: Inputs { a: r.next_u64() as u32, b: r.next_u64() as u32, d: r.next_u64() as u32, pred: (r.next_u64() & 0x7f) as u8 },
+                inputs: Inputs { a: r.next_u64() as u32, b: r.next_u64() as u32, d: r.next_u64() as u32, pred: (r.next_u64() & 0x7f) as u8, c: 0 },
                 got: r.next_u64() as u32,
             })
             .collect();
