@@ -61,7 +61,8 @@ fn fixtures(dir: &Path) -> Fixtures {
     let totals = json!({"instructions": 301, "inputs": 1204, "compared": 1200, "mismatches": 1, "faults": 1, "undefined": 3});
     let summary = json!({
         "tool_version": format!("0.1.0 {INJECT}"), "seed": 7, "shard": "0/1", "started": "2026-12-02T11:00:00Z", "finished": "2026-12-02T11:02:00Z",
-        "hardware": {"used": true, "reason": "", "gpu": "NVIDIA H200", "driver": "580.95.05", "devices": 1},
+        // a fixture: it names an H200 to exercise the hardware colours, and says it is a fixture
+        "hardware": {"used": true, "fixture": true, "reason": "", "gpu": "NVIDIA H200", "driver": "580.95.05", "devices": 1},
         "totals": totals,
         "by_form": {"HMUL2_R_R_R": {"instructions": 300}, "HMUL2_R_R_UR": {"instructions": 1}},
         "mismatches": [{"kind": "mismatch", "encoding": format_hex(word(&big)), "text": "HMUL2 R17, R1, -R2", "minimized": mismatch, "minimized_text": "HMUL2 R0, R1, -R2",
@@ -233,8 +234,16 @@ fn report_renders_in_headless_chromium_with_every_evidence_class() {
     for e in errata {
         assert!(dom.contains(&format!("<tr data-erratum=\"{}\"", e.id)), "erratum {}", e.id);
     }
-    // the run's findings, with minimized encoding, text and inputs
+    // a fixture says so: on the page, and on every finding of it
+    assert!(dom.contains("data-banner=\"not-hardware\""), "no banner for the fixture run");
+    assert_eq!(dom.matches("data-not-hardware=\"fixture\"").count(), 2, "each of the two findings is labelled a fixture's");
     let rows = tags(&dom, "tr");
+    let finding_rows: Vec<&&str> = rows.iter().filter(|r| r.contains("data-kind=")).collect();
+    assert!(
+        !finding_rows.is_empty() && finding_rows.iter().all(|r| r.contains("data-ran-on=\"fixture\"")),
+        "a finding of the fixture reads as a hardware result"
+    );
+    // the run's findings, with minimized encoding, text and inputs
     let m = rows.iter().find(|r| r.contains("data-kind=\"mismatch\"")).expect("the mismatch row");
     assert!(m.contains(&format!("data-minimized=\"{}\"", fx.mismatch)));
     assert!(dom.contains("HMUL2 R0, R1, -R2") && dom.contains("0x3c00bc00"));

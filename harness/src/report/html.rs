@@ -25,7 +25,8 @@ pub fn esc(s: &str) -> String {
     o
 }
 
-const CSS: &str = r#"
+const CSS: &str = r#".not-hw{background:#ffe0b2;color:#7a3a00;border:1px solid #e08a00;font-weight:600}.banner{padding:6px 10px;margin:8px 0;border-radius:4px}
+
 :root{--seed:#f9e3a0;--confirmed:#b5e0ab;--contradicted:#f59d86;--hardware:#93c2f3;--hwm:#c2185b;--ignored:#eceff1;--line:#c3c9d2}
 *{box-sizing:border-box}
 body{font:13px/1.45 "DejaVu Sans",Verdana,sans-serif;margin:22px 26px;color:#1c2330;background:#fbfcfd}
@@ -454,6 +455,35 @@ fn coverage_section(out: &mut String, m: &Model) {
     out.push_str("</table></section>");
 }
 
+/// What ran a run's instructions, as every finding of it says: a fixture or a simulation
+/// is named as such on each finding, never shown as a hardware result.
+fn run_label(h: &super::inputs::HardwareInfo) -> String {
+    if h.fixture {
+        "<br><span class=\"tag not-hw\" data-not-hardware=\"fixture\">test fixture: no hardware was used</span>".to_string()
+    } else if h.simulated {
+        format!("<br><span class=\"tag not-hw\" data-not-hardware=\"simulated\">simulated, not hardware: {}</span>", esc(&h.reason))
+    } else if h.used {
+        format!(" on {}", esc(&h.gpu))
+    } else {
+        " (no GPU)".to_string()
+    }
+}
+
+/// What ran a run's instructions, as one word: `fixture`, `simulated`, `hardware` or `none`.
+fn ran_on(h: &super::inputs::HardwareInfo) -> &'static str {
+    match (h.fixture, h.simulated, h.used) {
+        (true, _, _) => "fixture",
+        (_, true, _) => "simulated",
+        (_, _, true) => "hardware",
+        _ => "none",
+    }
+}
+
+/// Runs that are not hardware: fixtures and simulations.
+fn not_hardware(h: &super::inputs::HardwareInfo) -> bool {
+    h.fixture || h.simulated
+}
+
 fn findings_section(out: &mut String, m: &Model) {
     let s = spec();
     out.push_str("<section id=\"findings\"><h3>Mismatches and faults of the given runs</h3>");
@@ -481,14 +511,15 @@ fn findings_section(out: &mut String, m: &Model) {
             let kind: String = f.kind.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '-').collect();
             let _ = write!(
                 out,
-                "<tr data-kind=\"{}\" data-encoding=\"{}\" data-minimized=\"{}\"><td><span class=\"tag {kind}\">{}</span></td><td><b>{}</b><br><span class=\"sub\">{}{}</span></td><td><code>{}</code><br><code>{}</code>{}</td><td>{inputs}</td><td><code>{}</code></td><td><code>{}</code></td><td>{}</td><td>{}</td></tr>",
+                "<tr data-kind=\"{}\" data-encoding=\"{}\" data-minimized=\"{}\" data-ran-on=\"{}\"><td><span class=\"tag {kind}\">{}</span></td><td><b>{}</b><br><span class=\"sub\">{}{}</span></td><td><code>{}</code><br><code>{}</code>{}</td><td>{inputs}</td><td><code>{}</code></td><td><code>{}</code></td><td>{}</td><td>{}</td></tr>",
                 esc(&f.kind),
                 esc(&f.encoding),
                 esc(&f.minimized),
+                ran_on(&r.hardware),
                 esc(&f.kind),
                 esc(&form),
                 esc(&r.dir),
-                if r.hardware.used { format!(" on {}", esc(&r.hardware.gpu)) } else { " (no GPU)".to_string() },
+                run_label(&r.hardware),
                 esc(enc),
                 esc(text),
                 if f.minimized.is_empty() || f.minimized == f.encoding { String::new() } else { format!("<br><span class=\"sub\">from <code>{}</code> <code>{}</code></span>", esc(&f.encoding), esc(&f.text)) },
@@ -510,7 +541,11 @@ fn sources_section(out: &mut String, m: &Model) {
     } else {
         out.push_str("<table class=\"data\"><tr><th>run</th><th>tool</th><th>seed / shard</th><th>time</th><th>hardware</th><th>instructions</th><th>inputs</th><th>compared</th><th>mismatches</th><th>faults</th><th>undefined</th></tr>");
         for r in &m.runs {
-            let hw = if r.hardware.used {
+            let hw = if r.hardware.fixture {
+                format!("test fixture (it names {}): no hardware was used", r.hardware.gpu)
+            } else if r.hardware.simulated {
+                format!("simulated, not hardware: {}", r.hardware.reason)
+            } else if r.hardware.used {
                 format!("{} (driver {}) {}", r.hardware.gpu, r.hardware.driver, r.hardware.devices)
             } else {
                 format!("not used: {}", r.hardware.reason)
@@ -597,7 +632,7 @@ pub fn render(m: &Model) -> String {
         esc(&s.mnemonic),
         esc(&s.arch)
     );
-    let hw_runs = m.runs.iter().filter(|r| r.hardware.used).count();
+    let hw_runs = m.runs.iter().filter(|r| r.hardware.used && !not_hardware(&r.hardware)).count();
     let _ = write!(
         out,
         "<header><h1>{} on {}: what is proven, per bit</h1><p class=\"sub\">hmul2-harness {} · {} oracle file(s), {} run(s) ({} on hardware), {} vector(s), {} errat{}, seed page <code>harness/spec/sm90/hmul2-seed-page.txt</code> (untrusted: nvdisasm wins)</p></header>",
@@ -611,6 +646,15 @@ pub fn render(m: &Model) -> String {
         s.errata.len(),
         if s.errata.len() == 1 { "um" } else { "a" }
     );
+    let fake = m.runs.iter().filter(|r| not_hardware(&r.hardware)).count();
+    if fake > 0 {
+        let _ = write!(
+            out,
+            "<p class=\"banner not-hw\" data-banner=\"not-hardware\">{fake} of the {} run(s) on this page {}: their findings and their hardware colours below are not results of a GPU.</p>",
+            m.runs.len(),
+            if fake == 1 { "is a test fixture or a simulation" } else { "are test fixtures or simulations" }
+        );
+    }
     legend(&mut out);
     findings_section(&mut out, m);
     out.push_str("<section id=\"forms\">");

@@ -365,6 +365,10 @@ fn findings_of(v: Option<&Value>, key: &str, default_kind: &str, path: &Path) ->
 #[derive(Clone, Debug, Default)]
 pub struct HardwareInfo {
     pub used: bool,
+    /// The simulated executor or the emulated driver answered: no hardware result.
+    pub simulated: bool,
+    /// A test fixture shaped like a run (the report's own tests): no hardware result.
+    pub fixture: bool,
     pub reason: String,
     pub gpu: String,
     pub driver: String,
@@ -389,6 +393,15 @@ pub struct RunReport {
     pub coverage: Option<CoverageIn>,
 }
 
+/// A boolean key: absent and null are false.
+fn flag_of(v: Option<&Value>, key: &str, path: &Path) -> Result<bool, InputError> {
+    match v {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(other) => Err(err(path, format!("{key}: expected a boolean, found {}", kind(other)))),
+    }
+}
+
 pub fn read_run(dir: &Path) -> Result<RunReport, InputError> {
     let path = dir.join("summary.json");
     let path = path.as_path();
@@ -398,11 +411,9 @@ pub fn read_run(dir: &Path) -> Result<RunReport, InputError> {
     let hardware = match o.get("hardware") {
         None | Some(Value::Null) => HardwareInfo::default(),
         Some(Value::Object(h)) => HardwareInfo {
-            used: match h.get("used") {
-                None | Some(Value::Null) => false,
-                Some(Value::Bool(b)) => *b,
-                Some(other) => return Err(err(path, format!("hardware.used: expected a boolean, found {}", kind(other)))),
-            },
+            used: flag_of(h.get("used"), "hardware.used", path)?,
+            simulated: flag_of(h.get("simulated"), "hardware.simulated", path)?,
+            fixture: flag_of(h.get("fixture"), "hardware.fixture", path)?,
             reason: text_of(h.get("reason"), "hardware.reason", path)?,
             gpu: text_of(h.get("gpu"), "hardware.gpu", path)?,
             driver: text_of(h.get("driver"), "hardware.driver", path)?,
