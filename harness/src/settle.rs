@@ -327,7 +327,7 @@ pub fn record(table: &mut [Assumption], s: &Settlement) -> usize {
         let before = e.clone();
         e.assumption = opts[*option].to_string();
         e.alternatives = opts.iter().enumerate().filter(|(o, _)| o != option).map(|(_, t)| t.to_string()).collect();
-        e.status = "hardware-confirmed".into();
+        e.status = policy::Status::HardwareConfirmed;
         e.evidence = Some(evidence.clone());
         changed += (*e != before) as usize;
     }
@@ -414,7 +414,7 @@ mod tests {
         assert_eq!(record(&mut table, &s), settled, "every settled entry gains its status and evidence");
         assert_eq!(Policy::from_table(&table).unwrap(), truth);
         let e = table.iter().find(|e| e.id == "nan-result").unwrap();
-        assert_eq!(e.status, "hardware-confirmed");
+        assert_eq!(e.status, policy::Status::HardwareConfirmed);
         let ev = crate::vectors::parse_line(e.evidence.as_deref().unwrap()).unwrap();
         let inst = check(&ev).unwrap();
         assert_ne!(eval(&inst, &ev.inputs).ok(), ev.expect, "the evidence is a vector the old assumption gets wrong");

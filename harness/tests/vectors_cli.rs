@@ -233,7 +233,7 @@ fn settle_finds_a_contradicted_assumption_and_records_it() {
     let table = parse_table(&std::fs::read_to_string(d.join("semantics.json")).unwrap()).unwrap();
     assert_eq!(Policy::from_table(&table).unwrap(), truth);
     let e = table.iter().find(|e| e.id == "sat-nan").unwrap();
-    assert_eq!((e.assumption.as_str(), e.status.as_str()), (KNOBS[k].1[1], "hardware-confirmed"));
+    assert_eq!((e.assumption.as_str(), e.status.name()), (KNOBS[k].1[1], "hardware-confirmed"));
     assert!(e.evidence.as_deref().is_some_and(|l| l.contains("hardware:fixture")));
     let doc = std::fs::read_to_string(d.join("semantics.md")).unwrap();
     assert!(doc.contains("| `sat-nan` | .SAT | .SAT passes a NaN result through"), "the document's table is regenerated");

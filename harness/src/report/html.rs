@@ -343,7 +343,7 @@ fn semantics_section(out: &mut String, m: &Model) {
                 "<p class=\"sub\">from <code>{}</code>: {} assumptions, {} hardware-confirmed</p>",
                 esc(path),
                 list.len(),
-                list.iter().filter(|a| a.status == "hardware-confirmed").count()
+                list.iter().filter(|a| a.status == crate::reference::policy::Status::HardwareConfirmed).count()
             );
             out.push_str(
                 "<table class=\"data\"><tr><th>id</th><th>topic</th><th>assumption</th><th>alternatives</th><th>status</th><th>confirming vector</th><th>outside evidence (not hardware)</th></tr>",
@@ -380,17 +380,17 @@ fn semantics_section(out: &mut String, m: &Model) {
                         .collect::<Vec<_>>()
                         .join("<br>")
                 };
-                let status_class: String = a.status.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '-').collect();
+                let status_class = a.status.name();
                 let _ = write!(
                     out,
                     "<tr data-semantics=\"{}\" data-status=\"{}\"><td><b>{}</b></td><td>{}</td><td>{}</td><td>{}</td><td><span class=\"tag {status_class}\">{}</span></td><td>{ev}</td><td>{outside}</td></tr>",
                     esc(&a.id),
-                    esc(&a.status),
+                    a.status.name(),
                     esc(&a.id),
                     esc(&a.topic),
                     esc(&a.assumption),
                     esc(&a.alternatives),
-                    esc(&a.status)
+                    a.status.name()
                 );
             }
             out.push_str("</table>");

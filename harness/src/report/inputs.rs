@@ -197,7 +197,8 @@ pub struct Assumption {
     pub topic: String,
     pub assumption: String,
     pub alternatives: String,
-    pub status: String,
+    /// The table's own type (`reference::policy::Status`), not a second spelling of it.
+    pub status: crate::reference::policy::Status,
     /// The confirming vector line, as given.
     pub evidence: String,
     /// The confirming vector, when the evidence parses as one.
@@ -269,7 +270,8 @@ pub fn read_semantics(path: &Path) -> Result<Vec<Assumption>, InputError> {
             outside: outside_of(o.get("outside"), &format!("{k}.outside"), &assumption, path)?,
             assumption,
             alternatives: display(o.get("alternatives")),
-            status: text_of(o.get("status"), &format!("{k}.status"), path)?,
+            status: serde_json::from_value(o.get("status").cloned().unwrap_or_default())
+                .map_err(|_| err(path, format!("{k}.status: {} is not \"assumed\" or \"hardware-confirmed\"", display(o.get("status")))))?,
             evidence: match ev {
                 Some(Value::Object(_)) => ev.map(|x| x.to_string()).unwrap_or_default(),
                 other => display(other),
