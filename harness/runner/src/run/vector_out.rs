@@ -33,8 +33,19 @@ impl VectorWriter {
 
     /// Append one line per observation to `out`.
     pub fn write(&mut self, obs: &[Observed], out: &mut Vec<u8>) -> std::io::Result<()> {
-        out.reserve(obs.len() * (130 + self.tail.len()));
+        out.reserve(obs.len() * (145 + self.tail.len()));
+        // operand 3 for three-source instructions, as `to_line` writes it (observations
+        // come grouped by word: the lookup is once a word)
+        let mut last: Option<(u128, bool)> = None;
         for o in obs {
+            let three = match last {
+                Some((w, t)) if w == o.word => t,
+                _ => {
+                    let t = crate::isa::decode::form_of(o.word).is_ok_and(|(op, _)| op.spec().sources == 3);
+                    last = Some((o.word, t));
+                    t
+                }
+            };
             let x = &o.inputs;
             out.extend_from_slice(b"{\"encoding\":\"");
             hex_into(out, o.word, 32);
@@ -42,6 +53,10 @@ impl VectorWriter {
             hex_into(out, x.a as u128, 8);
             out.extend_from_slice(b"\",\"b\":\"");
             hex_into(out, x.b as u128, 8);
+            if three {
+                out.extend_from_slice(b"\",\"c\":\"");
+                hex_into(out, x.c as u128, 8);
+            }
             out.extend_from_slice(b"\",\"d\":\"");
             hex_into(out, x.d as u128, 8);
             out.extend_from_slice(b"\",\"pred\":\"");
@@ -68,7 +83,13 @@ mod tests {
         let obs: Vec<Observed> = (0..500)
             .map(|_| Observed {
                 word: (r.next_u64() as u128) << 64 | r.next_u64() as u128,
-                inputs: Inputs { a: r.next_u64() as u32, b: r.next_u64() as u32, d: r.next_u64() as u32, pred: (r.next_u64() & 0x7f) as u8, c: 0 },
+                inputs: Inputs {
+                    a: r.next_u64() as u32,
+                    b: r.next_u64() as u32,
+                    d: r.next_u64() as u32,
+                    pred: (r.next_u64() & 0x7f) as u8,
+                    c: r.next_u64() as u32,
+                },
                 got: r.next_u64() as u32,
             })
             .collect();
@@ -77,10 +98,17 @@ mod tests {
         let text = String::from_utf8(out).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), obs.len());
+        let mut three = 0;
         for (l, o) in lines.iter().zip(&obs) {
-            let v = Vector { encoding: o.word, inputs: o.inputs, expect: Some(o.got), origin: origin.into() };
+            let mut v = Vector { encoding: o.word, inputs: o.inputs, expect: Some(o.got), origin: origin.into() };
             assert_eq!(*l, to_line(&v));
+            three += l.contains("\"c\"") as usize;
+            // a two-source line has no c: it parses back as 0
+            if !l.contains("\"c\"") {
+                v.inputs.c = 0;
+            }
             assert_eq!(parse_line(l), Ok(v));
         }
+        assert!(three > 0, "no three-source word among the random ones: operand 3 untested");
     }
 }
