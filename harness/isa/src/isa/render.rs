@@ -150,15 +150,7 @@ fn push_pred(out: &mut String, pred: Pred) {
 fn push_head(out: &mut String, l: &Layout, pred: Pred, format: u32, flush: u32, sat: u32, relu: u32) {
     if pred.index != PT || pred.negated {
         out.push('@');
-        if pred.negated {
-            out.push('!');
-        }
-        if pred.index == PT {
-            out.push_str("PT");
-        } else {
-            out.push('P');
-            push_dec(out, pred.index as u32);
-        }
+        push_pred(out, pred);
         out.push(' ');
     }
     out.push_str(l.op.mnemonic());
