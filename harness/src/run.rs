@@ -594,6 +594,8 @@ fn plan(a: &RunArgs) -> Result<Plan, CliError> {
         let what = match a.mode {
             Mode::Exhaustive => format!("none of the {} chunk groups", exhaustive_groups(a).count()),
             _ if a.count == 0 && a.mode == Mode::Random => "--count 0: no instruction".to_string(),
+            // random items are dealt to shards as they are drawn: the whole run has --count
+            Mode::Random => format!("none of the {} instructions", a.count),
             _ => format!("none of the {} instructions", all_items(a, seed)?.len()),
         };
         return Err(CliError::input(format!("shard {}: {what} to run; a run of nothing checks nothing", a.shard)));
