@@ -139,7 +139,7 @@ fn exhaustive_report() {
     for (name, text) in [("FP16", "HMUL2 R0, R1, R2"), ("BF16", "HMUL2.BF16_V2 R0, R1, R2")] {
         let inst = hmul2_harness::isa::parse(text).expect("parses");
         let word = hmul2_harness::isa::encode(&inst).expect("encodes");
-        let req = DigestRequest { word, space_bits: 32, chunk_bits: 20, first_chunk: 0, chunks: 16 };
+        let req = DigestRequest { word, space_bits: 32, chunk_bits: 20, first_chunk: 0, chunks: 16, c: 0 };
         let expect = |xs: &[hmul2_harness::inputs::Inputs], out: &mut [u32]| {
             let eff = b.digest_inputs(word, xs)?;
             b.expect_batch(&inst, &eff, out)

@@ -98,9 +98,20 @@ pub struct RunArgs {
     /// place them (fault hunting; no reference value).
     #[arg(long, default_value_t = 0.0)]
     pub illegal_share: f64,
+    /// Random mode: share (0..1) of HFMA2 / HFMA2.MMA words kept with modifiers no document
+    /// defines (.F32, .OOB, .RELU with a predicate, .SAT with .RELU): the reference has no
+    /// value for them, so a GPU run records what the hardware does (for `settle`) and checks
+    /// nothing. Three in four uniform draws have one; the others are drawn again.
+    #[arg(long, default_value_t = DEFAULT_UNDOCUMENTED_SHARE)]
+    pub undocumented_share: f64,
     /// Exhaustive mode: the one instruction to run on every input pair.
     #[arg(long)]
     pub encoding: Option<String>,
+    /// Exhaustive mode, three-source words (HFMA2, HFMA2.MMA): operand 3's value, fixed
+    /// while every (a, b) pair is swept: 0x + 8 hex digits (high half first), e.g.
+    /// 0x3c00bc00. Needed for such a word; one run a value.
+    #[arg(long, value_name = "HEX", value_parser = parse_word32)]
+    pub c: Option<u32>,
     /// Register files (input sets) per instruction; on a GPU one thread each, so a multiple
     /// of 32, at most 256.
     #[arg(long, default_value_t = 256)]
@@ -162,6 +173,15 @@ pub struct RunArgs {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Keep(pub Option<usize>);
 
+/// `--c`: a packed pair of halves, 0x + 8 hex digits.
+fn parse_word32(s: &str) -> Result<u32, String> {
+    let h = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")).ok_or_else(|| format!("{s:?}: want 0x + 8 hex digits"))?;
+    if h.len() != 8 || !h.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(format!("{s:?}: want 0x + 8 hex digits"));
+    }
+    u32::from_str_radix(h, 16).map_err(|e| format!("{s:?}: {e}"))
+}
+
 fn parse_keep(s: &str) -> Result<Keep, String> {
     if s == "all" {
         return Ok(Keep(None));
@@ -201,6 +221,35 @@ pub fn run_ops(a: &RunArgs) -> Vec<crate::isa::Op> {
     a.instruction.as_ref().map_or_else(|| crate::reference::IMPLEMENTED.to_vec(), |l| l.0.clone())
 }
 
+/// `--undocumented-share`'s default.
+pub const DEFAULT_UNDOCUMENTED_SHARE: f64 = 0.25;
+
+/// Random mode's word of item `i`: the generator's, unless its modifiers have no documented
+/// meaning ([`crate::reference::Undefined::Fma`]: HFMA2's `.F32`, `.OOB`, ...) and the
+/// item's own coin says it should not (kept for a share `undocumented` of the items); then
+/// the first draw of the item's further stream (indices `i + k 2^40`) that has one. Placed
+/// where the kernel can fill its special source. Words of the other instructions are the
+/// generator's, so their items are the same as before the option existed.
+pub fn random_item(o: &crate::gen::GenOptions, i: u64, undocumented: f64) -> u128 {
+    let undocumented_modifiers = |w: u128| {
+        crate::isa::decode(w).is_ok_and(|inst| matches!(crate::reference::eval(&inst, &Default::default()), Err(crate::reference::Undefined::Fma(_))))
+    };
+    let mut w = crate::gen::generate_one(o, i);
+    if undocumented_modifiers(w) && !crate::rng::Rng::fork(o.seed ^ UNDOCUMENTED_SALT, i).chance(undocumented) {
+        for k in 1..64u64 {
+            let next = crate::gen::generate_one(o, i.wrapping_add(k << 40));
+            if !undocumented_modifiers(next) {
+                w = next;
+                break;
+            }
+        }
+    }
+    crate::kernel::place(w)
+}
+
+/// The stream of [`random_item`]'s coins.
+const UNDOCUMENTED_SALT: u64 = 0x0dd0_c0de_5a17_0001;
+
 /// The items of a run (index, word); random items outside the shard are not generated
 /// (the caller still filters every mode by shard).
 pub fn all_items(a: &RunArgs, seed: u64) -> Result<Vec<(u64, u128)>, CliError> {
@@ -214,7 +263,7 @@ pub fn all_items(a: &RunArgs, seed: u64) -> Result<Vec<(u64, u128)>, CliError> {
             };
             // room for about this shard's share (items are dealt by a hash of their index)
             let mut items = crate::cli::vec_for("--count", a.count.div_ceil(a.shard.count))?;
-            items.extend((0..a.count).filter(|&i| a.shard.owns(i)).map(|i| (i, crate::kernel::place(crate::gen::generate_one(&o, i)))));
+            items.extend((0..a.count).filter(|&i| a.shard.owns(i)).map(|i| (i, random_item(&o, i, a.undocumented_share))));
             items
         }
         Mode::Factorial => {
@@ -270,6 +319,20 @@ fn check_options(a: &RunArgs) -> Result<(), CliError> {
         }
         // a word whose operand 2 is not per thread cannot be swept: refused before anything is written
         crate::kernel::digest::check_form(word).map_err(|e| CliError::input(format!("--encoding {enc}: {e}")))?;
+        match (inst.c.is_some(), a.c) {
+            (true, None) => {
+                return Err(CliError::input(format!(
+                    "--encoding {enc}: {} has a third source (2^48 inputs): give its value with --c HEX (every (a, b) pair is swept for that c)",
+                    inst.op
+                )))
+            }
+            (false, Some(_)) => return Err(CliError::input(format!("--c: {} has no third source", inst.op))),
+            _ => {}
+        }
+    } else if a.c.is_some() {
+        return Err(CliError::input("--c is for --mode exhaustive with a three-source word"));
+    }
+    if a.mode == Mode::Exhaustive {
         // a fetched chunk is one ordinary launch of 2^chunk_bits inputs
         if a.space_bits > 32
             || a.chunk_bits > a.space_bits
@@ -299,9 +362,9 @@ fn config_json(a: &RunArgs, seed: u64) -> serde_json::Value {
     serde_json::json!({
         "seed": seed, "mode": a.mode.name(), "form": a.form.map(|f| f.cli_name()),
         "instruction": run_ops(a).iter().map(|o| o.mnemonic()).collect::<Vec<_>>(), "count": a.count,
-        "inputs": a.inputs, "shard": a.shard.to_string(), "encoding": a.encoding,
+        "inputs": a.inputs, "shard": a.shard.to_string(), "encoding": a.encoding, "c": a.c,
         "space_bits": a.space_bits, "chunk_bits": a.chunk_bits,
-        "invalid_share": a.invalid_share, "illegal_share": a.illegal_share,
+        "invalid_share": a.invalid_share, "illegal_share": a.illegal_share, "undocumented_share": a.undocumented_share,
     })
 }
 
@@ -553,7 +616,7 @@ fn plan(a: &RunArgs) -> Result<Plan, CliError> {
     // resuming without --seed continues the journaled run's seed
     let journaled_seed = if a.resume && a.seed.is_none() { journal::header_seed(&a.out.join("journal.jsonl")) } else { None };
     let seed = crate::commands::resolve_seed(a.seed.or(journaled_seed));
-    for (name, v) in [("invalid-share", a.invalid_share), ("illegal-share", a.illegal_share)] {
+    for (name, v) in [("invalid-share", a.invalid_share), ("illegal-share", a.illegal_share), ("undocumented-share", a.undocumented_share)] {
         if !(0.0..=1.0).contains(&v) {
             return Err(CliError::input(format!("--{name} {v} is outside 0..1")));
         }
@@ -1050,10 +1113,10 @@ fn exhaustive_group_bits(a: &RunArgs) -> u32 {
 /// One group of exhaustive chunks: device digests vs reference digests; differing or
 /// partly undefined chunks fetched and compared element by element.
 fn exhaustive_group(backend: &dyn Backend, exec: &mut dyn Executor, word: u128, group: u64, a: &RunArgs) -> Result<BatchOutcome, gpu::ExecError> {
-    use exhaustive::{inputs_for, DigestRequest};
+    use exhaustive::DigestRequest;
     let inst = crate::isa::decode(word).map_err(|e| gpu::ExecError::Setup(format!("--encoding {}: illegal: {e}", format_hex(word))))?;
     let gb = exhaustive_group_bits(a);
-    let req = DigestRequest { word, space_bits: a.space_bits, chunk_bits: a.chunk_bits, first_chunk: group << gb, chunks: 1 << gb };
+    let req = DigestRequest { word, space_bits: a.space_bits, chunk_bits: a.chunk_bits, first_chunk: group << gb, chunks: 1 << gb, c: a.c.unwrap_or(0) };
     let job = backend.digest_job(&req).map_err(gpu::ExecError::Setup)?;
     let form = inst.form_key().to_string();
     let mut totals = Totals { instructions: (group == 0) as u64, inputs: (req.chunks as u64) << req.chunk_bits, ..Default::default() };
@@ -1087,7 +1150,7 @@ fn exhaustive_group(backend: &dyn Backend, exec: &mut dyn Executor, word: u128, 
             continue;
         }
         // fetch: the chunk's inputs explicitly, one ordinary launch
-        let inputs: Vec<_> = req.chunk_range(c).map(inputs_for).collect();
+        let inputs: Vec<_> = req.chunk_range(c).map(|k| req.inputs(k)).collect();
         let got = match engine::attempt(backend, exec, &[pipeline::Case { word, inputs: inputs.clone() }])? {
             Ok(mut g) => g.swap_remove(0),
             Err(e) => {
@@ -1183,12 +1246,13 @@ pub fn merge(a: MergeArgs) -> CliResult {
             match &first_config {
                 None => first_config = Some((j, c)),
                 Some((fj, fc)) if *fc != c => {
-                    let differ: Vec<String> = fc
-                        .as_object()
+                    // every key either side has (a key only one side has differs too)
+                    let keys: std::collections::BTreeSet<&String> = [fc, &c].into_iter().filter_map(|x| x.as_object()).flat_map(|o| o.keys()).collect();
+                    let none = serde_json::Value::Null;
+                    let differ: Vec<String> = keys
                         .into_iter()
-                        .flatten()
-                        .filter(|(k, v)| c.get(k.as_str()) != Some(*v))
-                        .map(|(k, v)| format!("{k} {v} vs {}", c.get(k.as_str()).unwrap_or(&serde_json::Value::Null)))
+                        .filter(|k| fc.get(k.as_str()) != c.get(k.as_str()))
+                        .map(|k| format!("{k} {} vs {}", fc.get(k.as_str()).unwrap_or(&none), c.get(k.as_str()).unwrap_or(&none)))
                         .collect();
                     return Err(CliError::input(format!("{}: another run's options than {} ({})", j.display(), fj.display(), differ.join(", "))));
                 }

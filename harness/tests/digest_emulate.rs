@@ -21,7 +21,7 @@ use hmul2_harness::kernel::emu::{self, Launch, Logged, Program, Regions, Site};
 use hmul2_harness::kernel::helpers::Op;
 use hmul2_harness::kernel::runnable_words;
 use hmul2_harness::nvdisasm::find_tool;
-use hmul2_harness::run::exhaustive::{inputs_for, reference_digests, sum_partials, DigestRequest, THREADS};
+use hmul2_harness::run::exhaustive::{reference_digests, sum_partials, DigestRequest, THREADS};
 use hmul2_harness::run::pipeline::{Backend, RealBackend};
 use std::collections::HashMap;
 
@@ -30,7 +30,7 @@ fn seed() -> u64 {
 }
 
 /// The digest kernel's ops (the batch kernel's loads and R2UR are not in this program).
-const DIGEST_OPS: [Op; 18] = [
+const DIGEST_OPS: [Op; 19] = [
     Op::Nop,
     Op::S2rTidX,
     Op::S2rCtaidX,
@@ -49,6 +49,8 @@ const DIGEST_OPS: [Op; 18] = [
     Op::Ldc64,
     Op::Uldc64,
     Op::StgE64,
+    // a uniform-register operand 3
+    Op::R2ur,
 ];
 
 /// Run every thread of the job; the per-thread partials, as the output buffer the runner reads.
@@ -74,6 +76,7 @@ fn emulate(b: &DigestBuilt, req: &DigestRequest) -> Vec<u8> {
     }
     let inst = decode(req.word).unwrap();
     let reg_b = matches!(inst.b, Operand2::Reg(_));
+    let imm_c = matches!(inst.c, Some(Operand2::Imm { .. }));
     let iterations = 1u64 << (req.chunk_bits - 8);
     let n = req.chunks as usize * THREADS as usize;
     // at each HMUL2: the thread's next k, its inputs (P0..P6 true)
@@ -84,16 +87,20 @@ fn emulate(b: &DigestBuilt, req: &DigestRequest) -> Vec<u8> {
         let r = &mut runs[ctaid as usize * THREADS as usize + tid as usize];
         let k = ((req.first_chunk + ctaid as u64) << req.chunk_bits) + tid as u64 + THREADS as u64 * *r;
         *r += 1;
-        let want = digest_inputs(req.word, &[inputs_for(k)]).unwrap()[0];
+        let want = digest_inputs(req.word, &[req.inputs(k)]).unwrap()[0];
         let got = s.inputs;
-        // immediate form: b is in the encoding and the emulator reads nothing
-        assert_eq!(Inputs { b: if reg_b { got.b } else { want.b }, ..got }, want, "block {ctaid} thread {tid} k {k}: the word's inputs");
+        // immediate forms: b (or c) is in the encoding and the emulator reads nothing
+        let fix = |x: Inputs, b: u32, c: u32| Inputs { b: if reg_b { x.b } else { b }, c: if imm_c { c } else { x.c }, ..x };
+        assert_eq!(fix(got, want.b, want.c), want, "block {ctaid} thread {tid} k {k}: the word's inputs");
         if !reg_b {
             assert_eq!(got.b, 0, "immediate form");
         }
-        // the reference must ignore inputs.b there: give it a value the kernel never
+        if imm_c {
+            assert_eq!(got.c, 0, "immediate operand 3");
+        }
+        // the reference must ignore inputs.b (c) there: give it a value the kernel never
         // generated (the digests must still match)
-        let x = Inputs { b: if reg_b { got.b } else { !want.b }, ..got };
+        let x = fix(got, !want.b, !want.c);
         hmul2_harness::reference::eval(&inst, &x).expect("test words are defined everywhere")
     };
     let launch = Launch { grid: b.job.grid, block: b.job.block, params: [IN, OUT] };
@@ -157,8 +164,10 @@ fn check_listing(b: &DigestBuilt, label: &str) {
 /// guards on P0 (the loop predicate moves to P1) and negated guards.
 fn words(seed: u64) -> Vec<u128> {
     let mut out = Vec::new();
+    // two sources here; three-source words (operand 3 fixed by the request) in `words3`
+    let two: Vec<hmul2_harness::isa::Op> = hmul2_harness::reference::IMPLEMENTED.iter().copied().filter(|o| o.spec().sources == 2).collect();
     for form in [Form::Rrr, Form::Imm] {
-        let base = runnable_words(seed, Some(form), 11).unwrap();
+        let base = hmul2_harness::kernel::runnable_words_of(seed, &two, Some(form), 11).unwrap();
         out.extend(&base[..6]);
         for (j, &w) in base[6..].iter().enumerate() {
             let mut i: Inst = decode(w).unwrap();
@@ -194,21 +203,61 @@ fn words(seed: u64) -> Vec<u128> {
     out
 }
 
+/// Three-source words the sweep takes (operand 3 a register, immediates, a UR or a bank-3
+/// word), with a defined result for every input, and operand 3 coinciding with the
+/// destination, with operand 1, and RZ.
+fn words3(seed: u64) -> Vec<u128> {
+    let three: Vec<hmul2_harness::isa::Op> = hmul2_harness::reference::IMPLEMENTED.iter().copied().filter(|o| o.spec().sources == 3).collect();
+    let defined = |w: &u128| hmul2_harness::reference::eval(&decode(*w).unwrap(), &Inputs::default()).is_ok();
+    let mut out = Vec::new();
+    for form in [Form::Rrrr, Form::Imm, Form::ImmC, Form::UrC, Form::ConstC] {
+        let base: Vec<u128> = hmul2_harness::kernel::runnable_words_of(seed, &three, Some(form), 200).unwrap().into_iter().filter(defined).take(5).collect();
+        assert_eq!(base.len(), 5, "{form:?}: five defined words in 200");
+        out.extend(&base[..2]);
+        for (j, &w) in base[2..].iter().enumerate() {
+            let mut i: Inst = decode(w).unwrap();
+            if matches!(i.c, Some(Operand2::Reg(_))) {
+                i.c = Some(Operand2::Reg([i.dst, i.a, RZ][j]));
+            } else {
+                i.b = Operand2::Reg([i.dst, i.a, RZ][j]);
+            }
+            if let Ok(v) = encode(&i) {
+                if decode(v).is_ok() && hmul2_harness::kernel::runnable(v).is_ok() {
+                    out.push(v);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Operand 3's values for the three-source sweeps: zeros, ones of both signs, infinities,
+/// a NaN, subnormals, the largest finite values (FP16 and BF16 patterns alike).
+const C_VALUES: [u32; 8] = [0x0000_8000, 0x3c00_bc00, 0x7c00_fc00, 0x7e00_0001, 0x0001_8001, 0x7bff_fbff, 0x3f80_bf80, 0x7f7f_ff7f];
+
 #[test]
 fn digest_kernel_disassembles_and_its_partials_add_up_to_the_reference_digests() {
     let seed = seed();
-    let ws = words(seed);
+    let two = words(seed);
+    let n_two = two.len();
+    let ws: Vec<u128> = two.into_iter().chain(words3(seed)).collect();
     // the variants really are there
     let insts: Vec<Inst> = ws.iter().map(|&w| decode(w).unwrap()).collect();
+    for f in [Form::Rrrr, Form::ImmC, Form::UrC, Form::ConstC] {
+        assert!(insts.iter().any(|i| i.form() == f), "no {f:?} word");
+    }
+    assert!(insts.iter().any(|i| i.c == Some(Operand2::Reg(i.dst)) && i.dst != RZ) && insts.iter().any(|i| i.c == Some(Operand2::Reg(RZ))));
     let has = |f: &dyn Fn(&Inst) -> bool| insts.iter().any(f);
     assert!(has(&|i| i.form() == Form::Imm) && has(&|i| i.form() == Form::Rrr));
     assert!(has(&|i| i.a == RZ) && has(&|i| i.dst == RZ) && has(&|i| i.b == Operand2::Reg(RZ)));
     assert!(has(&|i| i.dst == i.a && i.a != RZ) && has(&|i| i.b == Operand2::Reg(i.a) && i.a != RZ));
     assert!(has(&|i| i.pred.index == 0 && !i.pred.negated) && has(&|i| i.pred.negated));
     let mut ran = 0;
+    let mut ran3 = 0;
     let mut skipped = Vec::new();
     for (n, w) in ws.into_iter().enumerate() {
-        let req = DigestRequest { word: w, space_bits: 20, chunk_bits: 12, first_chunk: 1 + (n as u64 * 37) % 250, chunks: 3 };
+        let c = if n < n_two { 0 } else { C_VALUES[n % C_VALUES.len()] };
+        let req = DigestRequest { word: w, space_bits: 20, chunk_bits: 12, first_chunk: 1 + (n as u64 * 37) % 250, chunks: 3, c };
         let b = build(&req).unwrap_or_else(|e| panic!("{}: {e}", hmul2_harness::isa::format_hex(w)));
         let label = format!("word {n} {}", hmul2_harness::isa::format_hex(w));
         check_listing(&b, &label);
@@ -239,17 +288,20 @@ fn digest_kernel_disassembles_and_its_partials_add_up_to_the_reference_digests()
             .collect();
         assert_eq!(sim, out, "{label}: DigestRequest::partials is the kernel's output");
         ran += 1;
+        ran3 += (n >= n_two) as usize;
     }
-    eprintln!("emulated {ran} words; skipped (some result undefined): {skipped:?}");
+    eprintln!("emulated {ran} words ({ran3} of three sources); skipped (some result undefined): {skipped:?}");
     assert!(ran >= 16, "too few words emulated: {ran}");
+    assert!(ran3 >= 12, "too few three-source words emulated: {ran3}");
 }
 
 #[test]
 fn digest_jobs_refuse_what_they_cannot_sweep() {
     let seed = seed();
+    let two: Vec<hmul2_harness::isa::Op> = hmul2_harness::reference::IMPLEMENTED.iter().copied().filter(|o| o.spec().sources == 2).collect();
     for form in [Form::Ur, Form::Const, Form::ConstUr] {
-        let w = runnable_words(seed, Some(form), 1).unwrap()[0];
-        let req = DigestRequest { word: w, space_bits: 20, chunk_bits: 12, first_chunk: 0, chunks: 1 };
+        let w = hmul2_harness::kernel::runnable_words_of(seed, &two, Some(form), 1).unwrap()[0];
+        let req = DigestRequest { word: w, space_bits: 20, chunk_bits: 12, first_chunk: 0, chunks: 1, c: 0 };
         match build(&req) {
             Err(e @ DigestError::Form { .. }) => {
                 let m = e.to_string();
@@ -260,11 +312,22 @@ fn digest_jobs_refuse_what_they_cannot_sweep() {
         }
     }
     let w = runnable_words(seed, Some(Form::Rrr), 1).unwrap()[0];
-    let small = DigestRequest { word: w, space_bits: 20, chunk_bits: 7, first_chunk: 0, chunks: 1 };
+    let small = DigestRequest { word: w, space_bits: 20, chunk_bits: 7, first_chunk: 0, chunks: 1, c: 0 };
     assert!(matches!(build(&small), Err(DigestError::Request(_))));
-    let past = DigestRequest { word: w, space_bits: 20, chunk_bits: 12, first_chunk: 255, chunks: 2 };
+    let past = DigestRequest { word: w, space_bits: 20, chunk_bits: 12, first_chunk: 255, chunks: 2, c: 0 };
     assert!(matches!(build(&past), Err(DigestError::Request(_))));
-    let illegal = DigestRequest { word: 0, space_bits: 20, chunk_bits: 12, first_chunk: 0, chunks: 1 };
+    // a three-source word whose operand 3 is cx[] (it would need a bindless handle), and
+    // one whose operand 2 is not per thread
+    for form in [Form::ConstUrC, Form::Ur] {
+        let w = runnable_words(seed, Some(form), 40).unwrap().into_iter().find(|&w| decode(w).unwrap().c.is_some()).expect("a three-source word");
+        let req = DigestRequest { word: w, space_bits: 20, chunk_bits: 12, first_chunk: 0, chunks: 1, c: 0x3c00_3c00 };
+        match build(&req) {
+            Err(e @ DigestError::Operand3Bindless) if form == Form::ConstUrC => assert!(e.to_string().contains("bindless"), "{e}"),
+            Err(e @ DigestError::Form { .. }) if form == Form::Ur => assert!(e.to_string().contains("cannot be swept"), "{e}"),
+            other => panic!("{form:?}: {:?}", other.map(|b| b.program.len())),
+        }
+    }
+    let illegal = DigestRequest { word: 0, space_bits: 20, chunk_bits: 12, first_chunk: 0, chunks: 1, c: 0 };
     assert!(matches!(build(&illegal), Err(DigestError::NotRunnable(_))));
 }
 
@@ -279,7 +342,7 @@ fn prologue(b: &DigestBuilt) -> Vec<(Op, [u32; 4])> {
 #[test]
 fn a_full_chunk_of_2_pow_32_is_one_block() {
     let w = runnable_words(seed(), Some(Form::Rrr), 1).unwrap()[0];
-    let req = DigestRequest { word: w, space_bits: 32, chunk_bits: 32, first_chunk: 0, chunks: 1 };
+    let req = DigestRequest { word: w, space_bits: 32, chunk_bits: 32, first_chunk: 0, chunks: 1, c: 0 };
     let b = build(&req).unwrap();
     check_listing(&b, "2^32");
     assert_eq!((b.job.grid, b.job.block), ([1, 1, 1], [THREADS, 1, 1]));
@@ -290,7 +353,7 @@ fn a_full_chunk_of_2_pow_32_is_one_block() {
     assert!(p.iter().any(|(op, a)| *op == Op::Mov && a[1] == tid), "k = thread id: {p:?}");
     assert!(p.iter().any(|(op, a)| *op == Op::Iadd3Imm && a[1] == RZ as u32 && a[2] == 1 << 24), "2^24 iterations per thread: {p:?}");
 
-    let req = DigestRequest { word: w, space_bits: 32, chunk_bits: 20, first_chunk: 4095, chunks: 1 };
+    let req = DigestRequest { word: w, space_bits: 32, chunk_bits: 20, first_chunk: 4095, chunks: 1, c: 0 };
     let b = build(&req).unwrap();
     check_listing(&b, "last chunk");
     assert_eq!(b.job.grid, [1, 1, 1]);

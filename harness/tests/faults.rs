@@ -301,6 +301,23 @@ fn runs_of_nothing_and_unsweepable_words_are_refused_up_front() {
     assert_eq!(o.status.code(), Some(2), "{t}");
     assert!(t.contains("b cannot be swept"), "{t}");
     assert!(!out2.exists(), "nothing written for a refused run");
+    // a three-source word needs its operand 3 (--c); a two-source word has none; --c is
+    // for exhaustive mode only; a malformed value is refused by name
+    let hfma2 = "0x000fc200000000030000000201007231"; // HFMA2 R0, R1, R2, R3
+    let hmul2 = "0x000fe200000000000000000201007232"; // HMUL2 R0, R1, R2
+    let o2 = out2.to_str().unwrap();
+    for (args, want) in [
+        (vec!["--mode", "exhaustive", "--encoding", hfma2], "give its value with --c HEX"),
+        (vec!["--mode", "exhaustive", "--encoding", hmul2, "--c", "0x3c003c00"], "--c: HMUL2 has no third source"),
+        (vec!["--count", "4", "--c", "0x3c003c00"], "--c is for --mode exhaustive"),
+        (vec!["--mode", "exhaustive", "--encoding", hfma2, "--c", "0x3c00"], "want 0x + 8 hex digits"),
+    ] {
+        let o = run(&[&["run"][..], &args, &["--out", o2]].concat());
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {t}");
+        assert!(t.contains(want) && !t.contains("panicked"), "{args:?}: {t}");
+        assert!(!out2.exists(), "{args:?}: nothing written for a refused run");
+    }
 }
 
 fn hmul2_harness_shard_owns(index: u64, count: u64, item: u64) -> bool {

@@ -32,7 +32,7 @@ fn seed() -> u64 {
 /// `count` generated words, then a few of each form (so that every form is there).
 fn cases(seed: u64, count: usize, threads: usize) -> Vec<Case> {
     let mut words = runnable_words(seed, None, count).unwrap();
-    for f in Form::TWO_SOURCE {
+    for f in Form::ALL {
         words.extend(runnable_words(seed, Some(f), 8).unwrap());
     }
     let mut rng = Rng::new(seed);
@@ -73,13 +73,14 @@ fn stand_in(i: usize, t: usize, k: usize) -> u32 {
 }
 
 /// The batch kernel's ops (the digest kernel's are not in this program).
-const BATCH_OPS: [Op; 15] = [
+const BATCH_OPS: [Op; 16] = [
     Op::Nop,
     Op::S2rTidX,
     Op::Ldc64,
     Op::Uldc64,
     Op::Iadd3Imm,
     Op::ImadWideU32Imm,
+    Op::LdgE,
     Op::LdgE128,
     Op::StgE,
     Op::Mov,
@@ -134,6 +135,11 @@ fn emulate(built: &Built, cases: &[Case]) {
             Operand2::Imm { .. } => assert_eq!(s.inputs.b, 0, "case {case}: immediate form"),
             b => assert_eq!(s.inputs.b, e.b, "case {case} thread {k}: b ({b:?})"),
         }
+        match s.inst.c {
+            None => assert_eq!((s.inputs.c, e.c), (0, 0), "case {case}: two sources read no c"),
+            Some(Operand2::Imm { .. }) => assert_eq!(s.inputs.c, 0, "case {case}: immediate operand 3"),
+            Some(c) => assert_eq!(s.inputs.c, e.c, "case {case} thread {k}: c ({c:?})"),
+        }
         next_case[k] += 1;
         checked += 1;
         stand_in(case, t, k)
@@ -168,8 +174,8 @@ fn emulate(built: &Built, cases: &[Case]) {
 
 #[test]
 fn the_program_feeds_every_case_its_inputs_and_stores_its_destination() {
-    let cases = cases(seed(), 400, 64);
-    for f in Form::TWO_SOURCE {
+    let cases = cases(seed(), 600, 64);
+    for f in Form::ALL {
         assert!(cases.iter().any(|c| decode(c.word).unwrap().form() == f), "no {f:?} case");
     }
     let built = build(&cases).unwrap();
@@ -181,7 +187,7 @@ fn with_the_reference_hook_the_results_are_the_references() {
     // every form; inputs drawn half from the reference's specials, half at random
     let seed = seed() ^ 0x7e57;
     let mut rng = Rng::new(seed);
-    let cases: Vec<Case> = Form::TWO_SOURCE
+    let cases: Vec<Case> = Form::ALL
         .iter()
         .flat_map(|&f| runnable_words(seed, Some(f), 40).unwrap())
         .enumerate()
@@ -238,13 +244,12 @@ fn touches(program: &[u128], pc: usize, kind: &str) -> Vec<u32> {
             let mut v = Vec::new();
             if kind == "reg" {
                 v.extend([i.a, i.dst].into_iter().filter(|&r| r != RZ).map(u32::from));
-                if let Operand2::Reg(r) = i.b {
-                    v.extend((r != RZ).then_some(r as u32));
-                }
-            } else {
-                match i.b {
-                    Operand2::Ur(u) if u != 63 => v.push(u as u32),
-                    Operand2::ConstUr { ureg, .. } => v.extend([ureg as u32, ureg as u32 + 1]),
+            }
+            for o in std::iter::once(i.b).chain(i.c) {
+                match (kind, o) {
+                    ("reg", Operand2::Reg(r)) => v.extend((r != RZ).then_some(r as u32)),
+                    ("ureg", Operand2::Ur(u)) if u != 63 => v.push(u as u32),
+                    ("ureg", Operand2::ConstUr { ureg, .. }) => v.extend([ureg as u32, ureg as u32 + 1]),
                     _ => {}
                 }
             }
@@ -257,10 +262,17 @@ fn clear_wait(w: u128) -> u128 {
     layout().wait.set(w, 0).unwrap()
 }
 
+/// `w` without its wait on scoreboard `bar`.
+fn clear_wait_on(w: u128, bar: u32) -> u128 {
+    let l = &layout().wait;
+    l.set(w, l.get(w) & !(1 << bar)).unwrap()
+}
+
 /// A small batch, every form interleaved, 32 threads, for the planted defects.
 fn small() -> (Vec<Case>, Built) {
     let seed = seed() ^ 0xdefec7;
-    let per: Vec<Vec<u128>> = Form::TWO_SOURCE.iter().map(|&f| runnable_words(seed, Some(f), 5).unwrap()).collect();
+    // every form, a two-source one first (the address tests expect a case's LDG.E.128 first)
+    let per: Vec<Vec<u128>> = Form::ALL.iter().map(|&f| runnable_words(seed, Some(f), 5).unwrap()).collect();
     let mut rng = Rng::new(seed);
     let cases: Vec<Case> = (0..5).flat_map(|i| per.iter().map(move |ws| ws[i])).map(|w| Case { word: w, inputs: random_inputs(w, 32, &mut rng) }).collect();
     let built = build(&cases).unwrap();
@@ -305,6 +317,7 @@ fn a_variable_latency_result_read_before_its_scoreboard_is_waited_on_is_a_hazard
     let p = &built.program;
     let mut planted = 0;
     let mut ldg = 0;
+    let mut ldg32 = 0;
     let mut r2ur = 0;
     for (i, &w) in p.iter().enumerate() {
         let Some((op, a)) = emu::classify(w) else { continue };
@@ -316,13 +329,16 @@ fn a_variable_latency_result_read_before_its_scoreboard_is_waited_on_is_a_hazard
             Op::R2ur => ("ureg", vec![a[0]]),
             Op::Ldc64 => ("reg", vec![a[0], a[0] + 1]),
             Op::LdgE128 => ("reg", (a[0]..a[0] + 4).collect()),
+            Op::LdgE => ("reg", vec![a[0]]),
             _ => ("reg", vec![a[0]]),
         };
         let j = (i + 1..p.len()).find(|&j| touches(p, j, kind).iter().any(|r| writes.contains(r))).unwrap_or_else(|| panic!("{op:?} at {i}: no reader"));
-        // (1) no wait on the way to the reader (the HMUL2's own wait mask included, where it is the reader)
+        // (1) no wait on its scoreboard on the way to the reader (the word under test's own
+        // wait mask included, where it is the reader)
+        let bar = layout().wr_bar.get(w);
         let mut bad = p.clone();
         for x in &mut bad[i + 1..=j] {
-            *x = clear_wait(*x);
+            *x = clear_wait_on(*x, bar);
         }
         let cubin = patch_cubin(TEMPLATE, &bad, built.manifest.regcount, &bank3).unwrap();
         let what = format!("{op:?} at {:#x}, waits cleared up to {:#x}", i * 16, j * 16);
@@ -340,15 +356,30 @@ fn a_variable_latency_result_read_before_its_scoreboard_is_waited_on_is_a_hazard
         }
         planted += 1;
         ldg += (op == Op::LdgE128) as usize;
+        ldg32 += (op == Op::LdgE) as usize;
         r2ur += (op == Op::R2ur) as usize;
     }
-    eprintln!("{planted} scoreboard defects planted, {ldg} of them after LDG.E.128, {r2ur} after R2UR");
+    eprintln!("{planted} scoreboard defects planted, {ldg} of them after LDG.E.128, {ldg32} after LDG.E, {r2ur} after R2UR");
     assert_eq!(ldg, cases.len(), "every case's LDG.E.128");
+    // operand 3 is loaded where it reads data: a register, UR or cx[] (not RZ, URZ, c[] or immediates)
+    let reads_c = |c: &Case| match decode(c.word).unwrap().c {
+        Some(Operand2::Reg(r)) => r != RZ,
+        Some(Operand2::Ur(u)) => u != 63,
+        Some(Operand2::ConstUr { .. }) => true,
+        _ => false,
+    };
+    assert_eq!(ldg32, cases.iter().filter(|c| reads_c(c)).count(), "every three-source case's LDG.E");
+    assert_eq!(ldg32, built.manifest.cases.iter().filter(|e| e.c_staging.is_some()).count(), "the manifest names each staging register");
+    assert!(ldg32 > 0, "no three-source case");
     assert_eq!(
         r2ur,
         cases
             .iter()
-            .map(|c| match decode(c.word).unwrap().b {
+            .flat_map(|c| {
+                let i = decode(c.word).unwrap();
+                std::iter::once(i.b).chain(i.c)
+            })
+            .map(|o| match o {
                 Operand2::Ur(u) => (u != 63) as usize,
                 Operand2::ConstUr { .. } => 2,
                 _ => 0,

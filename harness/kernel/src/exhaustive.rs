@@ -5,6 +5,11 @@
 //! - Input index k in 0..2^space_bits (32 in a real run). x = (k >> 16) & 0xffff,
 //!   y = k & 0xffff; a = x·0x10001 and b = y·0x10001 (the value in both halves, so every
 //!   half-select reads x and y), d = [`D_FILL`], predicates = 0x7f (P0..P6 true).
+//! - A three-source word (HFMA2) has 2^48 inputs, too many to sweep: a request fixes its
+//!   operand 3 to the request's `c` (a register, UR or `c[0x3][]` word holding it, or the
+//!   encoding's immediates, which ignore it) and sweeps every (a, b) pair, so that a few
+//!   chosen c values (zeros, infinities, NaN, subnormals, values that cancel) cover the
+//!   addend's cases, each with all 2^32 products.
 //! - Chunk c holds k in [c·2^chunk_bits, (c+1)·2^chunk_bits).
 //! - digest(c) = Σ mix(k, r_k) mod 2^64 over the chunk, r_k = destination after, with
 //!   mix(k, r) = splitmix64_finalize(k·2^32 + r). A sum of a strong mix is order-free, so
@@ -32,7 +37,7 @@ pub const THREADS: u32 = 256;
 /// for the cache.
 const REF_BLOCK: u64 = 4096;
 
-/// The inputs of index k.
+/// The inputs of index k (operand 3, when there is one, is the request's: [`DigestRequest::inputs`]).
 pub fn inputs_for(k: u64) -> Inputs {
     let x = ((k >> 16) & 0xffff) as u32;
     let y = (k & 0xffff) as u32;
@@ -77,21 +82,28 @@ pub struct DigestRequest {
     pub chunk_bits: u32,
     pub first_chunk: u64,
     pub chunks: u32,
+    /// Operand 3's value for every input of a three-source word; 0 for two sources.
+    pub c: u32,
 }
 
 impl DigestRequest {
-    /// Layout: word (u128 LE), space_bits, chunk_bits (u32), first_chunk (u64), chunks (u32).
+    /// The inputs of index k: [`inputs_for`], with operand 3 the request's.
+    pub fn inputs(&self, k: u64) -> Inputs {
+        Inputs { c: self.c, ..inputs_for(k) }
+    }
+    /// Layout: word (u128 LE), space_bits, chunk_bits (u32), first_chunk (u64), chunks (u32), c (u32).
     pub fn encode(&self) -> Vec<u8> {
         let mut v = self.word.to_le_bytes().to_vec();
         v.extend_from_slice(&self.space_bits.to_le_bytes());
         v.extend_from_slice(&self.chunk_bits.to_le_bytes());
         v.extend_from_slice(&self.first_chunk.to_le_bytes());
         v.extend_from_slice(&self.chunks.to_le_bytes());
+        v.extend_from_slice(&self.c.to_le_bytes());
         v
     }
     pub fn decode(p: &[u8]) -> Result<DigestRequest, String> {
-        if p.len() != 36 {
-            return Err(format!("digest request of {} bytes, want 36", p.len()));
+        if p.len() != 40 {
+            return Err(format!("digest request of {} bytes, want 40", p.len()));
         }
         let u32_at = |i: usize| u32::from_le_bytes([p[i], p[i + 1], p[i + 2], p[i + 3]]);
         let mut w = [0u8; 16];
@@ -104,6 +116,7 @@ impl DigestRequest {
             chunk_bits: u32_at(20),
             first_chunk: u64::from_le_bytes(f),
             chunks: u32_at(32),
+            c: u32_at(36),
         };
         if r.space_bits > 32 || r.chunk_bits > r.space_bits || (r.first_chunk + r.chunks as u64) << r.chunk_bits > 1u64 << r.space_bits {
             return Err(format!("digest request out of range: {r:?}"));
@@ -121,7 +134,7 @@ impl DigestRequest {
     /// is defined everywhere).
     pub fn compute(&self, eval: impl Fn(u128, &Inputs) -> u32) -> Vec<u64> {
         (self.first_chunk..self.first_chunk + self.chunks as u64)
-            .map(|c| self.chunk_range(c).fold(0u64, |s, k| s.wrapping_add(mix(k, eval(self.word, &inputs_for(k))))))
+            .map(|c| self.chunk_range(c).fold(0u64, |s, k| s.wrapping_add(mix(k, eval(self.word, &self.inputs(k))))))
             .collect()
     }
     /// What a digest job outputs under `eval`: per chunk, per thread t, Σ mix over the
@@ -132,7 +145,7 @@ impl DigestRequest {
         for c in self.first_chunk..self.first_chunk + self.chunks as u64 {
             let r = self.chunk_range(c);
             for th in 0..t {
-                out.push((r.start + th..r.end).step_by(t as usize).fold(0u64, |s, k| s.wrapping_add(mix(k, eval(self.word, &inputs_for(k))))));
+                out.push((r.start + th..r.end).step_by(t as usize).fold(0u64, |s, k| s.wrapping_add(mix(k, eval(self.word, &self.inputs(k))))));
             }
         }
         out
@@ -167,7 +180,7 @@ pub fn reference_digest(req: &DigestRequest, chunk: u64, expect: &BatchExpect) -
     while k0 < r.end {
         let k1 = (k0 + REF_BLOCK).min(r.end);
         inputs.clear();
-        inputs.extend((k0..k1).map(inputs_for));
+        inputs.extend((k0..k1).map(|k| req.inputs(k)));
         let o = &mut out[..inputs.len()];
         expect(&inputs, o).ok()?;
         s = s.wrapping_add(mix_sum(k0, o));
@@ -194,7 +207,7 @@ mod tests {
     use super::*;
 
     fn req() -> DigestRequest {
-        DigestRequest { word: 0x1234_5678_9abc, space_bits: 20, chunk_bits: 10, first_chunk: 5, chunks: 3 }
+        DigestRequest { word: 0x1234_5678_9abc, space_bits: 20, chunk_bits: 10, first_chunk: 5, chunks: 3, c: 0 }
     }
     fn eval(w: u128, i: &Inputs) -> u32 {
         (i.a ^ i.b.rotate_left(7) ^ w as u32).wrapping_mul(0x9e37_79b9)

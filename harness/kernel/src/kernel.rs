@@ -1,4 +1,5 @@
-//! The test kernel: one program that runs a batch of HMUL2 encodings, each byte for byte as
+//! The test kernel: one program that runs a batch of encodings of the family (HMUL2, HADD2,
+//! HFMA2, HFMA2.MMA, mixed), each byte for byte as
 //! generated, written into the committed template cubin (`kernels/`).
 //!
 //! Design. One block of `T` threads (T = inputs per case: a multiple of 32, at most 256;
@@ -8,11 +9,14 @@
 //!
 //! 1. `S2R`, `LDC.64 c[0][0x210]`, `ULDC.64 UR4, c[0][0x208]` (memory descriptor),
 //!    `IADD3`/`IMAD.WIDE.U32` to address the record, `LDG.E.128` into a staging quad
-//!    `Rq..Rq+3` (the lowest 4-aligned quad not named by the case's encoding);
-//! 2. `R2P PR, Rq+3, 0x7f` (P0..P6); `R2UR URn, Rq+1` for the UR form; `MOV dst, Rq+2`;
-//!    `MOV b, Rq+1` (register form); `MOV a, Rq` (later moves win when registers coincide:
-//!    see [`effective_inputs`]);
-//! 3. `NOP` waiting on every scoreboard, the case's HMUL2 as generated, `NOP` likewise;
+//!    `Rq..Rq+3` (the lowest 4-aligned quad not named by the case's encoding). A
+//!    three-source case (HFMA2, HFMA2.MMA) first loads its operand 3 the same way with
+//!    `LDG.E` from the c plane (one u32 per thread, after all records) into `Re`, the lowest
+//!    register neither named nor in the quad;
+//! 2. `R2P PR, Rq+3, 0x7f` (P0..P6); `R2UR URn, Rq+1` (or `Re` when the uniform register is
+//!    operand 3); `MOV dst, Rq+2`; `MOV c, Re`; `MOV b, Rq+1` (register forms); `MOV a, Rq`
+//!    (later moves win when registers coincide: see [`effective_inputs`]);
+//! 3. `NOP` waiting on every scoreboard, the case's instruction as generated, `NOP` likewise;
 //! 4. the output address in the staging quad and `STG.E [..], dst`.
 //!
 //! Every helper stalls 15 cycles and waits on all six scoreboards; variable-latency helpers
@@ -56,7 +60,7 @@ pub const OUTPUT_RECORD: usize = 4;
 /// Most threads per case (one block; 255 registers x 256 threads fill the register file).
 pub const MAX_THREADS: usize = 256;
 /// The buffers' layout, as the manifest states it.
-pub const LAYOUT: &str = "grid 1, block threads_per_case; thread t of case i reads input record i*T+t (16 bytes at input_offset + 16 t: a, b, d, pred as little-endian u32; pred bits 0..6 are P0..P6) and writes the destination as a little-endian u32 at output_offset + 4 t. cx cases: the record's b holds the bindless base / 64 and warp w's b is the u32 at first_slot + 64 w. c[0x3] cases: b is the constant-bank word (in the cubin). UR cases: b of lane 0 of each warp.";
+pub const LAYOUT: &str = "grid 1, block threads_per_case; thread t of case i reads input record i*T+t (16 bytes at input_offset + 16 t: a, b, d, pred as little-endian u32; pred bits 0..6 are P0..P6) and writes the destination as a little-endian u32 at output_offset + 4 t. cx cases: the record's b holds the bindless base / 64 and warp w's b is the u32 at first_slot + 64 w. c[0x3] cases: b is the constant-bank word (in the cubin). UR cases: b of lane 0 of each warp. Three-source cases (HFMA2) also read operand 3 from the c plane, a u32 per thread at c_input_offset + 4 t (after every record), by its own LDG.E into c_staging; operand 3 as c[0x3], cx[] or UR is read as b is in those forms (a cx base / 64 in the c-plane word).";
 /// Constant bank the `c[bank][offset]` form must name to be runnable.
 pub const DATA_BANK: u8 = 3;
 
@@ -80,32 +84,44 @@ pub enum NotRunnable {
     BindlessHandlePair { ureg: u8, offset: u32 },
 }
 
-/// Whether `word` can run in the kernel: legal, and operand 2 is data the harness fills.
+/// Whether `word` can run in the kernel: legal, its arithmetic implemented, and its
+/// special source (operand 2, or operand 3 in the `-c` forms) is data the harness fills.
 pub fn runnable(word: u128) -> Result<(), NotRunnable> {
     let inst = decode(word).map_err(|e| NotRunnable::Illegal(e.to_string()))?;
     if !crate::reference::IMPLEMENTED.contains(&inst.op) {
         return Err(NotRunnable::Unimplemented(inst.op));
     }
-    match inst.b {
-        Operand2::Const { bank, offset } if bank != DATA_BANK || !(0..BANK3_BYTES as i32).contains(&offset) => Err(NotRunnable::ConstBank { bank, offset }),
-        Operand2::ConstUr { ureg, offset } if ureg % 2 != 0 || ureg > 60 => Err(NotRunnable::BindlessHandlePair { ureg, offset }),
-        _ => Ok(()),
+    for o in std::iter::once(inst.b).chain(inst.c) {
+        match o {
+            Operand2::Const { bank, offset } if bank != DATA_BANK || !(0..BANK3_BYTES as i32).contains(&offset) => {
+                return Err(NotRunnable::ConstBank { bank, offset })
+            }
+            Operand2::ConstUr { ureg, offset } if ureg % 2 != 0 || ureg > 60 => return Err(NotRunnable::BindlessHandlePair { ureg, offset }),
+            _ => {}
+        }
     }
+    Ok(())
 }
 
-/// The nearest word the kernel can run: a legal word whose operand 2 names data the
+/// The nearest word the kernel can run: a legal word whose special source names data the
 /// harness cannot fill gets bank 3 (offset folded into 0..=0x7ffc) or an even handle pair
 /// (URn, n <= 60); every other field, modifiers included, is kept. Runnable and illegal
 /// words come back unchanged. Random `c[]` words name bank 3 one time in 32, so without
 /// this a random run would hardly ever put the constant form on the GPU.
 pub fn place(word: u128) -> u128 {
-    let Err(reason) = runnable(word) else { return word };
+    if runnable(word).is_ok() {
+        return word;
+    }
     let Ok(mut inst) = decode(word) else { return word };
-    inst.b = match (reason, inst.b) {
-        (NotRunnable::ConstBank { .. }, Operand2::Const { offset, .. }) => Operand2::Const { bank: DATA_BANK, offset: offset & 0x7ffc },
-        (NotRunnable::BindlessHandlePair { .. }, Operand2::ConstUr { ureg, offset }) => Operand2::ConstUr { ureg: (ureg & !1).min(60), offset },
-        _ => return word,
-    };
+    fn fix(o: Operand2) -> Operand2 {
+        match o {
+            Operand2::Const { offset, .. } => Operand2::Const { bank: DATA_BANK, offset: offset & 0x7ffc },
+            Operand2::ConstUr { ureg, offset } => Operand2::ConstUr { ureg: (ureg & !1).min(60), offset },
+            o => o,
+        }
+    }
+    inst.b = fix(inst.b);
+    inst.c = inst.c.map(fix);
     match crate::isa::encode(&inst) {
         Ok(w) if runnable(w).is_ok() => w,
         _ => word,
@@ -143,7 +159,8 @@ pub enum PatchError {
     OutputSize { got: usize, expected: usize },
 }
 
-/// Where a case's operand 2 comes from.
+/// Where a case's operand 2 (or operand 3) comes from. For operand 3, "the record's b"
+/// below reads "the case's c-plane word".
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum BSource {
@@ -173,6 +190,16 @@ pub struct CaseEntry {
     /// Registers that receive a, d (255 = RZ: not loaded); P0..P6 receive pred.
     pub a_reg: u8,
     pub b: BSource,
+    /// Operand 3 of a three-source instruction, as `b`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub c: Option<BSource>,
+    /// Byte offset of the case's first c-plane word (thread t at + 4 t): operand 3's value,
+    /// or for `cx[]` the bindless base / 64.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub c_input_offset: Option<usize>,
+    /// The register operand 3's word is loaded into (`LDG.E`) before it moves or is used.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub c_staging: Option<u8>,
     pub d_reg: u8,
     /// Staging registers Rq..Rq+3 used to load the record and to address the output.
     pub staging: u8,
@@ -242,88 +269,109 @@ impl Built {
     }
 }
 
-/// What a case's thread really reads, given the kernel's loading order (d, then b, then a,
-/// later moves winning): a == b register: b = a; dst == b: d = b; dst == a: d = a; RZ
-/// reads 0. The UR form reads lane 0's b in each warp (URZ: 0); `c[3][off]` reads the word
-/// `bank3` holds. Immediate forms keep b as given (not read). Used by [`build`] and by the
-/// reference side to compute expected values.
+/// What a case's thread really reads, given the kernel's loading order (d, then c, then b,
+/// then a, later moves winning): a register named twice reads the value of the last move
+/// into it (a == b register: b = a; dst == c: d = c; ...); RZ reads 0. A uniform-register
+/// source reads lane 0's value in each warp (URZ: 0); `c[3][off]` reads the word `bank3`
+/// holds; `cx[]` reads the warp's lane 0 value. Immediate sources keep their value as given
+/// (not read). `c` is 0 for a two-source word. Used by [`build`] and by the reference side
+/// to compute expected values.
 pub fn effective_inputs(word: u128, inputs: &[Inputs], bank3: &[u8]) -> Result<Vec<Inputs>, NotRunnable> {
+    effective_inputs_with(word, inputs, &|o| u32::from_le_bytes([bank3[o], bank3[o + 1], bank3[o + 2], bank3[o + 3]]))
+}
+
+/// [`effective_inputs`] with constant bank 3's word at each byte offset from `bank_word`.
+pub(crate) fn effective_inputs_with(word: u128, inputs: &[Inputs], bank_word: &dyn Fn(usize) -> u32) -> Result<Vec<Inputs>, NotRunnable> {
     runnable(word)?;
     let inst = decode(word).map_err(|e| NotRunnable::Illegal(e.to_string()))?;
-    let rb = match inst.b {
-        Operand2::Reg(r) => Some(r),
+    let reg_of = |o: Option<Operand2>| match o {
+        Some(Operand2::Reg(r)) => Some(r),
         _ => None,
     };
+    let (rb, rc) = (reg_of(Some(inst.b)), reg_of(inst.c));
+    const A: Pick = Pick { a: !0, ..Pick::ZERO };
+    const B: Pick = Pick { b: !0, ..Pick::ZERO };
+    const C: Pick = Pick { c: !0, ..Pick::ZERO };
+    const D: Pick = Pick { d: !0, ..Pick::ZERO };
     // a register's value after the loads: the last move into it wins
     let reg = |r: u8| {
         if r == RZ {
             Pick::ZERO
         } else if r == inst.a {
-            Pick { a: !0, ..Pick::ZERO }
+            A
         } else if Some(r) == rb {
-            Pick { b: !0, ..Pick::ZERO }
+            B
+        } else if Some(r) == rc {
+            C
         } else {
-            Pick { d: !0, ..Pick::ZERO }
+            D
         }
+    };
+    // a source operand: `own` is what its immediates keep, `warp` its warp-uniform value
+    let source = |o: Operand2, own: Pick, warp: Pick| match o {
+        Operand2::Reg(r) => reg(r),
+        Operand2::Imm { .. } => own,
+        Operand2::Ur(u) if u == URZ => Pick::ZERO,
+        Operand2::Ur(_) | Operand2::ConstUr { .. } => warp,
+        Operand2::Const { offset, .. } => Pick { konst: bank_word(offset as usize), ..Pick::ZERO },
     };
     let (pa, pd) = (reg(inst.a), reg(inst.dst));
-    let pb = match inst.b {
-        Operand2::Reg(r) => reg(r),
-        Operand2::Imm { .. } => Pick { b: !0, ..Pick::ZERO },
-        Operand2::Ur(u) if u == URZ => Pick::ZERO,
-        Operand2::Ur(_) | Operand2::ConstUr { .. } => Pick { warp_b: !0, ..Pick::ZERO },
-        Operand2::Const { offset, .. } => {
-            let o = offset as usize;
-            Pick { konst: u32::from_le_bytes([bank3[o], bank3[o + 1], bank3[o + 2], bank3[o + 3]]), ..Pick::ZERO }
-        }
-    };
+    let pb = source(inst.b, B, Pick { warp_b: !0, ..Pick::ZERO });
+    let pc = inst.c.map_or(Pick::ZERO, |o| source(o, C, Pick { warp_c: !0, ..Pick::ZERO }));
     let mut out = inputs.to_vec();
-    if (pa, pb, pd) == (Pick { a: !0, ..Pick::ZERO }, Pick { b: !0, ..Pick::ZERO }, Pick { d: !0, ..Pick::ZERO }) {
+    if (pa, pb, pd) == (A, B, D) && (inst.c.is_none() || pc == C) {
         // distinct registers, none RZ: every value as given
-        out.iter_mut().for_each(|x| x.pred &= 0x7f);
+        let keep_c = if inst.c.is_some() { !0 } else { 0 };
+        out.iter_mut().for_each(|x| {
+            x.pred &= 0x7f;
+            x.c &= keep_c;
+        });
         return Ok(out);
     }
     // the same selects for every input, warp by warp, without a branch
     for warp in out.chunks_mut(32) {
-        let warp_b = warp[0].b;
+        let (warp_b, warp_c) = (warp[0].b, warp[0].c);
         for x in warp {
-            *x = Inputs { a: pa.of(x, warp_b), b: pb.of(x, warp_b), d: pd.of(x, warp_b), pred: x.pred & 0x7f, c: 0 };
+            let of = |p: Pick| p.of(x, warp_b, warp_c);
+            *x = Inputs { a: of(pa), b: of(pb), d: of(pd), pred: x.pred & 0x7f, c: of(pc) };
         }
     }
     Ok(out)
 }
 
 /// Where one register's value comes from after the loads: masks (all ones or zero) over
-/// the given a, b and d and the warp's first b, or a constant.
+/// the given a, b, c and d and the warp's first b and c, or a constant.
 #[derive(Clone, Copy, PartialEq, Eq)]
 struct Pick {
     a: u32,
     b: u32,
+    c: u32,
     d: u32,
     warp_b: u32,
+    warp_c: u32,
     konst: u32,
 }
 
 impl Pick {
-    const ZERO: Pick = Pick { a: 0, b: 0, d: 0, warp_b: 0, konst: 0 };
+    const ZERO: Pick = Pick { a: 0, b: 0, c: 0, d: 0, warp_b: 0, warp_c: 0, konst: 0 };
 
     #[inline(always)]
-    fn of(&self, x: &Inputs, warp_b: u32) -> u32 {
-        (x.a & self.a) | (x.b & self.b) | (x.d & self.d) | (warp_b & self.warp_b) | self.konst
+    fn of(&self, x: &Inputs, warp_b: u32, warp_c: u32) -> u32 {
+        (x.a & self.a) | (x.b & self.b) | (x.c & self.c) | (x.d & self.d) | (warp_b & self.warp_b) | (warp_c & self.warp_c) | self.konst
     }
 }
 
-/// The `MOV dst, src` that load d, b and a (held in registers `d`, `b`, `a`) into the
-/// registers `inst` names, in this order: d, then b, then a, so a later move into a shared
-/// register wins, as [`effective_inputs`] assumes. RZ is never written; b only for the
-/// register form. Both programs (this batch kernel and `digest`) place operands with it.
-pub(crate) fn load_moves(inst: &crate::isa::Inst, d: u32, b: u32, a: u32) -> [Option<[u32; 2]>; 3] {
+/// The `MOV dst, src` that load d, c, b and a (held in registers `d`, `c`, `b`, `a`) into
+/// the registers `inst` names, in this order, so a later move into a shared register wins,
+/// as [`effective_inputs`] assumes. RZ is never written; b and c only where they are
+/// registers. Both programs (this batch kernel and `digest`) place operands with it.
+pub(crate) fn load_moves(inst: &crate::isa::Inst, d: u32, c: u32, b: u32, a: u32) -> [Option<[u32; 2]>; 4] {
     let to = |r: u8, src: u32| (r != RZ).then_some([r as u32, src]);
-    let mov_b = match inst.b {
-        Operand2::Reg(r) => to(r, b),
+    let mov = |o: Option<Operand2>, src: u32| match o {
+        Some(Operand2::Reg(r)) => to(r, src),
         _ => None,
     };
-    [to(inst.dst, d), mov_b, to(inst.a, a)]
+    [to(inst.dst, d), mov(inst.c, c), mov(Some(inst.b), b), to(inst.a, a)]
 }
 
 /// One instruction of the program, before encoding.
@@ -346,6 +394,24 @@ pub struct Plan {
     pub input: Vec<u8>,
 }
 
+/// Which source holds a case's special (non-register) operand, and where its data is staged.
+#[derive(Clone, Copy)]
+enum Special {
+    /// Operand 2: the record's b slot, staged in Rq+1.
+    B,
+    /// Operand 3: the case's c-plane word, staged in the extra register.
+    C,
+}
+
+impl Special {
+    fn value(self, x: &Inputs) -> u32 {
+        match self {
+            Special::B => x.b,
+            Special::C => x.c,
+        }
+    }
+}
+
 /// Plan the program for a batch.
 pub fn plan(cases: &[Case]) -> Result<Plan, PatchError> {
     let first = cases.first().ok_or(PatchError::EmptyBatch)?;
@@ -363,22 +429,31 @@ pub fn plan(cases: &[Case]) -> Result<Plan, PatchError> {
         a[..args.len()].copy_from_slice(args);
         insts.push(Planned::Helper(op, a))
     };
-    // records, then (64-byte aligned, past 64 KiB so that base = slot - offset >= 0) the
-    // bindless slots: one 64-byte line per warp of each cx case
-    let records = cases.len() * t * INPUT_RECORD;
-    let slots_at = records.div_ceil(64) * 64 + BANK3_BYTES;
-    let mut input = Vec::with_capacity(records);
-    let mut slots: Vec<u8> = Vec::new();
+    let mut decoded = Vec::with_capacity(cases.len());
     for (i, c) in cases.iter().enumerate() {
         if c.inputs.len() != t {
             return Err(PatchError::InputCount { case: i, got: c.inputs.len(), expected: t });
         }
         let not = |reason| PatchError::NotRunnable { case: i, word: format_hex(c.word), reason };
         runnable(c.word).map_err(not)?;
-        let inst = decode(c.word).map_err(|e| not(NotRunnable::Illegal(e.to_string())))?;
+        decoded.push(decode(c.word).map_err(|e| not(NotRunnable::Illegal(e.to_string())))?);
+    }
+    // records; then the c plane (one u32 per thread of each three-source case); then
+    // (64-byte aligned, past 64 KiB so that base = slot - offset >= 0) the bindless slots:
+    // one 64-byte line per warp of each cx case
+    let records = cases.len() * t * INPUT_RECORD;
+    let plane_at = records;
+    let plane_len = decoded.iter().filter(|d| d.c.is_some()).count() * t * 4;
+    let slots_at = (records + plane_len).div_ceil(64) * 64 + BANK3_BYTES;
+    let mut input = Vec::with_capacity(records + plane_len);
+    let mut plane: Vec<u8> = Vec::with_capacity(plane_len);
+    let mut slots: Vec<u8> = Vec::new();
+    for ((i, c), inst) in cases.iter().enumerate().zip(&decoded) {
         let mut named = vec![inst.a, inst.dst];
-        if let Operand2::Reg(r) = inst.b {
-            named.push(r);
+        for o in std::iter::once(inst.b).chain(inst.c) {
+            if let Operand2::Reg(r) = o {
+                named.push(r);
+            }
         }
         for &r in &named {
             if r != RZ {
@@ -389,6 +464,23 @@ pub fn plan(cases: &[Case]) -> Result<Plan, PatchError> {
         let q = (0u8..63).map(|k| k * 4).find(|&q| named.iter().all(|&r| r < q || r > q + 3)).unwrap_or(0);
         maxreg = maxreg.max(q as u32 + 3);
         let (q0, q1, q2, q3) = (q as u32, q as u32 + 1, q as u32 + 2, q as u32 + 3);
+        // a three-source case whose operand 3 reads data (a register, UR or cx[], not RZ or
+        // URZ) loads it into the lowest register neither named nor in the quad
+        let loads_c = match inst.c {
+            Some(Operand2::Reg(r)) => r != RZ,
+            Some(Operand2::Ur(u)) => u != URZ,
+            Some(Operand2::ConstUr { .. }) => true,
+            _ => false,
+        };
+        let extra = loads_c.then(|| (0u8..RZ).find(|&r| !named.contains(&r) && !(q..=q + 3).contains(&r)).unwrap_or(0));
+        if let Some(e) = extra {
+            maxreg = maxreg.max(e as u32);
+        }
+        let special = match (inst.b, inst.c) {
+            (Operand2::Reg(_), Some(o)) if !matches!(o, Operand2::Reg(_)) => Some((o, Special::C)),
+            (Operand2::Reg(_), _) => None,
+            (o, _) => Some((o, Special::B)),
+        };
         let base = (i * t) as u32;
         let first_record = input.len();
         input.resize(first_record + t * INPUT_RECORD, 0);
@@ -397,6 +489,24 @@ pub fn plan(cases: &[Case]) -> Result<Plan, PatchError> {
             rec[4..8].copy_from_slice(&x.b.to_le_bytes());
             rec[8..12].copy_from_slice(&x.d.to_le_bytes());
             rec[12..16].copy_from_slice(&(x.pred as u32).to_le_bytes());
+        }
+        let first_plane = plane.len();
+        if inst.c.is_some() {
+            for x in &c.inputs {
+                plane.extend_from_slice(&x.c.to_le_bytes());
+            }
+        }
+        if let Some(e) = extra {
+            // load operand 3 into the extra register: word plane_at / 4 + first_plane / 4 + tid
+            h(&mut insts, Op::S2rTidX, &[q2]);
+            h(&mut insts, Op::Ldc64, &[q0, 0x210, 0]);
+            h(&mut insts, Op::Uldc64, &[4, 0x208, 0]);
+            let word = ((plane_at + first_plane) / 4) as u32;
+            if word != 0 {
+                h(&mut insts, Op::Iadd3Imm, &[q2, q2, word]);
+            }
+            h(&mut insts, Op::ImadWideU32Imm, &[q0, q2, 4, q0]);
+            h(&mut insts, Op::LdgE, &[e as u32, q0, 4]);
         }
         // load the record
         h(&mut insts, Op::S2rTidX, &[q2]);
@@ -408,12 +518,18 @@ pub fn plan(cases: &[Case]) -> Result<Plan, PatchError> {
         h(&mut insts, Op::ImadWideU32Imm, &[q0, q2, INPUT_RECORD as u32, q0]);
         h(&mut insts, Op::LdgE128, &[q0, q0, 4]);
         h(&mut insts, Op::R2p, &[q3, 0x7f]);
-        let b = match inst.b {
+        // the register that holds the special operand's data
+        let staged = |which: Special| match which {
+            Special::B => q1,
+            Special::C => extra.map_or(q1, |e| e as u32),
+        };
+        let mut handle = None;
+        let spec_source = special.map(|(o, which)| match o {
             Operand2::Reg(r) => BSource::Register { reg: r },
             Operand2::Imm { .. } => BSource::Immediate,
             Operand2::Ur(u) => {
                 if u != URZ {
-                    h(&mut insts, Op::R2ur, &[u as u32, q1]);
+                    h(&mut insts, Op::R2ur, &[u as u32, staged(which)]);
                 }
                 BSource::Uniform { ureg: u }
             }
@@ -421,7 +537,7 @@ pub fn plan(cases: &[Case]) -> Result<Plan, PatchError> {
                 let o = offset as usize;
                 if !bank3_set[o / 4] {
                     bank3_set[o / 4] = true;
-                    bank3[o..o + 4].copy_from_slice(&c.inputs[0].b.to_le_bytes());
+                    bank3[o..o + 4].copy_from_slice(&which.value(&c.inputs[0]).to_le_bytes());
                 }
                 BSource::ConstBank { bank, offset: offset as u32 }
             }
@@ -433,31 +549,36 @@ pub fn plan(cases: &[Case]) -> Result<Plan, PatchError> {
                     let handle_base = ((slot - o) / 64) as u32;
                     slots.resize(slots.len() + 64, 0);
                     let at = slot - slots_at;
-                    slots[at..at + 4].copy_from_slice(&c.inputs[w * 32].b.to_le_bytes());
+                    slots[at..at + 4].copy_from_slice(&which.value(&c.inputs[w * 32]).to_le_bytes());
+                    // the handle's base / 64 goes where the operand's value would
                     for k in 0..32 {
-                        let rec = first_record + (w * 32 + k) * INPUT_RECORD + 4;
-                        input[rec..rec + 4].copy_from_slice(&handle_base.to_le_bytes());
+                        let (buf, at) = match which {
+                            Special::B => (&mut input, first_record + (w * 32 + k) * INPUT_RECORD + 4),
+                            Special::C => (&mut plane, first_plane + (w * 32 + k) * 4),
+                        };
+                        buf[at..at + 4].copy_from_slice(&handle_base.to_le_bytes());
                     }
                 }
+                handle = Some((ureg, offset, staged(which)));
                 BSource::Bindless { ureg, offset, first_slot }
             }
-        };
-        let [mov_d, mov_b, mov_a] = load_moves(&inst, q2, q1, q0);
+        });
+        let [mov_d, mov_c, mov_b, mov_a] = load_moves(inst, q2, extra.map_or(RZ as u32, u32::from), q1, q0);
         if let Some(m) = mov_d {
             h(&mut insts, Op::Mov, &m);
         }
-        if let Operand2::ConstUr { ureg, offset } = inst.b {
-            // handle = ((in + 64 * record.b) >> 6) | (ceil((offset + 4) / 16) << 51)
+        if let Some((ureg, offset, x)) = handle {
+            // handle = ((in + 64 * base64) >> 6) | (ceil((offset + 4) / 16) << 51), base64 in x
             let size16 = (offset + 4).div_ceil(16);
             h(&mut insts, Op::Ldc64, &[q2, 0x210, 0]);
-            h(&mut insts, Op::ImadWideU32Imm, &[q2, q1, 64, q2]);
-            h(&mut insts, Op::ShfRU64Imm, &[q1, q2, 6, q3]);
+            h(&mut insts, Op::ImadWideU32Imm, &[q2, x, 64, q2]);
+            h(&mut insts, Op::ShfRU64Imm, &[x, q2, 6, q3]);
             h(&mut insts, Op::ShfRU32HiImm, &[q3, RZ as u32, 6, q3]);
             h(&mut insts, Op::Iadd3Imm, &[q3, q3, size16 << 19]);
-            h(&mut insts, Op::R2ur, &[ureg as u32, q1]);
+            h(&mut insts, Op::R2ur, &[ureg as u32, x]);
             h(&mut insts, Op::R2ur, &[ureg as u32 + 1, q3]);
         }
-        for m in mov_b.into_iter().chain(mov_a) {
+        for m in mov_c.into_iter().chain(mov_b).chain(mov_a) {
             h(&mut insts, Op::Mov, &m);
         }
         h(&mut insts, Op::Nop, &[]);
@@ -473,14 +594,27 @@ pub fn plan(cases: &[Case]) -> Result<Plan, PatchError> {
         }
         h(&mut insts, Op::ImadWideU32Imm, &[q0, q2, OUTPUT_RECORD as u32, q0]);
         h(&mut insts, Op::StgE, &[q0, inst.dst as u32, 4]);
+        // the sources other than the special one are registers
+        let reg_source = |o: Operand2| match o {
+            Operand2::Reg(r) => BSource::Register { reg: r },
+            _ => BSource::Immediate,
+        };
+        let (b, c_source) = match (special, spec_source) {
+            (Some((_, Special::B)), Some(sp)) => (sp, inst.c.map(reg_source)),
+            (Some((_, Special::C)), sp) => (reg_source(inst.b), sp),
+            _ => (reg_source(inst.b), inst.c.map(reg_source)),
+        };
         entries.push(CaseEntry {
             index: i,
             encoding: format_hex(c.word),
-            text: render(&inst),
+            text: render(inst),
             form: inst.form().cli_name().to_string(),
             input_offset: i * t * INPUT_RECORD,
             a_reg: inst.a,
             b,
+            c: c_source,
+            c_input_offset: inst.c.map(|_| plane_at + first_plane),
+            c_staging: extra,
             d_reg: inst.dst,
             staging: q,
             code_offset,
@@ -493,6 +627,7 @@ pub fn plan(cases: &[Case]) -> Result<Plan, PatchError> {
     while insts.len() % 8 != 0 {
         h(&mut insts, Op::Nop, &[]);
     }
+    input.extend_from_slice(&plane);
     if !slots.is_empty() {
         input.resize(slots_at, 0);
         input.extend_from_slice(&slots);
@@ -586,19 +721,33 @@ pub fn build(cases: &[Case]) -> Result<Built, PatchError> {
     })
 }
 
-/// A simple seeded input plan for `word`: random a, b, d, pred per thread, with b equal
-/// across each warp (UR form) or the whole case (constant forms), as the kernel reads them.
+/// A simple seeded input plan for `word`: random a, b, d, pred (and c for a three-source
+/// word) per thread, with the special source's value equal across each warp (UR form) or
+/// the whole case (constant forms), as the kernel reads them.
 pub fn random_inputs(word: u128, threads: usize, rng: &mut crate::rng::Rng) -> Vec<Inputs> {
-    let form = decode(word).map(|i| i.form()).unwrap_or(Form::Rrr);
-    let mut v: Vec<Inputs> =
-        (0..threads).map(|_| Inputs { a: rng.next_u32(), b: rng.next_u32(), d: rng.next_u32(), pred: (rng.next_u32() & 0x7f) as u8, c: 0 }).collect();
+    let inst = decode(word).ok();
+    let form = inst.as_ref().map_or(Form::Rrr, |i| i.form());
+    let three = inst.is_some_and(|i| i.c.is_some());
+    let mut v: Vec<Inputs> = (0..threads)
+        .map(|_| {
+            let mut x = Inputs { a: rng.next_u32(), b: rng.next_u32(), d: rng.next_u32(), pred: (rng.next_u32() & 0x7f) as u8, c: 0 };
+            if three {
+                x.c = rng.next_u32();
+            }
+            x
+        })
+        .collect();
+    let lead = |k: usize, kind: Form| match kind {
+        Form::Ur => k - k % 32,
+        Form::Const | Form::ConstUr => 0,
+        _ => k,
+    };
     for k in 0..threads {
-        let lead = match form {
-            Form::Ur => k - k % 32,
-            Form::Const | Form::ConstUr => 0,
-            _ => k,
-        };
-        v[k].b = v[lead].b;
+        if form.special_source() == 3 {
+            v[k].c = v[lead(k, form.kind())].c;
+        } else {
+            v[k].b = v[lead(k, form.kind())].b;
+        }
     }
     v
 }

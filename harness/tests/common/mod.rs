@@ -70,13 +70,16 @@ pub fn sat_mask() -> u128 {
     encode(&i).unwrap() ^ plain
 }
 
-/// The words a random run of `seed` runs (drawn, then placed where the kernel can fill
-/// operand 2).
+/// The words a random run of `seed` runs (`run::random_item`: drawn, then placed where the
+/// kernel can fill operand 2).
 pub fn run_words(seed: u64, count: u64) -> Vec<u128> {
-    hmul2_harness::gen::generate(&hmul2_harness::gen::GenOptions::legal_of(seed, hmul2_harness::reference::IMPLEMENTED), 0, count)
-        .into_iter()
-        .map(hmul2_harness::kernel::place)
-        .collect()
+    run_words_of(seed, count, hmul2_harness::reference::IMPLEMENTED)
+}
+
+/// [`run_words`] of a run with `--instruction` `ops`.
+pub fn run_words_of(seed: u64, count: u64, ops: &[hmul2_harness::isa::Op]) -> Vec<u128> {
+    let o = hmul2_harness::gen::GenOptions::legal_of(seed, ops);
+    (0..count).map(|i| hmul2_harness::run::random_item(&o, i, hmul2_harness::run::DEFAULT_UNDOCUMENTED_SHARE)).collect()
 }
 
 /// `text` with each edit applied in turn: (position, kind, character), the position taken

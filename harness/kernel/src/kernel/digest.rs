@@ -23,12 +23,15 @@
 //!
 //! Working registers are the lowest ones (pairs even-aligned) the word does not name.
 //! Operand-2 forms that read one value per warp (UR) or launch (c[], cx[]) cannot sweep b
-//! per thread and are refused with [`DigestError::Form`].
+//! per thread and are refused with [`DigestError::Form`]. A three-source word's operand 3
+//! is the request's fixed c: `IADD3 Rc', RZ, c` before the loop and `MOV` into its
+//! register in the loop (d, c, b, a: the batch kernel's order), `R2UR` for a uniform
+//! register, the bank word for `c[0x3][]`; `cx[]` is refused ([`DigestError::Operand3Bindless`]).
 //!
 //! Verified by CPU emulation (tests/digest_emulate.rs) and nvdisasm only, not on hardware.
 
 use super::helpers::{self, Op, Sched};
-use super::{decode, effective_inputs, patch_cubin, runnable, LaunchJob, NotRunnable, PatchError, Planned, KERNEL_NAME, TEMPLATE};
+use super::{decode, effective_inputs_with, patch_cubin, runnable, LaunchJob, NotRunnable, PatchError, Planned, KERNEL_NAME, TEMPLATE};
 use crate::exhaustive::{DigestRequest, D_FILL, PRED_ALL, THREADS};
 use crate::inputs::Inputs;
 use crate::isa::{Operand2, PT, RZ};
@@ -40,6 +43,8 @@ pub enum DigestError {
     NotRunnable(#[from] NotRunnable),
     #[error("exhaustive mode needs operand 2 per thread (R,R,R or R,R,imm,imm); the {form} form reads one operand-2 value per {per}, so b cannot be swept")]
     Form { form: String, per: &'static str },
+    #[error("exhaustive mode fixes operand 3 to the request's c; a cx[] operand 3 would need a bindless handle, which the digest kernel does not build (use R,R,R,R, an immediate, c[0x3][] or UR operand 3)")]
+    Operand3Bindless,
     #[error("digest request: {0}")]
     Request(String),
     #[error("{0}")]
@@ -65,6 +70,9 @@ pub struct DigestBuilt {
 pub fn check_form(word: u128) -> Result<crate::isa::Inst, DigestError> {
     runnable(word)?;
     let inst = decode(word).map_err(|e| NotRunnable::Illegal(e.to_string()))?;
+    if let Some(Operand2::ConstUr { .. }) = inst.c {
+        return Err(DigestError::Operand3Bindless);
+    }
     let per = match inst.b {
         Operand2::Reg(_) | Operand2::Imm { .. } => return Ok(inst),
         Operand2::Ur(_) => "warp",
@@ -77,8 +85,10 @@ pub fn check_form(word: u128) -> Result<crate::isa::Inst, DigestError> {
 /// (coinciding registers, RZ): what the CPU reference must be given.
 pub fn digest_inputs(word: u128, inputs: &[Inputs]) -> Result<Vec<Inputs>, DigestError> {
     check_form(word)?;
-    // no constant-bank form gets here, so bank 3 is never read
-    Ok(effective_inputs(word, inputs, &[])?)
+    // operand 2 is never a constant; a c[0x3][] operand 3 reads the request's c, which every
+    // input carries
+    let c = inputs.first().map_or(0, |x| x.c);
+    Ok(effective_inputs_with(word, inputs, &|_| c)?)
 }
 
 /// The request's range, and the kernel's own limit (at least one iteration per thread).
@@ -116,14 +126,16 @@ fn push(v: &mut Vec<Planned>, op: Op, args: &[u32]) -> usize {
 /// Plan the program of a digest job: (instructions, regcount, loop head, word, branch).
 fn plan(req: &DigestRequest, inst: &crate::isa::Inst) -> (Vec<Planned>, u32, usize, usize, usize) {
     let mut named = vec![inst.a, inst.dst];
-    if let Operand2::Reg(r) = inst.b {
-        named.push(r);
+    for o in std::iter::once(inst.b).chain(inst.c) {
+        if let Operand2::Reg(r) = o {
+            named.push(r);
+        }
     }
     named.retain(|&r| r != RZ);
-    // at most 3 named registers: 2 pairs and 10 singles always fit below R32
-    let (ps, ss) = allocate(&named, 2, 10);
+    // at most 4 named registers: 2 pairs and 11 singles always fit below R32
+    let (ps, ss) = allocate(&named, 2, 11);
     let (p, acc) = (ps[0], ps[1]);
-    let [k, ctr, wa, wb, wd, t0, t1, h, tid, ctaid] = [ss[0], ss[1], ss[2], ss[3], ss[4], ss[5], ss[6], ss[7], ss[8], ss[9]];
+    let [k, ctr, wa, wb, wd, t0, t1, h, tid, ctaid, wc] = [ss[0], ss[1], ss[2], ss[3], ss[4], ss[5], ss[6], ss[7], ss[8], ss[9], ss[10]];
     let rz = RZ as u32;
     let mut v: Vec<Planned> = Vec::with_capacity(64);
     // prologue: ids, P0..P6, k, counter, d, accumulator
@@ -143,12 +155,24 @@ fn plan(req: &DigestRequest, inst: &crate::isa::Inst) -> (Vec<Planned>, u32, usi
     }
     push(&mut v, Op::Iadd3Imm, &[ctr, rz, ((1u64 << req.chunk_bits) / THREADS as u64) as u32]);
     push(&mut v, Op::Iadd3Imm, &[wd, rz, D_FILL]);
+    // operand 3, fixed for the sweep: in a register (moved in the loop, in the batch kernel's
+    // order) or a uniform register; a c[0x3][] word is in the bank, immediates in the word
+    match inst.c {
+        Some(Operand2::Reg(r)) if r != RZ => {
+            push(&mut v, Op::Iadd3Imm, &[wc, rz, req.c]);
+        }
+        Some(Operand2::Ur(u)) if u != crate::isa::URZ => {
+            push(&mut v, Op::Iadd3Imm, &[wc, rz, req.c]);
+            push(&mut v, Op::R2ur, &[u as u32, wc]);
+        }
+        _ => {}
+    }
     push(&mut v, Op::Mov, &[acc, rz]);
     push(&mut v, Op::Mov, &[acc + 1, rz]);
     // the loop
     let head = push(&mut v, Op::PrmtImm, &[wa, k, 0x3232, rz]);
     push(&mut v, Op::PrmtImm, &[wb, k, 0x1010, rz]);
-    for m in super::load_moves(inst, wd, wb, wa).into_iter().flatten() {
+    for m in super::load_moves(inst, wd, wc, wb, wa).into_iter().flatten() {
         push(&mut v, Op::Mov, &m);
     }
     push(&mut v, Op::Nop, &[]);
@@ -223,7 +247,13 @@ pub fn build(req: &DigestRequest) -> Result<DigestBuilt, DigestError> {
             }
         }
     }
-    let cubin = patch_cubin(TEMPLATE, &program, regcount, &vec![0u8; super::BANK3_BYTES])?;
+    let mut bank3 = vec![0u8; super::BANK3_BYTES];
+    if let Some(Operand2::Const { offset, .. }) = inst.c {
+        // runnable: bank 3, 0 <= offset < 64 KiB
+        let o = offset as usize;
+        bank3[o..o + 4].copy_from_slice(&req.c.to_le_bytes());
+    }
+    let cubin = patch_cubin(TEMPLATE, &program, regcount, &bank3)?;
     Ok(DigestBuilt {
         job: LaunchJob {
             cubin,

@@ -169,7 +169,8 @@ pub struct Site<'a> {
     pub ctaid: u32,
     pub tid: u32,
     /// What the instruction reads: registers (0 for RZ/URZ), the constant word, P0..P6.
-    /// In the immediate form `b` is 0: the value is in the encoding.
+    /// An immediate source (`b`, or `c` in the immediate-as-operand-3 form) reads 0: the
+    /// value is in the encoding. `c` is 0 for a two-source instruction.
     pub inputs: Inputs,
 }
 
@@ -383,48 +384,58 @@ fn run_warp(
         match &d.insn {
             Insn::Illegal(why) => return Err(Fault::IllegalInstruction { pc: at, why: format!("{}: {why}", crate::isa::format_hex(d.word)) }),
             Insn::UnderTest(inst) => {
+                let sources: Vec<Operand2> = std::iter::once(inst.b).chain(inst.c).collect();
                 let mut reads = vec![inst.a as u32, inst.dst as u32];
-                if let Operand2::Reg(b) = inst.b {
-                    reads.push(b as u32);
+                let mut ureads: Vec<u32> = vec![];
+                for o in &sources {
+                    match *o {
+                        Operand2::Reg(r) => reads.push(r as u32),
+                        Operand2::Ur(u) => ureads.push(u as u32),
+                        Operand2::ConstUr { ureg, .. } if ureg != URZ => ureads.extend([ureg as u32, ureg as u32 + 1]),
+                        _ => {}
+                    }
                 }
-                let ureads: Vec<u32> = match inst.b {
-                    Operand2::Ur(u) => vec![u as u32],
-                    Operand2::ConstUr { ureg, .. } if ureg != URZ => vec![ureg as u32, ureg as u32 + 1],
-                    _ => vec![],
-                };
                 check_regs(&s, at, rc, &reads, &ureads, &[inst.dst as u32], &[], inst.op.mnemonic())?;
                 for lane in 0..lanes {
                     let g = &s.r[lane];
                     let reg = |x: u8| if x == RZ { 0 } else { g[x as usize] };
-                    let b = match inst.b {
-                        Operand2::Reg(x) => reg(x),
-                        Operand2::Imm { .. } => 0,
-                        Operand2::Ur(u) => {
-                            if u == URZ {
-                                0
-                            } else {
-                                s.ur[u as usize]
+                    // a source's value: registers, uniform registers, constant banks; immediates read 0
+                    let value = |o: Operand2| -> Result<u32, Fault> {
+                        Ok(match o {
+                            Operand2::Reg(x) => reg(x),
+                            Operand2::Imm { .. } => 0,
+                            Operand2::Ur(u) => {
+                                if u == URZ {
+                                    0
+                                } else {
+                                    s.ur[u as usize]
+                                }
                             }
-                        }
-                        Operand2::Const { bank, offset } => {
-                            if bank != super::DATA_BANK {
-                                return Err(Fault::Unsupported { pc: at, what: format!("c[{bank:#x}]: only bank 3 is emulated") });
+                            Operand2::Const { bank, offset } => {
+                                if bank != super::DATA_BANK {
+                                    return Err(Fault::Unsupported { pc: at, what: format!("c[{bank:#x}]: only bank 3 is emulated") });
+                                }
+                                let bytes = usize::try_from(offset).ok().and_then(|o| p.bank3.get(o..o.checked_add(4)?)).ok_or_else(|| Fault::Unsupported {
+                                    pc: at,
+                                    what: format!("c[0x3][{}] outside the bank", crate::isa::hex::SignedHex(offset as i64)),
+                                })?;
+                                u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]])
                             }
-                            let bytes = usize::try_from(offset).ok().and_then(|o| p.bank3.get(o..o.checked_add(4)?)).ok_or_else(|| Fault::Unsupported {
-                                pc: at,
-                                what: format!("c[0x3][{}] outside the bank", crate::isa::hex::SignedHex(offset as i64)),
-                            })?;
-                            u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]])
-                        }
-                        Operand2::ConstUr { ureg, offset } => {
-                            let (base, size) = cx_handle(s.ur[ureg as usize], s.ur[ureg as usize + 1]);
-                            if offset as u64 + 4 > size {
-                                return Err(Fault::IllegalAddress { pc: at, addr: base + offset as u64, len: 4 });
+                            Operand2::ConstUr { ureg, offset } => {
+                                let (base, size) = cx_handle(s.ur[ureg as usize], s.ur[ureg as usize + 1]);
+                                if offset as u64 + 4 > size {
+                                    return Err(Fault::IllegalAddress { pc: at, addr: base + offset as u64, len: 4 });
+                                }
+                                load32(mem, at, base + offset as u64)?
                             }
-                            load32(mem, at, base + offset as u64)?
-                        }
+                        })
                     };
-                    let inputs = Inputs { a: reg(inst.a), b, d: reg(inst.dst), pred: s.pr[lane] & 0x7f, c: 0 };
+                    let b = value(inst.b)?;
+                    let c = match inst.c {
+                        Some(o) => value(o)?,
+                        None => 0,
+                    };
+                    let inputs = Inputs { a: reg(inst.a), b, d: reg(inst.dst), pred: s.pr[lane] & 0x7f, c };
                     let v = hmul2(&Site { index: pc, word: d.word, inst, ctaid, tid: tid0 + lane as u32, inputs });
                     if inst.dst != RZ {
                         s.r[lane][inst.dst as usize] = v;
@@ -479,7 +490,7 @@ fn run_warp(
                             s.ur[a[0] as usize] = v;
                         }
                     }
-                    Op::LdgE128 | Op::StgE | Op::StgE64 => {
+                    Op::LdgE | Op::LdgE128 | Op::StgE | Op::StgE64 => {
                         let ur = |x: u32| if x >= URZ as u32 { 0 } else { s.ur[x as usize] };
                         let desc = ur(a[2]) as u64 | (ur(a[2] + 1) as u64) << 32;
                         if desc != DESCRIPTOR {
@@ -489,16 +500,17 @@ fn run_warp(
                             let g = &mut s.r[lane];
                             // RZ reads zero, also as the upper half of a pair
                             let rd = |x: u32| if x >= RZ as u32 { 0 } else { g[x as usize] };
-                            let addr =
-                                rd(if *op == Op::LdgE128 { a[1] } else { a[0] }) as u64 | (rd((if *op == Op::LdgE128 { a[1] } else { a[0] }) + 1) as u64) << 32;
+                            let base = if matches!(op, Op::LdgE | Op::LdgE128) { a[1] } else { a[0] };
+                            let addr = rd(base) as u64 | (rd(base + 1) as u64) << 32;
                             match op {
-                                Op::LdgE128 => {
+                                Op::LdgE | Op::LdgE128 => {
+                                    let words = if *op == Op::LdgE { 1 } else { 4 };
                                     let mut b = [0u8; 16];
-                                    access(at, addr, 16)?;
-                                    if !mem.read(addr, &mut b) {
-                                        return Err(Fault::IllegalAddress { pc: at, addr, len: 16 });
+                                    access(at, addr, 4 * words)?;
+                                    if !mem.read(addr, &mut b[..4 * words]) {
+                                        return Err(Fault::IllegalAddress { pc: at, addr, len: 4 * words });
                                     }
-                                    for k in (0..4).filter(|&k| a[0] as usize + k < RZ as usize) {
+                                    for k in (0..words).filter(|&k| a[0] as usize + k < RZ as usize) {
                                         g[a[0] as usize + k] = u32::from_le_bytes([b[4 * k], b[4 * k + 1], b[4 * k + 2], b[4 * k + 3]]);
                                     }
                                 }
@@ -576,6 +588,7 @@ fn operands(op: Op, a: &[u32; 4]) -> Operands {
         Op::Uldc64 => (none(), none(), none(), u(a[0], 2)),
         Op::Iadd3Imm | Op::Mov => (r(a[1], 1), none(), r(a[0], 1), none()),
         Op::ImadWideU32Imm => ([r(a[1], 1), r(a[3], 2)].concat(), none(), r(a[0], 2), none()),
+        Op::LdgE => (r(a[1], 2), u(a[2], 2), r(a[0], 1), none()),
         Op::LdgE128 => (r(a[1], 2), u(a[2], 2), r(a[0], 4), none()),
         Op::StgE => ([r(a[0], 2), r(a[1], 1)].concat(), u(a[2], 2), none(), none()),
         Op::StgE64 => ([r(a[0], 2), r(a[1], 2)].concat(), u(a[2], 2), none(), none()),

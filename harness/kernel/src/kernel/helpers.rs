@@ -20,6 +20,7 @@ pub enum Op {
     Uldc64,
     Iadd3Imm,
     ImadWideU32Imm,
+    LdgE,
     LdgE128,
     StgE,
     Mov,
@@ -42,13 +43,14 @@ pub enum Op {
 impl Op {
     /// In the order a decoder should try them: `IMAD_IADD` (IMAD with the immediate 1)
     /// before `IMAD_IMM`.
-    pub const ALL: [Op; 23] = [
+    pub const ALL: [Op; 24] = [
         Op::Nop,
         Op::S2rTidX,
         Op::Ldc64,
         Op::Uldc64,
         Op::Iadd3Imm,
         Op::ImadWideU32Imm,
+        Op::LdgE,
         Op::LdgE128,
         Op::StgE,
         Op::Mov,
@@ -76,6 +78,7 @@ impl Op {
             Op::Uldc64 => "ULDC_64",
             Op::Iadd3Imm => "IADD3_IMM",
             Op::ImadWideU32Imm => "IMAD_WIDE_U32_IMM",
+            Op::LdgE => "LDG_E",
             Op::LdgE128 => "LDG_E_128",
             Op::StgE => "STG_E",
             Op::Mov => "MOV",
@@ -97,7 +100,7 @@ impl Op {
     }
     /// Whether the op completes after a variable delay (it must set a scoreboard).
     pub fn variable_latency(self) -> bool {
-        matches!(self, Op::S2rTidX | Op::S2rCtaidX | Op::Ldc64 | Op::LdgE128 | Op::R2ur)
+        matches!(self, Op::S2rTidX | Op::S2rCtaidX | Op::Ldc64 | Op::LdgE | Op::LdgE128 | Op::R2ur)
     }
 }
 
@@ -216,14 +219,19 @@ pub struct Sched {
 }
 
 impl Sched {
-    /// Full stall, wait on every scoreboard; variable-latency ops set scoreboard 0 on write,
-    /// stores set scoreboard 1 on read, so that the next instruction waits for them.
+    /// Full stall, wait on every scoreboard; variable-latency ops set scoreboard 0 on write
+    /// (`LDG.E`, operand 3's load, whose reader comes several loads later, sets scoreboard
+    /// 2), stores set scoreboard 1 on read, so that the next instruction waits for them.
     pub fn safe(op: Op) -> Sched {
         Sched {
             stall: 15,
             // nvdisasm rejects the yield bit with a stall of 12..15
             yield_: false,
-            wr_bar: if op.variable_latency() { 0 } else { 7 },
+            wr_bar: match op {
+                Op::LdgE => 2,
+                _ if op.variable_latency() => 0,
+                _ => 7,
+            },
             rd_bar: if matches!(op, Op::StgE | Op::StgE64) { 1 } else { 7 },
             wait: 0x3f,
         }

@@ -97,14 +97,14 @@ impl FakeExecutor {
     }
 }
 
-/// The fake job layout: per case, word (u128 LE), n (u32), n × (a, b, d, pred as u32).
+/// The fake job layout: per case, word (u128 LE), n (u32), n × (a, b, d, pred, c as u32).
 pub fn encode_cases(cases: &[(u128, &[Inputs])]) -> Vec<u8> {
     let mut v = Vec::new();
     for (w, ins) in cases {
         v.extend_from_slice(&w.to_le_bytes());
         v.extend_from_slice(&(ins.len() as u32).to_le_bytes());
         for i in *ins {
-            for x in [i.a, i.b, i.d, i.pred as u32] {
+            for x in [i.a, i.b, i.d, i.pred as u32, i.c] {
                 v.extend_from_slice(&x.to_le_bytes());
             }
         }
@@ -128,8 +128,8 @@ pub fn decode_cases(mut p: &[u8]) -> Result<Vec<(u128, Vec<Inputs>)>, String> {
         let n = u32_of(&take(&mut p, 4)?) as usize;
         let mut ins = Vec::with_capacity(n);
         for _ in 0..n {
-            let b = take(&mut p, 16)?;
-            ins.push(Inputs { a: u32_of(&b[0..]), b: u32_of(&b[4..]), d: u32_of(&b[8..]), pred: u32_of(&b[12..]) as u8, c: 0 });
+            let b = take(&mut p, 20)?;
+            ins.push(Inputs { a: u32_of(&b[0..]), b: u32_of(&b[4..]), d: u32_of(&b[8..]), pred: u32_of(&b[12..]) as u8, c: u32_of(&b[16..]) });
         }
         out.push((w, ins));
     }
