@@ -267,16 +267,17 @@ fn cases() -> Vec<(&'static str, Case)> {
         ("run: --verify-dir missing", case(&run(&["--verify-dir", "nowhere"]), 2, "nowhere")),
         ("run: --out is a file", case(&["run", "--seed", "1", "--count", "8", "--out", "afile"], 2, "afile").file("afile", "x")),
         ("run: exhaustive, illegal --encoding", case(&["run", "--mode", "exhaustive", "--encoding", &format!("0x{}", "f".repeat(32))], 2, "--encoding")),
-        // HFMA2's arithmetic has no reference yet: refused up front, one line, exit 2
-        ("run: --instruction HFMA2", case(&["run", "--seed", "1", "--instruction", "HFMA2"], 2, "--instruction HFMA2: the reference has no arithmetic")),
+        ("run: --undocumented-share out of range", case(&run(&["--undocumented-share", "2"]), 2, "--undocumented-share 2 is outside 0..1")),
         (
             "generate: a form none of the instructions has",
             case(&["generate", "--seed", "1", "--instruction", "HMUL2", "--form", "rrrr"], 2, "--form rrrr: no form of HMUL2"),
         ),
-        ("run: exhaustive, HFMA2 --encoding", case(&["run", "--mode", "exhaustive", "--encoding", HFMA2_WORD], 2, "HFMA2: the reference has no arithmetic")),
+        // a three-source word's sweep needs its operand 3
+        ("run: exhaustive, HFMA2 without --c", case(&["run", "--mode", "exhaustive", "--encoding", HFMA2_WORD], 2, "HFMA2 has a third source (2^48 inputs): give its value with --c HEX")),
+        ("run: exhaustive, HFMA2, --c malformed", case(&["run", "--mode", "exhaustive", "--encoding", HFMA2_WORD, "--c", "3c00"], 2, "--c")),
         (
-            "build-kernel: --instruction HFMA2.MMA",
-            case(&["build-kernel", "--seed", "1", "--instruction", "HFMA2.MMA", "--out", "k"], 2, "--instruction HFMA2.MMA"),
+            "build-kernel: --instruction not of the family",
+            case(&["build-kernel", "--seed", "1", "--instruction", "HFMA3", "--out", "k"], 2, "--instruction"),
         ),
         (
             "eval: an HFMA2 vector without operand 3",

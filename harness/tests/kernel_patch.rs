@@ -71,21 +71,39 @@ fn check_batch(cs: &[Case], label: &str) {
     }
     // every helper is NVIDIA-legal and the HMUL2 texts match the project's renderer
     assert_eq!(built.job.output_bytes, cs.len() * cs[0].inputs.len() * 4);
-    let records = cs.len() * cs[0].inputs.len() * 16;
-    let has_cx = cs.iter().any(|c| decode(c.word).unwrap().form() == Form::ConstUr);
-    assert!(if has_cx { built.job.input.len() > records } else { built.job.input.len() == records });
+    // the records, then one c-plane word per thread of each three-source case, then (cx[]
+    // cases) the bindless slots
+    let t = cs[0].inputs.len();
+    let records = cs.len() * t * 16;
+    let plane = cs.iter().filter(|c| decode(c.word).unwrap().c.is_some()).count() * t * 4;
+    let has_cx = cs.iter().any(|c| matches!(decode(c.word).unwrap().form(), Form::ConstUr | Form::ConstUrC));
+    let len = built.job.input.len();
+    assert!(if has_cx { len > records + plane } else { len == records + plane }, "{label}: input {len} bytes, records {records}, c plane {plane}");
+    for (c, e) in cs.iter().zip(&built.manifest.cases) {
+        let inst = decode(c.word).unwrap();
+        assert_eq!(e.c_input_offset.is_some(), inst.c.is_some(), "{label}: case {}: c plane", e.index);
+        if let (Some(at), Some(Operand2::Reg(_))) = (e.c_input_offset, inst.c) {
+            // operand 3 as given, thread by thread
+            for (k, x) in c.inputs.iter().enumerate() {
+                assert_eq!(built.job.input[at + 4 * k..at + 4 * k + 4], x.c.to_le_bytes(), "{label}: case {} thread {k}: c", e.index);
+            }
+        }
+    }
 }
 
 #[test]
 fn nvdisasm_prints_the_planned_program_for_every_runnable_form() {
     let s = seed();
-    for form in Form::TWO_SOURCE {
+    for form in Form::ALL {
         let words = runnable_words(s, Some(form), 150).expect("runnable words");
         check_batch(&cases(&words, 32, s), form.cli_name());
     }
-    let mixed = runnable_words(s ^ 1, None, 600).expect("runnable words");
+    // all four instructions in one batch
+    let mixed = runnable_words(s ^ 1, None, 800).expect("runnable words");
     let forms: std::collections::BTreeSet<_> = mixed.iter().map(|&w| decode(w).unwrap().form()).collect();
-    assert_eq!(forms.len(), 5, "a mixed batch holds every form");
+    assert_eq!(forms.len(), Form::ALL.len(), "a mixed batch holds every form");
+    let ops: std::collections::BTreeSet<_> = mixed.iter().map(|&w| decode(w).unwrap().op.mnemonic()).collect();
+    assert_eq!(ops.len(), hmul2_harness::reference::IMPLEMENTED.len(), "a mixed batch holds every instruction: {ops:?}");
     check_batch(&cases(&mixed, 64, s), "mixed");
 }
 
