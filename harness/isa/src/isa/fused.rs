@@ -12,7 +12,7 @@
 //! fixed-size copies instead of `memcpy` calls.
 
 use super::decode;
-use super::floattext::{spell, Half};
+use super::floattext::{spell_into, Half};
 use super::render::{names, parts};
 use super::strtable::StrTable;
 use super::*;
@@ -219,15 +219,16 @@ struct Fast {
     a_suf: Part,
     /// operand 2 by form
     tail: [[Part; TAIL]; 5],
-    /// the immediates (they take a while to build; see [`fast`])
-    imm: Option<Imms>,
+    /// the immediates' fields, and their texts once built (see [`fast`])
+    imm_fields: Option<(Gather, Gather)>,
+    imm: std::sync::OnceLock<Option<Imms>>,
     /// whether keys may use BMI2's `pext` (and copies AVX2's 32-byte moves)
     bmi2: bool,
     text: String,
     idx: Vec<u32>,
 }
 
-fn build(op: Op, with_imm: bool) -> Option<Fast> {
+fn build(op: Op) -> Option<Fast> {
     let s = op.spec();
     let l = op.layout();
     let n = names();
@@ -362,7 +363,7 @@ fn build(op: Op, with_imm: bool) -> Option<Fast> {
     let off = g(&[cb])?;
     let c_off = t.table(words(&off).into_iter().map(|w| n.c_off[cb.get(w) as usize].to_string()))?;
     let cx_off = t.table(words(&off).into_iter().map(|w| n.cx_off[cb.get(w) as usize].to_string()))?;
-    let imm = if with_imm { Some(Imms::new(&g(&[&l.imm_hi])?, &g(&[&l.imm_lo])?)?) } else { None };
+    let imm_fields = g(&[&l.imm_hi]).zip(g(&[&l.imm_lo]));
     let tail_of = |f: Form| -> Option<[Part; TAIL]> {
         Some(match f {
             Form::Rrr => [b_pre, b_suf, empty],
@@ -383,7 +384,7 @@ fn build(op: Op, with_imm: bool) -> Option<Fast> {
     let bmi2 = std::arch::is_x86_feature_detected!("bmi2") && std::arch::is_x86_feature_detected!("avx2");
     #[cfg(not(target_arch = "x86_64"))]
     let bmi2 = false;
-    Some(Fast { sel, form, rules, legal, head, head_base, dst, a_pre, a_suf, tail, imm, text, idx, bmi2 })
+    Some(Fast { sel, form, rules, legal, head, head_base, dst, a_pre, a_suf, tail, imm_fields, imm: Default::default(), text, idx, bmi2 })
 }
 
 /// Immediate texts, 16 bytes per magnitude and format (1 MiB for both formats: a table of
@@ -409,31 +410,29 @@ impl Imms {
         if hi.bits != 16 || lo.bits != 16 {
             return None;
         }
-        // every spelling of both formats, index BF16 << 16 | pattern, on all cores
-        let half = |k: usize| if k >> 16 == 1 { Half::Bf16 } else { Half::F16 };
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
-        let per = (1usize << 17).div_ceil(threads);
-        let texts: Vec<String> = std::thread::scope(|s| {
-            let hs: Vec<_> =
-                (0..threads).map(|t| s.spawn(move || (t * per..((t + 1) * per).min(1 << 17)).map(|k| spell(half(k), k as u16)).collect::<Vec<_>>())).collect();
-            hs.into_iter().map(|h| h.join().unwrap_or_default()).collect::<Vec<_>>().concat()
-        });
-        if texts.len() != 1 << 17 {
-            return None;
-        }
+        // every spelling of both formats (a few milliseconds: floattext spells with integers)
         let mut special: Vec<[u8; 16]> = Vec::new();
         let mut classes: Vec<String> = Vec::new();
         let mut packed = vec![[0u8; 16]; 1 << 16];
+        let (mut pos, mut neg) = (String::with_capacity(32), String::with_capacity(32));
         for (k, slot) in packed.iter_mut().enumerate() {
-            let at = (k >> 15) << 16 | (k & 0x7fff);
-            let (pos, neg) = (&texts[at], &texts[at | 0x8000]);
-            let codes: Option<Vec<u8>> = pos.bytes().map(|c| NIBBLE.iter().position(|&n| n == c).map(|i| i as u8)).collect();
-            match codes {
-                Some(codes) if codes.len() <= 30 && *neg == format!("-{pos}") && pos != "0" => {
-                    for (i, c) in codes.iter().enumerate() {
-                        slot[i / 2] |= c << (i % 2 * 4);
+            let h = if k >> 15 == 1 { Half::Bf16 } else { Half::F16 };
+            let mag = (k & 0x7fff) as u16;
+            pos.clear();
+            spell_into(h, mag, &mut pos);
+            // a finite nonzero value's negative is `-` and the same text (floattext spells it so)
+            let plain = pos.len() <= 30 && pos != "0" && pos.bytes().all(|c| NIBBLE.contains(&c));
+            if !plain {
+                neg.clear();
+                spell_into(h, mag | 0x8000, &mut neg);
+            }
+            match plain {
+                true => {
+                    for (i, c) in pos.bytes().enumerate() {
+                        let code = NIBBLE.iter().position(|&n| n == c).unwrap_or(0) as u8;
+                        slot[i / 2] |= code << (i % 2 * 4);
                     }
-                    slot[15] = codes.len() as u8;
+                    slot[15] = pos.len() as u8;
                 }
                 _ => {
                     // one class per distinct (positive, negative) spelling: 0, INF, QNAN, SNAN
@@ -442,8 +441,10 @@ impl Imms {
                         Some(c) => c,
                         None => {
                             classes.push(key);
-                            for t in
-                                [pos, pos, neg, neg].into_iter().enumerate().map(|(i, t)| if i % 2 == 1 { format!("{t}, ") } else { t.trim_end().to_string() })
+                            for t in [&pos, &pos, &neg, &neg]
+                                .into_iter()
+                                .enumerate()
+                                .map(|(i, t)| if i % 2 == 1 { format!("{t}, ") } else { t.trim_end().to_string() })
                             {
                                 let mut e = [0u8; 16];
                                 if t.len() > 15 || !t.is_ascii() {
@@ -571,25 +572,24 @@ fn unpack(e: &[u8; 16]) -> [u8; 32] {
     }
 }
 
-/// The tables without immediates (quick to build: a one-word `decode` starts fast), and
-/// after [`IMM_AFTER`] words, with them (2 × 2^16 immediate texts, about 0.1 s to spell:
-/// until then an immediate-form word takes the plain path, about 3 µs).
+/// The tables of `op`'s fast path (a few milliseconds, built on its first word), and after
+/// [`IMM_AFTER`] words that take a fast path, their immediates (2 × 2^15 texts, about ten
+/// milliseconds more: until then an immediate-form word takes the plain path, a few
+/// microseconds, so a short input never pays for them).
 fn fast(op: Op) -> Option<&'static Fast> {
     type Slot = std::sync::OnceLock<Option<Fast>>;
-    static BASE: [Slot; Op::ALL.len()] = [const { Slot::new() }; Op::ALL.len()];
-    static FULL: [Slot; Op::ALL.len()] = [const { Slot::new() }; Op::ALL.len()];
+    static TABLES: [Slot; Op::ALL.len()] = [const { Slot::new() }; Op::ALL.len()];
     static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let k = op.index();
-    if let Some(f) = FULL[k].get() {
-        return f.as_ref();
+    let f = TABLES[op.index()].get_or_init(|| build(op)).as_ref()?;
+    if f.imm.get().is_none() && CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) >= IMM_AFTER {
+        f.imm.get_or_init(|| f.imm_fields.and_then(|(hi, lo)| Imms::new(&hi, &lo)));
     }
-    if CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) >= IMM_AFTER {
-        return FULL[k].get_or_init(|| build(op, true)).as_ref();
-    }
-    BASE[k].get_or_init(|| build(op, false)).as_ref()
+    Some(f)
 }
 
-const IMM_AFTER: usize = 1 << 16;
+/// Words decoded before the immediates' tables are built: about what the plain path
+/// costs in the time they take to build.
+const IMM_AFTER: usize = 4096;
 
 /// Decode `word` and append its text to `out`: `decode(word).map(|i| render_into(&i, out))`.
 pub fn decode_render_into(word: u128, out: &mut String) -> Result<(), Illegal> {
@@ -630,11 +630,12 @@ fn fused<const PEXT: bool>(f: &Fast, word: u128, out: &mut String) -> Result<(),
         _ => return slow(word, out),
     }
     let is_imm = k == Form::Imm as usize;
-    let (Some(tail), false) = (f.tail.get(k), is_imm && f.imm.is_none()) else { return slow(word, out) };
+    let imms = f.imm.get().and_then(Option::as_ref);
+    let (Some(tail), false) = (f.tail.get(k), is_imm && imms.is_none()) else { return slow(word, out) };
     let Some(&h) = f.idx.get(f.head_base as usize + f.head.key::<PEXT>(lo, hi)) else { return slow(word, out) };
     // the immediates' entries are read first, so their (likely) cache misses overlap the
     // other parts; other forms read entry 0
-    let (v1, v2, e1, e2) = match &f.imm {
+    let (v1, v2, e1, e2) = match imms {
         Some(imm) => {
             let only = (is_imm as u16).wrapping_neg();
             let (v1, v2) = (imm.hi.key::<PEXT>(lo, hi) as u16 & only, imm.lo.key::<PEXT>(lo, hi) as u16 & only);
@@ -663,7 +664,7 @@ fn fused<const PEXT: bool>(f: &Fast, word: u128, out: &mut String) -> Result<(),
             w.put::<COPY>(slot, n);
         }
     }
-    if let (true, Some(imm)) = (is_imm, &f.imm) {
+    if let (true, Some(imm)) = (is_imm, imms) {
         imm.push(&mut w, e1, v1, true);
         imm.push(&mut w, e2, v2, false);
     }
@@ -691,11 +692,12 @@ mod tests {
 
     #[test]
     fn equals_decode_then_render() {
-        // past the first words, which are decoded before the immediate tables exist
-        for w in gen::generate(&GenOptions::legal(9), 0, IMM_AFTER as u64 + 1) {
+        // past the first words, which are decoded before the immediate tables exist (HMUL2's
+        // words are about one in four)
+        for w in gen::generate(&GenOptions::legal(9), 0, (IMM_AFTER * Op::ALL.len()) as u64 + 4096) {
             same(w);
         }
-        assert!(fast(Op::Hmul2).is_some_and(|f| f.imm.is_some()), "HMUL2's fast-path tables did not build");
+        assert!(fast(Op::Hmul2).is_some_and(|f| f.imm.get().is_some_and(Option::is_some)), "HMUL2's fast-path tables did not build");
         let o = GenOptions { illegal_share: 0.2, invalid_share: 0.3, ignored_share: 0.2, ..GenOptions::legal(5) };
         for w in gen::generate(&o, 0, 150_000) {
             same(w);
