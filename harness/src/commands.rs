@@ -1,6 +1,6 @@
 //! The encoding-model subcommands: decode, encode, generate, oracle, errata.
 
-use crate::cli::{exit_for, read_lines_checked, vec_for, CliError, CliResult};
+use crate::cli::{exit_for, vec_for, CliError, CliResult};
 use crate::gen::{self, Coverage, GenOptions};
 use crate::isa::{self, decode as decode_word, format_hex, parse_hex, render, Form};
 use crate::nvdisasm::Nvdisasm;
@@ -46,42 +46,107 @@ pub struct DecodeArgs {
 }
 
 pub fn decode(a: DecodeArgs) -> CliResult {
-    // stdin lines are named by number; a line that is not UTF-8 is one bad input, not the end
-    let stdin = a.hex.is_empty() || a.hex == ["-"];
-    let (inputs, from_stdin) = if stdin { (read_lines_checked("-")?, true) } else { (a.hex.into_iter().map(Ok).collect(), false) };
     let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
-    let mut bad = 0usize;
-    let mut first_bad = String::new();
-    for (n, line) in inputs.iter().enumerate() {
-        let parsed = line.as_ref().map_err(|e| e.clone()).and_then(|l| parse_hex(l).map_err(|e| e.to_string()));
-        let text = match parsed {
-            Ok(w) => {
-                let mut t = String::new();
-                match isa::decode_render_into(w, &mut t) {
-                    Ok(()) => t,
-                    Err(e) => format!("illegal: {e}"),
+    let mut out = Output { out: String::with_capacity(FLUSH_AT + 4096), to: stdout.lock() };
+    let mut tally = BadInputs::default();
+    let seen = if a.hex.is_empty() || a.hex == ["-"] {
+        // streamed: one buffer in, one out, whatever the input's size; stdin lines are named
+        // by number, and a line that is not UTF-8 (or too long) is one bad input, not the end
+        let mut n = 0usize;
+        crate::cli::each_line(
+            std::io::stdin().lock(),
+            None,
+            |e| CliError::input(format!("stdin: {e}")),
+            |line| {
+                n += 1;
+                match line.map(|l| (l, crate::isa::hex::parse_hex_bytes(l))) {
+                    Ok((_, Some(w))) => out.word(w),
+                    Ok((l, None)) => match std::str::from_utf8(l) {
+                        Ok(t) => out.text(t, || format!("stdin:{n}: {:?}", t.trim()), &mut tally),
+                        Err(_) => out.bad(format!("stdin:{n}: not UTF-8"), None, &mut tally),
+                    },
+                    Err(len) => out.bad(format!("stdin:{n}: a line of {len} bytes (at most {})", crate::cli::MAX_LINE), None, &mut tally),
                 }
-            }
-            Err(e) => {
-                bad += 1;
-                if first_bad.is_empty() {
-                    first_bad = match line {
-                        Ok(l) if from_stdin => format!("stdin:{}: {:?}", n + 1, l.trim()),
-                        Ok(l) => format!("{:?}", l.trim()),
-                        Err(e) => e.clone(),
-                    };
-                }
-                format!("error: {e}")
-            }
-        };
-        writeln!(out, "{text}").map_err(|e| CliError::input(format!("stdout: {e}")))?;
-    }
-    out.flush().map_err(|e| CliError::input(format!("stdout: {e}")))?;
-    if bad > 0 {
-        return Err(CliError::input(format!("{bad} of {} inputs are not 0x + 32 hex digits (first: {first_bad})", inputs.len())));
+            },
+        )?;
+        n
+    } else {
+        for h in &a.hex {
+            out.text(h, || format!("{:?}", h.trim()), &mut tally)?;
+        }
+        a.hex.len()
+    };
+    out.flush()?;
+    if tally.bad > 0 {
+        return Err(CliError::input(format!("{} of {seen} inputs are not 0x + 32 hex digits (first: {})", tally.bad, tally.first)));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Bytes of output `decode` gathers before writing them.
+const FLUSH_AT: usize = 1 << 20;
+
+/// `decode`'s output: every line appended to one buffer, written out a megabyte at a time.
+struct Output<W: Write> {
+    out: String,
+    to: W,
+}
+
+/// The inputs `decode` could not read as words: how many, and the first.
+#[derive(Default)]
+struct BadInputs {
+    bad: usize,
+    first: String,
+}
+
+impl<W: Write> Output<W> {
+    /// The text of a word, or why it is not an instruction.
+    fn word(&mut self, w: u128) -> Result<(), CliError> {
+        if let Err(e) = isa::decode_render_into(w, &mut self.out) {
+            use std::fmt::Write as _;
+            let _ = write!(self.out, "illegal: {e}");
+        }
+        self.end_line()
+    }
+
+    /// The text of an input that may not be a word (`first` names it if it is the first bad one).
+    fn text(&mut self, t: &str, first: impl FnOnce() -> String, tally: &mut BadInputs) -> Result<(), CliError> {
+        match parse_hex(t) {
+            Ok(w) => self.word(w),
+            Err(e) => self.bad(e.to_string(), Some(first()), tally),
+        }
+    }
+
+    /// An `error: why` line for an input that is not a word; `first` names it in the summary
+    /// (default: `why` itself).
+    fn bad(&mut self, why: String, first: Option<String>, tally: &mut BadInputs) -> Result<(), CliError> {
+        tally.bad += 1;
+        if tally.bad == 1 {
+            tally.first = first.unwrap_or_else(|| why.clone());
+        }
+        self.out.push_str("error: ");
+        self.out.push_str(&why);
+        self.end_line()
+    }
+
+    fn end_line(&mut self) -> Result<(), CliError> {
+        self.out.push('\n');
+        if self.out.len() >= FLUSH_AT {
+            self.write()?;
+        }
+        Ok(())
+    }
+
+    fn write(&mut self) -> Result<(), CliError> {
+        let r = self.to.write_all(self.out.as_bytes());
+        self.out.clear();
+        r.map_err(|e| CliError::input(format!("stdout: {e}")))
+    }
+
+    fn flush(&mut self) -> Result<(), CliError> {
+        self.write()?;
+        self.to.flush().map_err(|e| CliError::input(format!("stdout: {e}")))
+    }
 }
 
 #[derive(Args)]
