@@ -47,10 +47,10 @@ pub struct DecodeArgs {
 
 pub fn decode(a: DecodeArgs) -> CliResult {
     let stdout = std::io::stdout();
-    let mut out = Output { out: String::with_capacity(FLUSH_AT + 4096), to: stdout.lock() };
+    let mut out = Output::new(stdout.lock());
     let mut tally = BadInputs::default();
     let seen = if a.hex.is_empty() || a.hex == ["-"] {
-        // streamed: one buffer in, one out, whatever the input's size; stdin lines are named
+        // streamed: one buffer in, one batch out, whatever the input's size; stdin lines are named
         // by number, and a line that is not UTF-8 (or too long) is one bad input, not the end
         let mut n = 0usize;
         crate::cli::each_line(
@@ -83,33 +83,56 @@ pub fn decode(a: DecodeArgs) -> CliResult {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Bytes of output `decode` gathers before writing them.
-const FLUSH_AT: usize = 1 << 20;
+/// One input of `decode`: a word, or why it is not one (its `error:` line).
+enum Line {
+    Word(u128),
+    Bad(String),
+}
 
-/// `decode`'s output: every line appended to one buffer, written out a megabyte at a time.
+/// `decode`'s output: inputs gathered in batches, each batch's text made on every CPU
+/// (one slice each, in order) and written in one go. Memory is a batch's, whatever the input.
 struct Output<W: Write> {
-    out: String,
+    pending: Vec<Line>,
+    texts: Vec<String>,
+    threads: usize,
     to: W,
 }
 
-/// The inputs `decode` could not read as words: how many, and the first.
-#[derive(Default)]
-struct BadInputs {
-    bad: usize,
-    first: String,
+/// The text of `lines`, one line each, appended to `out`.
+fn render_lines(lines: &[Line], out: &mut String) {
+    use std::fmt::Write as _;
+    for l in lines {
+        match l {
+            Line::Word(w) => {
+                if let Err(e) = isa::decode_render_into(*w, out) {
+                    let _ = write!(out, "illegal: {e}");
+                }
+            }
+            Line::Bad(why) => {
+                out.push_str("error: ");
+                out.push_str(why);
+            }
+        }
+        out.push('\n');
+    }
 }
 
 impl<W: Write> Output<W> {
-    /// The text of a word, or why it is not an instruction.
-    fn word(&mut self, w: u128) -> Result<(), CliError> {
-        if let Err(e) = isa::decode_render_into(w, &mut self.out) {
-            use std::fmt::Write as _;
-            let _ = write!(self.out, "illegal: {e}");
-        }
-        self.end_line()
+    /// Inputs per batch (a few MiB of text).
+    const BATCH: usize = 1 << 15;
+    /// Below this many inputs a batch is not worth a second thread.
+    const SPLIT_FROM: usize = 4096;
+
+    fn new(to: W) -> Self {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
+        Output { pending: Vec::with_capacity(Self::BATCH), texts: vec![String::new(); threads], threads, to }
     }
 
-    /// The text of an input that may not be a word (`first` names it if it is the first bad one).
+    fn word(&mut self, w: u128) -> Result<(), CliError> {
+        self.push(Line::Word(w))
+    }
+
+    /// An input that may not be a word (`first` names it if it is the first bad one).
     fn text(&mut self, t: &str, first: impl FnOnce() -> String, tally: &mut BadInputs) -> Result<(), CliError> {
         match parse_hex(t) {
             Ok(w) => self.word(w),
@@ -124,29 +147,51 @@ impl<W: Write> Output<W> {
         if tally.bad == 1 {
             tally.first = first.unwrap_or_else(|| why.clone());
         }
-        self.out.push_str("error: ");
-        self.out.push_str(&why);
-        self.end_line()
+        self.push(Line::Bad(why))
     }
 
-    fn end_line(&mut self) -> Result<(), CliError> {
-        self.out.push('\n');
-        if self.out.len() >= FLUSH_AT {
+    fn push(&mut self, l: Line) -> Result<(), CliError> {
+        self.pending.push(l);
+        if self.pending.len() >= Self::BATCH {
             self.write()?;
         }
         Ok(())
     }
 
+    /// Render the pending inputs (split across threads when there are enough) and write them.
     fn write(&mut self) -> Result<(), CliError> {
-        let r = self.to.write_all(self.out.as_bytes());
-        self.out.clear();
-        r.map_err(|e| CliError::input(format!("stdout: {e}")))
+        let parts = if self.pending.len() < Self::SPLIT_FROM { 1 } else { self.threads };
+        let per = self.pending.len().div_ceil(parts).max(1);
+        std::thread::scope(|s| {
+            let mut jobs = self.pending.chunks(per).zip(self.texts.iter_mut());
+            let first = jobs.next();
+            for (lines, text) in jobs {
+                s.spawn(move || render_lines(lines, text));
+            }
+            if let Some((lines, text)) = first {
+                render_lines(lines, text);
+            }
+        });
+        self.pending.clear();
+        for t in &mut self.texts {
+            let r = self.to.write_all(t.as_bytes());
+            t.clear();
+            r.map_err(|e| CliError::input(format!("stdout: {e}")))?;
+        }
+        Ok(())
     }
 
     fn flush(&mut self) -> Result<(), CliError> {
         self.write()?;
         self.to.flush().map_err(|e| CliError::input(format!("stdout: {e}")))
     }
+}
+
+/// The inputs `decode` could not read as words: how many, and the first.
+#[derive(Default)]
+struct BadInputs {
+    bad: usize,
+    first: String,
 }
 
 #[derive(Args)]
