@@ -405,65 +405,88 @@ struct Imms {
 /// The characters of immediate texts, by 4-bit code.
 const NIBBLE: &[u8; 14] = b"0123456789.e-+";
 
+/// The 4-bit code of each character of [`NIBBLE`] by its byte; 0xff for any other byte.
+const NIBBLE_CODE: [u8; 256] = {
+    let mut t = [0xffu8; 256];
+    let mut i = 0;
+    while i < NIBBLE.len() {
+        t[NIBBLE[i] as usize] = i as u8;
+        i += 1;
+    }
+    t
+};
+
 impl Imms {
     fn new(hi: &Gather, lo: &Gather) -> Option<Imms> {
         if hi.bits != 16 || lo.bits != 16 {
             return None;
         }
-        // every spelling of both formats (a few milliseconds: floattext spells with integers)
+        // every spelling of both formats, one format a thread (a few milliseconds: floattext
+        // spells with integers); the few that are not plain numbers are marked, then classed
+        // below in order
+        const LATER: u8 = 0xff;
+        let mut packed = vec![[0u8; 16]; 1 << 16];
+        let pack = |h: Half, slots: &mut [[u8; 16]]| {
+            let mut pos = String::with_capacity(32);
+            for (mag, slot) in slots.iter_mut().enumerate() {
+                pos.clear();
+                spell_into(h, mag as u16, &mut pos);
+                // a finite nonzero value's negative is `-` and the same text (floattext spells it so)
+                if pos.len() > 30 || pos == "0" || pos.bytes().any(|c| NIBBLE_CODE[c as usize] == LATER) {
+                    slot[15] = LATER;
+                    continue;
+                }
+                for (i, c) in pos.bytes().enumerate() {
+                    slot[i / 2] |= NIBBLE_CODE[c as usize] << (i % 2 * 4);
+                }
+                slot[15] = pos.len() as u8;
+            }
+        };
+        let (f16, bf16) = packed.split_at_mut(1 << 15);
+        if std::thread::available_parallelism().map_or(1, |n| n.get()) > 1 {
+            std::thread::scope(|s| {
+                s.spawn(|| pack(Half::Bf16, bf16));
+                pack(Half::F16, f16);
+            });
+        } else {
+            pack(Half::F16, f16);
+            pack(Half::Bf16, bf16);
+        }
         let mut special: Vec<[u8; 16]> = Vec::new();
         let mut classes: Vec<String> = Vec::new();
-        let mut packed = vec![[0u8; 16]; 1 << 16];
         let (mut pos, mut neg) = (String::with_capacity(32), String::with_capacity(32));
-        for (k, slot) in packed.iter_mut().enumerate() {
+        for (k, slot) in packed.iter_mut().enumerate().filter(|(_, e)| e[15] == LATER) {
             let h = if k >> 15 == 1 { Half::Bf16 } else { Half::F16 };
             let mag = (k & 0x7fff) as u16;
             pos.clear();
+            neg.clear();
             spell_into(h, mag, &mut pos);
-            // a finite nonzero value's negative is `-` and the same text (floattext spells it so)
-            let plain = pos.len() <= 30 && pos != "0" && pos.bytes().all(|c| NIBBLE.contains(&c));
-            if !plain {
-                neg.clear();
-                spell_into(h, mag | 0x8000, &mut neg);
-            }
-            match plain {
-                true => {
-                    for (i, c) in pos.bytes().enumerate() {
-                        let code = NIBBLE.iter().position(|&n| n == c).unwrap_or(0) as u8;
-                        slot[i / 2] |= code << (i % 2 * 4);
-                    }
-                    slot[15] = pos.len() as u8;
-                }
-                _ => {
-                    // one class per distinct (positive, negative) spelling: 0, INF, QNAN, SNAN
-                    let key = format!("{pos}/{neg}");
-                    let class = match classes.iter().position(|c| *c == key) {
-                        Some(c) => c,
-                        None => {
-                            classes.push(key);
-                            for t in [&pos, &pos, &neg, &neg]
-                                .into_iter()
-                                .enumerate()
-                                .map(|(i, t)| if i % 2 == 1 { format!("{t}, ") } else { t.trim_end().to_string() })
-                            {
-                                let mut e = [0u8; 16];
-                                if t.len() > 15 || !t.is_ascii() {
-                                    return None;
-                                }
-                                e[..t.len()].copy_from_slice(t.as_bytes());
-                                e[15] = t.len() as u8;
-                                special.push(e);
-                            }
-                            classes.len() - 1
+            spell_into(h, mag | 0x8000, &mut neg);
+            // one class per distinct (positive, negative) spelling: 0, INF, QNAN, SNAN
+            let key = format!("{pos}/{neg}");
+            let class = match classes.iter().position(|c| *c == key) {
+                Some(c) => c,
+                None => {
+                    classes.push(key);
+                    for t in [&pos, &pos, &neg, &neg].into_iter().enumerate().map(|(i, t)| if i % 2 == 1 { format!("{t}, ") } else { t.trim_end().to_string() })
+                    {
+                        let mut e = [0u8; 16];
+                        if t.len() > 15 || !t.is_ascii() {
+                            return None;
                         }
-                    };
-                    if class > 3 {
-                        return None;
+                        e[..t.len()].copy_from_slice(t.as_bytes());
+                        e[15] = t.len() as u8;
+                        special.push(e);
                     }
-                    slot[0] = class as u8;
-                    slot[15] = 0x80;
+                    classes.len() - 1
                 }
+            };
+            if class > 3 {
+                return None;
             }
+            *slot = [0; 16];
+            slot[0] = class as u8;
+            slot[15] = 0x80;
         }
         Some(Imms { hi: *hi, lo: *lo, packed, special })
     }
