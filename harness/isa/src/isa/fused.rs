@@ -213,6 +213,8 @@ struct Fast {
     /// predicate and modifiers → `@P0 HMUL2.BF16_V2 `; entry bit 31 (above any offset) = BF16
     head: Gather,
     head_base: u32,
+    /// by the same key: whether a `hidden` rule applies (such words take the plain path)
+    head_hidden: Vec<bool>,
     /// `R5, `; operand 1 as `-|R1` and `|.reuse.H1_H1, `
     dst: Part,
     a_pre: Part,
@@ -233,9 +235,12 @@ fn build(op: Op) -> Option<Fast> {
     let l = op.layout();
     let n = names();
     let p = parts(op);
-    // the tables know no `hidden` rules, and key forms in Form order: other specs take the plain path
-    // (and know two sources, no silent rules: three-source specs take the plain path too)
-    if !s.hidden.is_empty() || l.form_kind != Form::TWO_SOURCE || s.sources != 2 || s.constraints.iter().any(|c| c.silent) {
+    // the tables key forms in Form order, and know two sources and no silent rules: other specs
+    // (three-source ones among them) take the plain path; `hidden` rules they know only when
+    // the head's fields decide them, and send the words they apply to the plain way
+    let head_fields = [&l.pred, &l.pred_neg, &l.format, &l.flush, &l.sat];
+    let decided_by_head = |h: &crate::spec::Hidden| h.when.iter().all(|(f, _)| head_fields.iter().any(|hf| hf.name == s.fields[*f].name));
+    if !s.hidden.iter().all(decided_by_head) || l.form_kind != Form::TWO_SOURCE || s.sources != 2 || s.constraints.iter().any(|c| c.silent) {
         return None;
     }
     let g = Gather::new;
@@ -266,8 +271,9 @@ fn build(op: Op) -> Option<Fast> {
     let rules = g(&rule_fields)?;
     let legal = words(&rules).into_iter().map(|w| (0..s.forms.len()).fold(0, |m, f| m | (s.check(f, w).is_ok() as u32) << f)).collect();
 
-    let head = g(&[&l.pred, &l.pred_neg, &l.format, &l.flush, &l.sat])?;
+    let head = g(&head_fields)?;
     let head_base = t.idx.len() as u32;
+    let head_hidden = words(&head).into_iter().map(|w| (0..s.forms.len()).any(|f| s.hidden_mask(f, w) != 0)).collect();
     for w in words(&head) {
         let pred = Pred { index: l.pred.get(w) as u8, negated: flag(&l.pred_neg, w) };
         let format = l.format_of.get(l.format.get(w) as usize).copied().unwrap_or(Format::Invalid3);
@@ -384,7 +390,7 @@ fn build(op: Op) -> Option<Fast> {
     let bmi2 = std::arch::is_x86_feature_detected!("bmi2") && std::arch::is_x86_feature_detected!("avx2");
     #[cfg(not(target_arch = "x86_64"))]
     let bmi2 = false;
-    Some(Fast { sel, form, rules, legal, head, head_base, dst, a_pre, a_suf, tail, imm_fields, imm: Default::default(), text, idx, bmi2 })
+    Some(Fast { sel, form, rules, legal, head, head_base, head_hidden, dst, a_pre, a_suf, tail, imm_fields, imm: Default::default(), text, idx, bmi2 })
 }
 
 /// Immediate texts, 16 bytes per magnitude and format (1 MiB for both formats: a table of
@@ -655,7 +661,8 @@ fn fused<const PEXT: bool>(f: &Fast, word: u128, out: &mut String) -> Result<(),
     let is_imm = k == Form::Imm as usize;
     let imms = f.imm.get().and_then(Option::as_ref);
     let (Some(tail), false) = (f.tail.get(k), is_imm && imms.is_none()) else { return slow(word, out) };
-    let Some(&h) = f.idx.get(f.head_base as usize + f.head.key::<PEXT>(lo, hi)) else { return slow(word, out) };
+    let hk = f.head.key::<PEXT>(lo, hi);
+    let (Some(&h), Some(false)) = (f.idx.get(f.head_base as usize + hk), f.head_hidden.get(hk).copied()) else { return slow(word, out) };
     // the immediates' entries are read first, so their (likely) cache misses overlap the
     // other parts; other forms read entry 0
     let (v1, v2, e1, e2) = match imms {
@@ -721,6 +728,8 @@ mod tests {
             same(w);
         }
         assert!(fast(Op::Hmul2).is_some_and(|f| f.imm.get().is_some_and(Option::is_some)), "HMUL2's fast-path tables did not build");
+        // HADD2's hidden rules (.F32) are decided by the head: its other words take the fast path
+        assert!(fast(Op::Hadd2).is_some_and(|f| f.head_hidden.iter().any(|&h| h) && !f.head_hidden.iter().all(|&h| h)), "HADD2's fast path");
         let o = GenOptions { illegal_share: 0.2, invalid_share: 0.3, ignored_share: 0.2, ..GenOptions::legal(5) };
         for w in gen::generate(&o, 0, 150_000) {
             same(w);
