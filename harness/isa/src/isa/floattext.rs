@@ -247,7 +247,7 @@ fn table(h: Half) -> &'static super::strtable::StrTable {
         Half::F16 => &F16,
         Half::Bf16 => &BF16,
     };
-    cell.get_or_init(|| (0..=u16::MAX).map(|b| spell(h, b)).collect())
+    cell.get_or_init(|| super::strtable::StrTable::build(1 << 16, |b, out| spell_into(h, b as u16, out)))
 }
 
 /// nvdisasm's text for an immediate (possibly with a trailing space, see the module doc).
