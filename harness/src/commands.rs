@@ -1,6 +1,6 @@
 //! The encoding-model subcommands: decode, encode, generate, oracle, errata.
 
-use crate::cli::{exit_for, read_lines_checked, vec_for, CliError, CliResult};
+use crate::cli::{exit_for, vec_for, CliError, CliResult};
 use crate::gen::{self, Coverage, GenOptions};
 use crate::isa::{self, decode as decode_word, format_hex, parse_hex, render, Form};
 use crate::nvdisasm::Nvdisasm;
@@ -46,42 +46,152 @@ pub struct DecodeArgs {
 }
 
 pub fn decode(a: DecodeArgs) -> CliResult {
-    // stdin lines are named by number; a line that is not UTF-8 is one bad input, not the end
-    let stdin = a.hex.is_empty() || a.hex == ["-"];
-    let (inputs, from_stdin) = if stdin { (read_lines_checked("-")?, true) } else { (a.hex.into_iter().map(Ok).collect(), false) };
     let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
-    let mut bad = 0usize;
-    let mut first_bad = String::new();
-    for (n, line) in inputs.iter().enumerate() {
-        let parsed = line.as_ref().map_err(|e| e.clone()).and_then(|l| parse_hex(l).map_err(|e| e.to_string()));
-        let text = match parsed {
-            Ok(w) => {
-                let mut t = String::new();
-                match isa::decode_render_into(w, &mut t) {
-                    Ok(()) => t,
-                    Err(e) => format!("illegal: {e}"),
+    let mut out = Output::new(stdout.lock());
+    let mut tally = BadInputs::default();
+    let seen = if a.hex.is_empty() || a.hex == ["-"] {
+        // streamed: one buffer in, one batch out, whatever the input's size; stdin lines are named
+        // by number, and a line that is not UTF-8 (or too long) is one bad input, not the end
+        let mut n = 0usize;
+        crate::cli::each_line(
+            std::io::stdin().lock(),
+            None,
+            |e| CliError::input(format!("stdin: {e}")),
+            |line| {
+                n += 1;
+                match line.map(|l| (l, crate::isa::hex::parse_hex_bytes(l))) {
+                    Ok((_, Some(w))) => out.word(w),
+                    Ok((l, None)) => match std::str::from_utf8(l) {
+                        Ok(t) => out.text(t, || format!("stdin:{n}: {:?}", t.trim()), &mut tally),
+                        Err(_) => out.bad(format!("stdin:{n}: not UTF-8"), None, &mut tally),
+                    },
+                    Err(len) => out.bad(format!("stdin:{n}: a line of {len} bytes (at most {})", crate::cli::MAX_LINE), None, &mut tally),
                 }
-            }
-            Err(e) => {
-                bad += 1;
-                if first_bad.is_empty() {
-                    first_bad = match line {
-                        Ok(l) if from_stdin => format!("stdin:{}: {:?}", n + 1, l.trim()),
-                        Ok(l) => format!("{:?}", l.trim()),
-                        Err(e) => e.clone(),
-                    };
-                }
-                format!("error: {e}")
-            }
-        };
-        writeln!(out, "{text}").map_err(|e| CliError::input(format!("stdout: {e}")))?;
-    }
-    out.flush().map_err(|e| CliError::input(format!("stdout: {e}")))?;
-    if bad > 0 {
-        return Err(CliError::input(format!("{bad} of {} inputs are not 0x + 32 hex digits (first: {first_bad})", inputs.len())));
+            },
+        )?;
+        n
+    } else {
+        for h in &a.hex {
+            out.text(h, || format!("{:?}", h.trim()), &mut tally)?;
+        }
+        a.hex.len()
+    };
+    out.flush()?;
+    if tally.bad > 0 {
+        return Err(CliError::input(format!("{} of {seen} inputs are not 0x + 32 hex digits (first: {})", tally.bad, tally.first)));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// One input of `decode`: a word, or why it is not one (its `error:` line).
+enum Line {
+    Word(u128),
+    Bad(String),
+}
+
+/// `decode`'s output: inputs gathered in batches, each batch's text made on every CPU
+/// (one slice each, in order) and written in one go. Memory is a batch's, whatever the input.
+struct Output<W: Write> {
+    pending: Vec<Line>,
+    texts: Vec<String>,
+    threads: usize,
+    to: W,
+}
+
+/// The text of `lines`, one line each, appended to `out`.
+fn render_lines(lines: &[Line], out: &mut String) {
+    use std::fmt::Write as _;
+    for l in lines {
+        match l {
+            Line::Word(w) => {
+                if let Err(e) = isa::decode_render_into(*w, out) {
+                    let _ = write!(out, "illegal: {e}");
+                }
+            }
+            Line::Bad(why) => {
+                out.push_str("error: ");
+                out.push_str(why);
+            }
+        }
+        out.push('\n');
+    }
+}
+
+impl<W: Write> Output<W> {
+    /// Inputs per batch (a few MiB of text).
+    const BATCH: usize = 1 << 15;
+    /// Below this many inputs a batch is not worth a second thread.
+    const SPLIT_FROM: usize = 4096;
+
+    fn new(to: W) -> Self {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
+        Output { pending: Vec::with_capacity(Self::BATCH), texts: vec![String::new(); threads], threads, to }
+    }
+
+    fn word(&mut self, w: u128) -> Result<(), CliError> {
+        self.push(Line::Word(w))
+    }
+
+    /// An input that may not be a word (`first` names it if it is the first bad one).
+    fn text(&mut self, t: &str, first: impl FnOnce() -> String, tally: &mut BadInputs) -> Result<(), CliError> {
+        match parse_hex(t) {
+            Ok(w) => self.word(w),
+            Err(e) => self.bad(e.to_string(), Some(first()), tally),
+        }
+    }
+
+    /// An `error: why` line for an input that is not a word; `first` names it in the summary
+    /// (default: `why` itself).
+    fn bad(&mut self, why: String, first: Option<String>, tally: &mut BadInputs) -> Result<(), CliError> {
+        tally.bad += 1;
+        if tally.bad == 1 {
+            tally.first = first.unwrap_or_else(|| why.clone());
+        }
+        self.push(Line::Bad(why))
+    }
+
+    fn push(&mut self, l: Line) -> Result<(), CliError> {
+        self.pending.push(l);
+        if self.pending.len() >= Self::BATCH {
+            self.write()?;
+        }
+        Ok(())
+    }
+
+    /// Render the pending inputs (split across threads when there are enough) and write them.
+    fn write(&mut self) -> Result<(), CliError> {
+        let parts = if self.pending.len() < Self::SPLIT_FROM { 1 } else { self.threads };
+        let per = self.pending.len().div_ceil(parts).max(1);
+        std::thread::scope(|s| {
+            let mut jobs = self.pending.chunks(per).zip(self.texts.iter_mut());
+            let first = jobs.next();
+            for (lines, text) in jobs {
+                s.spawn(move || render_lines(lines, text));
+            }
+            if let Some((lines, text)) = first {
+                render_lines(lines, text);
+            }
+        });
+        self.pending.clear();
+        for t in &mut self.texts {
+            let r = self.to.write_all(t.as_bytes());
+            t.clear();
+            r.map_err(|e| CliError::input(format!("stdout: {e}")))?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), CliError> {
+        self.write()?;
+        self.to.flush().map_err(|e| CliError::input(format!("stdout: {e}")))
+    }
+}
+
+/// The inputs `decode` could not read as words: how many, and the first.
+#[derive(Default)]
+struct BadInputs {
+    bad: usize,
+    first: String,
 }
 
 #[derive(Args)]

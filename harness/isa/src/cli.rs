@@ -91,53 +91,91 @@ pub type RawLine = Result<Vec<u8>, usize>;
 /// for a line longer than [`MAX_LINE`], whose bytes are skipped as they stream past. Memory
 /// stays within the lines kept, whatever the input (`/dev/zero` included, with `limit`).
 pub fn lines_limited(r: impl std::io::Read, limit: Option<u64>) -> std::io::Result<Vec<RawLine>> {
-    use std::io::BufRead;
-    let mut r = std::io::BufReader::with_capacity(1 << 16, r);
     let mut out = Vec::new();
-    let mut line: Vec<u8> = Vec::new();
-    let (mut len, mut total) = (0usize, 0u64);
-    loop {
-        let buf = r.fill_buf()?;
-        if buf.is_empty() {
-            break;
-        }
-        total += buf.len() as u64;
-        if limit.is_some_and(|l| total > l) {
-            return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, format!("more than {} bytes", limit.unwrap_or(0))));
-        }
-        let (chunk, done) = match buf.iter().position(|&b| b == b'\n') {
-            Some(p) => (&buf[..p], p + 1),
-            None => (buf, buf.len()),
-        };
-        len += chunk.len();
-        if len <= MAX_LINE {
-            line.extend_from_slice(chunk);
-        } else {
-            line = Vec::new();
-        }
-        let ended = done > chunk.len();
-        r.consume(done);
-        if ended {
-            out.push(finish_line(&mut line, len));
-            len = 0;
-        }
-    }
-    if len > 0 || !line.is_empty() {
-        out.push(finish_line(&mut line, len));
-    }
+    each_line(
+        r,
+        limit,
+        |e| e,
+        |l| {
+            out.push(l.map(<[u8]>::to_vec));
+            Ok(())
+        },
+    )?;
     Ok(out)
 }
 
-fn finish_line(line: &mut Vec<u8>, len: usize) -> RawLine {
-    if len > MAX_LINE {
-        line.clear();
-        return Err(len);
+/// A line as [`each_line`] hands it on: without its `\r`, or Err(its length) when too long.
+fn line(l: &[u8]) -> Result<&[u8], usize> {
+    match l {
+        l if l.len() > MAX_LINE => Err(l.len()),
+        [rest @ .., b'\r'] => Ok(rest),
+        l => Ok(l),
     }
-    let mut l = std::mem::take(line);
-    if l.last() == Some(&b'\r') {
-        l.pop();
+}
+
+/// Bytes read at a time by [`each_line`].
+const READ_CHUNK: usize = 1 << 20;
+
+/// [`lines_limited`] without keeping the lines: `each` gets every line in turn, borrowed
+/// from one buffer (a line of [`MAX_LINE`] bytes or fewer), or Err(its length) for a longer
+/// one. Memory is the buffer's (about 1 MiB), whatever the input; a read error becomes
+/// `read_error(e)`, and the first error `each` returns ends the reading.
+pub fn each_line<E>(
+    mut r: impl std::io::Read,
+    limit: Option<u64>,
+    read_error: impl Fn(std::io::Error) -> E,
+    mut each: impl FnMut(Result<&[u8], usize>) -> Result<(), E>,
+) -> Result<(), E> {
+    // buf[start..filled] holds the unfinished line; `skipped` > 0 while a line too long to
+    // keep streams past (its length so far)
+    let mut buf = vec![0u8; READ_CHUNK + MAX_LINE + 1];
+    let (mut start, mut filled, mut skipped, mut total) = (0usize, 0usize, 0usize, 0u64);
+    loop {
+        // room for a whole chunk after the unfinished line (at most MAX_LINE + 1 bytes)
+        if start > 0 {
+            buf.copy_within(start..filled, 0);
+            filled -= start;
+            start = 0;
+        }
+        let n = loop {
+            match r.read(&mut buf[filled..filled + READ_CHUNK]) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(read_error(e)),
+            }
+        };
+        if n == 0 {
+            break;
+        }
+        total += n as u64;
+        if let Some(l) = limit.filter(|&l| total > l) {
+            return Err(read_error(std::io::Error::new(std::io::ErrorKind::InvalidData, format!("more than {l} bytes"))));
+        }
+        let mut scan = filled;
+        filled += n;
+        while let Some(p) = buf[scan..filled].iter().position(|&b| b == b'\n') {
+            let end = scan + p;
+            if skipped > 0 {
+                each(Err(skipped + end - start))?;
+                skipped = 0;
+            } else {
+                each(line(&buf[start..end]))?;
+            }
+            start = end + 1;
+            scan = start;
+        }
+        // an unfinished line longer than MAX_LINE: count it and let its bytes go
+        if skipped > 0 || filled - start > MAX_LINE {
+            skipped += filled - start;
+            start = filled;
+        }
     }
-    Ok(l)
+    if skipped > 0 {
+        each(Err(skipped))?;
+    } else if filled > start {
+        each(line(&buf[start..filled]))?;
+    }
+    Ok(())
 }
 
 /// Lines of a file argument, or of stdin when the path is `-`, each as text or, when it is
@@ -201,4 +239,53 @@ macro_rules! out {
 #[macro_export]
 macro_rules! outln {
     ($($t:tt)*) => { $crate::cli::write_stdout(format_args!("{}\n", format_args!($($t)*))) };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A reader that hands out at most `step` bytes a call, so lines straddle reads.
+    struct Trickle<'a> {
+        data: &'a [u8],
+        step: usize,
+    }
+
+    impl std::io::Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.step.min(buf.len()).min(self.data.len());
+            buf[..n].copy_from_slice(&self.data[..n]);
+            self.data = &self.data[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn lines_come_whole_whatever_the_reads() {
+        let long = "x".repeat(MAX_LINE + 1);
+        let fits = "y".repeat(MAX_LINE);
+        // a line's `\r` counts toward its length
+        let text = format!("a\r\n\nb\n{long}\n{fits}\n{fits}\r\nc\r\n{long}{long}\nlast\r");
+        let want: Vec<RawLine> = vec![
+            Ok(b"a".to_vec()),
+            Ok(vec![]),
+            Ok(b"b".to_vec()),
+            Err(MAX_LINE + 1),
+            Ok(fits.clone().into_bytes()),
+            Err(MAX_LINE + 1),
+            Ok(b"c".to_vec()),
+            Err(2 * MAX_LINE + 2),
+            Ok(b"last".to_vec()),
+        ];
+        for step in [1, 7, 4096, 1 << 30] {
+            let got = lines_limited(Trickle { data: text.as_bytes(), step }, None).unwrap();
+            assert_eq!(got, want, "reads of {step} bytes");
+        }
+        // no trailing empty line after a final newline; an empty input has no lines
+        assert_eq!(lines_limited(&b"a\n"[..], None).unwrap(), vec![Ok(b"a".to_vec())]);
+        assert!(lines_limited(&b""[..], None).unwrap().is_empty());
+        // the limit counts bytes read, once each
+        assert!(lines_limited(Trickle { data: b"0123456789\n", step: 1 }, Some(11)).is_ok());
+        assert!(lines_limited(&b"0123456789\n"[..], Some(10)).is_err());
+    }
 }

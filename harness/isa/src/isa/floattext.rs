@@ -23,69 +23,220 @@ pub fn to_f64(h: Half, bits: u16) -> f64 {
 }
 
 pub(crate) fn spell(h: Half, bits: u16) -> String {
+    let mut s = String::with_capacity(32);
+    spell_into(h, bits, &mut s);
+    s
+}
+
+/// [`spell`], appended to `out`: integer arithmetic on the exact decimal expansion, no
+/// float formatting (all 2^17 patterns take a few milliseconds, where `format!("{:.*e}")`'s
+/// exact path took a third of a second).
+pub(crate) fn spell_into(h: Half, bits: u16, out: &mut String) {
     let (exp_mask, quiet) = match h {
         Half::F16 => (0x7c00u16, 0x0200u16),
         Half::Bf16 => (0x7f80u16, 0x0040u16),
     };
-    let sign = if bits & 0x8000 != 0 { '-' } else { '+' };
+    let sign = if bits & 0x8000 != 0 { "-" } else { "+" };
     let mag = bits & 0x7fff;
     if mag & exp_mask == exp_mask {
-        return if mag == exp_mask {
-            format!("{sign}INF ")
+        out.push_str(sign);
+        out.push_str(if mag == exp_mask {
+            "INF "
         } else if mag & quiet != 0 {
-            format!("{sign}QNAN ")
+            "QNAN "
         } else {
-            format!("{sign}SNAN ")
+            "SNAN "
+        });
+        return;
+    }
+    match (bits, mag) {
+        (0x8000, _) => return out.push_str("-0.0 "),
+        (_, 0) => return out.push('0'),
+        _ => {}
+    }
+    if bits & 0x8000 != 0 {
+        out.push('-');
+    }
+    let d = Decimal::of(h, mag);
+    // |x| < 1e9: exactly when its first digit is below the 10^9 place
+    if d.exp < 9 {
+        d.c_g(20, out)
+    } else {
+        d.c_e(21, false, out) // %.20e: 20 digits after the point
+    }
+}
+
+/// A positive value's exact decimal expansion, cut after its first [`Decimal::KEEP`] digits:
+/// the value is `d1.d2d3... × 10^exp` (digits as 0..=9, `d1` nonzero), and `sticky` says
+/// whether any digit past those kept is nonzero (all that rounding needs of them).
+struct Decimal {
+    digits: [u8; Decimal::KEEP],
+    len: usize,
+    sticky: bool,
+    exp: i32,
+}
+
+/// Base-10^9 limbs of a power of two or five, least significant first, and how many are used.
+type Limbs = ([u64; 12], usize);
+
+const BASE: u64 = 1_000_000_000;
+
+/// `limbs × f`, for `f` below 2^31 (so that a limb × `f` + carry stays within 64 bits).
+fn times(x: &mut Limbs, f: u64) {
+    let mut carry = 0u64;
+    for l in x.0[..x.1].iter_mut() {
+        let v = *l * f + carry;
+        *l = v % BASE;
+        carry = v / BASE;
+    }
+    while carry > 0 && x.1 < x.0.len() {
+        x.0[x.1] = carry % BASE;
+        carry /= BASE;
+        x.1 += 1;
+    }
+}
+
+/// 2^0..=2^120 and 5^0..=5^133 (BF16's range), computed once (microseconds).
+fn powers() -> &'static [Vec<Limbs>; 2] {
+    static P: OnceLock<[Vec<Limbs>; 2]> = OnceLock::new();
+    P.get_or_init(|| {
+        let run = |f: u64, n: usize| {
+            let mut x: Limbs = ([0; 12], 1);
+            x.0[0] = 1;
+            (0..=n)
+                .map(|i| {
+                    if i > 0 {
+                        times(&mut x, f);
+                    }
+                    x
+                })
+                .collect()
         };
-    }
-    if bits == 0x8000 {
-        return "-0.0 ".to_string();
-    }
-    let x = to_f64(h, bits);
-    if x.abs() < 1e9 {
-        c_g(x, 20)
-    } else {
-        c_e(x, 20, false) // %.20e: 20 digits after the point
-    }
+        [run(2, 120), run(5, 133)]
+    })
 }
 
-/// Split Rust's `{:.Ne}` output into (mantissa, exponent).
-fn sci(x: f64, decimals: usize) -> (String, i32) {
-    let s = format!("{:.*e}", decimals, x);
-    let (m, e) = s.split_once('e').unwrap_or((&s, "0"));
-    (m.to_string(), e.parse().unwrap_or(0))
-}
+impl Decimal {
+    /// Digits kept: one more than the most any spelling shows (21), to round on.
+    const KEEP: usize = 22;
 
-fn exp_text(e: i32) -> String {
-    format!("e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs())
-}
-
-fn strip_zeros(m: &str) -> &str {
-    if m.contains('.') {
-        m.trim_end_matches('0').trim_end_matches('.')
-    } else {
-        m
+    /// The expansion of a nonzero finite magnitude `mag` (sign bit clear): the value is
+    /// `m × 2^e`; for `e < 0` that is `m × 5^-e` shifted `-e` decimal places.
+    fn of(h: Half, mag: u16) -> Decimal {
+        let (frac_bits, bias_shift) = match h {
+            Half::F16 => (10u32, 25i32),
+            Half::Bf16 => (7u32, 134i32),
+        };
+        let biased = (mag >> frac_bits) as i32;
+        let frac = (mag & ((1 << frac_bits) - 1)) as u64;
+        let (m, e) = if biased == 0 { (frac, 1 - bias_shift) } else { (frac | 1 << frac_bits, biased - bias_shift) };
+        let two = e >= 0;
+        let mut x = powers()[!two as usize].get(e.unsigned_abs() as usize).copied().unwrap_or(([0; 12], 1));
+        times(&mut x, m);
+        let (limbs, n) = (&x.0[..x.1], x.1);
+        let mut d = Decimal { digits: [0; Decimal::KEEP], len: 0, sticky: false, exp: 0 };
+        let mut total = 0usize;
+        for (i, &l) in limbs.iter().enumerate().rev() {
+            let width = if i == n - 1 { (l.max(1).ilog10() + 1) as usize } else { 9 };
+            total += width;
+            if d.len == Decimal::KEEP {
+                d.sticky |= l != 0;
+                continue;
+            }
+            let mut chunk = [0u8; 9];
+            let mut v = l;
+            for c in chunk[..width].iter_mut().rev() {
+                *c = (v % 10) as u8;
+                v /= 10;
+            }
+            for &c in &chunk[..width] {
+                if d.len < Decimal::KEEP {
+                    d.digits[d.len] = c;
+                    d.len += 1;
+                } else {
+                    d.sticky |= c != 0;
+                }
+            }
+        }
+        d.exp = total as i32 - 1 - if two { 0 } else { e.unsigned_abs() as i32 };
+        d
     }
-}
 
-/// C's `%.{decimals}e` (or with trailing zeros stripped when `strip`).
-fn c_e(x: f64, decimals: usize, strip: bool) -> String {
-    let (m, e) = sci(x, decimals);
-    let m = if strip { strip_zeros(&m).to_string() } else { m };
-    format!("{m}{}", exp_text(e))
-}
-
-/// C's `%.{p}g`.
-fn c_g(x: f64, p: usize) -> String {
-    if x == 0.0 {
-        return "0".into();
+    /// Rounded to `p` significant digits (ties to even, as the exact formatting does),
+    /// zero-padded to `p`.
+    fn rounded(&self, p: usize) -> Decimal {
+        let mut r = Decimal { digits: [0; Decimal::KEEP], len: p, sticky: false, exp: self.exp };
+        let keep = self.len.min(p);
+        r.digits[..keep].copy_from_slice(&self.digits[..keep]);
+        if self.len > p {
+            let next = self.digits[p];
+            let sticky = self.sticky || self.digits[p + 1..self.len].iter().any(|&c| c != 0);
+            let up = next > 5 || (next == 5 && (sticky || r.digits[p - 1] % 2 == 1));
+            if up {
+                let mut i = p;
+                loop {
+                    if i == 0 {
+                        // 99...9 rounded up: 10...0, one place higher
+                        r.digits[0] = 1;
+                        r.exp += 1;
+                        break;
+                    }
+                    i -= 1;
+                    if r.digits[i] == 9 {
+                        r.digits[i] = 0;
+                    } else {
+                        r.digits[i] += 1;
+                        break;
+                    }
+                }
+            }
+        }
+        r
     }
-    let (_, e) = sci(x, p - 1);
-    if e < -4 || e >= p as i32 {
-        c_e(x, p - 1, true)
-    } else {
-        let decimals = (p as i32 - 1 - e) as usize;
-        strip_zeros(&format!("{:.*}", decimals, x)).to_string()
+
+    /// C's `%.{p-1}e` (`p` significant digits), trailing zeros stripped when `strip`.
+    fn c_e(&self, p: usize, strip: bool, out: &mut String) {
+        let r = self.rounded(p);
+        let mut frac = &r.digits[1..p];
+        if strip {
+            let n = frac.iter().rposition(|&c| c != 0).map_or(0, |i| i + 1);
+            frac = &frac[..n];
+        }
+        out.push((b'0' + r.digits[0]) as char);
+        if !frac.is_empty() {
+            out.push('.');
+            out.extend(frac.iter().map(|&c| (b'0' + c) as char));
+        }
+        out.push_str(if r.exp < 0 { "e-" } else { "e+" });
+        let x = r.exp.unsigned_abs();
+        if x < 10 {
+            out.push('0');
+        }
+        out.push_str(&x.to_string());
+    }
+
+    /// C's `%.{p}g` of a nonzero value.
+    fn c_g(&self, p: usize, out: &mut String) {
+        let r = self.rounded(p);
+        if r.exp < -4 || r.exp >= p as i32 {
+            return self.c_e(p, true, out);
+        }
+        // fixed notation: the same digits (rounded at the same place), point placed by exp,
+        // trailing zeros of the fraction and a bare point stripped
+        let digit = |i: i32| if (0..p as i32).contains(&i) { r.digits[i as usize] } else { 0 };
+        let int_digits = r.exp.max(0) + 1;
+        for i in 0..int_digits {
+            out.push((b'0' + digit(i - (int_digits - 1 - r.exp))) as char);
+        }
+        // fraction places 1..: digit index exp + place
+        let last = (1..p as i32).rev().find(|&k| r.digits[k as usize] != 0).unwrap_or(0);
+        let places = last - r.exp; // how many fraction places hold the last nonzero digit
+        if places > 0 {
+            out.push('.');
+            for place in 1..=places {
+                out.push((b'0' + digit(r.exp + place)) as char);
+            }
+        }
     }
 }
 
@@ -96,13 +247,13 @@ fn table(h: Half) -> &'static super::strtable::StrTable {
         Half::F16 => &F16,
         Half::Bf16 => &BF16,
     };
-    cell.get_or_init(|| (0..=u16::MAX).map(|b| spell(h, b)).collect())
+    cell.get_or_init(|| super::strtable::StrTable::build(1 << 16, |b, out| spell_into(h, b as u16, out)))
 }
 
 /// nvdisasm's text for an immediate (possibly with a trailing space, see the module doc).
-/// The first [`SPELL_CALLS`] calls spell each value (about a microsecond); after that a
-/// 2^16-entry table is built once (about 0.1 s a format), so short inputs never pay for
-/// it and long ones run fast.
+/// The first [`SPELL_CALLS`] calls spell each value (about a tenth of a microsecond); after
+/// that a 2^16-entry table is built once (as long as that many spellings: a few
+/// milliseconds a format), so short inputs never pay for it and long ones run fast.
 pub fn imm_text(h: Half, bits: u16) -> std::borrow::Cow<'static, str> {
     use std::sync::atomic::Ordering;
     if IMM_CALLS.load(Ordering::Relaxed) < SPELL_CALLS {
@@ -160,6 +311,84 @@ pub fn parse_imm(h: Half, text: &str) -> Option<u16> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The spelling as it was first written: Rust's exact float formatting (`format!("{:.*e}")`),
+    /// which nvdisasm's text was measured against.
+    fn exact_spell(h: Half, bits: u16) -> String {
+        let (exp_mask, quiet) = match h {
+            Half::F16 => (0x7c00u16, 0x0200u16),
+            Half::Bf16 => (0x7f80u16, 0x0040u16),
+        };
+        let sign = if bits & 0x8000 != 0 { '-' } else { '+' };
+        let mag = bits & 0x7fff;
+        if mag & exp_mask == exp_mask {
+            return if mag == exp_mask {
+                format!("{sign}INF ")
+            } else if mag & quiet != 0 {
+                format!("{sign}QNAN ")
+            } else {
+                format!("{sign}SNAN ")
+            };
+        }
+        if bits == 0x8000 {
+            return "-0.0 ".to_string();
+        }
+        let x = to_f64(h, bits);
+        if x.abs() < 1e9 {
+            c_g(x, 20)
+        } else {
+            c_e(x, 20, false) // %.20e: 20 digits after the point
+        }
+    }
+
+    /// Split Rust's `{:.Ne}` output into (mantissa, exponent).
+    fn sci(x: f64, decimals: usize) -> (String, i32) {
+        let s = format!("{:.*e}", decimals, x);
+        let (m, e) = s.split_once('e').unwrap_or((&s, "0"));
+        (m.to_string(), e.parse().unwrap_or(0))
+    }
+
+    fn exp_text(e: i32) -> String {
+        format!("e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs())
+    }
+
+    fn strip_zeros(m: &str) -> &str {
+        if m.contains('.') {
+            m.trim_end_matches('0').trim_end_matches('.')
+        } else {
+            m
+        }
+    }
+
+    /// C's `%.{decimals}e` (or with trailing zeros stripped when `strip`).
+    fn c_e(x: f64, decimals: usize, strip: bool) -> String {
+        let (m, e) = sci(x, decimals);
+        let m = if strip { strip_zeros(&m).to_string() } else { m };
+        format!("{m}{}", exp_text(e))
+    }
+
+    /// C's `%.{p}g`.
+    fn c_g(x: f64, p: usize) -> String {
+        if x == 0.0 {
+            return "0".into();
+        }
+        let (_, e) = sci(x, p - 1);
+        if e < -4 || e >= p as i32 {
+            c_e(x, p - 1, true)
+        } else {
+            let decimals = (p as i32 - 1 - e) as usize;
+            strip_zeros(&format!("{:.*}", decimals, x)).to_string()
+        }
+    }
+
+    #[test]
+    fn integer_spelling_equals_the_exact_float_formatting() {
+        for h in [Half::F16, Half::Bf16] {
+            for b in 0..=u16::MAX {
+                assert_eq!(spell(h, b), exact_spell(h, b), "{h:?} {b:#06x}");
+            }
+        }
+    }
 
     #[test]
     fn spellings_seen_in_nvdisasm() {

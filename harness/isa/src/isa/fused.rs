@@ -12,7 +12,7 @@
 //! fixed-size copies instead of `memcpy` calls.
 
 use super::decode;
-use super::floattext::{spell, Half};
+use super::floattext::{spell_into, Half};
 use super::render::{names, parts};
 use super::strtable::StrTable;
 use super::*;
@@ -213,28 +213,34 @@ struct Fast {
     /// predicate and modifiers → `@P0 HMUL2.BF16_V2 `; entry bit 31 (above any offset) = BF16
     head: Gather,
     head_base: u32,
+    /// by the same key: whether a `hidden` rule applies (such words take the plain path)
+    head_hidden: Vec<bool>,
     /// `R5, `; operand 1 as `-|R1` and `|.reuse.H1_H1, `
     dst: Part,
     a_pre: Part,
     a_suf: Part,
     /// operand 2 by form
     tail: [[Part; TAIL]; 5],
-    /// the immediates (they take a while to build; see [`fast`])
-    imm: Option<Imms>,
+    /// the immediates' fields, and their texts once built (see [`fast`])
+    imm_fields: Option<(Gather, Gather)>,
+    imm: std::sync::OnceLock<Option<Imms>>,
     /// whether keys may use BMI2's `pext` (and copies AVX2's 32-byte moves)
     bmi2: bool,
     text: String,
     idx: Vec<u32>,
 }
 
-fn build(op: Op, with_imm: bool) -> Option<Fast> {
+fn build(op: Op) -> Option<Fast> {
     let s = op.spec();
     let l = op.layout();
     let n = names();
     let p = parts(op);
-    // the tables know no `hidden` rules, and key forms in Form order: other specs take the plain path
-    // (and know two sources, no silent rules: three-source specs take the plain path too)
-    if !s.hidden.is_empty() || l.form_kind != Form::TWO_SOURCE || s.sources != 2 || s.constraints.iter().any(|c| c.silent) {
+    // the tables key forms in Form order, and know two sources and no silent rules: other specs
+    // (three-source ones among them) take the plain path; `hidden` rules they know only when
+    // the head's fields decide them, and send the words they apply to the plain way
+    let head_fields = [&l.pred, &l.pred_neg, &l.format, &l.flush, &l.sat];
+    let decided_by_head = |h: &crate::spec::Hidden| h.when.iter().all(|(f, _)| head_fields.iter().any(|hf| hf.name == s.fields[*f].name));
+    if !s.hidden.iter().all(decided_by_head) || l.form_kind != Form::TWO_SOURCE || s.sources != 2 || s.constraints.iter().any(|c| c.silent) {
         return None;
     }
     let g = Gather::new;
@@ -265,8 +271,9 @@ fn build(op: Op, with_imm: bool) -> Option<Fast> {
     let rules = g(&rule_fields)?;
     let legal = words(&rules).into_iter().map(|w| (0..s.forms.len()).fold(0, |m, f| m | (s.check(f, w).is_ok() as u32) << f)).collect();
 
-    let head = g(&[&l.pred, &l.pred_neg, &l.format, &l.flush, &l.sat])?;
+    let head = g(&head_fields)?;
     let head_base = t.idx.len() as u32;
+    let head_hidden = words(&head).into_iter().map(|w| (0..s.forms.len()).any(|f| s.hidden_mask(f, w) != 0)).collect();
     for w in words(&head) {
         let pred = Pred { index: l.pred.get(w) as u8, negated: flag(&l.pred_neg, w) };
         let format = l.format_of.get(l.format.get(w) as usize).copied().unwrap_or(Format::Invalid3);
@@ -362,7 +369,7 @@ fn build(op: Op, with_imm: bool) -> Option<Fast> {
     let off = g(&[cb])?;
     let c_off = t.table(words(&off).into_iter().map(|w| n.c_off[cb.get(w) as usize].to_string()))?;
     let cx_off = t.table(words(&off).into_iter().map(|w| n.cx_off[cb.get(w) as usize].to_string()))?;
-    let imm = if with_imm { Some(Imms::new(&g(&[&l.imm_hi])?, &g(&[&l.imm_lo])?)?) } else { None };
+    let imm_fields = g(&[&l.imm_hi]).zip(g(&[&l.imm_lo]));
     let tail_of = |f: Form| -> Option<[Part; TAIL]> {
         Some(match f {
             Form::Rrr => [b_pre, b_suf, empty],
@@ -383,7 +390,7 @@ fn build(op: Op, with_imm: bool) -> Option<Fast> {
     let bmi2 = std::arch::is_x86_feature_detected!("bmi2") && std::arch::is_x86_feature_detected!("avx2");
     #[cfg(not(target_arch = "x86_64"))]
     let bmi2 = false;
-    Some(Fast { sel, form, rules, legal, head, head_base, dst, a_pre, a_suf, tail, imm, text, idx, bmi2 })
+    Some(Fast { sel, form, rules, legal, head, head_base, head_hidden, dst, a_pre, a_suf, tail, imm_fields, imm: Default::default(), text, idx, bmi2 })
 }
 
 /// Immediate texts, 16 bytes per magnitude and format (1 MiB for both formats: a table of
@@ -404,65 +411,88 @@ struct Imms {
 /// The characters of immediate texts, by 4-bit code.
 const NIBBLE: &[u8; 14] = b"0123456789.e-+";
 
+/// The 4-bit code of each character of [`NIBBLE`] by its byte; 0xff for any other byte.
+const NIBBLE_CODE: [u8; 256] = {
+    let mut t = [0xffu8; 256];
+    let mut i = 0;
+    while i < NIBBLE.len() {
+        t[NIBBLE[i] as usize] = i as u8;
+        i += 1;
+    }
+    t
+};
+
 impl Imms {
     fn new(hi: &Gather, lo: &Gather) -> Option<Imms> {
         if hi.bits != 16 || lo.bits != 16 {
             return None;
         }
-        // every spelling of both formats, index BF16 << 16 | pattern, on all cores
-        let half = |k: usize| if k >> 16 == 1 { Half::Bf16 } else { Half::F16 };
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
-        let per = (1usize << 17).div_ceil(threads);
-        let texts: Vec<String> = std::thread::scope(|s| {
-            let hs: Vec<_> =
-                (0..threads).map(|t| s.spawn(move || (t * per..((t + 1) * per).min(1 << 17)).map(|k| spell(half(k), k as u16)).collect::<Vec<_>>())).collect();
-            hs.into_iter().map(|h| h.join().unwrap_or_default()).collect::<Vec<_>>().concat()
-        });
-        if texts.len() != 1 << 17 {
-            return None;
+        // every spelling of both formats, one format a thread (a few milliseconds: floattext
+        // spells with integers); the few that are not plain numbers are marked, then classed
+        // below in order
+        const LATER: u8 = 0xff;
+        let mut packed = vec![[0u8; 16]; 1 << 16];
+        let pack = |h: Half, slots: &mut [[u8; 16]]| {
+            let mut pos = String::with_capacity(32);
+            for (mag, slot) in slots.iter_mut().enumerate() {
+                pos.clear();
+                spell_into(h, mag as u16, &mut pos);
+                // a finite nonzero value's negative is `-` and the same text (floattext spells it so)
+                if pos.len() > 30 || pos == "0" || pos.bytes().any(|c| NIBBLE_CODE[c as usize] == LATER) {
+                    slot[15] = LATER;
+                    continue;
+                }
+                for (i, c) in pos.bytes().enumerate() {
+                    slot[i / 2] |= NIBBLE_CODE[c as usize] << (i % 2 * 4);
+                }
+                slot[15] = pos.len() as u8;
+            }
+        };
+        let (f16, bf16) = packed.split_at_mut(1 << 15);
+        if std::thread::available_parallelism().map_or(1, |n| n.get()) > 1 {
+            std::thread::scope(|s| {
+                s.spawn(|| pack(Half::Bf16, bf16));
+                pack(Half::F16, f16);
+            });
+        } else {
+            pack(Half::F16, f16);
+            pack(Half::Bf16, bf16);
         }
         let mut special: Vec<[u8; 16]> = Vec::new();
         let mut classes: Vec<String> = Vec::new();
-        let mut packed = vec![[0u8; 16]; 1 << 16];
-        for (k, slot) in packed.iter_mut().enumerate() {
-            let at = (k >> 15) << 16 | (k & 0x7fff);
-            let (pos, neg) = (&texts[at], &texts[at | 0x8000]);
-            let codes: Option<Vec<u8>> = pos.bytes().map(|c| NIBBLE.iter().position(|&n| n == c).map(|i| i as u8)).collect();
-            match codes {
-                Some(codes) if codes.len() <= 30 && *neg == format!("-{pos}") && pos != "0" => {
-                    for (i, c) in codes.iter().enumerate() {
-                        slot[i / 2] |= c << (i % 2 * 4);
-                    }
-                    slot[15] = codes.len() as u8;
-                }
-                _ => {
-                    // one class per distinct (positive, negative) spelling: 0, INF, QNAN, SNAN
-                    let key = format!("{pos}/{neg}");
-                    let class = match classes.iter().position(|c| *c == key) {
-                        Some(c) => c,
-                        None => {
-                            classes.push(key);
-                            for t in
-                                [pos, pos, neg, neg].into_iter().enumerate().map(|(i, t)| if i % 2 == 1 { format!("{t}, ") } else { t.trim_end().to_string() })
-                            {
-                                let mut e = [0u8; 16];
-                                if t.len() > 15 || !t.is_ascii() {
-                                    return None;
-                                }
-                                e[..t.len()].copy_from_slice(t.as_bytes());
-                                e[15] = t.len() as u8;
-                                special.push(e);
-                            }
-                            classes.len() - 1
+        let (mut pos, mut neg) = (String::with_capacity(32), String::with_capacity(32));
+        for (k, slot) in packed.iter_mut().enumerate().filter(|(_, e)| e[15] == LATER) {
+            let h = if k >> 15 == 1 { Half::Bf16 } else { Half::F16 };
+            let mag = (k & 0x7fff) as u16;
+            pos.clear();
+            neg.clear();
+            spell_into(h, mag, &mut pos);
+            spell_into(h, mag | 0x8000, &mut neg);
+            // one class per distinct (positive, negative) spelling: 0, INF, QNAN, SNAN
+            let key = format!("{pos}/{neg}");
+            let class = match classes.iter().position(|c| *c == key) {
+                Some(c) => c,
+                None => {
+                    classes.push(key);
+                    for t in [&pos, &pos, &neg, &neg].into_iter().enumerate().map(|(i, t)| if i % 2 == 1 { format!("{t}, ") } else { t.trim_end().to_string() })
+                    {
+                        let mut e = [0u8; 16];
+                        if t.len() > 15 || !t.is_ascii() {
+                            return None;
                         }
-                    };
-                    if class > 3 {
-                        return None;
+                        e[..t.len()].copy_from_slice(t.as_bytes());
+                        e[15] = t.len() as u8;
+                        special.push(e);
                     }
-                    slot[0] = class as u8;
-                    slot[15] = 0x80;
+                    classes.len() - 1
                 }
+            };
+            if class > 3 {
+                return None;
             }
+            *slot = [0; 16];
+            slot[0] = class as u8;
+            slot[15] = 0x80;
         }
         Some(Imms { hi: *hi, lo: *lo, packed, special })
     }
@@ -571,25 +601,24 @@ fn unpack(e: &[u8; 16]) -> [u8; 32] {
     }
 }
 
-/// The tables without immediates (quick to build: a one-word `decode` starts fast), and
-/// after [`IMM_AFTER`] words, with them (2 × 2^16 immediate texts, about 0.1 s to spell:
-/// until then an immediate-form word takes the plain path, about 3 µs).
+/// The tables of `op`'s fast path (a few milliseconds, built on its first word), and after
+/// [`IMM_AFTER`] words that take a fast path, their immediates (2 × 2^15 texts, about ten
+/// milliseconds more: until then an immediate-form word takes the plain path, a few
+/// microseconds, so a short input never pays for them).
 fn fast(op: Op) -> Option<&'static Fast> {
     type Slot = std::sync::OnceLock<Option<Fast>>;
-    static BASE: [Slot; Op::ALL.len()] = [const { Slot::new() }; Op::ALL.len()];
-    static FULL: [Slot; Op::ALL.len()] = [const { Slot::new() }; Op::ALL.len()];
+    static TABLES: [Slot; Op::ALL.len()] = [const { Slot::new() }; Op::ALL.len()];
     static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let k = op.index();
-    if let Some(f) = FULL[k].get() {
-        return f.as_ref();
+    let f = TABLES[op.index()].get_or_init(|| build(op)).as_ref()?;
+    if f.imm.get().is_none() && CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) >= IMM_AFTER {
+        f.imm.get_or_init(|| f.imm_fields.and_then(|(hi, lo)| Imms::new(&hi, &lo)));
     }
-    if CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) >= IMM_AFTER {
-        return FULL[k].get_or_init(|| build(op, true)).as_ref();
-    }
-    BASE[k].get_or_init(|| build(op, false)).as_ref()
+    Some(f)
 }
 
-const IMM_AFTER: usize = 1 << 16;
+/// Words decoded before the immediates' tables are built: about what the plain path
+/// costs in the time they take to build.
+const IMM_AFTER: usize = 4096;
 
 /// Decode `word` and append its text to `out`: `decode(word).map(|i| render_into(&i, out))`.
 pub fn decode_render_into(word: u128, out: &mut String) -> Result<(), Illegal> {
@@ -630,11 +659,13 @@ fn fused<const PEXT: bool>(f: &Fast, word: u128, out: &mut String) -> Result<(),
         _ => return slow(word, out),
     }
     let is_imm = k == Form::Imm as usize;
-    let (Some(tail), false) = (f.tail.get(k), is_imm && f.imm.is_none()) else { return slow(word, out) };
-    let Some(&h) = f.idx.get(f.head_base as usize + f.head.key::<PEXT>(lo, hi)) else { return slow(word, out) };
+    let imms = f.imm.get().and_then(Option::as_ref);
+    let (Some(tail), false) = (f.tail.get(k), is_imm && imms.is_none()) else { return slow(word, out) };
+    let hk = f.head.key::<PEXT>(lo, hi);
+    let (Some(&h), Some(false)) = (f.idx.get(f.head_base as usize + hk), f.head_hidden.get(hk).copied()) else { return slow(word, out) };
     // the immediates' entries are read first, so their (likely) cache misses overlap the
     // other parts; other forms read entry 0
-    let (v1, v2, e1, e2) = match &f.imm {
+    let (v1, v2, e1, e2) = match imms {
         Some(imm) => {
             let only = (is_imm as u16).wrapping_neg();
             let (v1, v2) = (imm.hi.key::<PEXT>(lo, hi) as u16 & only, imm.lo.key::<PEXT>(lo, hi) as u16 & only);
@@ -663,7 +694,7 @@ fn fused<const PEXT: bool>(f: &Fast, word: u128, out: &mut String) -> Result<(),
             w.put::<COPY>(slot, n);
         }
     }
-    if let (true, Some(imm)) = (is_imm, &f.imm) {
+    if let (true, Some(imm)) = (is_imm, imms) {
         imm.push(&mut w, e1, v1, true);
         imm.push(&mut w, e2, v2, false);
     }
@@ -691,11 +722,14 @@ mod tests {
 
     #[test]
     fn equals_decode_then_render() {
-        // past the first words, which are decoded before the immediate tables exist
-        for w in gen::generate(&GenOptions::legal(9), 0, IMM_AFTER as u64 + 1) {
+        // past the first words, which are decoded before the immediate tables exist (HMUL2's
+        // words are about one in four)
+        for w in gen::generate(&GenOptions::legal(9), 0, (IMM_AFTER * Op::ALL.len()) as u64 + 4096) {
             same(w);
         }
-        assert!(fast(Op::Hmul2).is_some_and(|f| f.imm.is_some()), "HMUL2's fast-path tables did not build");
+        assert!(fast(Op::Hmul2).is_some_and(|f| f.imm.get().is_some_and(Option::is_some)), "HMUL2's fast-path tables did not build");
+        // HADD2's hidden rules (.F32) are decided by the head: its other words take the fast path
+        assert!(fast(Op::Hadd2).is_some_and(|f| f.head_hidden.iter().any(|&h| h) && !f.head_hidden.iter().all(|&h| h)), "HADD2's fast path");
         let o = GenOptions { illegal_share: 0.2, invalid_share: 0.3, ignored_share: 0.2, ..GenOptions::legal(5) };
         for w in gen::generate(&o, 0, 150_000) {
             same(w);

@@ -28,6 +28,20 @@ impl StrTable {
     }
 }
 
+impl StrTable {
+    /// `n` entries, entry `i` appended by `write(i, text)` straight into the table's text
+    /// (no string per entry).
+    pub fn build(n: usize, mut write: impl FnMut(usize, &mut String)) -> StrTable {
+        let mut t = StrTable { text: String::new(), bounds: Vec::with_capacity(n + 1) };
+        t.bounds.push(0);
+        for i in 0..n {
+            write(i, &mut t.text);
+            t.bounds.push(t.text.len() as u32);
+        }
+        t
+    }
+}
+
 impl<S: AsRef<str>> FromIterator<S> for StrTable {
     fn from_iter<I: IntoIterator<Item = S>>(iter: I) -> Self {
         let mut t = StrTable::default();
@@ -58,5 +72,7 @@ mod tests {
         assert_eq!((&t[0], &t[1], &t[2]), ("a", "", "bcd"));
         assert_eq!(t.get(3), None);
         assert_eq!(t.len(), 3);
+        let b = StrTable::build(3, |i, out| out.push_str(["a", "", "bcd"][i]));
+        assert_eq!((&b[0], &b[1], &b[2], b.len()), ("a", "", "bcd", 3));
     }
 }
