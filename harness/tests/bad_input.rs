@@ -273,12 +273,12 @@ fn cases() -> Vec<(&'static str, Case)> {
             case(&["generate", "--seed", "1", "--instruction", "HMUL2", "--form", "rrrr"], 2, "--form rrrr: no form of HMUL2"),
         ),
         // a three-source word's sweep needs its operand 3
-        ("run: exhaustive, HFMA2 without --c", case(&["run", "--mode", "exhaustive", "--encoding", HFMA2_WORD], 2, "HFMA2 has a third source (2^48 inputs): give its value with --c HEX")),
-        ("run: exhaustive, HFMA2, --c malformed", case(&["run", "--mode", "exhaustive", "--encoding", HFMA2_WORD, "--c", "3c00"], 2, "--c")),
         (
-            "build-kernel: --instruction not of the family",
-            case(&["build-kernel", "--seed", "1", "--instruction", "HFMA3", "--out", "k"], 2, "--instruction"),
+            "run: exhaustive, HFMA2 without --c",
+            case(&["run", "--mode", "exhaustive", "--encoding", HFMA2_WORD], 2, "HFMA2 has a third source (2^48 inputs): give its value with --c HEX"),
         ),
+        ("run: exhaustive, HFMA2, --c malformed", case(&["run", "--mode", "exhaustive", "--encoding", HFMA2_WORD, "--c", "3c00"], 2, "--c")),
+        ("build-kernel: --instruction not of the family", case(&["build-kernel", "--seed", "1", "--instruction", "HFMA3", "--out", "k"], 2, "--instruction")),
         (
             "eval: an HFMA2 vector without operand 3",
             case(&["eval"], 2, "missing key \"c\"")
