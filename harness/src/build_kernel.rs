@@ -18,7 +18,7 @@ pub struct BuildKernelArgs {
     /// Output folder for kernel.cubin and manifest.json.
     #[arg(long, value_parser = crate::cli::path_arg)]
     pub out: std::path::PathBuf,
-    /// Instructions, comma-separated nvdisasm mnemonics (HMUL2,HADD2); default: every one
+    /// Instructions, comma-separated nvdisasm mnemonics (HMUL2,HADD2,HFMA2,HFMA2.MMA); default: every one
     /// the reference implements.
     #[arg(long = "instruction", value_parser = crate::commands::parse_ops_arg)]
     pub instruction: Option<crate::commands::OpList>,

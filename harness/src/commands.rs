@@ -215,7 +215,7 @@ pub struct GenerateArgs {
     /// Number of encodings.
     #[arg(long, default_value_t = 16)]
     pub count: u64,
-    /// Instructions, comma-separated nvdisasm mnemonics (HMUL2,HADD2); default: every one the
+    /// Instructions, comma-separated nvdisasm mnemonics (HMUL2,HADD2,HFMA2,HFMA2.MMA); default: every one the
     /// project describes.
     #[arg(long = "instruction", value_parser = parse_ops_arg)]
     pub instruction: Option<OpList>,
@@ -321,7 +321,7 @@ pub struct OracleArgs {
     /// Number of random encodings.
     #[arg(long, default_value_t = 20000)]
     pub count: u64,
-    /// Instructions, comma-separated nvdisasm mnemonics (HMUL2,HADD2); default: every one the
+    /// Instructions, comma-separated nvdisasm mnemonics (HMUL2,HADD2,HFMA2,HFMA2.MMA); default: every one the
     /// project describes.
     #[arg(long = "instruction", value_parser = parse_ops_arg)]
     pub instruction: Option<OpList>,

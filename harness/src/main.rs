@@ -1,4 +1,4 @@
-//! `hmul2-harness`: generate, disassemble, check and run SM90 HMUL2 encodings.
+//! `hmul2-harness`: generate, disassemble, check and run SM90 packed-half encodings (HMUL2, HADD2, HFMA2, HFMA2.MMA).
 //! Each subcommand lives beside the code it drives; this file only dispatches.
 
 use clap::{Parser, Subcommand};
@@ -19,7 +19,7 @@ enum Cmd {
     Decode(commands::DecodeArgs),
     /// Encode nvdisasm-style text to an instruction word.
     Encode(commands::EncodeArgs),
-    /// Generate seeded random (or full-factorial) HMUL2 encodings.
+    /// Generate seeded random (or full-factorial) encodings of the family (HMUL2, HADD2, HFMA2, HFMA2.MMA).
     Generate(commands::GenerateArgs),
     /// Compare decode + render with nvdisasm on generated encodings.
     Oracle(commands::OracleArgs),

@@ -82,7 +82,7 @@ pub struct RunArgs {
     /// Random mode: number of instructions (across all shards).
     #[arg(long, default_value_t = 4096)]
     pub count: u64,
-    /// Instructions, comma-separated nvdisasm mnemonics (HMUL2,HADD2); default: every one
+    /// Instructions, comma-separated nvdisasm mnemonics (HMUL2,HADD2,HFMA2,HFMA2.MMA); default: every one
     /// the reference implements.
     #[arg(long = "instruction", value_parser = crate::commands::parse_ops_arg)]
     pub instruction: Option<crate::commands::OpList>,

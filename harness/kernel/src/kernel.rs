@@ -518,7 +518,8 @@ pub fn plan(cases: &[Case]) -> Result<Plan, PatchError> {
         h(&mut insts, Op::ImadWideU32Imm, &[q0, q2, INPUT_RECORD as u32, q0]);
         h(&mut insts, Op::LdgE128, &[q0, q0, 4]);
         h(&mut insts, Op::R2p, &[q3, 0x7f]);
-        // the register that holds the special operand's data
+        // the register that holds the special operand's data (asked only of a UR other than
+        // URZ and of cx[], for which operand 3 is loaded: `extra` is then set)
         let staged = |which: Special| match which {
             Special::B => q1,
             Special::C => extra.map_or(q1, |e| e as u32),
