@@ -51,8 +51,8 @@
 //!
 //! # Speed
 //!
-//! [`eval_fma_batch`] takes plain lanes (no flushing, .FMZ, .SAT, .RELU or zero-sign
-//! override) straight from the packed words with AVX2 and F16C where the CPU has them
+//! [`eval_fma_batch`] takes lanes without flushing, .FMZ or zero-sign override (.SAT and
+//! .RELU come after the rounding, on the 16-bit results) straight from the packed words with AVX2 and F16C where the CPU has them
 //! (`avx2.rs`): FP16 in f32, 8 lanes to a vector (the product, 22 bits, and TwoSum are exact
 //! in f32 too: every value a multiple of 2^-48, below 2^33 in magnitude; round to odd at
 //! 24 bits is enough, 24 >= 11 + 2, the same argument; F16C's conversion is the final round
@@ -347,7 +347,13 @@ impl Fma {
     /// Whether only the NaN rule applies after the rounding: no flushing, .FMZ, .SAT,
     /// .RELU or zero-sign override ([`Fma::lane_raw`] without `FULL`).
     fn plain(&self) -> bool {
-        self.ftz_out == 0 && !self.fmz && !self.ftz_prod && self.sat == 0 && self.relu == 0 && self.zero_override == 0
+        self.plain_arith() && self.sat == 0 && self.relu == 0
+    }
+
+    /// Whether the arithmetic is plain: no flushing, .FMZ or zero-sign override (.SAT and
+    /// .RELU, which only look at the rounded result, may be set).
+    fn plain_arith(&self) -> bool {
+        self.ftz_out == 0 && !self.fmz && !self.ftz_prod && self.zero_override == 0
     }
 
     /// One lane on source values already selected, modified and flushed. Straight-line
@@ -433,8 +439,8 @@ impl Fma {
         );
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("f16c") {
-            if self.plain() {
-                // SAFETY: the CPU has AVX2 and F16C, checked just above; plain lanes; the
+            if self.plain_arith() {
+                // SAFETY: the CPU has AVX2 and F16C, checked just above; plain arithmetic; the
                 // slices are as long (asserted)
                 let done = unsafe { avx2::plain(self, a, b, c, out) };
                 for (((o, &a), &b), &c) in out[done..].iter_mut().zip(&a[done..]).zip(&b[done..]).zip(&c[done..]) {

@@ -1,4 +1,5 @@
-//! Plain HFMA2 lanes (only the NaN rule after the rounding, see [`Fma::plain`]) eight
+//! HFMA2 lanes whose arithmetic is plain ([`Fma::plain_arith`]: no flushing, .FMZ or
+//! zero-sign override; `.SAT` and `.RELU` are allowed) eight
 //! source words, sixteen lanes, at a time with AVX2 and F16C, straight from the packed words:
 //! half select, |x| and -x on the words, both lanes in one vector, no copies in between.
 //!
@@ -18,7 +19,8 @@
 //! and `s` differ in sign (an even `s` moves one ulp toward `e`, an odd one stays).
 //!
 //! The NaN rule runs on the 16-bit lanes: a NaN result (an operand NaN, 0 x Inf, Inf - Inf)
-//! becomes the canonical NaN or the first NaN operand quieted.
+//! becomes the canonical NaN or the first NaN operand quieted; then `.SAT` or `.RELU`, which
+//! only look at the rounded result, as [`Fma::lane_raw`] applies them.
 
 use super::Fma;
 use std::arch::x86_64::*;
@@ -86,6 +88,26 @@ fn fix_nan(f: &Fma, a: __m256i, b: __m256i, c: __m256i, r: __m256i) -> __m256i {
     _mm256_blendv_epi8(r, value, is_nan(r))
 }
 
+/// `.SAT` and `.RELU` on 16 results, as [`Fma::lane_raw`] applies them (NaN, negative and
+/// -0 judged on the result before either).
+#[target_feature(enable = "avx2,f16c")]
+#[inline]
+fn sat_relu(f: &Fma, r: __m256i) -> __m256i {
+    let m = |x: u16| _mm256_set1_epi16(x as i16);
+    let is_nan = _mm256_cmpgt_epi16(_mm256_and_si256(r, m(0x7fff)), m(f.f.exp));
+    let neg = _mm256_srai_epi16::<15>(r);
+    let neg_zero = _mm256_and_si256(_mm256_cmpeq_epi16(r, m(0x8000)), m(0x8000));
+    // a positive value above 1 (negatives and NaNs are decided before)
+    let above_one = _mm256_cmpgt_epi16(r, m(f.f.one));
+    let sat = _mm256_blendv_epi8(_mm256_blendv_epi8(r, m(f.f.one), above_one), _mm256_and_si256(neg_zero, m(f.sat_keep_neg_zero)), neg);
+    let sat = _mm256_blendv_epi8(sat, _mm256_andnot_si256(m(f.sat_nan_zero), r), is_nan);
+    let r = _mm256_blendv_epi8(r, sat, m(f.sat));
+    let relu = _mm256_blendv_epi8(r, _mm256_and_si256(neg_zero, m(f.relu_keep_neg_zero)), neg);
+    let relu_nan = _mm256_blendv_epi8(m(f.relu_nan_value), r, m(f.relu_nan_pass));
+    let relu = _mm256_blendv_epi8(relu, relu_nan, is_nan);
+    _mm256_blendv_epi8(r, relu, m(f.relu))
+}
+
 /// Round to odd of `s + e` (TwoSum's pair), f32 lanes.
 #[target_feature(enable = "avx2,f16c")]
 #[inline]
@@ -140,16 +162,25 @@ fn bf16_lanes(a: __m128, b: __m128, c: __m128) -> __m128 {
     _mm256_cvtpd_ps(_mm256_or_pd(r, sign))
 }
 
-/// Plain lanes of `f` for the first `out.len() / 8 * 8` words; returns how many words
-/// that is (the caller does the rest).
+/// The lanes of `f` for the first `out.len() / 8 * 8` words; returns how many words that
+/// is (the caller does the rest).
 ///
-/// Safety: the CPU has AVX2 and F16C; `f.plain()`; the four slices are as long.
+/// Safety: the CPU has AVX2 and F16C; `f.plain_arith()`; the four slices are as long.
 #[target_feature(enable = "avx2,f16c")]
 pub(super) unsafe fn plain(f: &Fma, a: &[u32], b: &[u32], c: &[u32], out: &mut [u32]) -> usize {
     let n = out.len() / STEP * STEP;
     // SAFETY (every load and store below): i + 8 <= n <= each slice's length
     unsafe {
         let srcs = Srcs::new(f);
+        let post = f.sat != 0 || f.relu != 0;
+        let fin = |wa, wb, wc, r| {
+            let r = fix_nan(f, wa, wb, wc, r);
+            if post {
+                sat_relu(f, r)
+            } else {
+                r
+            }
+        };
         let mut i = 0;
         if f.f.bf16 {
             let hi_mask = _mm256_set1_epi32(0xffff_0000u32 as i32);
@@ -170,7 +201,7 @@ pub(super) unsafe fn plain(f: &Fma, a: &[u32], b: &[u32], c: &[u32], out: &mut [
                 let (c0, c1) = half(hi(wc));
                 let r_hi = _mm256_set_m128(bf16_lanes(a1, b1, c1), bf16_lanes(a0, b0, c0));
                 let r = _mm256_or_si256(_mm256_srli_epi32::<16>(_mm256_castps_si256(r_lo)), _mm256_and_si256(_mm256_castps_si256(r_hi), hi_mask));
-                _mm256_storeu_si256(out.as_mut_ptr().add(i) as *mut __m256i, fix_nan(f, wa, wb, wc, r));
+                _mm256_storeu_si256(out.as_mut_ptr().add(i) as *mut __m256i, fin(wa, wb, wc, r));
                 i += STEP;
             }
         } else {
@@ -181,7 +212,7 @@ pub(super) unsafe fn plain(f: &Fma, a: &[u32], b: &[u32], c: &[u32], out: &mut [
                 let lo = f16_lanes(_mm256_castsi256_si128(wa), _mm256_castsi256_si128(wb), _mm256_castsi256_si128(wc));
                 let hi = f16_lanes(_mm256_extracti128_si256::<1>(wa), _mm256_extracti128_si256::<1>(wb), _mm256_extracti128_si256::<1>(wc));
                 let r = _mm256_set_m128i(hi, lo);
-                _mm256_storeu_si256(out.as_mut_ptr().add(i) as *mut __m256i, fix_nan(f, wa, wb, wc, r));
+                _mm256_storeu_si256(out.as_mut_ptr().add(i) as *mut __m256i, fin(wa, wb, wc, r));
                 i += STEP;
             }
         }
@@ -193,6 +224,7 @@ pub(super) unsafe fn plain(f: &Fma, a: &[u32], b: &[u32], c: &[u32], out: &mut [
 mod tests {
     use super::super::{Fma, FmaOp};
     use crate::isa::{Format, SrcMods, Swizzle};
+    use crate::reference::policy::ReluNan;
     use crate::reference::Policy;
 
     /// splitmix64: the test's seeded randomness.
@@ -218,8 +250,8 @@ mod tests {
         }
     }
 
-    /// The AVX2 plain kernel against the scalar lane on seeded random triples with
-    /// specials, for both formats, every half select, |x| / -x, and both NaN rules.
+    /// The AVX2 kernel against the scalar lane on seeded random triples with specials, for
+    /// both formats, every half select, |x| / -x, .SAT and .RELU, and their policy choices.
     #[test]
     fn plain_kernel_is_the_scalar_lane() {
         if !(std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("f16c")) {
@@ -233,7 +265,7 @@ mod tests {
         let n = 1 << 12;
         let (mut a, mut b, mut c, mut out) = (vec![0u32; n], vec![0u32; n], vec![0u32; n], vec![0u32; n]);
         let mut lanes = 0u64;
-        for round in 0..96 {
+        for round in 0..192 {
             let format = if round % 2 == 0 { Format::F16 } else { Format::Bf16 };
             let bf16 = format == Format::Bf16;
             let mut m = || {
@@ -242,12 +274,21 @@ mod tests {
             };
             // the first rounds have no modifiers (the benchmark's case)
             let (am, bm, cm) = if round < 8 { Default::default() } else { (m(), m(), m()) };
-            let op = FmaOp { format, a_mods: am, b_mods: bm, c_mods: cm, ..Default::default() };
+            // then .SAT or .RELU (never both) under each of their policy choices
+            let r = if round < 8 { 0 } else { next(&mut s) };
+            let op = FmaOp { format, a_mods: am, b_mods: bm, c_mods: cm, sat: r % 3 == 1, relu: r % 3 == 2, ..Default::default() };
             let mut p = *Policy::current();
             p.nan_canonical = round % 4 < 2;
+            if round >= 8 {
+                p.sat_nan_to_zero = r & 8 != 0;
+                p.sat_neg_zero_to_plus = r & 16 != 0;
+                p.sat_bf16 = r & 32 != 0;
+                p.fma_relu_neg_zero_to_plus = r & 64 != 0;
+                p.fma_relu_nan = [ReluNan::Canonical, ReluNan::Pass, ReluNan::Zero][(r >> 8) as usize % 3];
+            }
             let f = Fma::new(&op, &p).unwrap();
-            assert!(f.plain());
-            for _ in 0..8 {
+            assert!(f.plain_arith());
+            for _ in 0..4 {
                 for k in 0..n {
                     a[k] = half(&mut s, bf16) as u32 | (half(&mut s, bf16) as u32) << 16;
                     b[k] = half(&mut s, bf16) as u32 | (half(&mut s, bf16) as u32) << 16;
