@@ -51,13 +51,15 @@
 //!
 //! # Speed
 //!
-//! [`eval_fma_batch`] works in blocks of lanes with straight-line code (masks and selects,
-//! no branch on the values, never an f64 subnormal operand) that the compiler vectorises
-//! (AVX2 where the CPU has it). Plain FP16 lanes (no flushing, .FMZ, .SAT, .RELU or
-//! zero-sign override) run in f32 instead, 8 to a vector, when the CPU has F16C: the
-//! product (22 bits) and TwoSum are exact in f32 too (every value a multiple of 2^-48,
-//! below 2^33 in magnitude), round to odd at 24 bits is enough (24 >= 11 + 2, the same
-//! argument), and F16C's conversion is the final round to nearest even.
+//! [`eval_fma_batch`] takes lanes without flushing, .FMZ or zero-sign override (.SAT and
+//! .RELU come after the rounding, on the 16-bit results) straight from the packed words with AVX2 and F16C where the CPU has them
+//! (`avx2.rs`): FP16 in f32, 8 lanes to a vector (the product, 22 bits, and TwoSum are exact
+//! in f32 too: every value a multiple of 2^-48, below 2^33 in magnitude; round to odd at
+//! 24 bits is enough, 24 >= 11 + 2, the same argument; F16C's conversion is the final round
+//! to nearest even), BF16 in f64, 4 to a vector, rounded by one f64 addition (see there).
+//! Other lanes, and every lane without AVX2, work in blocks with straight-line code (masks
+//! and selects, no branch on the values, never an f64 subnormal operand) that the compiler
+//! vectorises.
 //!
 //! # What has no value here
 //!
@@ -72,6 +74,9 @@
 use super::policy::{FmzZero, ReluNan, ZeroSum};
 use super::{mask, mods_masks, sel, shifts, Policy, Undefined, BLOCK};
 use crate::isa::{Flush, Format, SrcMods, Swizzle};
+
+#[cfg(target_arch = "x86_64")]
+mod avx2;
 
 /// The modifiers of one HFMA2 or HFMA2.MMA: what the arithmetic depends on. The fields
 /// mirror what nvdisasm prints: `.BF16_V2` ([`Format::Bf16`]), `.FTZ` / `.FMZ`
@@ -342,7 +347,13 @@ impl Fma {
     /// Whether only the NaN rule applies after the rounding: no flushing, .FMZ, .SAT,
     /// .RELU or zero-sign override ([`Fma::lane_raw`] without `FULL`).
     fn plain(&self) -> bool {
-        self.ftz_out == 0 && !self.fmz && !self.ftz_prod && self.sat == 0 && self.relu == 0 && self.zero_override == 0
+        self.plain_arith() && self.sat == 0 && self.relu == 0
+    }
+
+    /// Whether the arithmetic is plain: no flushing, .FMZ or zero-sign override (.SAT and
+    /// .RELU, which only look at the rounded result, may be set).
+    fn plain_arith(&self) -> bool {
+        self.ftz_out == 0 && !self.fmz && !self.ftz_prod && self.zero_override == 0
     }
 
     /// One lane on source values already selected, modified and flushed. Straight-line
@@ -428,22 +439,31 @@ impl Fma {
         );
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("f16c") {
-            // SAFETY: the CPU has AVX2 and F16C, checked just above
-            unsafe { self.blocks_avx2(a, b, c, out) };
+            if self.plain_arith() {
+                // SAFETY: the CPU has AVX2 and F16C, checked just above; plain arithmetic; the
+                // slices are as long (asserted)
+                let done = unsafe { avx2::plain(self, a, b, c, out) };
+                for (((o, &a), &b), &c) in out[done..].iter_mut().zip(&a[done..]).zip(&b[done..]).zip(&c[done..]) {
+                    *o = self.eval(a, b, c);
+                }
+            } else {
+                // SAFETY: as above
+                unsafe { self.blocks_avx2(a, b, c, out) };
+            }
             return;
         }
-        self.blocks::<false>(a, b, c, out);
+        self.blocks(a, b, c, out);
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,f16c")]
-    unsafe fn blocks_avx2(&self, a: &[u32], b: &[u32], c: &[u32], out: &mut [u32]) {
-        self.blocks::<true>(a, b, c, out)
+    fn blocks_avx2(&self, a: &[u32], b: &[u32], c: &[u32], out: &mut [u32]) {
+        self.blocks(a, b, c, out)
     }
 
-    /// The blocks: `F16C` says the FP16 plain lanes may take [`Fma::f16_plain`].
+    /// The blocks of the portable path (and of lanes with modifiers).
     #[inline(always)]
-    fn blocks<const F16C: bool>(&self, a: &[u32], b: &[u32], c: &[u32], out: &mut [u32]) {
+    fn blocks(&self, a: &[u32], b: &[u32], c: &[u32], out: &mut [u32]) {
         let mut la = [0u16; 2 * BLOCK];
         let mut lb = [0u16; 2 * BLOCK];
         let mut lc = [0u16; 2 * BLOCK];
@@ -461,9 +481,7 @@ impl Fma {
                 lc[n + i] = self.src(2, c[i], 1);
             }
             let (la, lb, lc, r) = (&la[..2 * n], &lb[..2 * n], &lc[..2 * n], &mut r[..2 * n]);
-            if F16C && plain && !self.f.bf16 {
-                self.f16_plain(la, lb, lc, r);
-            } else if plain {
+            if plain {
                 for k in 0..2 * n {
                     r[k] = self.lane_raw::<false>(la[k], lb[k], lc[k]);
                 }
@@ -475,85 +493,6 @@ impl Fma {
             for i in 0..n {
                 out[i] = r[i] as u32 | (r[n + i] as u32) << 16;
             }
-        }
-    }
-
-    /// Plain FP16 lanes in f32, 8 to a vector: the exact product (22 bits) and TwoSum in
-    /// f32 (no overflow: |a * b + c| < 2^33; no f32 subnormal: every value is a multiple
-    /// of 2^-48), round to odd at 24 bits (24 >= 11 + 2: the module's argument with f32 for
-    /// f64), then F16C's conversion to FP16, round to nearest even (gradual underflow,
-    /// overflow to Inf). Only called where the CPU has F16C (`blocks::<true>`).
-    #[cfg(target_arch = "x86_64")]
-    #[inline(always)]
-    fn f16_plain(&self, la: &[u16], lb: &[u16], lc: &[u16], r: &mut [u16]) {
-        let n = la.len();
-        let mut fa = [0f32; 2 * BLOCK];
-        let mut fb = [0f32; 2 * BLOCK];
-        let mut fc = [0f32; 2 * BLOCK];
-        let (fa, fb, fc) = (&mut fa[..n], &mut fb[..n], &mut fc[..n]);
-        // SAFETY: the CPU has F16C (the caller's check)
-        unsafe {
-            f16c::widen(la, fa);
-            f16c::widen(lb, fb);
-            f16c::widen(lc, fc);
-        }
-        for k in 0..n {
-            let p = fa[k] * fb[k];
-            let s = p + fc[k];
-            let bb = s - p;
-            let e = (p - (s - bb)) + (fc[k] - bb);
-            let sb = s.to_bits();
-            let finite = sb & 0x7f80_0000 != 0x7f80_0000;
-            let adjust = finite & (e != 0.0) & (sb & 1 == 0);
-            let step = if (e.to_bits() ^ sb) >> 31 == 0 { 1u32 } else { u32::MAX };
-            fa[k] = f32::from_bits(sb.wrapping_add(if adjust { step } else { 0 }));
-        }
-        // SAFETY: as above
-        unsafe { f16c::narrow(fa, r) };
-        for k in 0..n {
-            // a NaN sum converts to a NaN, nothing else does
-            r[k] = sel(mask(r[k] & 0x7fff > 0x7c00), self.nan(la[k], lb[k], lc[k], 0xffff), r[k]);
-        }
-    }
-
-    #[cfg(not(target_arch = "x86_64"))]
-    fn f16_plain(&self, _: &[u16], _: &[u16], _: &[u16], _: &mut [u16]) {
-        unreachable!("blocks::<true> runs only on x86_64")
-    }
-}
-
-/// FP16 <-> f32 slice conversions with F16C, 8 at a time (`half`'s scalar code for a tail).
-#[cfg(target_arch = "x86_64")]
-mod f16c {
-    use std::arch::x86_64::{__m128i, _mm256_cvtph_ps, _mm256_cvtps_ph, _mm256_loadu_ps, _mm256_storeu_ps, _mm_loadu_si128, _mm_storeu_si128};
-
-    /// Exact FP16 to f32. Safety: the CPU has F16C and AVX; `dst` is as long as `src`.
-    #[inline(always)]
-    pub unsafe fn widen(src: &[u16], dst: &mut [f32]) {
-        let n = src.len().min(dst.len());
-        let mut k = 0;
-        while k + 8 <= n {
-            // SAFETY: k + 8 <= n, both slices hold n values
-            unsafe { _mm256_storeu_ps(dst.as_mut_ptr().add(k), _mm256_cvtph_ps(_mm_loadu_si128(src.as_ptr().add(k) as *const __m128i))) };
-            k += 8;
-        }
-        for j in k..n {
-            dst[j] = half::f16::from_bits(src[j]).to_f32();
-        }
-    }
-
-    /// f32 to FP16, round to nearest even. Safety: as [`widen`].
-    #[inline(always)]
-    pub unsafe fn narrow(src: &[f32], dst: &mut [u16]) {
-        let n = src.len().min(dst.len());
-        let mut k = 0;
-        while k + 8 <= n {
-            // SAFETY: as in widen; imm 0 is round to nearest even
-            unsafe { _mm_storeu_si128(dst.as_mut_ptr().add(k) as *mut __m128i, _mm256_cvtps_ph::<0>(_mm256_loadu_ps(src.as_ptr().add(k)))) };
-            k += 8;
-        }
-        for j in k..n {
-            dst[j] = half::f16::from_f32(src[j]).to_bits();
         }
     }
 }

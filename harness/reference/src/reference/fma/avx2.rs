@@ -1,0 +1,313 @@
+//! HFMA2 lanes whose arithmetic is plain ([`Fma::plain_arith`]: no flushing, .FMZ or
+//! zero-sign override; `.SAT` and `.RELU` are allowed) eight
+//! source words, sixteen lanes, at a time with AVX2 and F16C, straight from the packed words:
+//! half select, |x| and -x on the words, both lanes in one vector, no copies in between.
+//!
+//! - **FP16** in f32, as the module's text says: F16C widens exactly, the product (22 bits)
+//!   and TwoSum are exact, round to odd at 24 bits, F16C's conversion rounds to nearest even.
+//! - **BF16** in f64 (the product's exponent, 2^-266 to 2^256, is outside f32's range):
+//!   widening is a shift then an exact f32 to f64 conversion, then the product, TwoSum and
+//!   round to odd at 53 bits. The final rounding is one f64 addition: with `C` the power of
+//!   two 2^45 times the result's leading-bit weight (at least 2^-126, the subnormal range's
+//!   fixed point; at most 2^127), `|x| + C` lies in `C`'s binade, whose ulp is BF16's ulp at
+//!   `|x|`, so the addition rounds `|x|` to nearest even on BF16's grid (gradual underflow
+//!   included) and `(|x| + C) - C` is exact. That value is a BF16 value or at least 2^128, so
+//!   the conversion to f32 is exact or Inf, and BF16 is the f32's upper 16 bits.
+//!
+//! Round to odd without a branch or a parity test's select: with `x = s + e` from TwoSum,
+//! `RO(x)`'s bits are `(s - d) | n` where `n` is 1 when `e != 0` and `d` is 1 when moreover `e`
+//! and `s` differ in sign (an even `s` moves one ulp toward `e`, an odd one stays).
+//!
+//! The NaN rule runs on the 16-bit lanes: a NaN result (an operand NaN, 0 x Inf, Inf - Inf)
+//! becomes the canonical NaN or the first NaN operand quieted; then `.SAT` or `.RELU`, which
+//! only look at the rounded result, as [`Fma::lane_raw`] applies them.
+
+use super::Fma;
+use std::arch::x86_64::*;
+
+/// Words per step.
+pub(super) const STEP: usize = 8;
+
+/// The prepared source words: half select and |x| / -x for each operand.
+struct Srcs {
+    /// The two lanes' right shifts of each operand, `None` for the plain `H1_H0`.
+    sh: [Option<(__m128i, __m128i)>; 3],
+    and: [__m256i; 3],
+    xor: [__m256i; 3],
+}
+
+impl Srcs {
+    #[target_feature(enable = "avx2,f16c")]
+    #[inline]
+    fn new(f: &Fma) -> Srcs {
+        let mut s = Srcs { sh: [None; 3], and: [_mm256_setzero_si256(); 3], xor: [_mm256_setzero_si256(); 3] };
+        for k in 0..3 {
+            let [s0, s1] = f.sh[k];
+            if [s0, s1] != [0, 16] {
+                s.sh[k] = Some((_mm_cvtsi32_si128(s0 as i32), _mm_cvtsi32_si128(s1 as i32)));
+            }
+            let (and, xor) = f.mods[k];
+            s.and[k] = _mm256_set1_epi32((and as u32 | (and as u32) << 16) as i32);
+            s.xor[k] = _mm256_set1_epi32((xor as u32 | (xor as u32) << 16) as i32);
+        }
+        s
+    }
+
+    /// Operand `k`'s 8 words at `p`, each half the lane's selected and modified value.
+    /// Safety: `p` points at 8 readable words.
+    #[target_feature(enable = "avx2,f16c")]
+    #[inline]
+    unsafe fn load(&self, k: usize, p: *const u32) -> __m256i {
+        // SAFETY: the caller's
+        let mut w = unsafe { _mm256_loadu_si256(p as *const __m256i) };
+        if let Some((s0, s1)) = self.sh[k] {
+            let lo = _mm256_and_si256(_mm256_srl_epi32(w, s0), _mm256_set1_epi32(0xffff));
+            let hi = _mm256_slli_epi32::<16>(_mm256_srl_epi32(w, s1));
+            w = _mm256_or_si256(lo, hi);
+        }
+        _mm256_xor_si256(_mm256_and_si256(w, self.and[k]), self.xor[k])
+    }
+}
+
+/// The NaN rule on 16 lanes: where `r` is NaN, the canonical NaN or the first NaN of `a`,
+/// `b`, `c` quieted.
+#[target_feature(enable = "avx2,f16c")]
+#[inline]
+fn fix_nan(f: &Fma, a: __m256i, b: __m256i, c: __m256i, r: __m256i) -> __m256i {
+    let abs = _mm256_set1_epi16(0x7fff);
+    let exp = _mm256_set1_epi16(f.f.exp as i16);
+    let is_nan = |v| _mm256_cmpgt_epi16(_mm256_and_si256(v, abs), exp);
+    let value = if f.canonical != 0 {
+        abs
+    } else {
+        let q = _mm256_set1_epi16(f.f.quiet as i16);
+        let v = _mm256_blendv_epi8(abs, _mm256_or_si256(c, q), is_nan(c));
+        let v = _mm256_blendv_epi8(v, _mm256_or_si256(b, q), is_nan(b));
+        _mm256_blendv_epi8(v, _mm256_or_si256(a, q), is_nan(a))
+    };
+    _mm256_blendv_epi8(r, value, is_nan(r))
+}
+
+/// `.SAT` and `.RELU` on 16 results, as [`Fma::lane_raw`] applies them (NaN, negative and
+/// -0 judged on the result before either).
+#[target_feature(enable = "avx2,f16c")]
+#[inline]
+fn sat_relu(f: &Fma, r: __m256i) -> __m256i {
+    let m = |x: u16| _mm256_set1_epi16(x as i16);
+    let is_nan = _mm256_cmpgt_epi16(_mm256_and_si256(r, m(0x7fff)), m(f.f.exp));
+    let neg = _mm256_srai_epi16::<15>(r);
+    let neg_zero = _mm256_and_si256(_mm256_cmpeq_epi16(r, m(0x8000)), m(0x8000));
+    // a positive value above 1 (negatives and NaNs are decided before)
+    let above_one = _mm256_cmpgt_epi16(r, m(f.f.one));
+    let sat = _mm256_blendv_epi8(_mm256_blendv_epi8(r, m(f.f.one), above_one), _mm256_and_si256(neg_zero, m(f.sat_keep_neg_zero)), neg);
+    let sat = _mm256_blendv_epi8(sat, _mm256_andnot_si256(m(f.sat_nan_zero), r), is_nan);
+    let r = _mm256_blendv_epi8(r, sat, m(f.sat));
+    let relu = _mm256_blendv_epi8(r, _mm256_and_si256(neg_zero, m(f.relu_keep_neg_zero)), neg);
+    let relu_nan = _mm256_blendv_epi8(m(f.relu_nan_value), r, m(f.relu_nan_pass));
+    let relu = _mm256_blendv_epi8(relu, relu_nan, is_nan);
+    _mm256_blendv_epi8(r, relu, m(f.relu))
+}
+
+/// Round to odd of `s + e` (TwoSum's pair), f32 lanes.
+#[target_feature(enable = "avx2,f16c")]
+#[inline]
+fn ro32(s: __m256, e: __m256) -> __m256 {
+    let nz = _mm256_castps_si256(_mm256_cmp_ps::<_CMP_NEQ_OQ>(e, _mm256_setzero_ps()));
+    let si = _mm256_castps_si256(s);
+    let d = _mm256_srli_epi32::<31>(_mm256_and_si256(_mm256_xor_si256(_mm256_castps_si256(e), si), nz));
+    _mm256_castsi256_ps(_mm256_or_si256(_mm256_sub_epi32(si, d), _mm256_srli_epi32::<31>(nz)))
+}
+
+/// Round to odd of `s + e`, f64 lanes.
+#[target_feature(enable = "avx2,f16c")]
+#[inline]
+fn ro64(s: __m256d, e: __m256d) -> __m256d {
+    let nz = _mm256_castpd_si256(_mm256_cmp_pd::<_CMP_NEQ_OQ>(e, _mm256_setzero_pd()));
+    let si = _mm256_castpd_si256(s);
+    let d = _mm256_srli_epi64::<63>(_mm256_and_si256(_mm256_xor_si256(_mm256_castpd_si256(e), si), nz));
+    _mm256_castsi256_pd(_mm256_or_si256(_mm256_sub_epi64(si, d), _mm256_srli_epi64::<63>(nz)))
+}
+
+/// FP16: `a * b + c` on 8 lanes, rounded to odd at 24 bits.
+#[target_feature(enable = "avx2,f16c")]
+#[inline]
+fn f16_lanes(a: __m128i, b: __m128i, c: __m128i) -> __m128i {
+    let (a, b, c) = (_mm256_cvtph_ps(a), _mm256_cvtph_ps(b), _mm256_cvtph_ps(c));
+    let p = _mm256_mul_ps(a, b);
+    let s = _mm256_add_ps(p, c);
+    let bb = _mm256_sub_ps(s, p);
+    let e = _mm256_add_ps(_mm256_sub_ps(p, _mm256_sub_ps(s, bb)), _mm256_sub_ps(c, bb));
+    // imm 0: round to nearest even
+    _mm256_cvtps_ph::<0>(ro32(s, e))
+}
+
+/// BF16: `a * b + c` on 4 lanes given as f32, the results as f32 whose upper halves are
+/// the BF16 results.
+#[target_feature(enable = "avx2,f16c")]
+#[inline]
+fn bf16_lanes(a: __m128, b: __m128, c: __m128) -> __m128 {
+    let (a, b, c) = (_mm256_cvtps_pd(a), _mm256_cvtps_pd(b), _mm256_cvtps_pd(c));
+    let p = _mm256_mul_pd(a, b);
+    let s = _mm256_add_pd(p, c);
+    let bb = _mm256_sub_pd(s, p);
+    let e = _mm256_add_pd(_mm256_sub_pd(p, _mm256_sub_pd(s, bb)), _mm256_sub_pd(c, bb));
+    let x = ro64(s, e);
+    let sign = _mm256_and_pd(x, _mm256_set1_pd(-0.0));
+    let mag = _mm256_andnot_pd(_mm256_set1_pd(-0.0), x);
+    // the leading bit's weight (Inf for Inf and NaN), kept within [2^-126, 2^127]
+    let lead = _mm256_and_pd(x, _mm256_castsi256_pd(_mm256_set1_epi64x(0x7ff0_0000_0000_0000)));
+    let lead = _mm256_min_pd(_mm256_max_pd(lead, _mm256_set1_pd(f64::from_bits((1023 - 126) << 52))), _mm256_set1_pd(f64::from_bits((1023 + 127) << 52)));
+    let big = _mm256_mul_pd(lead, _mm256_set1_pd(f64::from_bits((1023 + 45) << 52)));
+    let r = _mm256_sub_pd(_mm256_add_pd(mag, big), big);
+    _mm256_cvtpd_ps(_mm256_or_pd(r, sign))
+}
+
+/// The lanes of `f` for the first `out.len() / 8 * 8` words; returns how many words that
+/// is (the caller does the rest).
+///
+/// Safety: the CPU has AVX2 and F16C; `f.plain_arith()`; the four slices are as long.
+#[target_feature(enable = "avx2,f16c")]
+pub(super) unsafe fn plain(f: &Fma, a: &[u32], b: &[u32], c: &[u32], out: &mut [u32]) -> usize {
+    let n = out.len() / STEP * STEP;
+    // SAFETY (every load and store below): i + 8 <= n <= each slice's length
+    unsafe {
+        let srcs = Srcs::new(f);
+        let post = f.sat != 0 || f.relu != 0;
+        let fin = |wa, wb, wc, r| {
+            let r = fix_nan(f, wa, wb, wc, r);
+            if post {
+                sat_relu(f, r)
+            } else {
+                r
+            }
+        };
+        let mut i = 0;
+        if f.f.bf16 {
+            let hi_mask = _mm256_set1_epi32(0xffff_0000u32 as i32);
+            while i < n {
+                let wa = srcs.load(0, a.as_ptr().add(i));
+                let wb = srcs.load(1, b.as_ptr().add(i));
+                let wc = srcs.load(2, c.as_ptr().add(i));
+                // lane 0 and lane 1 of the 8 words as f32
+                let lo = |w| _mm256_castsi256_ps(_mm256_slli_epi32::<16>(w));
+                let hi = |w| _mm256_castsi256_ps(_mm256_and_si256(w, hi_mask));
+                let half = |v: __m256| (_mm256_castps256_ps128(v), _mm256_extractf128_ps::<1>(v));
+                let (a0, a1) = half(lo(wa));
+                let (b0, b1) = half(lo(wb));
+                let (c0, c1) = half(lo(wc));
+                let r_lo = _mm256_set_m128(bf16_lanes(a1, b1, c1), bf16_lanes(a0, b0, c0));
+                let (a0, a1) = half(hi(wa));
+                let (b0, b1) = half(hi(wb));
+                let (c0, c1) = half(hi(wc));
+                let r_hi = _mm256_set_m128(bf16_lanes(a1, b1, c1), bf16_lanes(a0, b0, c0));
+                let r = _mm256_or_si256(_mm256_srli_epi32::<16>(_mm256_castps_si256(r_lo)), _mm256_and_si256(_mm256_castps_si256(r_hi), hi_mask));
+                _mm256_storeu_si256(out.as_mut_ptr().add(i) as *mut __m256i, fin(wa, wb, wc, r));
+                i += STEP;
+            }
+        } else {
+            while i < n {
+                let wa = srcs.load(0, a.as_ptr().add(i));
+                let wb = srcs.load(1, b.as_ptr().add(i));
+                let wc = srcs.load(2, c.as_ptr().add(i));
+                let lo = f16_lanes(_mm256_castsi256_si128(wa), _mm256_castsi256_si128(wb), _mm256_castsi256_si128(wc));
+                let hi = f16_lanes(_mm256_extracti128_si256::<1>(wa), _mm256_extracti128_si256::<1>(wb), _mm256_extracti128_si256::<1>(wc));
+                let r = _mm256_set_m128i(hi, lo);
+                _mm256_storeu_si256(out.as_mut_ptr().add(i) as *mut __m256i, fin(wa, wb, wc, r));
+                i += STEP;
+            }
+        }
+    }
+    n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Fma, FmaOp};
+    use crate::isa::{Format, SrcMods, Swizzle};
+    use crate::reference::policy::ReluNan;
+    use crate::reference::Policy;
+
+    /// splitmix64: the test's seeded randomness.
+    fn next(s: &mut u64) -> u64 {
+        *s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = *s;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// A lane value: a special (zeros, Infs, NaNs, subnormal and normal edges, one), a
+    /// value near one (cancellation), or random bits.
+    fn half(s: &mut u64, bf16: bool) -> u16 {
+        const F16: [u16; 12] = [0x0000, 0x0001, 0x03ff, 0x0400, 0x3c00, 0x3bff, 0x7bff, 0x7c00, 0x7c01, 0x7e00, 0x7fff, 0x0200];
+        const BF16: [u16; 12] = [0x0000, 0x0001, 0x007f, 0x0080, 0x3f80, 0x3f7f, 0x7f7f, 0x7f80, 0x7f81, 0x7fc0, 0x7fff, 0x0040];
+        let r = next(s);
+        let sign = (r >> 63) as u16 * 0x8000;
+        match r % 8 {
+            0 => (if bf16 { BF16 } else { F16 })[(r >> 8) as usize % 12] | sign,
+            1 => ((if bf16 { 0x3f00 } else { 0x3800 }) + (r >> 8) as u16 % 0x200) | sign,
+            _ => (r >> 16) as u16,
+        }
+    }
+
+    /// The AVX2 kernel against the scalar lane on seeded random triples with specials, for
+    /// both formats, every half select, |x| / -x, .SAT and .RELU, and their policy choices.
+    #[test]
+    fn plain_kernel_is_the_scalar_lane() {
+        if !(std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("f16c")) {
+            eprintln!("skipped: the CPU has no AVX2 and F16C");
+            return;
+        }
+        let seed = std::env::var("HMUL2_FMA_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0x5eed_f3a2u64);
+        println!("plain_kernel_is_the_scalar_lane: seed {seed} (HMUL2_FMA_SEED)");
+        let mut s = seed;
+        let swz = [Swizzle::H1H0, Swizzle::H0H0, Swizzle::H1H1];
+        let n = 1 << 12;
+        let (mut a, mut b, mut c, mut out) = (vec![0u32; n], vec![0u32; n], vec![0u32; n], vec![0u32; n]);
+        let mut lanes = 0u64;
+        for round in 0..192 {
+            let format = if round % 2 == 0 { Format::F16 } else { Format::Bf16 };
+            let bf16 = format == Format::Bf16;
+            let mut m = || {
+                let r = next(&mut s);
+                SrcMods { neg: r & 1 == 1, abs: r & 2 == 2, swizzle: swz[(r >> 2) as usize % 3] }
+            };
+            // the first rounds have no modifiers (the benchmark's case)
+            let (am, bm, cm) = if round < 8 { Default::default() } else { (m(), m(), m()) };
+            // then .SAT or .RELU (never both) under each of their policy choices
+            let r = if round < 8 { 0 } else { next(&mut s) };
+            let op = FmaOp { format, a_mods: am, b_mods: bm, c_mods: cm, sat: r % 3 == 1, relu: r % 3 == 2, ..Default::default() };
+            let mut p = *Policy::current();
+            p.nan_canonical = round % 4 < 2;
+            if round >= 8 {
+                p.sat_nan_to_zero = r & 8 != 0;
+                p.sat_neg_zero_to_plus = r & 16 != 0;
+                p.sat_bf16 = r & 32 != 0;
+                p.fma_relu_neg_zero_to_plus = r & 64 != 0;
+                p.fma_relu_nan = [ReluNan::Canonical, ReluNan::Pass, ReluNan::Zero][(r >> 8) as usize % 3];
+            }
+            let f = Fma::new(&op, &p).unwrap();
+            assert!(f.plain_arith());
+            for _ in 0..4 {
+                for k in 0..n {
+                    a[k] = half(&mut s, bf16) as u32 | (half(&mut s, bf16) as u32) << 16;
+                    b[k] = half(&mut s, bf16) as u32 | (half(&mut s, bf16) as u32) << 16;
+                    c[k] = half(&mut s, bf16) as u32 | (half(&mut s, bf16) as u32) << 16;
+                }
+                // SAFETY: AVX2 and F16C checked above; plain; the slices are as long
+                let done = unsafe { super::plain(&f, &a, &b, &c, &mut out) };
+                assert_eq!(done, n);
+                for k in 0..n {
+                    let want = f.eval(a[k], b[k], c[k]);
+                    assert_eq!(
+                        out[k], want,
+                        "seed {seed}, {op:?}, {p:?}: a {:#010x} b {:#010x} c {:#010x}: {:#010x}, scalar {want:#010x}",
+                        a[k], b[k], c[k], out[k]
+                    );
+                }
+                lanes += 2 * n as u64;
+            }
+        }
+        println!("{lanes} lanes agree");
+    }
+}
