@@ -87,6 +87,11 @@ pub enum NotRunnable {
 /// Whether `word` can run in the kernel: legal, its arithmetic implemented, and its
 /// special source (operand 2, or operand 3 in the `-c` forms) is data the harness fills.
 pub fn runnable(word: u128) -> Result<(), NotRunnable> {
+    runnable_inst(word).map(|_| ())
+}
+
+/// [`runnable`], with the decoded word for the caller (one decode, not two).
+fn runnable_inst(word: u128) -> Result<crate::isa::Inst, NotRunnable> {
     let inst = decode(word).map_err(|e| NotRunnable::Illegal(e.to_string()))?;
     if !crate::reference::IMPLEMENTED.contains(&inst.op) {
         return Err(NotRunnable::Unimplemented(inst.op));
@@ -100,7 +105,7 @@ pub fn runnable(word: u128) -> Result<(), NotRunnable> {
             _ => {}
         }
     }
-    Ok(())
+    Ok(inst)
 }
 
 /// The nearest word the kernel can run: a legal word whose special source names data the
@@ -282,8 +287,7 @@ pub fn effective_inputs(word: u128, inputs: &[Inputs], bank3: &[u8]) -> Result<V
 
 /// [`effective_inputs`] with constant bank 3's word at each byte offset from `bank_word`.
 pub(crate) fn effective_inputs_with(word: u128, inputs: &[Inputs], bank_word: &dyn Fn(usize) -> u32) -> Result<Vec<Inputs>, NotRunnable> {
-    runnable(word)?;
-    let inst = decode(word).map_err(|e| NotRunnable::Illegal(e.to_string()))?;
+    let inst = runnable_inst(word)?;
     let reg_of = |o: Option<Operand2>| match o {
         Some(Operand2::Reg(r)) => Some(r),
         _ => None,
@@ -435,8 +439,7 @@ pub fn plan(cases: &[Case]) -> Result<Plan, PatchError> {
             return Err(PatchError::InputCount { case: i, got: c.inputs.len(), expected: t });
         }
         let not = |reason| PatchError::NotRunnable { case: i, word: format_hex(c.word), reason };
-        runnable(c.word).map_err(not)?;
-        decoded.push(decode(c.word).map_err(|e| not(NotRunnable::Illegal(e.to_string())))?);
+        decoded.push(runnable_inst(c.word).map_err(not)?);
     }
     // records; then the c plane (one u32 per thread of each three-source case); then
     // (64-byte aligned, past 64 KiB so that base = slot - offset >= 0) the bindless slots:

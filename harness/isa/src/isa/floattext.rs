@@ -28,14 +28,19 @@ pub(crate) fn spell(h: Half, bits: u16) -> String {
     s
 }
 
+/// The exponent field and the quiet bit of a 16-bit format: what makes a value Inf or NaN.
+fn special_masks(h: Half) -> (u16, u16) {
+    match h {
+        Half::F16 => (0x7c00, 0x0200),
+        Half::Bf16 => (0x7f80, 0x0040),
+    }
+}
+
 /// [`spell`], appended to `out`: integer arithmetic on the exact decimal expansion, no
 /// float formatting (all 2^17 patterns take a few milliseconds, where `format!("{:.*e}")`'s
 /// exact path took a third of a second).
 pub(crate) fn spell_into(h: Half, bits: u16, out: &mut String) {
-    let (exp_mask, quiet) = match h {
-        Half::F16 => (0x7c00u16, 0x0200u16),
-        Half::Bf16 => (0x7f80u16, 0x0040u16),
-    };
+    let (exp_mask, quiet) = special_masks(h);
     let sign = if bits & 0x8000 != 0 { "-" } else { "+" };
     let mag = bits & 0x7fff;
     if mag & exp_mask == exp_mask {
@@ -271,10 +276,7 @@ static IMM_CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsiz
 /// they map to the canonical pattern of that class (quiet: quiet bit only; signalling: lowest payload).
 pub fn parse_imm(h: Half, text: &str) -> Option<u16> {
     let t = text.trim();
-    let (exp_mask, quiet) = match h {
-        Half::F16 => (0x7c00u16, 0x0200u16),
-        Half::Bf16 => (0x7f80u16, 0x0040u16),
-    };
+    let (exp_mask, quiet) = special_masks(h);
     let special = |s: &str| -> Option<u16> {
         Some(match s {
             "INF" => exp_mask,
