@@ -135,8 +135,13 @@ pub fn parse_line(line: &str) -> Result<Vector, VectorError> {
 pub fn to_line(v: &Vector) -> String {
     let x = &v.inputs;
     let expect = v.expect.map(|e| format!(",\"expect\":\"0x{e:08x}\"")).unwrap_or_default();
-    // `c` only for three-source instructions: two-source lines are what they always were
-    let three = isa::decode::form_of(v.encoding).is_ok_and(|(op, _)| op.spec().sources == 3);
+    // `c` only for three-source instructions: two-source lines are what they always were.
+    // A word with no form (illegal) keeps a `c` it was given, so that its line re-parses
+    // to the same vector.
+    let three = match isa::decode::form_of(v.encoding) {
+        Ok((op, _)) => op.spec().sources == 3,
+        Err(_) => x.c != 0,
+    };
     let c = if three { format!(",\"c\":\"0x{:08x}\"", x.c) } else { String::new() };
     format!(
         "{{\"encoding\":\"{}\",\"a\":\"0x{:08x}\",\"b\":\"0x{:08x}\"{c},\"d\":\"0x{:08x}\",\"pred\":\"0x{:02x}\"{expect},\"origin\":{}}}",
@@ -280,6 +285,17 @@ mod tests {
         assert_eq!(parse_line(&l), Ok(v.clone()));
         let extra = l.replacen('{', "{\"note\":[1,2],", 1);
         assert_eq!(parse_line(&extra), Ok(v));
+    }
+
+    /// An illegal word of a three-source opcode keeps the `c` its line gave (a mutated
+    /// line once lost it on printing, and re-parsed to another vector).
+    #[test]
+    fn an_illegal_words_c_survives_the_round_trip() {
+        let l = r#"{"encoding":"0x000dfe800001c6c8e008026e01bff731","a":"0x00000000","b":"0x00000000","c":"0xf0000000","d":"0x00000000","pred":"0x00","expect":"0x00000000","origin":"reference"}"#;
+        let v = parse_line(l).unwrap();
+        assert!(isa::decode::form_of(v.encoding).is_err(), "the word has no form");
+        assert_eq!(v.inputs.c, 0xf000_0000);
+        assert_eq!(parse_line(&to_line(&v)), Ok(v));
     }
 
     #[test]
