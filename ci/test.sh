@@ -12,4 +12,6 @@ bash ci/install-browser.sh
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
+# every exhaustive sweep whole (a plain `cargo test` samples them, and says so)
+export HMUL2_TEST_LEVEL=full
 cargo test --workspace --locked "$@"

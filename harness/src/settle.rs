@@ -12,13 +12,19 @@
 //! listed as unexplained (an arithmetic defect, or two knobs wrong at once in a way one
 //! at a time cannot see).
 //!
+//! Each instruction is weighed on its own too: a knob several instructions read (the NaN
+//! rule, the source modifiers' order) is told apart by each instruction's vectors alone,
+//! and the report says what each showed. When two instructions show different options the
+//! knob is SPLIT: the table holds one option for all of them, so nothing is recorded for it
+//! and the exit status is 1.
+//!
 //! `--write` records the result: each settled knob's option becomes its `assumption`,
 //! with `status` `hardware-confirmed` and the first telling vector as `evidence`, and
 //! `docs/semantics.md`'s table is regenerated. The reference compiled into the binary
 //! reads the table at build time: rebuild, then refresh `vectors/reference` with `eval`.
 
 use crate::cli::{path_arg, CliError, CliResult};
-use crate::isa::Inst;
+use crate::isa::{Inst, Op};
 use crate::reference::eval_with;
 use crate::reference::policy::{self, Assumption, Policy, KNOBS};
 use crate::vectors::{self, check, to_line, Vector};
@@ -34,6 +40,9 @@ Each knob of semantics.json is reported as:
   narrowed       the telling vectors rule some options out but leave more than one.
   untold         no vector tells the options apart.
   INCONSISTENT   no option agrees with every telling vector.
+  SPLIT          the instructions' vectors show different options (one table cannot hold both).
+When more than one instruction's vectors tell a knob apart, a line per instruction follows \
+with what that instruction's vectors alone show.
 Under an entry whose vectors show another option than its outside evidence (a compiler or a \
 document, the `outside` list) supports, a line `hardware disagrees with SOURCE: ...` follows.
 Exit 0 when nothing is contradicted (or --write recorded it), inconsistent or unexplained; \
@@ -85,6 +94,9 @@ pub enum Verdict {
     Narrowed { options: Vec<usize>, told: usize },
     /// No option agrees with all of them; `best` agrees with the most.
     Inconsistent { told: usize, best: usize, best_agree: usize, counter: String },
+    /// Each instruction's vectors alone agree with one option, but not all the same one:
+    /// `(instruction, option, telling vectors)` for each that shows one.
+    Split { shows: Vec<(Op, usize, usize)> },
 }
 
 /// One knob's outcome.
@@ -94,7 +106,11 @@ pub struct KnobReport {
     pub knob: usize,
     /// The option the table assumed before weighing.
     pub assumed: usize,
+    /// What all the vectors show together (or [`Verdict::Split`]).
     pub verdict: Verdict,
+    /// What each instruction's vectors show alone, for every instruction among the vectors
+    /// (in [`Op::ALL`]'s order).
+    pub by_instruction: Vec<(Op, Verdict)>,
 }
 
 /// The whole outcome.
@@ -112,7 +128,7 @@ pub struct Settlement {
 /// An option under which the result is undefined (an INVALIDn field: `invalid-predicated-off`)
 /// claims nothing, so it agrees with whatever the device gave; among the options that agree
 /// with every telling vector, the one that predicted the most of them exactly is shown.
-fn judge(p: &Policy, k: usize, cases: &[Case]) -> Verdict {
+fn judge<'c>(p: &Policy, k: usize, cases: &[&'c Case]) -> Verdict {
     let n = KNOBS[k].1.len();
     let pols: Vec<Policy> = (0..n)
         .map(|o| {
@@ -124,10 +140,10 @@ fn judge(p: &Policy, k: usize, cases: &[Case]) -> Verdict {
     let (mut told, mut agree, mut exact) = (0usize, vec![0usize; n], vec![0usize; n]);
     // per option: the first telling vector it agrees with while another option does not
     // (the evidence), and the first it does not agree with
-    let mut first_for: Vec<Option<&Case>> = vec![None; n];
-    let mut first_exact: Vec<Option<&Case>> = vec![None; n];
-    let mut first_against: Vec<Option<&Case>> = vec![None; n];
-    for c in cases {
+    let mut first_for: Vec<Option<&'c Case>> = vec![None; n];
+    let mut first_exact: Vec<Option<&'c Case>> = vec![None; n];
+    let mut first_against: Vec<Option<&'c Case>> = vec![None; n];
+    for &c in cases {
         let Some(expect) = c.vector.expect else { continue };
         let rs: Vec<Option<u32>> = pols.iter().map(|q| eval_with(q, &c.inst, &c.vector.inputs).ok()).collect();
         if rs.iter().all(|r| *r == rs[0]) {
@@ -173,8 +189,34 @@ fn judge(p: &Policy, k: usize, cases: &[Case]) -> Verdict {
     }
 }
 
+/// The verdict on knob `k` of all `cases` and of each instruction's alone: when the
+/// instructions each show an option but not the same one, the verdict is [`Verdict::Split`]
+/// (what all of them together show would be an inconsistency or a narrowing that hides it).
+fn judge_each(p: &Policy, k: usize, cases: &[&Case]) -> (Verdict, Vec<(Op, Verdict)>) {
+    let all = judge(p, k, cases);
+    let mut by_instruction = Vec::new();
+    for op in Op::ALL {
+        let mine: Vec<&Case> = cases.iter().copied().filter(|c| c.inst.op == op).collect();
+        if !mine.is_empty() {
+            by_instruction.push((op, judge(p, k, &mine)));
+        }
+    }
+    let shows: Vec<(Op, usize, usize)> = by_instruction
+        .iter()
+        .filter_map(|(op, v)| match v {
+            Verdict::Shows { option, told, .. } => Some((*op, *option, *told)),
+            _ => None,
+        })
+        .collect();
+    // an option that agrees with every vector is the answer, even if one instruction's
+    // vectors alone prefer another that claims nothing where the first is exact
+    let split = !matches!(all, Verdict::Shows { .. }) && shows.iter().any(|s| s.1 != shows[0].1);
+    (if split { Verdict::Split { shows } } else { all }, by_instruction)
+}
+
 /// Weigh `cases` against every knob, starting from `start`; see the module's text.
 pub fn weigh(start: &Policy, cases: &[Case]) -> Settlement {
+    let all: Vec<&Case> = cases.iter().collect();
     let mut p = *start;
     // each round moves at least one knob to an option it did not hold; a knob moved twice
     // would be a cycle, so the rounds are bounded by the knobs' options in all
@@ -182,7 +224,7 @@ pub fn weigh(start: &Policy, cases: &[Case]) -> Settlement {
     for _ in 0..bound {
         let mut moved = false;
         for k in 0..KNOBS.len() {
-            if let Verdict::Shows { option, .. } = judge(&p, k, cases) {
+            if let Verdict::Shows { option, .. } = judge(&p, k, &all) {
                 if option != p.option(k) {
                     p.set(k, option);
                     moved = true;
@@ -193,7 +235,12 @@ pub fn weigh(start: &Policy, cases: &[Case]) -> Settlement {
             break;
         }
     }
-    let knobs = (0..KNOBS.len()).map(|k| KnobReport { knob: k, assumed: start.option(k), verdict: judge(&p, k, cases) }).collect();
+    let knobs = (0..KNOBS.len())
+        .map(|k| {
+            let (verdict, by_instruction) = judge_each(&p, k, &all);
+            KnobReport { knob: k, assumed: start.option(k), verdict, by_instruction }
+        })
+        .collect();
     let unexplained = cases
         .iter()
         .filter(|c| matches!((eval_with(&p, &c.inst, &c.vector.inputs), c.vector.expect), (Ok(got), Some(e)) if got != e))
@@ -203,10 +250,27 @@ pub fn weigh(start: &Policy, cases: &[Case]) -> Settlement {
 }
 
 impl KnobReport {
+    /// The report's lines: [`KnobReport::line`], then, when more than one instruction's
+    /// vectors tell the knob apart, one line per instruction.
+    pub fn lines(&self) -> Vec<String> {
+        let mut out = vec![self.line()];
+        let told = self.by_instruction.iter().filter(|(_, v)| !matches!(v, Verdict::Untold)).count();
+        if told > 1 || matches!(self.verdict, Verdict::Split { .. }) {
+            for (op, v) in &self.by_instruction {
+                out.push(format!("{:<24}   {}: {}", "", op.mnemonic(), self.describe(v)));
+            }
+        }
+        out
+    }
+
     /// One line of the report.
     pub fn line(&self) -> String {
-        let (id, opts) = KNOBS[self.knob];
-        let what = match &self.verdict {
+        format!("{:<24} {}", KNOBS[self.knob].0, self.describe(&self.verdict))
+    }
+
+    fn describe(&self, v: &Verdict) -> String {
+        let opts = KNOBS[self.knob].1;
+        match v {
             Verdict::Untold => "untold: no vector tells its options apart".to_string(),
             Verdict::Shows { option, told, at, .. } if *option == self.assumed => {
                 format!("confirmed: {told} telling vectors agree with the assumption (first: {at})")
@@ -218,8 +282,11 @@ impl KnobReport {
             Verdict::Inconsistent { told, best, best_agree, counter } => {
                 format!("INCONSISTENT: no option agrees with all {told} telling vectors (option {best} with {best_agree}; against it: {counter})")
             }
-        };
-        format!("{id:<24} {what}")
+            Verdict::Split { shows } => {
+                let each: Vec<String> = shows.iter().map(|(op, o, told)| format!("{} shows option {o} ({told} telling)", op.mnemonic())).collect();
+                format!("SPLIT: the instructions show different options: {}; one table cannot hold both, nothing is recorded", each.join(", "))
+            }
+        }
     }
 }
 
@@ -272,9 +339,13 @@ pub fn settle(a: SettleArgs) -> CliResult {
     crate::outln!("settle: {note}")?;
     let s = weigh(&start, &cases);
     for k in &s.knobs {
-        crate::outln!("{}", k.line())?;
+        let lines = k.lines();
+        crate::outln!("{}", lines[0])?;
         for o in outside_against(&table, k) {
             crate::outln!("{:<24} hardware disagrees with {}: {}", "", o.source, o.says)?;
+        }
+        for l in &lines[1..] {
+            crate::outln!("{l}")?;
         }
     }
     for u in s.unexplained.iter().take(10) {
@@ -284,7 +355,7 @@ pub fn settle(a: SettleArgs) -> CliResult {
         crate::outln!("unexplained: {} vectors differ from the reference under the settled policy", s.unexplained.len())?;
     }
     let contradicted = s.knobs.iter().any(|k| matches!(&k.verdict, Verdict::Shows { option, .. } if *option != k.assumed));
-    let inconsistent = s.knobs.iter().any(|k| matches!(k.verdict, Verdict::Inconsistent { .. }));
+    let inconsistent = s.knobs.iter().any(|k| matches!(k.verdict, Verdict::Inconsistent { .. } | Verdict::Split { .. }));
     if let (true, Some(json)) = (a.write, &json) {
         let doc_path = a.doc.clone().or_else(|| json.parent()?.parent()?.parent().map(|c| c.join("docs/semantics.md")));
         let doc_path = doc_path.ok_or_else(|| CliError::input(format!("--write: no docs/semantics.md beside {json_name}; give --doc")))?;
@@ -464,6 +535,42 @@ mod tests {
         assert!(matches!(s.knobs[k].verdict, Verdict::Shows { option: 0, told: 20, .. }), "{}", s.knobs[k].line());
         assert!(s.knobs[k].line().contains("confirmed"));
         assert!(s.unexplained.is_empty(), "undefined results are never unexplained");
+    }
+
+    #[test]
+    fn each_instruction_is_weighed_alone_and_a_split_is_named() {
+        let k = knob("nan-result");
+        let p = *Policy::current();
+        let fma = ["HFMA2 R0, R1, R2, R3", "HFMA2.MMA R0, R1, R2, R3"];
+        // all agree: each instruction's verdict is a line of its own under the knob's
+        let mut cases = recorded(&p, &TEXTS[..2], &inputs());
+        cases.extend(recorded(&p, &fma, &inputs()));
+        let s = weigh(&p, &cases);
+        let r = &s.knobs[k];
+        assert!(matches!(r.verdict, Verdict::Shows { option: 0, .. }), "{}", r.line());
+        let ops: Vec<Op> = r.by_instruction.iter().map(|(op, _)| *op).collect();
+        assert_eq!(ops, [Op::Hmul2, Op::Hfma2, Op::Hfma2Mma]);
+        assert!(r.by_instruction.iter().all(|(_, v)| matches!(v, Verdict::Shows { option: 0, .. })));
+        let lines = r.lines();
+        assert_eq!(lines.len(), 4, "{lines:#?}");
+        assert!(lines[1].trim_start().starts_with("HMUL2: confirmed") && lines[3].trim_start().starts_with("HFMA2.MMA: confirmed"), "{lines:#?}");
+        // HFMA2 propagates payloads, HMUL2 does not: no one option is right. (HFMA2.MMA is
+        // left out: vectors of it that differ from HFMA2 would move `fma-mma` instead.)
+        let mut truth = p;
+        truth.set(k, 1);
+        let mut cases = recorded(&p, &TEXTS[..2], &inputs());
+        cases.extend(recorded(&truth, &["HFMA2 R0, R1, R2, R3", "HFMA2 R0, -R1, R2, R3"], &inputs()));
+        let s = weigh(&p, &cases);
+        let r = &s.knobs[k];
+        let Verdict::Split { shows } = &r.verdict else { panic!("{}", r.line()) };
+        let picked: Vec<(Op, usize)> = shows.iter().map(|(op, o, _)| (*op, *o)).collect();
+        assert_eq!(picked, [(Op::Hmul2, 0), (Op::Hfma2, 1)]);
+        assert!(r.line().contains("SPLIT") && r.lines().len() == 3, "{:#?}", r.lines());
+        assert_eq!(s.policy.option(k), 0, "a split knob does not move");
+        // and --write records nothing for it
+        let mut table = policy::parse_table(policy::SEMANTICS_JSON).unwrap();
+        record(&mut table, &s);
+        assert_eq!(table.iter().find(|e| e.id == "nan-result").unwrap().status, policy::Status::Assumed);
     }
 
     #[test]

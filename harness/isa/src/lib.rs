@@ -18,3 +18,4 @@ pub mod outfile;
 pub mod rng;
 pub mod seedpage;
 pub mod spec;
+pub mod testlevel;

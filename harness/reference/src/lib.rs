@@ -10,4 +10,4 @@ pub mod reference;
 pub mod replay;
 pub mod vectors;
 
-pub use harness_isa::{cli, gen, isa, rng, spec};
+pub use harness_isa::{cli, gen, isa, rng, spec, testlevel};

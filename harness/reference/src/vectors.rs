@@ -131,18 +131,24 @@ pub fn parse_line(line: &str) -> Result<Vector, VectorError> {
     Ok(Vector { encoding, inputs: Inputs { a, b, d, pred, c }, expect, origin })
 }
 
+/// Whether `encoding` is a three-source instruction's; None for a word with no form.
+pub fn three_source(encoding: u128) -> Option<bool> {
+    isa::decode::form_of(encoding).ok().map(|(op, _)| op.spec().sources == 3)
+}
+
+/// Whether a line has a `c` key, given [`three_source`] of its word: always for a
+/// three-source instruction, never for a two-source one (their lines are what they always
+/// were), and for a word with no form when `c` is not 0, so that every line re-parses to
+/// its vector. The one rule for [`to_line`] and every fast writer of lines.
+pub fn has_c(three: Option<bool>, c: u32) -> bool {
+    three.unwrap_or(c != 0)
+}
+
 /// One line, keys in the documented order; no `expect` key when it is unknown.
 pub fn to_line(v: &Vector) -> String {
     let x = &v.inputs;
     let expect = v.expect.map(|e| format!(",\"expect\":\"0x{e:08x}\"")).unwrap_or_default();
-    // `c` only for three-source instructions: two-source lines are what they always were.
-    // A word with no form (illegal) keeps a `c` it was given, so that its line re-parses
-    // to the same vector.
-    let three = match isa::decode::form_of(v.encoding) {
-        Ok((op, _)) => op.spec().sources == 3,
-        Err(_) => x.c != 0,
-    };
-    let c = if three { format!(",\"c\":\"0x{:08x}\"", x.c) } else { String::new() };
+    let c = if has_c(three_source(v.encoding), x.c) { format!(",\"c\":\"0x{:08x}\"", x.c) } else { String::new() };
     format!(
         "{{\"encoding\":\"{}\",\"a\":\"0x{:08x}\",\"b\":\"0x{:08x}\"{c},\"d\":\"0x{:08x}\",\"pred\":\"0x{:02x}\"{expect},\"origin\":{}}}",
         isa::format_hex(v.encoding),

@@ -7,7 +7,8 @@
 //! (never calls of the code under test).
 //!
 //! The random test prints its seed; `HMUL2_SEED` repeats it and `HMUL2_FMA_TRIPLES` sets
-//! the count per format (default 10^9).
+//! the count per format (default 10^9; 10^7 at the quick test level of a plain `cargo test`,
+//! see `testlevel`).
 
 use harness_reference::isa::{Flush, Format, SrcMods, Swizzle};
 use harness_reference::reference::fma::{eval_fma, eval_fma_batch, why, FmaOp};
@@ -366,7 +367,10 @@ fn triple(f: Fmt, r: &mut Rng, specials: &[u16]) -> (u16, u16, u16) {
 fn random_triples(f: Fmt) {
     let seed = resolve_seed(std::env::var("HMUL2_SEED").ok().and_then(|v| v.parse().ok()));
     eprintln!("(set HMUL2_SEED={seed} to repeat this run)");
-    let n: u64 = std::env::var("HMUL2_FMA_TRIPLES").ok().and_then(|v| v.parse().ok()).unwrap_or(1_000_000_000);
+    let n: u64 = match std::env::var("HMUL2_FMA_TRIPLES").ok().and_then(|v| v.parse().ok()) {
+        Some(n) => n,
+        None => harness_reference::testlevel::sized(&format!("{f:?} random triples"), 1_000_000_000, 10_000_000),
+    };
     let p = *Policy::current();
     let op = plain(f);
     let specials: Vec<u16> = match f {

@@ -17,6 +17,11 @@ pub const SEMANTICS_JSON: &str = include_str!("../../../spec/semantics.json");
 pub struct Assumption {
     pub id: String,
     pub topic: String,
+    /// The instructions the entry is about: those whose results its options change
+    /// (checked against the reference by `tests/semantics_scope.rs`). `settle` weighs each
+    /// instruction's vectors of it alone, and the report groups entries by instruction.
+    #[serde(default)]
+    pub instructions: Vec<crate::isa::Op>,
     pub assumption: String,
     pub alternatives: Vec<String>,
     /// `assumed` or `hardware-confirmed`.
@@ -411,9 +416,14 @@ impl Policy {
 /// `docs/semantics.md`'s table section, generated from the JSON.
 pub fn render_table(table: &[Assumption]) -> String {
     let esc = |s: &str| s.replace('|', "\\|").replace('\n', " ");
-    let mut md = String::from(
-        "| id | topic | assumption (what the reference does) | alternatives | status | evidence | outside evidence (not hardware) |\n|---|---|---|---|---|---|---|\n",
-    );
+    // each instruction's assumptions first: what a GPU session has settled for it
+    let mut md = String::from("| instruction | entries about it | hardware-confirmed | assumed |\n|---|---|---|---|\n");
+    for op in crate::isa::Op::ALL {
+        let mine: Vec<&Assumption> = table.iter().filter(|e| e.instructions.contains(&op)).collect();
+        let confirmed = mine.iter().filter(|e| e.status == Status::HardwareConfirmed).count();
+        md += &format!("| {} | {} | {confirmed} | {} |\n", op.mnemonic(), mine.len(), mine.len() - confirmed);
+    }
+    md += "\n| id | topic | assumption (what the reference does) | alternatives | status | evidence | outside evidence (not hardware) | instructions |\n|---|---|---|---|---|---|---|---|\n";
     for e in table {
         let alts: Vec<String> = e.alternatives.iter().map(|a| esc(a)).collect();
         let outside: Vec<String> = e
@@ -425,15 +435,17 @@ pub fn render_table(table: &[Assumption]) -> String {
                 format!("{}, {side}: {}{test}", esc(&o.source), esc(&o.says))
             })
             .collect();
+        let ops: Vec<&str> = e.instructions.iter().map(|o| o.mnemonic()).collect();
         md += &format!(
-            "| `{}` | {} | {} | {} | {} | {} | {} |\n",
+            "| `{}` | {} | {} | {} | {} | {} | {} | {} |\n",
             e.id,
             esc(&e.topic),
             esc(&e.assumption),
             alts.join("<br>"),
             e.status,
             e.evidence.as_deref().map(|v| format!("`{}`", esc(v))).unwrap_or_else(|| "none yet".into()),
-            if outside.is_empty() { "none".to_string() } else { outside.join("<br>") }
+            if outside.is_empty() { "none".to_string() } else { outside.join("<br>") },
+            if ops.is_empty() { "not stated".to_string() } else { ops.join(", ") }
         );
     }
     md

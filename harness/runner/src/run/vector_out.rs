@@ -4,7 +4,7 @@
 //! a reused buffer, the origin escaped once.
 
 use super::engine::Observed;
-use crate::vectors::{to_line, Vector};
+use crate::vectors::{has_c, three_source, to_line, Vector};
 
 /// Writes observed results as vector lines with one origin.
 pub struct VectorWriter {
@@ -36,12 +36,12 @@ impl VectorWriter {
         out.reserve(obs.len() * (145 + self.tail.len()));
         // operand 3 for three-source instructions, as `to_line` writes it (observations
         // come grouped by word: the lookup is once a word)
-        let mut last: Option<(u128, bool)> = None;
+        let mut last: Option<(u128, Option<bool>)> = None;
         for o in obs {
             let three = match last {
                 Some((w, t)) if w == o.word => t,
                 _ => {
-                    let t = crate::isa::decode::form_of(o.word).is_ok_and(|(op, _)| op.spec().sources == 3);
+                    let t = three_source(o.word);
                     last = Some((o.word, t));
                     t
                 }
@@ -53,7 +53,7 @@ impl VectorWriter {
             hex_into(out, x.a as u128, 8);
             out.extend_from_slice(b"\",\"b\":\"");
             hex_into(out, x.b as u128, 8);
-            if three {
+            if has_c(three, x.c) {
                 out.extend_from_slice(b"\",\"c\":\"");
                 hex_into(out, x.c as u128, 8);
             }

@@ -1,0 +1,90 @@
+//! How thorough the long tests are: the README's test command (`ci/test.sh`, what CI runs)
+//! sets `HMUL2_TEST_LEVEL=full` and every exhaustive sweep runs whole; a plain `cargo test`
+//! (a developer's loop) runs them sampled, and each sampled test says so on its output with
+//! what it left out, so a quick run never passes for a full one.
+
+/// The environment variable that picks the level.
+pub const ENV: &str = "HMUL2_TEST_LEVEL";
+
+/// A test run's thoroughness.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TestLevel {
+    /// Sampled sweeps (the default of a plain `cargo test`).
+    Quick,
+    /// Every exhaustive check (`ci/test.sh`).
+    Full,
+}
+
+/// The level `HMUL2_TEST_LEVEL` names: `full`, or `quick` (also when unset).
+///
+/// Panics on any other value: a misspelt `full` must not run the quick tests silently.
+pub fn level() -> TestLevel {
+    match std::env::var(ENV) {
+        Ok(v) if v == "full" => TestLevel::Full,
+        Ok(v) if v == "quick" || v.is_empty() => TestLevel::Quick,
+        Err(std::env::VarError::NotPresent) => TestLevel::Quick,
+        Ok(v) => panic!("{ENV}={v:?}: expected `quick` or `full`"),
+        Err(e) => panic!("{ENV}: {e}"),
+    }
+}
+
+/// `full` at the full level; `quick` otherwise, printing (on stdout and stderr, so that
+/// `cargo test` shows it with and without `--nocapture`) what the quick run leaves out.
+pub fn sized(what: &str, full: u64, quick: u64) -> u64 {
+    match level() {
+        TestLevel::Full => full,
+        TestLevel::Quick => {
+            let line = format!("{what}: quick test level, {quick} of {full} ({ENV}=full, as ci/test.sh sets, runs all)");
+            println!("{line}");
+            eprintln!("{line}");
+            quick.min(full)
+        }
+    }
+}
+
+/// Whether this run is at the full level.
+pub fn is_full() -> bool {
+    level() == TestLevel::Full
+}
+
+/// The rows `0..n` of a sweep to check: every one at the full level; at the quick level
+/// `quick` of them, evenly spaced from an offset drawn from `HMUL2_SEED` or the clock, and
+/// printed (with the seed) so that a quick run says what it covered and can be repeated.
+pub fn rows(what: &str, n: u32, quick: u32) -> Vec<u32> {
+    if is_full() || quick >= n {
+        return (0..n).collect();
+    }
+    let step = n / quick.max(1);
+    let seed = std::env::var("HMUL2_SEED")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0));
+    let offset = (crate::rng::Rng::new(seed).next_u64() % step as u64) as u32;
+    let out: Vec<u32> = (offset..n).step_by(step as usize).collect();
+    let line = format!(
+        "{what}: quick test level, {} of {n} rows (every {step}th from {offset}; seed {seed}, HMUL2_SEED repeats it; {ENV}=full, as ci/test.sh sets, runs all)",
+        out.len()
+    );
+    println!("{line}");
+    eprintln!("{line}");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sized_picks_by_level() {
+        // the process's own level: whichever it is, sized answers by it
+        let n = sized("this test", 100, 10);
+        assert_eq!(n, if level() == TestLevel::Full { 100 } else { 10 });
+        let r = rows("this test", 1 << 15, 512);
+        if is_full() {
+            assert_eq!(r, (0..1 << 15).collect::<Vec<u32>>());
+        } else {
+            assert_eq!(r.len(), 512);
+            assert!(r.windows(2).all(|w| w[1] - w[0] == 64) && r[0] < 64);
+        }
+    }
+}
