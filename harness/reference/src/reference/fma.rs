@@ -59,7 +59,7 @@
 //! to nearest even), BF16 with one f32 fused multiply-add per 8 lanes where the CPU has FMA
 //! (rounding once to 24 bits, then at bit 16: BF16's rounding but for a result that lands
 //! on a midpoint of BF16's grid, see there), and in f64, 4 to a vector, rounded by one f64
-//! addition, for those 8 lanes and without FMA.
+//! addition, for the 4 lanes around such a result and without FMA.
 //! Other lanes, and every lane without AVX2, work in blocks with straight-line code (masks
 //! and selects, no branch on the values, never an f64 subnormal operand) that the compiler
 //! vectorises.

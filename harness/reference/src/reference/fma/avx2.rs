@@ -29,8 +29,8 @@
 //!   `s = RN24(x)`; so `x` and `s` lie on the same side of every decision point, or `s` is
 //!   one. In that last case `x` may still be off it by less than half an f32 ulp (a sticky
 //!   bit the rounding dropped, the double rounding's one failure), so where a lane's `s`
-//!   has the low 16 bits 0x8000 (a midpoint, normal or subnormal), its 8 lanes take the f64
-//!   kernel above (0.8% of the benchmark's lanes are such). `s` is Inf only when `x` is at
+//!   has the low 16 bits 0x8000 (a midpoint, normal or subnormal), the 4 lanes around it
+//!   are done again by the f64 kernel above (0.8% of the benchmark's lanes are such). `s` is Inf only when `x` is at
 //!   least f32's overflow threshold `2^128 - 2^103`, past BF16's: Inf. A nonzero `x` that
 //!   rounds to a zero `s` has `|x| <= 2^-150`, and BF16 rounds it to the zero of its sign
 //!   too. A NaN `s` (an operand's quieted, or the default NaN) has the low 16 bits 0, so the
@@ -196,6 +196,20 @@ fn bf16_f64(a: __m256, b: __m256, c: __m256) -> __m256 {
     _mm256_set_m128(bf16_lanes(a1, b1, c1), bf16_lanes(a0, b0, c0))
 }
 
+/// BF16 in f64 ([`bf16_f64`]): the 16 lanes of 8 words, each half a lane's selected and
+/// modified value, the results packed as the words are.
+#[target_feature(enable = "avx2,f16c")]
+#[inline]
+fn bf16_words(wa: __m256i, wb: __m256i, wc: __m256i) -> __m256i {
+    let hi_mask = _mm256_set1_epi32(0xffff_0000u32 as i32);
+    // lane 0 and lane 1 of the 8 words as f32
+    let lo = |w| _mm256_castsi256_ps(_mm256_slli_epi32::<16>(w));
+    let hi = |w| _mm256_castsi256_ps(_mm256_and_si256(w, hi_mask));
+    let r_lo = _mm256_castps_si256(bf16_f64(lo(wa), lo(wb), lo(wc)));
+    let r_hi = _mm256_castps_si256(bf16_f64(hi(wa), hi(wb), hi(wc)));
+    _mm256_or_si256(_mm256_srli_epi32::<16>(r_lo), _mm256_and_si256(r_hi, hi_mask))
+}
+
 /// The lanes of `f` for the first `out.len() / 8 * 8` words; returns how many words that
 /// is (the caller does the rest).
 ///
@@ -217,18 +231,11 @@ pub(super) unsafe fn plain(f: &Fma, a: &[u32], b: &[u32], c: &[u32], out: &mut [
         };
         let mut i = 0;
         if f.f.bf16 {
-            let hi_mask = _mm256_set1_epi32(0xffff_0000u32 as i32);
             while i < n {
                 let wa = srcs.load(0, a.as_ptr().add(i));
                 let wb = srcs.load(1, b.as_ptr().add(i));
                 let wc = srcs.load(2, c.as_ptr().add(i));
-                // lane 0 and lane 1 of the 8 words as f32
-                let lo = |w| _mm256_castsi256_ps(_mm256_slli_epi32::<16>(w));
-                let hi = |w| _mm256_castsi256_ps(_mm256_and_si256(w, hi_mask));
-                let r_lo = _mm256_castps_si256(bf16_f64(lo(wa), lo(wb), lo(wc)));
-                let r_hi = _mm256_castps_si256(bf16_f64(hi(wa), hi(wb), hi(wc)));
-                let r = _mm256_or_si256(_mm256_srli_epi32::<16>(r_lo), _mm256_and_si256(r_hi, hi_mask));
-                _mm256_storeu_si256(out.as_mut_ptr().add(i) as *mut __m256i, fin(wa, wb, wc, r));
+                _mm256_storeu_si256(out.as_mut_ptr().add(i) as *mut __m256i, fin(wa, wb, wc, bf16_words(wa, wb, wc)));
                 i += STEP;
             }
         } else {
@@ -249,47 +256,85 @@ pub(super) unsafe fn plain(f: &Fma, a: &[u32], b: &[u32], c: &[u32], out: &mut [
 
 /// BF16 where the CPU has FMA: the lanes of `f` for the first `out.len() / 8 * 8` words;
 /// returns how many words that is (the caller does the rest). One fused multiply-add per 8
-/// lanes, then round to nearest even at bit 16; 8 lanes of which one lands on a midpoint
-/// of BF16's grid take [`bf16_f64`] instead (see the module's text).
+/// lanes, then round to nearest even at bit 16; the 4 lanes (one [`bf16_lanes`]) around a
+/// lane that lands on a midpoint of BF16's grid are done again in f64 (see the module's
+/// text). Without a branch on the values: each block of words first goes the FMA way,
+/// noting the words to redo and which 4 lanes, then those are redone.
 ///
 /// Safety: the CPU has AVX2, F16C and FMA; `f.plain_arith()`; BF16; the four slices are as
 /// long.
 #[target_feature(enable = "avx2,f16c,fma")]
 pub(super) unsafe fn plain_bf16_fma(f: &Fma, a: &[u32], b: &[u32], c: &[u32], out: &mut [u32]) -> usize {
+    /// Steps (of 8 words) per block.
+    const BLOCK_STEPS: usize = 256;
     let n = out.len() / STEP * STEP;
-    // SAFETY (every load and store below): i + 8 <= n <= each slice's length
+    // SAFETY (every load and store below): i + 8 <= n <= each slice's length (the words
+    // to redo are such i)
     unsafe {
         let srcs = Srcs::new(f);
         let post = f.sat != 0 || f.relu != 0;
         let hi_mask = _mm256_set1_epi32(0xffff_0000u32 as i32);
         let m = |x: u32| _mm256_set1_epi32(x as i32);
-        let mut i = 0;
-        while i < n {
+        // lane 0 and lane 1 of the 8 words at i as f32 (exactly: BF16 is f32's upper half)
+        let lanes = |i: usize| {
             let wa = srcs.load(0, a.as_ptr().add(i));
             let wb = srcs.load(1, b.as_ptr().add(i));
             let wc = srcs.load(2, c.as_ptr().add(i));
-            // lane 0 and lane 1 of the 8 words as f32 (exactly: BF16 is f32's upper half)
             let lo = |w| _mm256_castsi256_ps(_mm256_slli_epi32::<16>(w));
             let hi = |w| _mm256_castsi256_ps(_mm256_and_si256(w, hi_mask));
-            // s = RN24(a * b + c); round to nearest even at bit 16 (add 0x7fff and the kept
-            // part's last bit), unless a lane's s is a midpoint of BF16's grid (low 16 bits
-            // 0x8000): then the f64 kernel for these 8 lanes
-            let round = |a, b, c| {
-                let s = _mm256_castps_si256(_mm256_fmadd_ps(a, b, c));
-                let at_mid = _mm256_cmpeq_epi32(_mm256_and_si256(s, m(0xffff)), m(0x8000));
-                if _mm256_testz_si256(at_mid, at_mid) != 0 {
-                    _mm256_add_epi32(_mm256_add_epi32(s, m(0x7fff)), _mm256_and_si256(_mm256_srli_epi32::<16>(s), m(1)))
-                } else {
-                    _mm256_castps_si256(bf16_f64(a, b, c))
-                }
-            };
-            let r_lo = round(lo(wa), lo(wb), lo(wc));
-            let r_hi = round(hi(wa), hi(wb), hi(wc));
+            ((wa, wb, wc), [lo(wa), lo(wb), lo(wc)], [hi(wa), hi(wb), hi(wc)])
+        };
+        // s = RN24(a * b + c)
+        let fma = |[a, b, c]: [__m256; 3]| _mm256_castps_si256(_mm256_fmadd_ps(a, b, c));
+        // round to nearest even at bit 16: add 0x7fff and the kept part's last bit
+        let rne = |s| _mm256_add_epi32(_mm256_add_epi32(s, m(0x7fff)), _mm256_and_si256(_mm256_srli_epi32::<16>(s), m(1)));
+        // the NaN rule, .SAT, .RELU on the two halves' results (BF16 in the upper 16 bits)
+        let outp = out.as_mut_ptr();
+        let store = |i: usize, (wa, wb, wc), r_lo, r_hi| {
             let r = _mm256_or_si256(_mm256_srli_epi32::<16>(r_lo), _mm256_and_si256(r_hi, hi_mask));
             let r = fix_nan(f, wa, wb, wc, r);
             let r = if post { sat_relu(f, r) } else { r };
-            _mm256_storeu_si256(out.as_mut_ptr().add(i) as *mut __m256i, r);
-            i += STEP;
+            _mm256_storeu_si256(outp.add(i) as *mut __m256i, r);
+        };
+        // the words to redo: i << 16, and bit l set for a midpoint in lane l of the 16
+        // (lane 0 of word w: bit w; lane 1: bit 8 + w)
+        let mut redo = [0usize; BLOCK_STEPS];
+        let mut i = 0;
+        while i < n {
+            let end = n.min(i + BLOCK_STEPS * STEP);
+            // the steps noted in this block, fewer than those done
+            let mut k = 0;
+            while i < end {
+                let (w, lo, hi) = lanes(i);
+                let (s_lo, s_hi) = (fma(lo), fma(hi));
+                // a midpoint of BF16's grid: the low 16 bits are 0x8000
+                let at_mid = |s| _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_and_si256(s, m(0xffff)), m(0x8000)))) as usize;
+                let mids = at_mid(s_lo) | at_mid(s_hi) << 8;
+                redo[k] = i << 16 | mids;
+                k += (mids != 0) as usize;
+                store(i, w, rne(s_lo), rne(s_hi));
+                i += STEP;
+            }
+            for &e in &redo[..k] {
+                let (j, mids) = (e >> 16, e & 0xffff);
+                let (w, lo, hi) = lanes(j);
+                // 4 lanes in f64 where one of them is at a midpoint
+                let redo4 = |r: __m256i, [a, b, c]: [__m256; 3], mids: usize| {
+                    let mut r = _mm256_castsi256_ps(r);
+                    if mids & 0x0f != 0 {
+                        let q = bf16_lanes(_mm256_castps256_ps128(a), _mm256_castps256_ps128(b), _mm256_castps256_ps128(c));
+                        r = _mm256_insertf128_ps::<0>(r, q);
+                    }
+                    if mids & 0xf0 != 0 {
+                        let q = bf16_lanes(_mm256_extractf128_ps::<1>(a), _mm256_extractf128_ps::<1>(b), _mm256_extractf128_ps::<1>(c));
+                        r = _mm256_insertf128_ps::<1>(r, q);
+                    }
+                    _mm256_castps_si256(r)
+                };
+                let r_lo = redo4(rne(fma(lo)), lo, mids & 0xff);
+                let r_hi = redo4(rne(fma(hi)), hi, mids >> 8);
+                store(j, w, r_lo, r_hi);
+            }
         }
     }
     n
