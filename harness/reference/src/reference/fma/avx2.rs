@@ -30,11 +30,14 @@
 //!   one. In that last case `x` may still be off it by less than half an f32 ulp (a sticky
 //!   bit the rounding dropped, the double rounding's one failure), so where a lane's `s`
 //!   has the low 16 bits 0x8000 (a midpoint, normal or subnormal), the 4 lanes around it
-//!   are done again by the f64 kernel above (0.8% of the benchmark's lanes are such). `s` is Inf only when `x` is at
-//!   least f32's overflow threshold `2^128 - 2^103`, past BF16's: Inf. A nonzero `x` that
-//!   rounds to a zero `s` has `|x| <= 2^-150`, and BF16 rounds it to the zero of its sign
-//!   too. A NaN `s` (an operand's quieted, or the default NaN) has the low 16 bits 0, so the
-//!   rounding adds no carry and its upper half is a NaN, which the NaN rule then replaces.
+//!   are done again by the f64 kernel above (0.8% of the benchmark's lanes are such). The
+//!   low 16 bits 0x8000 are exactly the midpoints: halfway between two neighbouring upper
+//!   halves, which are neighbouring BF16 values (0 and the smallest subnormal, the largest
+//!   finite and Inf included). `s` is Inf only when `x` is at least f32's overflow
+//!   threshold `2^128 - 2^103`, past BF16's: Inf. A nonzero `x` that rounds to a zero `s`
+//!   has `|x| <= 2^-150`, and BF16 rounds it to the zero of its sign too. A NaN `s` (an
+//!   operand's quieted, or the default NaN) has the low 16 bits 0, so the rounding adds no
+//!   carry and its upper half is a NaN, which the NaN rule then replaces.
 //!
 //! Round to odd without a branch or a parity test's select: with `x = s + e` from TwoSum,
 //! `RO(x)`'s bits are `(s - d) | n` where `n` is 1 when `e != 0` and `d` is 1 when moreover `e`
