@@ -56,7 +56,10 @@
 //! (`avx2.rs`): FP16 in f32, 8 lanes to a vector (the product, 22 bits, and TwoSum are exact
 //! in f32 too: every value a multiple of 2^-48, below 2^33 in magnitude; round to odd at
 //! 24 bits is enough, 24 >= 11 + 2, the same argument; F16C's conversion is the final round
-//! to nearest even), BF16 in f64, 4 to a vector, rounded by one f64 addition (see there).
+//! to nearest even), BF16 with one f32 fused multiply-add per 8 lanes where the CPU has FMA
+//! (rounding once to 24 bits, then at bit 16: BF16's rounding but for a result that lands
+//! on a midpoint of BF16's grid, see there), and in f64, 4 to a vector, rounded by one f64
+//! addition, for the 4 lanes around such a result and without FMA.
 //! Other lanes, and every lane without AVX2, work in blocks with straight-line code (masks
 //! and selects, no branch on the values, never an f64 subnormal operand) that the compiler
 //! vectorises.
@@ -440,9 +443,15 @@ impl Fma {
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("f16c") {
             if self.plain_arith() {
-                // SAFETY: the CPU has AVX2 and F16C, checked just above; plain arithmetic; the
-                // slices are as long (asserted)
-                let done = unsafe { avx2::plain(self, a, b, c, out) };
+                let done = if self.f.bf16 && std::arch::is_x86_feature_detected!("fma") {
+                    // SAFETY: the CPU has AVX2 and F16C, checked just above, and FMA; plain
+                    // arithmetic; BF16; the slices are as long (asserted)
+                    unsafe { avx2::plain_bf16_fma(self, a, b, c, out) }
+                } else {
+                    // SAFETY: the CPU has AVX2 and F16C, checked just above; plain arithmetic;
+                    // the slices are as long (asserted)
+                    unsafe { avx2::plain(self, a, b, c, out) }
+                };
                 for (((o, &a), &b), &c) in out[done..].iter_mut().zip(&a[done..]).zip(&b[done..]).zip(&c[done..]) {
                     *o = self.eval(a, b, c);
                 }

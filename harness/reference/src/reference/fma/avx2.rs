@@ -13,6 +13,31 @@
 //!   `|x|`, so the addition rounds `|x|` to nearest even on BF16's grid (gradual underflow
 //!   included) and `(|x| + C) - C` is exact. That value is a BF16 value or at least 2^128, so
 //!   the conversion to f32 is exact or Inf, and BF16 is the f32's upper 16 bits.
+//! - **BF16 with FMA** (where the CPU has it, [`plain_bf16_fma`]), 8 lanes to a vector: the
+//!   operands widen to f32 exactly (BF16 is f32's upper half) and one fused multiply-add
+//!   gives `s = RN24(x)`, `x = a * b + c` rounded once to f32 as IEEE 754 says, whatever
+//!   the product's exponent (the fma keeps the exact product): gradual underflow, overflow
+//!   to Inf, and an exact zero sum's sign included. Then round to nearest even at bit 16
+//!   (add 0x7fff and bit 16, keep the upper half): that is BF16's rounding of `s`, subnormals
+//!   included (BF16's subnormals are the upper halves of f32's), a carry into the exponent
+//!   (the next binade, or Inf from the largest finite) included.
+//!   **Why `RN8(s) = RN8(x)`** unless `s` is a midpoint of BF16's grid: the decision points
+//!   of BF16's round to nearest are its midpoints (the overflow threshold
+//!   `2^128 - 2^119` among them), and each is an f32 value (9 significant bits at most,
+//!   within f32's range, subnormal ones included: odd multiples of 2^-134). If a midpoint
+//!   `M` lay strictly between `x` and `s`, `M` would be an f32 nearer to `x` than
+//!   `s = RN24(x)`; so `x` and `s` lie on the same side of every decision point, or `s` is
+//!   one. In that last case `x` may still be off it by less than half an f32 ulp (a sticky
+//!   bit the rounding dropped, the double rounding's one failure), so where a lane's `s`
+//!   has the low 16 bits 0x8000 (a midpoint, normal or subnormal), the 4 lanes around it
+//!   are done again by the f64 kernel above (0.8% of the benchmark's lanes are such). The
+//!   low 16 bits 0x8000 are exactly the midpoints: halfway between two neighbouring upper
+//!   halves, which are neighbouring BF16 values (0 and the smallest subnormal, the largest
+//!   finite and Inf included). `s` is Inf only when `x` is at least f32's overflow
+//!   threshold `2^128 - 2^103`, past BF16's: Inf. A nonzero `x` that rounds to a zero `s`
+//!   has `|x| <= 2^-150`, and BF16 rounds it to the zero of its sign too. A NaN `s` (an
+//!   operand's quieted, or the default NaN) has the low 16 bits 0, so the rounding adds no
+//!   carry and its upper half is a NaN, which the NaN rule then replaces.
 //!
 //! Round to odd without a branch or a parity test's select: with `x = s + e` from TwoSum,
 //! `RO(x)`'s bits are `(s - d) | n` where `n` is 1 when `e != 0` and `d` is 1 when moreover `e`
@@ -162,6 +187,32 @@ fn bf16_lanes(a: __m128, b: __m128, c: __m128) -> __m128 {
     _mm256_cvtpd_ps(_mm256_or_pd(r, sign))
 }
 
+/// BF16: 8 lanes given as f32 (BF16 is f32's upper half), in f64 4 at a time
+/// ([`bf16_lanes`]); the results as f32 whose upper halves are the BF16 results.
+#[target_feature(enable = "avx2,f16c")]
+#[inline]
+fn bf16_f64(a: __m256, b: __m256, c: __m256) -> __m256 {
+    let half = |v: __m256| (_mm256_castps256_ps128(v), _mm256_extractf128_ps::<1>(v));
+    let (a0, a1) = half(a);
+    let (b0, b1) = half(b);
+    let (c0, c1) = half(c);
+    _mm256_set_m128(bf16_lanes(a1, b1, c1), bf16_lanes(a0, b0, c0))
+}
+
+/// BF16 in f64 ([`bf16_f64`]): the 16 lanes of 8 words, each half a lane's selected and
+/// modified value, the results packed as the words are.
+#[target_feature(enable = "avx2,f16c")]
+#[inline]
+fn bf16_words(wa: __m256i, wb: __m256i, wc: __m256i) -> __m256i {
+    let hi_mask = _mm256_set1_epi32(0xffff_0000u32 as i32);
+    // lane 0 and lane 1 of the 8 words as f32
+    let lo = |w| _mm256_castsi256_ps(_mm256_slli_epi32::<16>(w));
+    let hi = |w| _mm256_castsi256_ps(_mm256_and_si256(w, hi_mask));
+    let r_lo = _mm256_castps_si256(bf16_f64(lo(wa), lo(wb), lo(wc)));
+    let r_hi = _mm256_castps_si256(bf16_f64(hi(wa), hi(wb), hi(wc)));
+    _mm256_or_si256(_mm256_srli_epi32::<16>(r_lo), _mm256_and_si256(r_hi, hi_mask))
+}
+
 /// The lanes of `f` for the first `out.len() / 8 * 8` words; returns how many words that
 /// is (the caller does the rest).
 ///
@@ -183,25 +234,11 @@ pub(super) unsafe fn plain(f: &Fma, a: &[u32], b: &[u32], c: &[u32], out: &mut [
         };
         let mut i = 0;
         if f.f.bf16 {
-            let hi_mask = _mm256_set1_epi32(0xffff_0000u32 as i32);
             while i < n {
                 let wa = srcs.load(0, a.as_ptr().add(i));
                 let wb = srcs.load(1, b.as_ptr().add(i));
                 let wc = srcs.load(2, c.as_ptr().add(i));
-                // lane 0 and lane 1 of the 8 words as f32
-                let lo = |w| _mm256_castsi256_ps(_mm256_slli_epi32::<16>(w));
-                let hi = |w| _mm256_castsi256_ps(_mm256_and_si256(w, hi_mask));
-                let half = |v: __m256| (_mm256_castps256_ps128(v), _mm256_extractf128_ps::<1>(v));
-                let (a0, a1) = half(lo(wa));
-                let (b0, b1) = half(lo(wb));
-                let (c0, c1) = half(lo(wc));
-                let r_lo = _mm256_set_m128(bf16_lanes(a1, b1, c1), bf16_lanes(a0, b0, c0));
-                let (a0, a1) = half(hi(wa));
-                let (b0, b1) = half(hi(wb));
-                let (c0, c1) = half(hi(wc));
-                let r_hi = _mm256_set_m128(bf16_lanes(a1, b1, c1), bf16_lanes(a0, b0, c0));
-                let r = _mm256_or_si256(_mm256_srli_epi32::<16>(_mm256_castps_si256(r_lo)), _mm256_and_si256(_mm256_castps_si256(r_hi), hi_mask));
-                _mm256_storeu_si256(out.as_mut_ptr().add(i) as *mut __m256i, fin(wa, wb, wc, r));
+                _mm256_storeu_si256(out.as_mut_ptr().add(i) as *mut __m256i, fin(wa, wb, wc, bf16_words(wa, wb, wc)));
                 i += STEP;
             }
         } else {
@@ -214,6 +251,92 @@ pub(super) unsafe fn plain(f: &Fma, a: &[u32], b: &[u32], c: &[u32], out: &mut [
                 let r = _mm256_set_m128i(hi, lo);
                 _mm256_storeu_si256(out.as_mut_ptr().add(i) as *mut __m256i, fin(wa, wb, wc, r));
                 i += STEP;
+            }
+        }
+    }
+    n
+}
+
+/// BF16 where the CPU has FMA: the lanes of `f` for the first `out.len() / 8 * 8` words;
+/// returns how many words that is (the caller does the rest). One fused multiply-add per 8
+/// lanes, then round to nearest even at bit 16; the 4 lanes (one [`bf16_lanes`]) around a
+/// lane that lands on a midpoint of BF16's grid are done again in f64 (see the module's
+/// text). Without a branch on the values: each block of words first goes the FMA way,
+/// noting the words to redo and which 4 lanes, then those are redone.
+///
+/// Safety: the CPU has AVX2, F16C and FMA; `f.plain_arith()`; BF16; the four slices are as
+/// long.
+#[target_feature(enable = "avx2,f16c,fma")]
+pub(super) unsafe fn plain_bf16_fma(f: &Fma, a: &[u32], b: &[u32], c: &[u32], out: &mut [u32]) -> usize {
+    /// Steps (of 8 words) per block.
+    const BLOCK_STEPS: usize = 256;
+    let n = out.len() / STEP * STEP;
+    // SAFETY (every load and store below): i + 8 <= n <= each slice's length (the words
+    // to redo are such i)
+    unsafe {
+        let srcs = Srcs::new(f);
+        let post = f.sat != 0 || f.relu != 0;
+        let hi_mask = _mm256_set1_epi32(0xffff_0000u32 as i32);
+        let m = |x: u32| _mm256_set1_epi32(x as i32);
+        // lane 0 and lane 1 of the 8 words at i as f32 (exactly: BF16 is f32's upper half)
+        let lanes = |i: usize| {
+            let wa = srcs.load(0, a.as_ptr().add(i));
+            let wb = srcs.load(1, b.as_ptr().add(i));
+            let wc = srcs.load(2, c.as_ptr().add(i));
+            let lo = |w| _mm256_castsi256_ps(_mm256_slli_epi32::<16>(w));
+            let hi = |w| _mm256_castsi256_ps(_mm256_and_si256(w, hi_mask));
+            ((wa, wb, wc), [lo(wa), lo(wb), lo(wc)], [hi(wa), hi(wb), hi(wc)])
+        };
+        // s = RN24(a * b + c)
+        let fma = |[a, b, c]: [__m256; 3]| _mm256_castps_si256(_mm256_fmadd_ps(a, b, c));
+        // round to nearest even at bit 16: add 0x7fff and the kept part's last bit
+        let rne = |s| _mm256_add_epi32(_mm256_add_epi32(s, m(0x7fff)), _mm256_and_si256(_mm256_srli_epi32::<16>(s), m(1)));
+        // the NaN rule, .SAT, .RELU on the two halves' results (BF16 in the upper 16 bits)
+        let outp = out.as_mut_ptr();
+        let store = |i: usize, (wa, wb, wc), r_lo, r_hi| {
+            let r = _mm256_or_si256(_mm256_srli_epi32::<16>(r_lo), _mm256_and_si256(r_hi, hi_mask));
+            let r = fix_nan(f, wa, wb, wc, r);
+            let r = if post { sat_relu(f, r) } else { r };
+            _mm256_storeu_si256(outp.add(i) as *mut __m256i, r);
+        };
+        // the words to redo: i << 16, and bit l set for a midpoint in lane l of the 16
+        // (lane 0 of word w: bit w; lane 1: bit 8 + w)
+        let mut redo = [0usize; BLOCK_STEPS];
+        let mut i = 0;
+        while i < n {
+            let end = n.min(i + BLOCK_STEPS * STEP);
+            // the steps noted in this block, fewer than those done
+            let mut k = 0;
+            while i < end {
+                let (w, lo, hi) = lanes(i);
+                let (s_lo, s_hi) = (fma(lo), fma(hi));
+                // a midpoint of BF16's grid: the low 16 bits are 0x8000
+                let at_mid = |s| _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_and_si256(s, m(0xffff)), m(0x8000)))) as usize;
+                let mids = at_mid(s_lo) | at_mid(s_hi) << 8;
+                redo[k] = i << 16 | mids;
+                k += (mids != 0) as usize;
+                store(i, w, rne(s_lo), rne(s_hi));
+                i += STEP;
+            }
+            for &e in &redo[..k] {
+                let (j, mids) = (e >> 16, e & 0xffff);
+                let (w, lo, hi) = lanes(j);
+                // 4 lanes in f64 where one of them is at a midpoint
+                let redo4 = |r: __m256i, [a, b, c]: [__m256; 3], mids: usize| {
+                    let mut r = _mm256_castsi256_ps(r);
+                    if mids & 0x0f != 0 {
+                        let q = bf16_lanes(_mm256_castps256_ps128(a), _mm256_castps256_ps128(b), _mm256_castps256_ps128(c));
+                        r = _mm256_insertf128_ps::<0>(r, q);
+                    }
+                    if mids & 0xf0 != 0 {
+                        let q = bf16_lanes(_mm256_extractf128_ps::<1>(a), _mm256_extractf128_ps::<1>(b), _mm256_extractf128_ps::<1>(c));
+                        r = _mm256_insertf128_ps::<1>(r, q);
+                    }
+                    _mm256_castps_si256(r)
+                };
+                let r_lo = redo4(rne(fma(lo)), lo, mids & 0xff);
+                let r_hi = redo4(rne(fma(hi)), hi, mids >> 8);
+                store(j, w, r_lo, r_hi);
             }
         }
     }
@@ -237,15 +360,19 @@ mod tests {
     }
 
     /// A lane value: a special (zeros, Infs, NaNs, subnormal and normal edges, one), a
-    /// value near one (cancellation), or random bits.
+    /// value near one (cancellation), a random exponent with a significand of 1, 1.5,
+    /// 1 + ulp or 1.5 + ulp (exact products on a midpoint of the grid next to any addend:
+    /// the FMA kernel's f64 lanes; products near overflow and underflow), or random bits.
     fn half(s: &mut u64, bf16: bool) -> u16 {
         const F16: [u16; 12] = [0x0000, 0x0001, 0x03ff, 0x0400, 0x3c00, 0x3bff, 0x7bff, 0x7c00, 0x7c01, 0x7e00, 0x7fff, 0x0200];
         const BF16: [u16; 12] = [0x0000, 0x0001, 0x007f, 0x0080, 0x3f80, 0x3f7f, 0x7f7f, 0x7f80, 0x7f81, 0x7fc0, 0x7fff, 0x0040];
         let r = next(s);
         let sign = (r >> 63) as u16 * 0x8000;
+        let (exp, half_bit) = if bf16 { (0x7f80, 0x0040) } else { (0x7c00, 0x0200) };
         match r % 8 {
             0 => (if bf16 { BF16 } else { F16 })[(r >> 8) as usize % 12] | sign,
             1 => ((if bf16 { 0x3f00 } else { 0x3800 }) + (r >> 8) as u16 % 0x200) | sign,
+            2 => ((r >> 16) as u16 & exp) | [0, half_bit, 1, half_bit | 1][(r >> 8) as usize % 4] | sign,
             _ => (r >> 16) as u16,
         }
     }
@@ -258,6 +385,7 @@ mod tests {
             eprintln!("skipped: the CPU has no AVX2 and F16C");
             return;
         }
+        let fma = std::arch::is_x86_feature_detected!("fma");
         let seed = std::env::var("HMUL2_FMA_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0x5eed_f3a2u64);
         println!("plain_kernel_is_the_scalar_lane: seed {seed} (HMUL2_FMA_SEED)");
         let mut s = seed;
@@ -294,18 +422,26 @@ mod tests {
                     b[k] = half(&mut s, bf16) as u32 | (half(&mut s, bf16) as u32) << 16;
                     c[k] = half(&mut s, bf16) as u32 | (half(&mut s, bf16) as u32) << 16;
                 }
-                // SAFETY: AVX2 and F16C checked above; plain; the slices are as long
-                let done = unsafe { super::plain(&f, &a, &b, &c, &mut out) };
-                assert_eq!(done, n);
-                for k in 0..n {
-                    let want = f.eval(a[k], b[k], c[k]);
-                    assert_eq!(
-                        out[k], want,
-                        "seed {seed}, {op:?}, {p:?}: a {:#010x} b {:#010x} c {:#010x}: {:#010x}, scalar {want:#010x}",
-                        a[k], b[k], c[k], out[k]
-                    );
+                // BF16: the f64 kernel, then the FMA one where the CPU has FMA
+                for kernel in 0..1 + (bf16 && fma) as usize {
+                    let done = if kernel == 0 {
+                        // SAFETY: AVX2 and F16C checked above; plain; the slices are as long
+                        unsafe { super::plain(&f, &a, &b, &c, &mut out) }
+                    } else {
+                        // SAFETY: AVX2, F16C and FMA checked above; plain; BF16; as long
+                        unsafe { super::plain_bf16_fma(&f, &a, &b, &c, &mut out) }
+                    };
+                    assert_eq!(done, n);
+                    for k in 0..n {
+                        let want = f.eval(a[k], b[k], c[k]);
+                        assert_eq!(
+                            out[k], want,
+                            "seed {seed}, kernel {kernel}, {op:?}, {p:?}: a {:#010x} b {:#010x} c {:#010x}: {:#010x}, scalar {want:#010x}",
+                            a[k], b[k], c[k], out[k]
+                        );
+                    }
+                    lanes += 2 * n as u64;
                 }
-                lanes += 2 * n as u64;
             }
         }
         println!("{lanes} lanes agree");
