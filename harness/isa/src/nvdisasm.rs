@@ -249,7 +249,8 @@ impl Nvdisasm {
             .prefix("hmul2-nvdisasm-")
             .tempdir()
             .map_err(|e| ToolError::Failed { tool: "nvdisasm".into(), msg: format!("a temporary folder in {}: {e}", std::env::temp_dir().display()) })?;
-        let chunks: Vec<(&[u128], &mut [Option<Verdict>])> = words.chunks(self.batch.max(1)).zip(out.chunks_mut(self.batch.max(1))).collect();
+        let size = balanced_batch(words.len(), self.batch, self.jobs);
+        let chunks: Vec<(&[u128], &mut [Option<Verdict>])> = words.chunks(size).zip(out.chunks_mut(size)).collect();
         let queue = std::sync::Mutex::new(chunks);
         let first_error: std::sync::Mutex<Option<ToolError>> = std::sync::Mutex::new(None);
         std::thread::scope(|s| {
@@ -284,6 +285,15 @@ impl Nvdisasm {
             .map(|(i, v)| v.ok_or_else(|| ToolError::Failed { tool: "nvdisasm".into(), msg: format!("no verdict for word {i}") }))
             .collect()
     }
+}
+
+/// The batch size that splits `n` words into a multiple of `jobs` batches of at most `batch`
+/// words, as equal as can be: 20,000 words on 2 jobs are two batches of 10,000, not
+/// 16,384 + 3,616 (one core idle while the other works through most of them).
+pub fn balanced_batch(n: usize, batch: usize, jobs: usize) -> usize {
+    let (batch, jobs) = (batch.max(1), jobs.max(1));
+    let k = n.div_ceil(batch).div_ceil(jobs).max(1) * jobs;
+    n.div_ceil(k).max(1)
 }
 
 /// Instruction texts of a `nvdisasm -b` listing, indexed by address; None where the listing
@@ -321,5 +331,20 @@ mod tests {
         let l = "\t.headerflags\t@\"EF_CUDA_SM90\"\n        /*0000*/                   HMUL2 R0, R1, R2 ;            /* 0x0000000201007232 */\n                                                                 /* 0x000fe20000000000 */\n        /*0010*/                   HMUL2 R0, R0, -0.0 , 1 ;          /* 0x40003c0000007832 */\n";
         assert_eq!(parse_listing(l, 2), vec![Some("HMUL2 R0, R1, R2".to_string()), Some("HMUL2 R0, R0, -0.0 , 1".to_string())]);
         assert_eq!(parse_listing(l, 3)[2], None, "no line at an address: nvdisasm printed nothing for that word");
+    }
+
+    #[test]
+    fn batches_are_balanced_over_the_jobs() {
+        assert_eq!(balanced_batch(20_000, 16_384, 2), 10_000);
+        assert_eq!(balanced_batch(100_000, 16_384, 2), 12_500, "8 batches, 4 a job");
+        assert_eq!(balanced_batch(5, 16_384, 2), 3);
+        assert_eq!(balanced_batch(0, 16_384, 2), 1);
+        assert_eq!(balanced_batch(40_000, 16_384, 1), 13_334);
+        for n in [1usize, 7, 16_384, 16_385, 32_768, 99_999] {
+            for jobs in 1..5 {
+                let b = balanced_batch(n, 16_384, jobs);
+                assert!(b <= 16_384 && n.div_ceil(b) <= n.div_ceil(16_384).div_ceil(jobs) * jobs, "{n} words, {jobs} jobs: {b}");
+            }
+        }
     }
 }
