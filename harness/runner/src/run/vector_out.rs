@@ -34,18 +34,20 @@ impl VectorWriter {
     /// Append one line per observation to `out`.
     pub fn write(&mut self, obs: &[Observed], out: &mut Vec<u8>) -> std::io::Result<()> {
         out.reserve(obs.len() * (145 + self.tail.len()));
-        // operand 3 for three-source instructions, as `to_line` writes it (observations
-        // come grouped by word: the lookup is once a word)
-        let mut last: Option<(u128, bool)> = None;
+        // operand 3 for three-source instructions, and for a word of no form a `c` it was
+        // given, as `to_line` writes it (observations come grouped by word: the lookup is
+        // once a word)
+        let mut last: Option<(u128, Option<bool>)> = None;
         for o in obs {
             let three = match last {
                 Some((w, t)) if w == o.word => t,
                 _ => {
-                    let t = crate::isa::decode::form_of(o.word).is_ok_and(|(op, _)| op.spec().sources == 3);
+                    let t = crate::isa::decode::form_of(o.word).ok().map(|(op, _)| op.spec().sources == 3);
                     last = Some((o.word, t));
                     t
                 }
-            };
+            }
+            .unwrap_or(o.inputs.c != 0);
             let x = &o.inputs;
             out.extend_from_slice(b"{\"encoding\":\"");
             hex_into(out, o.word, 32);
