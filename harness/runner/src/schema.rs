@@ -60,7 +60,7 @@ pub fn read<T: DeserializeOwned>(path: &Path) -> Result<T, ReadError> {
     from_str(&text, path)
 }
 
-/// A run folder's `summary.json` (or the file itself), each finding's kind from its list.
+/// A `summary.json` file, each finding's kind taken from its list ([`Summary::kinds_from_lists`]).
 pub fn read_summary(path: &Path) -> Result<Summary, ReadError> {
     let mut s: Summary = read(path)?;
     s.kinds_from_lists();
