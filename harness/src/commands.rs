@@ -383,10 +383,11 @@ pub fn oracle(a: OracleArgs) -> CliResult {
         nv.version().unwrap_or_default()
     )?;
     if let Some(path) = &a.json {
-        let cov = Coverage::of(&words);
-        let v = serde_json::json!({"seed": seed, "report": rep, "coverage": cov});
+        let ok = rep.ok();
+        let v = crate::schema::OracleFile { seed, report: rep, coverage: Some(Coverage::of(&words)) };
         crate::outfile::write_atomic(path, serde_json::to_string_pretty(&v).unwrap_or_default().as_bytes())
             .map_err(|e| CliError::input(format!("{}: {e}", path.display())))?;
+        return Ok(exit_for(ok));
     }
     Ok(exit_for(rep.ok()))
 }

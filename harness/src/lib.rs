@@ -6,6 +6,7 @@
 //! engine) → this crate: the subcommands ([`commands`], [`explain`], [`verify`],
 //! [`build_kernel`], [`run`], [`settle`]) and the HTML [`report`]. The lower crates are
 //! re-exported here under their module names, so `hmul2_harness::isa` is `harness_isa::isa`.
+//! [`schema`] is the one home of every file format the tool writes and reads.
 
 pub mod build_kernel;
 pub mod commands;
@@ -19,4 +20,4 @@ pub mod verify;
 pub use harness_isa::{cli, gen, isa, nvdisasm, oracle, out, outfile, outln, rng, seedpage, spec, testlevel};
 pub use harness_kernel::{exhaustive, kernel};
 pub use harness_reference::{inputs, reference, replay, vectors};
-pub use harness_runner::gpu;
+pub use harness_runner::{gpu, schema};

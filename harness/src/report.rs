@@ -58,6 +58,7 @@ pub mod view {
         }
     }
 }
+use crate::schema::{Assumption, Finding};
 use clap::Args;
 use inputs::*;
 use std::collections::{BTreeMap, BTreeSet};
@@ -106,10 +107,10 @@ pub struct Block {
     /// The form the coverage is exactly of, or None: all forms in `forms` together.
     pub form: Option<String>,
     pub forms: BTreeSet<String>,
-    pub fields: BTreeMap<String, FieldCov>,
+    pub fields: BTreeMap<String, FieldCoverage>,
 }
 
-fn blocks_of(c: &CoverageIn, forms_with_words: BTreeSet<String>) -> Vec<Block> {
+fn blocks_of(c: &Coverage, forms_with_words: BTreeSet<String>) -> Vec<Block> {
     if !c.fields_by_form.is_empty() {
         return c.fields_by_form.iter().map(|(k, f)| Block { form: Some(k.clone()), forms: [k.clone()].into(), fields: f.clone() }).collect();
     }
@@ -127,14 +128,14 @@ fn vector_blocks(vs: &[&Vector]) -> Vec<Block> {
     by_form
         .into_iter()
         .map(|(k, words)| {
-            let c = CoverageIn::of(&words);
+            let c = Coverage::of(&words);
             Block { form: Some(k.clone()), forms: [k].into(), fields: c.fields }
         })
         .collect()
 }
 
 /// Which states (0, 1) bit `i` of a field was seen in, from its coverage keys.
-fn states(fc: &FieldCov, width: u32, i: u32) -> (bool, bool) {
+fn states(fc: &FieldCoverage, width: u32, i: u32) -> (bool, bool) {
     let (mut z, mut o) = (false, false);
     for (k, &n) in &fc.seen {
         if n == 0 {
@@ -240,8 +241,8 @@ pub struct Model {
     pub comparisons: Vec<FormComparison>,
     /// Per form index: 128 bits.
     pub bits: Vec<Vec<BitView>>,
-    pub oracles: Vec<OracleFile>,
-    pub runs: Vec<RunReport>,
+    pub oracles: Vec<Oracle>,
+    pub runs: Vec<Run>,
     pub vectors: Vec<Vector>,
     pub semantics: Option<(String, Vec<Assumption>)>,
     /// Per field name: per value key: (software count, hardware count).
@@ -251,7 +252,7 @@ pub struct Model {
 }
 
 /// Build the model from loaded inputs.
-pub fn build(oracles: Vec<OracleFile>, runs: Vec<RunReport>, vectors: Vec<Vector>, semantics: Option<(String, Vec<Assumption>)>) -> Result<Model, String> {
+pub fn build(oracles: Vec<Oracle>, runs: Vec<Run>, vectors: Vec<Vector>, semantics: Option<(String, Vec<Assumption>)>) -> Result<Model, String> {
     let s = spec();
     let page = seedpage::parse(crate::spec::SEED_PAGE).map_err(|e| e.to_string())?;
     let comparisons = seedpage::compare(s, &page)?;
@@ -263,7 +264,7 @@ pub fn build(oracles: Vec<OracleFile>, runs: Vec<RunReport>, vectors: Vec<Vector
         if let Some(c) = &o.coverage {
             oracle_blocks.extend(blocks_of(c, c.by_form.iter().filter(|(_, &n)| n > 0).map(|(k, _)| k.clone()).collect()));
         }
-        for m in &o.mismatches {
+        for m in &o.report.mismatches {
             match crate::isa::parse_hex(&m.word).ok().and_then(|w| form_of(w).ok()) {
                 Some(f) => {
                     oracle_bad_forms.insert(f.key().to_string());
@@ -416,16 +417,15 @@ pub fn run(a: ReportArgs) -> CliResult {
 mod tests {
     use super::*;
 
-    fn oracle_with(coverage_words: &[u128], mismatch: Option<u128>) -> OracleFile {
-        OracleFile {
-            path: "o.json".into(),
-            seed: "1".into(),
-            words: coverage_words.len() as u64,
-            agreed_text: coverage_words.len() as u64,
-            agreed_illegal: 0,
+    fn oracle_with(coverage_words: &[u128], mismatch: Option<u128>) -> Oracle {
+        use crate::schema::{OracleFile, OracleMismatch, OracleReport};
+        let report = OracleReport {
+            words: coverage_words.len(),
+            agreed_text: coverage_words.len(),
             mismatches: mismatch.map(|w| OracleMismatch { word: crate::isa::format_hex(w), ours: "a".into(), nvdisasm: "b".into() }).into_iter().collect(),
-            coverage: Some(CoverageIn::of(coverage_words)),
-        }
+            ..Default::default()
+        };
+        Sourced { path: "o.json".into(), file: OracleFile { seed: 1, report, coverage: Some(Coverage::of(coverage_words)) } }
     }
 
     #[test]
@@ -462,7 +462,7 @@ mod tests {
         let s = spec();
         let words = crate::gen::one_field_at_a_time(crate::isa::Op::Hmul2);
         let mut o = oracle_with(&words, None);
-        if let Some(c) = o.coverage.as_mut() {
+        if let Some(c) = o.file.coverage.as_mut() {
             c.fields_by_form.clear();
         }
         let m = build(vec![o], vec![], vec![], None).unwrap();

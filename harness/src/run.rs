@@ -476,7 +476,7 @@ fn summarize(records: &[BatchRecord], mut base: Summary) -> Result<Summary, CliE
 }
 
 /// `summary.json` and `junit.xml`, both or neither, never through a link.
-fn write_report(out: &Path, s: &Summary) -> Result<(), CliError> {
+pub fn write_report(out: &Path, s: &Summary) -> Result<(), CliError> {
     let (sp, jp) = (out.join("summary.json"), out.join("junit.xml"));
     let summary = serde_json::to_string_pretty(s).unwrap_or_default() + "\n";
     let junit = report::junit(s);
@@ -663,7 +663,7 @@ fn plan(a: &RunArgs) -> Result<Plan, CliError> {
         };
         return Err(CliError::input(format!("shard {}: {what} to run; a run of nothing checks nothing", a.shard)));
     }
-    let coverage = serde_json::to_value(crate::gen::Coverage::of(&words)).ok();
+    let coverage = Some(crate::gen::Coverage::of(&words));
     let base = Summary {
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
         seed,
@@ -673,7 +673,7 @@ fn plan(a: &RunArgs) -> Result<Plan, CliError> {
         mode: a.mode.name().to_string(),
         started: utc_now(),
         finished: String::new(),
-        hardware: Hardware { used: false, reason: None, gpu: None, driver: None, devices: 0, simulated: false },
+        hardware: Hardware::default(),
         totals: Totals::default(),
         by_form: BTreeMap::new(),
         mismatches: Vec::new(),
@@ -1232,8 +1232,7 @@ pub fn merge(a: MergeArgs) -> CliResult {
     let mut first_config: Option<(PathBuf, serde_json::Value)> = None;
     for d in &a.dirs {
         let p = d.join("summary.json");
-        let text = std::fs::read_to_string(&p).map_err(|e| CliError::input(format!("{}: {e}", p.display())))?;
-        let s: Summary = serde_json::from_str(&text).map_err(|e| CliError::input(format!("{}: not a summary: {e}", p.display())))?;
+        let s: Summary = crate::schema::read_summary(&p).map_err(|e| CliError::input(e.to_string()))?;
         let j = d.join("journal.jsonl");
         let config = match &s.config {
             Some(c) => Some((p.clone(), c.clone())),

@@ -470,7 +470,7 @@ pub fn field_values(f: &Field) -> Vec<u32> {
 }
 
 /// Field-value coverage of a set of words.
-#[derive(Clone, Debug, Default, Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(default)]
 pub struct Coverage {
     pub words: u64,
@@ -504,7 +504,7 @@ fn tally(map: &mut BTreeMap<String, FieldCoverage>, op: Op, k: usize, fi: usize,
     }
 }
 
-#[derive(Clone, Debug, Default, Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(default)]
 pub struct FieldCoverage {
     pub width: u32,

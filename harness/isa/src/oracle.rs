@@ -2,10 +2,21 @@
 
 use crate::isa::{decode, format_hex, render, Illegal, Op};
 use crate::nvdisasm::{Nvdisasm, ToolError, Verdict};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+
+/// `hmul2-harness oracle --json FILE`: the seed, the comparison and the words' coverage.
+/// Read tolerantly (missing keys take defaults, unknown keys are ignored) by the HTML report.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct OracleFile {
+    pub seed: u64,
+    pub report: OracleReport,
+    pub coverage: Option<crate::gen::Coverage>,
+}
 
 /// One disagreement between the project and nvdisasm.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Mismatch {
     pub word: String,
     pub ours: String,
@@ -19,7 +30,8 @@ impl std::fmt::Display for Mismatch {
 }
 
 /// Totals of a comparison.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct OracleReport {
     pub words: usize,
     pub agreed_text: usize,

@@ -2,8 +2,10 @@
 //! Elements carry stable `id`/`data-*` attributes (`data-form`, `data-field`, `data-evidence`,
 //! `data-erratum`, `data-kind`) so that tests can query the rendered DOM.
 
+use super::inputs::{evidence_vector, for_assumption};
 use super::view::{form_of, spec, HmulForm};
 use super::{Evidence, Model};
+use crate::schema::{Finding, Hardware, Status};
 use crate::seedpage::{BitClass, FieldClass, SeedCell, SpecBit};
 use std::collections::BTreeSet;
 use std::fmt::Write;
@@ -343,13 +345,13 @@ fn semantics_section(out: &mut String, m: &Model) {
                 "<p class=\"sub\">from <code>{}</code>: {} assumptions, {} hardware-confirmed</p>",
                 esc(path),
                 list.len(),
-                list.iter().filter(|a| a.status == crate::reference::policy::Status::HardwareConfirmed).count()
+                list.iter().filter(|a| a.status == Status::HardwareConfirmed).count()
             );
             out.push_str(
                 "<table class=\"data\"><tr><th>id</th><th>topic</th><th>assumption</th><th>alternatives</th><th>status</th><th>confirming vector</th><th>outside evidence (not hardware)</th></tr>",
             );
             for a in list {
-                let ev = match &a.evidence_vector {
+                let ev = match &evidence_vector(a, path) {
                     Some(v) => format!(
                         "<code>{}</code><br>a <code>{}</code> b <code>{}</code> d <code>{}</code> pred <code>{}</code> → <code>{}</code><br><span class=\"sub\">{}</span>",
                         esc(&v.encoding),
@@ -360,8 +362,10 @@ fn semantics_section(out: &mut String, m: &Model) {
                         esc(&v.expect),
                         esc(&v.origin)
                     ),
-                    None if a.evidence.is_empty() => "<span class=\"empty\">none</span>".to_string(),
-                    None => format!("<code>{}</code>", esc(&a.evidence)),
+                    None => match a.evidence.as_deref().filter(|e| !e.is_empty()) {
+                        None => "<span class=\"empty\">none</span>".to_string(),
+                        Some(e) => format!("<code>{}</code>", esc(e)),
+                    },
                 };
                 let outside = if a.outside.is_empty() {
                     "<span class=\"empty\">none</span>".to_string()
@@ -369,10 +373,10 @@ fn semantics_section(out: &mut String, m: &Model) {
                     a.outside
                         .iter()
                         .map(|o| {
-                            let side = if o.for_assumption { "for" } else { "<b>against</b>" };
+                            let side = if for_assumption(a, o) { "for" } else { "<b>against</b>" };
                             format!(
                                 "<span data-outside=\"{}\">{} ({side}): {}</span>",
-                                if o.for_assumption { "for" } else { "against" },
+                                if for_assumption(a, o) { "for" } else { "against" },
                                 esc(&o.source),
                                 esc(&o.says)
                             )
@@ -389,7 +393,7 @@ fn semantics_section(out: &mut String, m: &Model) {
                     esc(&a.id),
                     esc(&a.topic),
                     esc(&a.assumption),
-                    esc(&a.alternatives),
+                    esc(&a.alternatives.join("; ")),
                     a.status.name()
                 );
             }
@@ -457,20 +461,20 @@ fn coverage_section(out: &mut String, m: &Model) {
 
 /// What ran a run's instructions, as every finding of it says: a fixture or a simulation
 /// is named as such on each finding, never shown as a hardware result.
-fn run_label(h: &super::inputs::HardwareInfo) -> String {
+fn run_label(h: &Hardware) -> String {
     if h.fixture {
         "<br><span class=\"tag not-hw\" data-not-hardware=\"fixture\">test fixture: no hardware was used</span>".to_string()
     } else if h.simulated {
-        format!("<br><span class=\"tag not-hw\" data-not-hardware=\"simulated\">simulated, not hardware: {}</span>", esc(&h.reason))
+        format!("<br><span class=\"tag not-hw\" data-not-hardware=\"simulated\">simulated, not hardware: {}</span>", esc(text(&h.reason)))
     } else if h.used {
-        format!(" on {}", esc(&h.gpu))
+        format!(" on {}", esc(text(&h.gpu)))
     } else {
         " (no GPU)".to_string()
     }
 }
 
 /// What ran a run's instructions, as one word: `fixture`, `simulated`, `hardware` or `none`.
-fn ran_on(h: &super::inputs::HardwareInfo) -> &'static str {
+fn ran_on(h: &Hardware) -> &'static str {
     match (h.fixture, h.simulated, h.used) {
         (true, _, _) => "fixture",
         (_, true, _) => "simulated",
@@ -480,15 +484,19 @@ fn ran_on(h: &super::inputs::HardwareInfo) -> &'static str {
 }
 
 /// Runs that are not hardware: fixtures and simulations.
-fn not_hardware(h: &super::inputs::HardwareInfo) -> bool {
+fn not_hardware(h: &Hardware) -> bool {
     h.fixture || h.simulated
+}
+
+/// An optional text of a file, empty when absent.
+fn text(s: &Option<String>) -> &str {
+    s.as_deref().unwrap_or("")
 }
 
 fn findings_section(out: &mut String, m: &Model) {
     let s = spec();
     out.push_str("<section id=\"findings\"><h3>Mismatches and faults of the given runs</h3>");
-    let all: Vec<(usize, &super::inputs::Finding)> =
-        m.runs.iter().enumerate().flat_map(|(i, r)| r.mismatches.iter().chain(&r.faults).map(move |f| (i, f))).collect();
+    let all: Vec<(usize, &Finding)> = m.runs.iter().enumerate().flat_map(|(i, r)| r.mismatches.iter().chain(&r.faults).map(move |f| (i, f))).collect();
     if all.is_empty() {
         out.push_str("<p class=\"empty\">The given runs report no mismatch and no fault.</p>");
     } else {
@@ -502,29 +510,29 @@ fn findings_section(out: &mut String, m: &Model) {
                 .find(|(i, g, _, _)| *i == ri && g.encoding == f.encoding && g.minimized == f.minimized && g.kind == f.kind)
                 .map(|(_, _, _, fl)| fl.iter().map(|&i| s.fields[i].name.clone()).collect::<Vec<_>>().join(", "))
                 .unwrap_or_else(|| "(software run)".into());
-            let inputs = if f.inputs.is_empty() {
-                "<span class=\"empty\">none</span>".to_string()
-            } else {
-                f.inputs.iter().map(|(k, v)| format!("<div class=\"in\">{} <code>{}</code></div>", esc(k), esc(v))).collect::<String>()
+            let inputs = match &f.inputs {
+                None => "<span class=\"empty\">none</span>".to_string(),
+                Some(i) => i.pairs().iter().map(|(k, v)| format!("<div class=\"in\">{} <code>{}</code></div>", esc(k), esc(v))).collect::<String>(),
             };
-            let (enc, text) = if f.minimized.is_empty() { (&f.encoding, &f.text) } else { (&f.minimized, &f.minimized_text) };
-            let kind: String = f.kind.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '-').collect();
+            let minimized = text(&f.minimized);
+            let (enc, shown) = if minimized.is_empty() { (f.encoding.as_str(), f.text.as_str()) } else { (minimized, text(&f.minimized_text)) };
+            let kind = f.kind.name();
             let _ = write!(
                 out,
                 "<tr data-kind=\"{}\" data-encoding=\"{}\" data-minimized=\"{}\" data-ran-on=\"{}\"><td><span class=\"tag {kind}\">{}</span></td><td><b>{}</b><br><span class=\"sub\">{}{}</span></td><td><code>{}</code><br><code>{}</code>{}</td><td>{inputs}</td><td><code>{}</code></td><td><code>{}</code></td><td>{}</td><td>{}</td></tr>",
-                esc(&f.kind),
+                kind,
                 esc(&f.encoding),
-                esc(&f.minimized),
+                esc(minimized),
                 ran_on(&r.hardware),
-                esc(&f.kind),
+                kind,
                 esc(&form),
-                esc(&r.dir),
+                esc(&r.path),
                 run_label(&r.hardware),
                 esc(enc),
-                esc(text),
-                if f.minimized.is_empty() || f.minimized == f.encoding { String::new() } else { format!("<br><span class=\"sub\">from <code>{}</code> <code>{}</code></span>", esc(&f.encoding), esc(&f.text)) },
-                esc(&f.expected),
-                esc(&f.got),
+                esc(shown),
+                if minimized.is_empty() || minimized == f.encoding { String::new() } else { format!("<br><span class=\"sub\">from <code>{}</code> <code>{}</code></span>", esc(&f.encoding), esc(&f.text)) },
+                esc(text(&f.expected)),
+                esc(text(&f.got)),
                 esc(&touched),
                 esc(&f.detail)
             );
@@ -542,23 +550,23 @@ fn sources_section(out: &mut String, m: &Model) {
         out.push_str("<table class=\"data\"><tr><th>run</th><th>tool</th><th>seed / shard</th><th>time</th><th>hardware</th><th>instructions</th><th>inputs</th><th>compared</th><th>mismatches</th><th>faults</th><th>undefined</th></tr>");
         for r in &m.runs {
             let hw = if r.hardware.fixture {
-                format!("test fixture (it names {}): no hardware was used", r.hardware.gpu)
+                format!("test fixture (it names {}): no hardware was used", text(&r.hardware.gpu))
             } else if r.hardware.simulated {
-                format!("simulated, not hardware: {}", r.hardware.reason)
+                format!("simulated, not hardware: {}", text(&r.hardware.reason))
             } else if r.hardware.used {
-                format!("{} (driver {}) {}", r.hardware.gpu, r.hardware.driver, r.hardware.devices)
+                format!("{} (driver {}) {}", text(&r.hardware.gpu), text(&r.hardware.driver), r.hardware.devices)
             } else {
-                format!("not used: {}", r.hardware.reason)
+                format!("not used: {}", text(&r.hardware.reason))
             };
             let t = &r.totals;
             let _ = write!(
                 out,
                 "<tr data-run=\"{}\" data-hardware=\"{}\"><td><code>{}</code></td><td>{}</td><td>{} / {}</td><td>{} – {}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
-                esc(&r.dir),
+                esc(&r.path),
                 r.hardware.used,
-                esc(&r.dir),
+                esc(&r.path),
                 esc(&r.tool_version),
-                esc(&r.seed),
+                r.seed,
                 esc(&r.shard),
                 esc(&r.started),
                 esc(&r.finished),
@@ -579,10 +587,11 @@ fn sources_section(out: &mut String, m: &Model) {
     } else {
         out.push_str("<table class=\"data\"><tr><th>file</th><th>seed</th><th>words</th><th>same text</th><th>rejected by both</th><th>mismatches</th></tr>");
         for o in &m.oracles {
-            let mm = if o.mismatches.is_empty() {
+            let mm = if o.report.mismatches.is_empty() {
                 "0".to_string()
             } else {
-                o.mismatches
+                o.report
+                    .mismatches
                     .iter()
                     .map(|x| {
                         format!(
@@ -600,10 +609,10 @@ fn sources_section(out: &mut String, m: &Model) {
                 "<tr data-oracle=\"{}\"><td><code>{}</code></td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{mm}</td></tr>",
                 esc(&o.path),
                 esc(&o.path),
-                esc(&o.seed),
-                o.words,
-                o.agreed_text,
-                o.agreed_illegal
+                o.seed,
+                o.report.words,
+                o.report.agreed_text,
+                o.report.agreed_illegal
             );
         }
         out.push_str("</table>");
@@ -709,5 +718,18 @@ mod tests {
             assert_eq!(p.matches(&format!("<article class=\"form\" id=\"form-{k}\" data-form=\"{k}\">")).count(), 1, "{k}");
         }
         assert!(!p.contains("http://") && !p.contains("https://") && !p.contains("<script") && !p.contains("<link"));
+    }
+
+    #[test]
+    fn findings_show_their_kind_and_every_input_c_included() {
+        use crate::schema::{Finding, FindingInputs, FindingKind, Summary};
+        let inputs =
+            FindingInputs { a: "0x00000001".into(), b: "0x00000002".into(), d: "0x00000004".into(), pred: "0x00".into(), c: Some("0x00000003".into()) };
+        let f = Finding { kind: FindingKind::Mismatch, encoding: "0x0".into(), inputs: Some(inputs), ..Default::default() };
+        let fault = Finding::fault("0x1".into(), "t".into(), "d".into());
+        let run = super::super::inputs::Sourced { path: "r".into(), file: Summary { mismatches: vec![f], faults: vec![fault], ..Default::default() } };
+        let p = render(&super::super::build(vec![], vec![run], vec![], None).unwrap());
+        assert!(p.contains("<div class=\"in\">c <code>0x00000003</code></div><div class=\"in\">d <code>0x00000004</code></div>"), "c before d");
+        assert_eq!((p.matches("data-kind=\"mismatch\"").count(), p.matches("data-kind=\"fault\"").count()), (1, 1));
     }
 }

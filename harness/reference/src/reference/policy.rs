@@ -12,21 +12,27 @@ use std::sync::OnceLock;
 /// The committed table, compiled in so the reference is the same binary everywhere.
 pub const SEMANTICS_JSON: &str = include_str!("../../../spec/semantics.json");
 
-/// One entry of `semantics.json` (the HTML report reads the same schema).
+/// One entry of `semantics.json` (the HTML report and `settle` read the same type; a missing
+/// key other than `status` takes its default).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Assumption {
+    #[serde(default)]
     pub id: String,
+    #[serde(default)]
     pub topic: String,
     /// The instructions the entry is about: those whose results its options change
     /// (checked against the reference by `tests/semantics_scope.rs`). `settle` weighs each
     /// instruction's vectors of it alone, and the report groups entries by instruction.
     #[serde(default)]
     pub instructions: Vec<crate::isa::Op>,
+    #[serde(default)]
     pub assumption: String,
+    #[serde(default)]
     pub alternatives: Vec<String>,
     /// `assumed` or `hardware-confirmed`.
     pub status: Status,
     /// A vector line that shows the choice on hardware, when one exists.
+    #[serde(default)]
     pub evidence: Option<String>,
     /// What sources other than hardware say (a compiler, a document, another project's
     /// code). They inform the assumption; they never make an entry `hardware-confirmed`.
@@ -64,10 +70,13 @@ impl std::fmt::Display for Status {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Outside {
     /// Who says it, with its version (e.g. "ptxas 13.0.88 and the PTX ISA").
+    #[serde(default)]
     pub source: String,
     /// What it says or does, in our words.
+    #[serde(default)]
     pub says: String,
     /// The exact text of the option it supports (the assumption or an alternative).
+    #[serde(default)]
     pub supports: String,
     /// The test that re-checks it on every CI run, when one can.
     #[serde(default, skip_serializing_if = "Option::is_none")]

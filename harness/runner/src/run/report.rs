@@ -1,14 +1,19 @@
-//! The report folder: `summary.json` (schema read by the HTML report), `junit.xml` (CI
-//! dashboards) and the text table printed at the end of a run; and `merge` of shard reports.
+//! The report folder: `summary.json` (its types here are the schema; the HTML report and
+//! `merge` read them through [`crate::schema`]), `junit.xml` (CI dashboards) and the text
+//! table printed at the end of a run; and `merge` of shard reports.
+//!
+//! Every type of `summary.json` reads tolerantly: a missing key takes its default (summaries
+//! of earlier versions lack the newer keys), an unknown key is ignored.
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// What a finding is.
-#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[serde(rename_all = "lowercase")]
 pub enum FindingKind {
     /// The device's result differs from the reference's.
+    #[default]
     Mismatch,
     /// The launch failed (a fault, a crash, a hang) and the instruction is blamed.
     Fault,
@@ -48,8 +53,9 @@ pub enum RunStatus {
 #[error("a count overflows 64 bits")]
 pub struct Overflow;
 
-/// One mismatch or fault, as `summary.json` lists it.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
+/// One mismatch or fault, as `summary.json` lists it (and a journal's batch line).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
+#[serde(default)]
 pub struct Finding {
     pub kind: FindingKind,
     pub encoding: String,
@@ -68,9 +74,16 @@ impl Finding {
     pub fn fault(encoding: String, text: String, detail: String) -> Finding {
         Finding { kind: FindingKind::Fault, encoding, text, minimized: None, minimized_text: None, inputs: None, expected: None, got: None, detail }
     }
+
+    /// The word the finding is about: the minimized one when there is one.
+    pub fn word(&self) -> Option<u128> {
+        self.minimized.as_deref().and_then(|m| crate::isa::parse_hex(m).ok()).or_else(|| crate::isa::parse_hex(&self.encoding).ok())
+    }
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
+/// A finding's inputs, as hex text.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
+#[serde(default)]
 pub struct FindingInputs {
     pub a: String,
     pub b: String,
@@ -85,6 +98,16 @@ impl FindingInputs {
     pub fn of(i: &crate::inputs::Inputs) -> FindingInputs {
         FindingInputs { a: hex32(i.a), b: hex32(i.b), d: hex32(i.d), pred: format!("0x{:02x}", i.pred), c: (i.c != 0).then(|| hex32(i.c)) }
     }
+
+    /// (name, value) in operand order: a, b, c (three-source instructions only), d, pred.
+    pub fn pairs(&self) -> Vec<(&'static str, &str)> {
+        let mut v = vec![("a", self.a.as_str()), ("b", self.b.as_str())];
+        if let Some(c) = &self.c {
+            v.push(("c", c.as_str()));
+        }
+        v.extend([("d", self.d.as_str()), ("pred", self.pred.as_str())]);
+        v
+    }
 }
 
 pub fn hex32(v: u32) -> String {
@@ -94,6 +117,7 @@ pub fn hex32(v: u32) -> String {
 /// Counts of one run, one form or one batch. `not_runnable` (beyond the HTML schema's
 /// six) counts instructions the patcher cannot place in a kernel: never executed.
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(default)]
 pub struct Totals {
     pub instructions: u64,
     pub inputs: u64,
@@ -122,7 +146,9 @@ impl Totals {
     }
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+/// Whether and where a run used a GPU.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(default)]
 pub struct Hardware {
     pub used: bool,
     pub reason: Option<String>,
@@ -130,50 +156,58 @@ pub struct Hardware {
     pub driver: Option<String>,
     pub devices: u64,
     /// True when the simulated executor answered (tests): no hardware was involved.
-    #[serde(default)]
     pub simulated: bool,
+    /// True in a test fixture shaped like a run (never written by `run`): no hardware result.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub fixture: bool,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+/// The software checks' own JSON (`verify`, `oracle`), as each check writes it.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
 pub struct SoftwareChecks {
     pub verify: Option<serde_json::Value>,
     pub oracle: Option<serde_json::Value>,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+/// A run report folder's `summary.json`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
 pub struct Summary {
     pub tool_version: String,
     pub seed: u64,
     pub shard: String,
     /// Whether the run got to its end (absent in summaries of earlier versions: complete).
-    #[serde(default)]
     pub status: RunStatus,
     /// Items this run (this shard) was to execute: instructions, or exhaustive chunk
     /// groups; a merge checks the shards' totals against it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub planned: Option<u64>,
-    #[serde(default)]
     pub mode: String,
     pub started: String,
     pub finished: String,
     pub hardware: Hardware,
     pub totals: Totals,
     pub by_form: BTreeMap<String, Totals>,
+    /// Findings of kind `mismatch` (a reader takes a finding's kind from its list).
     pub mismatches: Vec<Finding>,
+    /// Findings of kind `fault`.
     pub faults: Vec<Finding>,
     pub software_checks: SoftwareChecks,
-    pub coverage: Option<serde_json::Value>,
+    /// Field-value coverage of the run's words.
+    pub coverage: Option<crate::gen::Coverage>,
     /// Where this process's wall time went (absent in merged reports).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub timing: Option<Timing>,
     /// The run's options, as its journal's header holds them (`merge` refuses shards run
     /// with different ones; a merged report's `shard` is `all/N`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub config: Option<serde_json::Value>,
 }
 
 /// Where a run's wall time went.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
 pub struct Timing {
     /// Seconds from the first batch taken to the last result journaled: inputs, build,
     /// launches, reference and compare, overlapped across host threads and devices.
@@ -188,6 +222,17 @@ pub struct Timing {
 }
 
 impl Summary {
+    /// A finding's list says its kind: a finding without `kind` (or with the other one) in
+    /// `faults` is a fault, in `mismatches` a mismatch. Readers call this after parsing.
+    pub fn kinds_from_lists(&mut self) {
+        for f in &mut self.mismatches {
+            f.kind = FindingKind::Mismatch;
+        }
+        for f in &mut self.faults {
+            f.kind = FindingKind::Fault;
+        }
+    }
+
     /// Whether the hardware part ran and found nothing wrong.
     pub fn hardware_clean(&self) -> bool {
         // the counts and the lists are both read: a finding never hides behind a zero count
@@ -345,6 +390,16 @@ pub fn merge_counts(a: &mut serde_json::Value, b: &serde_json::Value) -> Result<
     Ok(())
 }
 
+/// Add `b`'s coverage into `a` ([`merge_counts`] over their JSON).
+fn merge_coverage(a: &mut crate::gen::Coverage, b: &crate::gen::Coverage) -> Result<(), Overflow> {
+    let (Ok(mut x), Ok(y)) = (serde_json::to_value(&*a), serde_json::to_value(b)) else { return Ok(()) };
+    merge_counts(&mut x, &y)?;
+    if let Ok(c) = serde_json::from_value(x) {
+        *a = c;
+    }
+    Ok(())
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum MergeError {
     #[error("{0}: {1}")]
@@ -493,6 +548,7 @@ pub fn merge(parts: &[(String, Summary)]) -> Result<Summary, MergeError> {
         out.finished = out.finished.clone().max(s.finished.clone());
         out.hardware.used &= s.hardware.used;
         out.hardware.simulated |= s.hardware.simulated;
+        out.hardware.fixture |= s.hardware.fixture;
         out.hardware.devices += s.hardware.devices;
         if k > 0 {
             merge_checks(&mut out.software_checks, &s.software_checks, name).map_err(over)?;
@@ -501,7 +557,7 @@ pub fn merge(parts: &[(String, Summary)]) -> Result<Summary, MergeError> {
             out.hardware.reason = s.hardware.reason.clone();
         }
         match (&mut out.coverage, &s.coverage) {
-            (Some(a), Some(b)) => merge_counts(a, b).map_err(over)?,
+            (Some(a), Some(b)) => merge_coverage(a, b).map_err(over)?,
             (a @ None, Some(b)) => *a = Some(b.clone()),
             _ => {}
         }

@@ -34,8 +34,9 @@ impl VectorWriter {
     /// Append one line per observation to `out`.
     pub fn write(&mut self, obs: &[Observed], out: &mut Vec<u8>) -> std::io::Result<()> {
         out.reserve(obs.len() * (145 + self.tail.len()));
-        // operand 3 for three-source instructions, as `to_line` writes it (observations
-        // come grouped by word: the lookup is once a word)
+        // operand 3 for three-source instructions, and for a word of no form a `c` it was
+        // given, as `to_line` writes it (observations come grouped by word: the lookup is
+        // once a word)
         let mut last: Option<(u128, Option<bool>)> = None;
         for o in obs {
             let three = match last {
