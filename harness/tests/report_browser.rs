@@ -96,8 +96,8 @@ fn fixtures(dir: &Path) -> Fixtures {
 
     let semantics = dir.join("semantics.json");
     let sem = json!([
-        {"id": "imm-order", "topic": "immediate lanes", "assumption": "the first printed immediate feeds the high lane", "alternatives": ["it feeds the low lane"], "status": "hardware-confirmed", "evidence": hw_line},
-        {"id": "fmz-zero", "topic": format!("FMZ {INJECT}"), "assumption": "FMZ makes 0 x Inf = +0", "alternatives": ["NaN"], "status": "assumed", "evidence": null,
+        {"id": "imm-order", "topic": "immediate lanes", "instructions": ["HMUL2", "HFMA2"], "assumption": "the first printed immediate feeds the high lane", "alternatives": ["it feeds the low lane"], "status": "hardware-confirmed", "evidence": hw_line},
+        {"id": "fmz-zero", "topic": format!("FMZ {INJECT}"), "instructions": ["HMUL2"], "assumption": "FMZ makes 0 x Inf = +0", "alternatives": ["NaN"], "status": "assumed", "evidence": null,
          "outside": [{"source": "a compiler", "says": "it relies on 0 x Inf = NaN", "supports": "NaN"}]}
     ]);
     std::fs::write(&semantics, sem.to_string()).unwrap();
@@ -251,6 +251,13 @@ fn report_renders_in_headless_chromium_with_every_evidence_class() {
     assert!(f.contains(&format!("data-encoding=\"{}\"", fx.fault)));
     // semantics: the confirming vector of the hardware-confirmed assumption
     assert!(dom.contains("<tr data-semantics=\"imm-order\" data-status=\"hardware-confirmed\">"));
+    // each instruction's assumptions apart: HMUL2 has one settled and one not, HFMA2 its one settled
+    assert!(dom.contains("<tr data-instruction=\"HMUL2\"><td><b>HMUL2</b></td><td>2</td><td>1</td><td>fmz-zero</td></tr>"), "HMUL2's row");
+    assert!(
+        dom.contains("<tr data-instruction=\"HFMA2\"><td><b>HFMA2</b></td><td>1</td><td>1</td><td><span class=\"empty\">none</span></td></tr>"),
+        "HFMA2's row"
+    );
+    assert!(dom.contains("<tr data-instruction=\"HADD2\"><td><b>HADD2</b></td><td>0</td><td>0</td>"), "HADD2's row");
     assert!(dom.contains("hardware:NVIDIA H200:580.95.05:2026-12-02"));
     // and the outside evidence, with its side: this one is against the assumption
     assert!(dom.contains("<span data-outside=\"against\">a compiler (<b>against</b>): it relies on 0 x Inf = NaN</span>"), "outside evidence");

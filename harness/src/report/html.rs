@@ -347,8 +347,23 @@ fn semantics_section(out: &mut String, m: &Model) {
                 list.len(),
                 list.iter().filter(|a| a.status == Status::HardwareConfirmed).count()
             );
+            // each instruction's assumptions apart: a session may settle one and not another
+            out.push_str("<table class=\"data\" id=\"semantics-by-instruction\"><tr><th>instruction</th><th>entries about it</th><th>hardware-confirmed</th><th>still assumed</th></tr>");
+            for op in crate::isa::Op::ALL {
+                let mine: Vec<_> = list.iter().filter(|a| a.instructions.contains(&op)).collect();
+                let assumed: Vec<&str> = mine.iter().filter(|a| a.status != Status::HardwareConfirmed).map(|a| a.id.as_str()).collect();
+                let _ = write!(
+                    out,
+                    "<tr data-instruction=\"{m}\"><td><b>{m}</b></td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                    mine.len(),
+                    mine.len() - assumed.len(),
+                    if assumed.is_empty() { "<span class=\"empty\">none</span>".to_string() } else { esc(&assumed.join(", ")) },
+                    m = op.mnemonic()
+                );
+            }
+            out.push_str("</table>");
             out.push_str(
-                "<table class=\"data\"><tr><th>id</th><th>topic</th><th>assumption</th><th>alternatives</th><th>status</th><th>confirming vector</th><th>outside evidence (not hardware)</th></tr>",
+                "<table class=\"data\"><tr><th>id</th><th>topic</th><th>assumption</th><th>alternatives</th><th>status</th><th>confirming vector</th><th>outside evidence (not hardware)</th><th>instructions</th></tr>",
             );
             for a in list {
                 let ev = match &evidence_vector(a, path) {
@@ -387,14 +402,19 @@ fn semantics_section(out: &mut String, m: &Model) {
                 let status_class = a.status.name();
                 let _ = write!(
                     out,
-                    "<tr data-semantics=\"{}\" data-status=\"{}\"><td><b>{}</b></td><td>{}</td><td>{}</td><td>{}</td><td><span class=\"tag {status_class}\">{}</span></td><td>{ev}</td><td>{outside}</td></tr>",
+                    "<tr data-semantics=\"{}\" data-status=\"{}\"><td><b>{}</b></td><td>{}</td><td>{}</td><td>{}</td><td><span class=\"tag {status_class}\">{}</span></td><td>{ev}</td><td>{outside}</td><td>{}</td></tr>",
                     esc(&a.id),
                     a.status.name(),
                     esc(&a.id),
                     esc(&a.topic),
                     esc(&a.assumption),
                     esc(&a.alternatives.join("; ")),
-                    a.status.name()
+                    a.status.name(),
+                    if a.instructions.is_empty() {
+                        "<span class=\"empty\">not stated</span>".to_string()
+                    } else {
+                        a.instructions.iter().map(|o| o.mnemonic()).collect::<Vec<_>>().join(", ")
+                    }
                 );
             }
             out.push_str("</table>");
