@@ -545,6 +545,39 @@ impl Coverage {
         }
     }
 
+    /// Adds `other`'s counts into these (the coverage of both word sets; a field's `width`
+    /// and `possible` are the larger of the two). None when a count overflows (a corrupt
+    /// file: no real run counts 2^64 words).
+    pub fn merge(&mut self, other: &Coverage) -> Option<()> {
+        fn sum(a: &mut u64, b: u64) -> Option<()> {
+            *a = a.checked_add(b)?;
+            Some(())
+        }
+        fn counts(a: &mut BTreeMap<String, u64>, b: &BTreeMap<String, u64>) -> Option<()> {
+            b.iter().try_for_each(|(k, &v)| sum(a.entry(k.clone()).or_default(), v))
+        }
+        fn fields(a: &mut BTreeMap<String, FieldCoverage>, b: &BTreeMap<String, FieldCoverage>) -> Option<()> {
+            for (k, f) in b {
+                let e = a.entry(k.clone()).or_default();
+                e.width = e.width.max(f.width);
+                e.possible = e.possible.max(f.possible);
+                counts(&mut e.seen, &f.seen)?;
+            }
+            Some(())
+        }
+        sum(&mut self.words, other.words)?;
+        sum(&mut self.legal, other.legal)?;
+        sum(&mut self.with_invalid_values, other.with_invalid_values)?;
+        sum(&mut self.with_ignored_bits, other.with_ignored_bits)?;
+        counts(&mut self.by_form, &other.by_form)?;
+        counts(&mut self.illegal_kinds, &other.illegal_kinds)?;
+        fields(&mut self.fields, &other.fields)?;
+        for (k, m) in &other.fields_by_form {
+            fields(self.fields_by_form.entry(k.clone()).or_default(), m)?;
+        }
+        Some(())
+    }
+
     pub fn of(words: &[u128]) -> Coverage {
         let mut c = Coverage::default();
         for &w in words {
@@ -603,6 +636,18 @@ pub mod strategies {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn merged_coverage_is_the_coverage_of_both_word_sets() {
+        let o = GenOptions { illegal_share: 0.1, invalid_share: 0.2, ignored_share: 0.2, ..GenOptions::legal(7) };
+        let words = generate(&o, 0, 3000);
+        let (x, y) = words.split_at(1234);
+        let mut m = Coverage::of(x);
+        m.merge(&Coverage::of(y)).unwrap();
+        assert_eq!(m, Coverage::of(&words));
+        let mut big = Coverage { words: u64::MAX, ..Default::default() };
+        assert_eq!(big.merge(&m), None, "an overflowing count is an error");
+    }
 
     #[test]
     fn same_seed_same_words() {

@@ -362,44 +362,6 @@ pub fn finding_form(f: &Finding) -> Option<String> {
     crate::isa::decode::form_of(w).ok().map(|(o, f)| o.form_key(f).to_string())
 }
 
-/// Add `b`'s counts into `a` (coverage JSON): numbers add, except widths and possible-value
-/// counts, which are the same in every shard.
-pub fn merge_counts(a: &mut serde_json::Value, b: &serde_json::Value) -> Result<(), Overflow> {
-    use serde_json::Value;
-    match (a, b) {
-        (Value::Object(x), Value::Object(y)) => {
-            for (k, v) in y {
-                match x.get_mut(k) {
-                    Some(slot) if k == "width" || k == "possible" => {
-                        if slot.as_u64() < v.as_u64() {
-                            *slot = v.clone();
-                        }
-                    }
-                    Some(slot) => merge_counts(slot, v)?,
-                    None => {
-                        x.insert(k.clone(), v.clone());
-                    }
-                }
-            }
-        }
-        (a @ Value::Number(_), Value::Number(n)) => {
-            *a = Value::from(a.as_u64().unwrap_or(0).checked_add(n.as_u64().unwrap_or(0)).ok_or(Overflow)?);
-        }
-        _ => {}
-    }
-    Ok(())
-}
-
-/// Add `b`'s coverage into `a` ([`merge_counts`] over their JSON).
-fn merge_coverage(a: &mut crate::gen::Coverage, b: &crate::gen::Coverage) -> Result<(), Overflow> {
-    let (Ok(mut x), Ok(y)) = (serde_json::to_value(&*a), serde_json::to_value(b)) else { return Ok(()) };
-    merge_counts(&mut x, &y)?;
-    if let Ok(c) = serde_json::from_value(x) {
-        *a = c;
-    }
-    Ok(())
-}
-
 #[derive(Debug, thiserror::Error)]
 pub enum MergeError {
     #[error("{0}: {1}")]
@@ -557,7 +519,7 @@ pub fn merge(parts: &[(String, Summary)]) -> Result<Summary, MergeError> {
             out.hardware.reason = s.hardware.reason.clone();
         }
         match (&mut out.coverage, &s.coverage) {
-            (Some(a), Some(b)) => merge_coverage(a, b).map_err(over)?,
+            (Some(a), Some(b)) => a.merge(b).ok_or(Overflow).map_err(over)?,
             (a @ None, Some(b)) => *a = Some(b.clone()),
             _ => {}
         }
