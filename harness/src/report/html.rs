@@ -368,10 +368,11 @@ fn semantics_section(out: &mut String, m: &Model) {
             for a in list {
                 let ev = match &evidence_vector(a, path) {
                     Some(v) => format!(
-                        "<code>{}</code><br>a <code>{}</code> b <code>{}</code> d <code>{}</code> pred <code>{}</code> → <code>{}</code><br><span class=\"sub\">{}</span>",
+                        "<code>{}</code><br>a <code>{}</code> b <code>{}</code>{} d <code>{}</code> pred <code>{}</code> → <code>{}</code><br><span class=\"sub\">{}</span>",
                         esc(&v.encoding),
                         esc(&v.a),
                         esc(&v.b),
+                        v.c.as_deref().map(|c| format!(" c <code>{}</code>", esc(c))).unwrap_or_default(),
                         esc(&v.d),
                         esc(&v.pred),
                         esc(&v.expect),

@@ -44,6 +44,8 @@ pub struct Vector {
     pub word: u128,
     pub a: String,
     pub b: String,
+    /// Operand 3, where the line has one (three-source instructions).
+    pub c: Option<String>,
     pub d: String,
     pub pred: String,
     pub expect: String,
@@ -65,6 +67,7 @@ impl Vector {
             word: v.encoding,
             a: format!("{:#010x}", v.inputs.a),
             b: format!("{:#010x}", v.inputs.b),
+            c: crate::vectors::has_c(crate::vectors::three_source(v.encoding), v.inputs.c).then(|| format!("{:#010x}", v.inputs.c)),
             d: format!("{:#010x}", v.inputs.d),
             pred: format!("{:#04x}", v.inputs.pred),
             expect: v.expect.map(|e| format!("{e:#010x}")).unwrap_or_else(|| "none".into()),
@@ -264,5 +267,14 @@ mod tests {
         std::fs::write(d.join("o.json"), r#"{"seed": 1, "report": {"mismatches": [{"word": 7}]}}"#).unwrap();
         let e = read_oracle(&d.join("o.json")).unwrap_err().to_string();
         assert!(e.contains("o.json: report.mismatches[0].word"), "{e}");
+    }
+
+    #[test]
+    fn a_three_source_vector_shows_its_c_and_a_two_source_one_has_none() {
+        let a = |line: &str| Assumption { evidence: Some(line.to_string()), ..serde_json::from_str(r#"{"status": "assumed"}"#).unwrap() };
+        let fma = r#"{"encoding":"0x000fe200000000030000000201007231","a":"0x3c003c00","b":"0x40004000","c":"0x3c00bc00","d":"0x00000000","pred":"0x7f","expect":"0x3c00bc00","origin":"hardware:x"}"#;
+        assert_eq!(evidence_vector(&a(fma), "s.json").unwrap().c.as_deref(), Some("0x3c00bc00"));
+        let mul = r#"{"encoding":"0x000fe20000000f000000000201007232","a":"0x3c003c00","b":"0x40004000","d":"0x00000000","pred":"0x7f","expect":"0x40004000","origin":"hardware:x"}"#;
+        assert_eq!(evidence_vector(&a(mul), "s.json").map(|v| v.c), Some(None));
     }
 }
