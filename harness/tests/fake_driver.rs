@@ -422,9 +422,23 @@ fn the_slurm_example_runs_its_array_and_merges_it() {
     std::fs::set_permissions(stub.join("sbatch"), std::fs::Permissions::from_mode(0o755)).unwrap();
     let path = format!("{}:{}", stub.display(), std::env::var("PATH").unwrap_or_default());
     let reports = d.join("reports");
+    // the script as written (8 tasks); at the quick test level a copy with 2 tasks, which
+    // runs the same steps on fewer shards
+    let script = root().join("ci/examples/slurm-array.sh");
+    let text_of = std::fs::read_to_string(&script).unwrap();
+    assert!(text_of.lines().any(|l| l == "#SBATCH --array=0-7") && text_of.lines().any(|l| l == "N=8"), "the example's array is 0-7 of N=8");
+    let tasks = hmul2_harness::testlevel::sized("tasks of the Slurm example's array", 8, 2) as usize;
+    let script = if tasks == 8 {
+        script
+    } else {
+        let copy = d.join("slurm-array.sh");
+        let cut = text_of.replace("#SBATCH --array=0-7", &format!("#SBATCH --array=0-{}", tasks - 1)).replace("\nN=8\n", &format!("\nN={tasks}\n"));
+        std::fs::write(&copy, cut).unwrap();
+        copy
+    };
     let o = Command::new("bash")
         .current_dir(root())
-        .arg("ci/examples/slurm-array.sh")
+        .arg(&script)
         .env("PATH", path)
         .env("SLURM_LOGS", &d)
         .env("SLURM_SUBMIT_DIR", root())
@@ -447,10 +461,10 @@ fn the_slurm_example_runs_its_array_and_merges_it() {
     assert!(o.status.success(), "{}", text(&o));
     assert!(text(&o).contains("submitted array 4242 (seed 9)"), "{}", text(&o));
     let status = std::fs::read_to_string(d.join("status")).unwrap();
-    let want: String = (0..8).map(|i| format!("task {i} exit 0\n")).chain(["merge exit 0\n".to_string()]).collect();
+    let want: String = (0..tasks).map(|i| format!("task {i} exit 0\n")).chain(["merge exit 0\n".to_string()]).collect();
     let logs = |name: &str| std::fs::read_to_string(d.join(name)).unwrap_or_default();
-    assert_eq!(status, want, "task 6:\n{}\nmerge:\n{}", logs("task-6.out"), logs("merge.out"));
-    merged_nights_are_complete(&reports.join("merged"), 8, NIGHT_COUNT.parse().unwrap());
+    assert_eq!(status, want, "task 1:\n{}\nmerge:\n{}", logs("task-1.out"), logs("merge.out"));
+    merged_nights_are_complete(&reports.join("merged"), tasks, NIGHT_COUNT.parse().unwrap());
 }
 
 /// Random instructions per form in the sharded emulated nights: each of 8 shards gets about
@@ -532,8 +546,13 @@ fn the_ci_matrix_example_runs_its_shards_and_merges_them() {
     let steps = run_steps(&yml);
     assert_eq!(steps.len(), 2, "a shard step and a merge step: {steps:?}");
     let list = yml.lines().find_map(|l| l.trim().strip_prefix("shard: [")).expect("matrix shard list");
-    let shards: Vec<&str> = list.trim_end_matches(']').split(',').map(str::trim).collect();
+    let all: Vec<&str> = list.trim_end_matches(']').split(',').map(str::trim).collect();
     let shard_env = yml.lines().find_map(|l| l.trim().strip_prefix("SHARD: ")).expect("the SHARD env of the shard step");
+    assert_eq!(shard_env, format!("${{{{ matrix.shard }}}}/{}", all.len()), "the shard step's SHARD counts the matrix");
+    // every shard of the matrix; at the quick test level the first 2, as a 2-shard matrix
+    let n_shards = hmul2_harness::testlevel::sized("shards of the CI matrix example", all.len() as u64, 2) as usize;
+    let shards = &all[..n_shards];
+    let shard_env = format!("${{{{ matrix.shard }}}}/{n_shards}");
     let nvdisasm = hmul2_harness::nvdisasm::find_tool("nvdisasm").expect("nvdisasm (bash ci/install-tools.sh)");
     let d = tmp("matrix");
     let bash = |ws: &Path, cmd: &str, shard: Option<&str>| {
@@ -565,7 +584,7 @@ fn the_ci_matrix_example_runs_its_shards_and_merges_them() {
     };
     let merge_ws = d.join("merge");
     checkout(&merge_ws);
-    for n in &shards {
+    for n in shards {
         let ws = d.join(format!("shard-job-{n}"));
         checkout(&ws);
         let cmd = steps[0].replace("${{ matrix.shard }}", n);

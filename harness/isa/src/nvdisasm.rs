@@ -287,11 +287,20 @@ impl Nvdisasm {
     }
 }
 
+/// Fewer words than this are one batch, whatever the jobs: a call's start-up (~0.3 s of CPU)
+/// outweighs the ~20 µs a word that splitting them would spread over the cores, and a run's
+/// few hundred words on two jobs cost twice the CPU (four calls instead of two) for nothing.
+pub const MIN_SPLIT: usize = 4096;
+
 /// The batch size that splits `n` words into a multiple of `jobs` batches of at most `batch`
 /// words, as equal as can be: 20,000 words on 2 jobs are two batches of 10,000, not
-/// 16,384 + 3,616 (one core idle while the other works through most of them).
+/// 16,384 + 3,616 (one core idle while the other works through most of them). Below
+/// [`MIN_SPLIT`] words (and never above `batch`) they are one batch.
 pub fn balanced_batch(n: usize, batch: usize, jobs: usize) -> usize {
     let (batch, jobs) = (batch.max(1), jobs.max(1));
+    if n < MIN_SPLIT {
+        return n.clamp(1, batch);
+    }
     let k = n.div_ceil(batch).div_ceil(jobs).max(1) * jobs;
     n.div_ceil(k).max(1)
 }
@@ -337,13 +346,17 @@ mod tests {
     fn batches_are_balanced_over_the_jobs() {
         assert_eq!(balanced_batch(20_000, 16_384, 2), 10_000);
         assert_eq!(balanced_batch(100_000, 16_384, 2), 12_500, "8 batches, 4 a job");
-        assert_eq!(balanced_batch(5, 16_384, 2), 3);
+        assert_eq!(balanced_batch(5, 16_384, 2), 5, "a few words are one call, not two");
+        assert_eq!(balanced_batch(MIN_SPLIT - 1, 16_384, 2), MIN_SPLIT - 1);
+        assert_eq!(balanced_batch(MIN_SPLIT, 16_384, 2), MIN_SPLIT / 2);
+        assert_eq!(balanced_batch(100, 64, 2), 64, "never above the batch size");
         assert_eq!(balanced_batch(0, 16_384, 2), 1);
         assert_eq!(balanced_batch(40_000, 16_384, 1), 13_334);
-        for n in [1usize, 7, 16_384, 16_385, 32_768, 99_999] {
+        for n in [1usize, 7, 4095, 4096, 16_384, 16_385, 32_768, 99_999] {
             for jobs in 1..5 {
                 let b = balanced_batch(n, 16_384, jobs);
                 assert!(b <= 16_384 && n.div_ceil(b) <= n.div_ceil(16_384).div_ceil(jobs) * jobs, "{n} words, {jobs} jobs: {b}");
+                assert!(n >= MIN_SPLIT || b == n, "{n} words, {jobs} jobs: {b}");
             }
         }
     }
