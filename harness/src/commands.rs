@@ -284,7 +284,7 @@ pub fn generate(a: GenerateArgs) -> CliResult {
     };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    let mut coverage = Coverage::default();
+    let mut coverage = crate::gen::CoverageCounter::default();
     for w in words {
         let w = w?;
         if a.coverage {
@@ -308,7 +308,7 @@ pub fn generate(a: GenerateArgs) -> CliResult {
     }
     out.flush().map_err(|e| CliError::input(format!("stdout: {e}")))?;
     if a.coverage {
-        eprint!("{}", coverage.table());
+        eprint!("{}", coverage.finish().table());
     }
     Ok(ExitCode::SUCCESS)
 }
