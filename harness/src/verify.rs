@@ -2,7 +2,7 @@
 //! vectors' `expect` from the reference) and the hidden `semantics-doc` (regenerate
 //! `docs/semantics.md`'s table from `harness/spec/semantics.json`).
 
-use crate::cli::{exit_for, input_name, read_lines, vec_for, CliError, CliResult};
+use crate::cli::{exit_for, for_each_line_of, input_name, vec_for, CliError, CliResult};
 use crate::commands::resolve_seed;
 use crate::isa::parse_hex;
 use crate::reference::{self, policy, Undefined};
@@ -60,40 +60,13 @@ pub struct EvalArgs {
 }
 
 pub fn eval(a: EvalArgs) -> CliResult {
-    // each vector with the input line it came from (FILE:LINE), for errors
-    let mut vs: Vec<(String, Vector)> = Vec::new();
-    if let Some(path) = &a.encodings {
-        let seed = resolve_seed(a.seed);
-        let lines = read_lines(path)?;
-        let name = input_name(path);
-        let encodings = lines.iter().filter(|l| !l.trim().is_empty()).count() as u64;
-        vs = vec_for("--inputs", (a.inputs as u64).saturating_mul(encodings))?;
-        for (n, line) in lines.iter().enumerate() {
-            if line.trim().is_empty() {
-                continue;
-            }
-            let at = format!("{name}:{}", n + 1);
-            let word = parse_hex(line).map_err(|e| CliError::input(format!("{at}: {e}")))?;
-            let inst = crate::isa::decode(word).map_err(|e| CliError::input(format!("{at}: {e}")))?;
-            for x in reference::input_set(&inst, seed.wrapping_add(n as u64), a.inputs) {
-                vs.push((at.clone(), Vector { encoding: word, inputs: x, expect: None, origin: String::new() }));
-            }
-        }
-    } else {
-        for (n, line) in read_lines("-")?.iter().enumerate() {
-            if line.trim().is_empty() {
-                continue;
-            }
-            let at = format!("stdin:{}", n + 1);
-            let v = parse_line(line).map_err(|e| CliError::input(format!("{at}: {e}")))?;
-            vs.push((at, v));
-        }
-    }
+    // line by line as read, each vector written as soon as it is computed: memory stays
+    // flat, and a bad line stops the run after the lines before it were written
     let out = std::io::stdout();
     let mut out = std::io::BufWriter::new(out.lock());
-    let mut undefined = 0usize;
-    for (at, v) in vs.iter_mut() {
-        let inst = check(v).map_err(|e| CliError::input(format!("{at}: {e}")))?;
+    let (mut undefined, mut written) = (0usize, 0usize);
+    let mut one = |at: &str, mut v: Vector, out: &mut std::io::BufWriter<std::io::StdoutLock>| -> Result<(), CliError> {
+        let inst = check(&v).map_err(|e| CliError::input(format!("{at}: {e}")))?;
         v.origin = "reference".into();
         v.expect = match reference::eval(&inst, &v.inputs) {
             Ok(e) => Some(e),
@@ -103,16 +76,48 @@ pub fn eval(a: EvalArgs) -> CliResult {
             }
             Err(e @ Undefined::Instruction(_)) => return Err(CliError::input(format!("{at}: {e}"))),
         };
-        writeln!(out, "{}", to_line(v)).map_err(|e| CliError::input(format!("stdout: {e}")))?;
-    }
-    out.flush().map_err(|e| CliError::input(format!("stdout: {e}")))?;
+        written += 1;
+        writeln!(out, "{}", to_line(&v)).map_err(|e| CliError::input(format!("stdout: {e}")))
+    };
+    let run = if let Some(path) = &a.encodings {
+        let seed = resolve_seed(a.seed);
+        let name = input_name(path);
+        // the input sets of one encoding are held at a time
+        vec_for::<crate::inputs::Inputs>("--inputs", a.inputs as u64)?;
+        for_each_line_of(path, |n, line| {
+            let line = line.map_err(CliError::input)?;
+            if line.trim().is_empty() {
+                return Ok(());
+            }
+            let at = format!("{name}:{n}");
+            let word = parse_hex(line).map_err(|e| CliError::input(format!("{at}: {e}")))?;
+            let inst = crate::isa::decode(word).map_err(|e| CliError::input(format!("{at}: {e}")))?;
+            for x in reference::input_set(&inst, seed.wrapping_add(n as u64 - 1), a.inputs) {
+                one(&at, Vector { encoding: word, inputs: x, expect: None, origin: String::new() }, &mut out)?;
+            }
+            Ok(())
+        })
+    } else {
+        for_each_line_of("-", |n, line| {
+            let line = line.map_err(CliError::input)?;
+            if line.trim().is_empty() {
+                return Ok(());
+            }
+            let at = format!("stdin:{n}");
+            let v = parse_line(line).map_err(|e| CliError::input(format!("{at}: {e}")))?;
+            one(&at, v, &mut out)
+        })
+    };
+    // what was computed before a bad line reaches stdout either way
+    let flushed = out.flush().map_err(|e| CliError::input(format!("stdout: {e}")));
+    run?;
+    flushed?;
     if undefined > 0 {
-        eprintln!("{undefined} of {} vectors are undefined (INVALIDn fields): written without \"expect\"", vs.len());
+        eprintln!("{undefined} of {written} vectors are undefined (INVALIDn fields): written without \"expect\"");
     }
     Ok(exit_for(undefined == 0))
 }
 
-/// Marks the generated part of `docs/semantics.md`.
 pub const BEGIN: &str = "<!-- BEGIN generated from harness/spec/semantics.json by `hmul2-harness semantics-doc`; do not edit -->";
 pub const END: &str = "<!-- END generated -->";
 

@@ -235,6 +235,10 @@ fn cases() -> Vec<(&'static str, Case)> {
         // eval
         ("eval: stdin not UTF-8", case(&["eval"], 2, "stdin:2: not UTF-8").stdin([GOOD_VECTOR.as_bytes(), b"\n\xff\n"].concat())),
         ("eval: bad JSON on stdin", case(&["eval"], 2, "stdin:1").stdin("{bad json\n")),
+        (
+            "eval: the vectors before a bad line are written",
+            case(&["eval"], 2, "stdin:2").stdin(format!("{GOOD_VECTOR}\n{{bad json\n")).stdout_has("\"origin\":\"reference\""),
+        ),
         ("eval: wrong type", case(&["eval"], 2, "stdin:1: key \"a\"").stdin(r#"{"encoding":"0x000fe200000000000000000201007232","a":5}"#)),
         (
             "eval: contradiction named by line",

@@ -181,6 +181,28 @@ pub fn each_line<E>(
 /// Lines of a file argument, or of stdin when the path is `-`, each as text or, when it is
 /// not UTF-8 or longer than [`MAX_LINE`], as the error `NAME:LINE: why` (so one bad line
 /// costs only itself). Only a regular file (or stdin) is read.
+/// The lines of `path` (`-`: stdin) handed to `each` one at a time, through one buffer
+/// ([`each_line`]), with their 1-based numbers: each line's text, or the message
+/// [`read_lines_checked`] gives a line that is not UTF-8 or too long. Memory stays flat
+/// whatever the input; the first error `each` returns ends the reading.
+pub fn for_each_line_of(path: &str, mut each: impl FnMut(usize, Result<&str, String>) -> Result<(), CliError>) -> Result<(), CliError> {
+    let name = input_name(path);
+    let unreadable = |e: std::io::Error| CliError::input(format!("{name}: {e}"));
+    let mut n = 0;
+    let mut one = |l: Result<&[u8], usize>| {
+        n += 1;
+        match l {
+            Ok(l) => each(n, std::str::from_utf8(l).map_err(|_| format!("{name}:{n}: not UTF-8"))),
+            Err(len) => each(n, Err(format!("{name}:{n}: a line of {len} bytes (at most {MAX_LINE})"))),
+        }
+    };
+    if path == "-" {
+        each_line(std::io::stdin().lock(), None, unreadable, &mut one)
+    } else {
+        each_line(open_regular(std::path::Path::new(path)).map_err(unreadable)?, None, unreadable, &mut one)
+    }
+}
+
 pub fn read_lines_checked(path: &str) -> Result<Vec<Result<String, String>>, CliError> {
     let name = input_name(path);
     let lines =

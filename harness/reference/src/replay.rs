@@ -36,12 +36,10 @@ impl Replay {
 }
 
 /// Replay every vector under `paths` through the reference, writing the report to `out`.
+/// Replays the vectors of `paths` line by line as they are read (memory stays flat whatever
+/// the files hold), writing each failing or undefined line and then the tallies to `out`.
 pub fn replay<P: AsRef<std::path::Path>>(paths: &[P], out: &mut dyn Write) -> Result<Replay, CliError> {
-    let lines = vectors::read_paths(paths)?;
-    if lines.is_empty() {
-        let names: Vec<String> = paths.iter().map(|p| p.as_ref().display().to_string()).collect();
-        return Err(CliError::input(format!("no vectors in {}", names.join(" "))));
-    }
+    let mut vectors = 0usize;
     let mut failures = Vec::new();
     let mut by_origin: BTreeMap<String, Tally> = BTreeMap::new();
     let mut by_form: BTreeMap<String, Tally> = BTreeMap::new();
@@ -54,14 +52,15 @@ pub fn replay<P: AsRef<std::path::Path>>(paths: &[P], out: &mut dyn Write) -> Re
         }
         w(o, s)
     };
-    for l in &lines {
+    vectors::for_each_line(paths, |l| -> Result<(), CliError> {
+        vectors += 1;
         let at = l.at();
         let v = match &l.item {
             Ok(v) => v,
             Err(e) => {
                 malformed += 1;
                 fail(out, format!("{at}: malformed: {e}"))?;
-                continue;
+                return Ok(());
             }
         };
         let inst = match check(v) {
@@ -70,7 +69,7 @@ pub fn replay<P: AsRef<std::path::Path>>(paths: &[P], out: &mut dyn Write) -> Re
                 invalid += 1;
                 by_origin.entry(v.origin.clone()).or_default().fail += 1;
                 fail(out, format!("{at}: invalid: {e}"))?;
-                continue;
+                return Ok(());
             }
         };
         let origin = by_origin.entry(v.origin.clone()).or_default();
@@ -84,7 +83,7 @@ pub fn replay<P: AsRef<std::path::Path>>(paths: &[P], out: &mut dyn Write) -> Re
             form.fail += 1;
             op.fail += 1;
             fail(out, format!("{at}: malformed: no \"expect\" to check: {what}"))?;
-            continue;
+            return Ok(());
         };
         match reference::eval(&inst, &x) {
             Ok(got) if got == expect => {
@@ -115,14 +114,19 @@ pub fn replay<P: AsRef<std::path::Path>>(paths: &[P], out: &mut dyn Write) -> Re
                 w(out, format!("{at}: undefined: {u}: {what}  (recorded {expect:#010x})"))?;
             }
         }
+        Ok(())
+    })?;
+    if vectors == 0 {
+        let names: Vec<String> = paths.iter().map(|p| p.as_ref().display().to_string()).collect();
+        return Err(CliError::input(format!("no vectors in {}", names.join(" "))));
     }
-    w(out, format!("{} vectors: {pass} pass, {mismatch} mismatch, {malformed} malformed, {invalid} invalid, {undefined} undefined", lines.len()))?;
+    w(out, format!("{vectors} vectors: {pass} pass, {mismatch} mismatch, {malformed} malformed, {invalid} invalid, {undefined} undefined"))?;
     for (title, map) in [("origin", &by_origin), ("instruction", &by_op), ("form", &by_form)] {
         for (k, t) in map {
             w(out, format!("  by {title} {k:?}: {} pass, {} fail, {} undefined", t.pass, t.fail, t.undefined))?;
         }
     }
-    Ok(Replay { vectors: lines.len(), pass, mismatch, malformed, invalid, undefined, failures })
+    Ok(Replay { vectors, pass, mismatch, malformed, invalid, undefined, failures })
 }
 
 /// Lines of the committed reference set by form, for the coverage test.

@@ -251,28 +251,44 @@ fn collect(path: &Path, out: &mut Vec<PathBuf>, seen: &mut std::collections::BTr
 /// line. Only regular files are read; a line longer than [`crate::cli::MAX_LINE`] is a
 /// malformed vector whose bytes are never held.
 pub fn read_paths<P: AsRef<Path>>(paths: &[P]) -> Result<Vec<Located<Result<Vector, VectorError>>>, ReadError> {
+    let mut out = Vec::new();
+    for_each_line(paths, |l| {
+        out.push(l);
+        Ok::<(), ReadError>(())
+    })?;
+    Ok(out)
+}
+
+/// [`read_paths`] without holding the lines: `each` gets every parsed line in turn, read
+/// through one buffer ([`crate::cli::each_line`]), so memory stays flat whatever the files
+/// hold. A file that cannot be read is a [`ReadError`] (as `E`), after the lines before it
+/// were handed on; the first error `each` returns ends the reading.
+pub fn for_each_line<P: AsRef<Path>, E: From<ReadError>>(
+    paths: &[P],
+    mut each: impl FnMut(Located<Result<Vector, VectorError>>) -> Result<(), E>,
+) -> Result<(), E> {
     let mut files = Vec::new();
     let mut seen = std::collections::BTreeSet::new();
     for p in paths {
         collect(p.as_ref(), &mut files, &mut seen)?;
     }
-    let mut out = Vec::new();
     for f in files {
-        let lines = crate::cli::open_regular(&f)
-            .and_then(|r| crate::cli::lines_limited(r, None))
-            .map_err(|source| ReadError { path: f.display().to_string(), source })?;
-        // line by line, so a line that is not UTF-8 is one malformed vector, not an unreadable file
-        for (n, line) in lines.into_iter().enumerate() {
-            let item = match line.as_deref().map(std::str::from_utf8) {
-                Ok(Ok(l)) if l.trim().is_empty() => continue,
+        let unreadable = |source| E::from(ReadError { path: f.display().to_string(), source });
+        let r = crate::cli::open_regular(&f).map_err(unreadable)?;
+        let mut n = 0;
+        crate::cli::each_line(r, None, unreadable, |line| {
+            n += 1;
+            // line by line, so a line that is not UTF-8 is one malformed vector, not an unreadable file
+            let item = match line.map(std::str::from_utf8) {
+                Ok(Ok(l)) if l.trim().is_empty() => return Ok(()),
                 Ok(Ok(l)) => parse_line(l),
                 Ok(Err(_)) => Err(VectorError::NotUtf8),
-                Err(&len) => Err(VectorError::TooLong(len)),
+                Err(len) => Err(VectorError::TooLong(len)),
             };
-            out.push(Located { file: f.clone(), line: n + 1, item });
-        }
+            each(Located { file: f.clone(), line: n, item })
+        })?;
     }
-    Ok(out)
+    Ok(())
 }
 
 #[cfg(test)]
