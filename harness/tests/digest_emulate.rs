@@ -255,12 +255,17 @@ fn digest_kernel_disassembles_and_its_partials_add_up_to_the_reference_digests()
     let mut ran = 0;
     let mut ran3 = 0;
     let mut skipped = Vec::new();
+    // nvdisasm reading each word's cubin is most of this test's time (~0.6 s a call): every
+    // word at the full level, every 4th at the quick one (every word is still emulated)
+    let listed = hmul2_harness::testlevel::rows("digest cubins listed by nvdisasm", ws.len() as u32, ws.len().div_ceil(4) as u32);
     for (n, w) in ws.into_iter().enumerate() {
         let c = if n < n_two { 0 } else { C_VALUES[n % C_VALUES.len()] };
         let req = DigestRequest { word: w, space_bits: 20, chunk_bits: 12, first_chunk: 1 + (n as u64 * 37) % 250, chunks: 3, c };
         let b = build(&req).unwrap_or_else(|e| panic!("{}: {e}", hmul2_harness::isa::format_hex(w)));
         let label = format!("word {n} {}", hmul2_harness::isa::format_hex(w));
-        check_listing(&b, &label);
+        if listed.contains(&(n as u32)) {
+            check_listing(&b, &label);
+        }
         // the runner's reference digests: effective inputs, eval_batch
         let inst = decode(w).unwrap();
         let backend = RealBackend;
