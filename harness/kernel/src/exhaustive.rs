@@ -29,6 +29,8 @@
 
 use crate::inputs::Inputs;
 
+pub mod sweep;
+
 pub const D_FILL: u32 = 0x5a5a_a5a5;
 pub const PRED_ALL: u8 = 0x7f;
 /// Threads per block (per chunk) of a digest job.
@@ -60,12 +62,25 @@ pub fn mix_sum(k0: u64, r: &[u32]) -> u64 {
         // SAFETY: the CPU has the features the function is compiled for (checked above).
         return unsafe { mix_sum_avx512(k0, r) };
     }
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has the features the function is compiled for (checked above).
+        return unsafe { mix_sum_avx2(k0, r) };
+    }
     mix_sum_plain(k0, r)
 }
 
 #[inline(always)]
 fn mix_sum_plain(k0: u64, r: &[u32]) -> u64 {
     r.iter().enumerate().fold(0u64, |s, (i, &v)| s.wrapping_add(mix(k0.wrapping_add(i as u64), v)))
+}
+
+/// [`mix_sum_plain`] with AVX2: four 64-bit lanes a vector, the multiplies by constants
+/// built from 32-bit `vpmuludq`s.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn mix_sum_avx2(k0: u64, r: &[u32]) -> u64 {
+    mix_sum_plain(k0, r)
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -222,6 +237,11 @@ mod tests {
             let want = r.iter().enumerate().fold(0u64, |s, (i, &v)| s.wrapping_add(mix(k0 + i as u64, v)));
             assert_eq!(mix_sum(k0, &r), want, "n = {n}");
             assert_eq!(mix_sum_plain(k0, &r), want, "n = {n}");
+            #[cfg(target_arch = "x86_64")]
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: the CPU has AVX2 (checked)
+                assert_eq!(unsafe { mix_sum_avx2(k0, &r) }, want, "n = {n}");
+            }
         }
     }
 
