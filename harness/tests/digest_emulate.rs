@@ -254,6 +254,7 @@ fn digest_kernel_disassembles_and_its_partials_add_up_to_the_reference_digests()
     assert!(has(&|i| i.pred.index == 0 && !i.pred.negated) && has(&|i| i.pred.negated));
     let mut ran = 0;
     let mut ran3 = 0;
+    let mut fused = 0;
     let mut skipped = Vec::new();
     for (n, w) in ws.into_iter().enumerate() {
         let c = if n < n_two { 0 } else { C_VALUES[n % C_VALUES.len()] };
@@ -269,6 +270,11 @@ fn digest_kernel_disassembles_and_its_partials_add_up_to_the_reference_digests()
             backend.expect_batch(&inst, &eff, out)
         };
         let refs = reference_digests(&req, &expect);
+        // the runner's fast path, where it applies, is the same digests
+        if let Some(f) = backend.fused_digests(&req) {
+            assert_eq!(f, refs, "{label}: fused sweep vs reference digests");
+            fused += 1;
+        }
         if refs.iter().any(Option::is_none) {
             skipped.push(label);
             continue;
@@ -290,7 +296,8 @@ fn digest_kernel_disassembles_and_its_partials_add_up_to_the_reference_digests()
         ran += 1;
         ran3 += (n >= n_two) as usize;
     }
-    eprintln!("emulated {ran} words ({ran3} of three sources); skipped (some result undefined): {skipped:?}");
+    eprintln!("emulated {ran} words ({ran3} of three sources, {fused} by the fused sweep too); skipped (some result undefined): {skipped:?}");
+    assert!(fused >= 8, "too few words took the fused sweep: {fused}");
     assert!(ran >= 16, "too few words emulated: {ran}");
     assert!(ran3 >= 12, "too few three-source words emulated: {ran3}");
 }

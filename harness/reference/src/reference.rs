@@ -513,10 +513,25 @@ impl MulRow {
     /// Lanes per inner block.
     pub const BLOCK: usize = BLOCK;
 
-    /// `out[i]` = the destination after the instruction, guard true, for operand-1 register
-    /// value `a`·0x10001 and operand-2 register value `b[i]`·0x10001 (an immediate or RZ
-    /// ignores `b`). Panics if `out` is shorter than `b`.
-    pub fn eval(&self, a: u16, b: &[u16], out: &mut [u32]) {
+    /// The destination word of a lane value: `lane`·0x10001, or 0 for an RZ destination.
+    #[inline(always)]
+    pub fn word(&self, lane: u16) -> u32 {
+        lane as u32 * self.word_mul()
+    }
+
+    /// What [`MulRow::word`] multiplies a lane by: 0x10001, or 0 for an RZ destination.
+    pub fn word_mul(&self) -> u32 {
+        if self.c.o.dst_rz {
+            0
+        } else {
+            0x1_0001
+        }
+    }
+
+    /// `out[i]` = the lane of the destination (see [`MulRow::word`]) after the instruction,
+    /// guard true, for operand-1 register value `a`·0x10001 and operand-2 register value
+    /// `b[i]`·0x10001 (an immediate or RZ ignores `b`). Panics if `out` is shorter than `b`.
+    pub fn eval(&self, a: u16, b: &[u16], out: &mut [u16]) {
         assert!(out.len() >= b.len(), "MulRow::eval: {} results for {} inputs", out.len(), b.len());
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("f16c") {
@@ -524,41 +539,37 @@ impl MulRow {
             unsafe { self.eval_avx2(a, b, out) };
             return;
         }
-        self.eval_blocks(a, b, out)
+        self.eval_blocks::<false>(a, b, out)
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,f16c")]
-    unsafe fn eval_avx2(&self, a: u16, b: &[u16], out: &mut [u32]) {
-        self.eval_blocks(a, b, out)
+    unsafe fn eval_avx2(&self, a: u16, b: &[u16], out: &mut [u16]) {
+        self.eval_blocks::<true>(a, b, out)
     }
 
+    /// `X8`: FP16 with [`f16_mul_x8`] (only from `eval_avx2`, after the CPU check).
     #[inline(always)]
-    fn eval_blocks(&self, a: u16, b: &[u16], out: &mut [u32]) {
+    fn eval_blocks<const X8: bool>(&self, a: u16, b: &[u16], out: &mut [u16]) {
         let c = &self.c;
         let mut la = [0u16; BLOCK];
         let mut lb = [0u16; BLOCK];
         let mut fa = [0f32; BLOCK];
         let mut fb = [0f32; BLOCK];
-        let mut r = [0u16; BLOCK];
-        let dst_keep = if c.o.dst_rz { 0 } else { 0x1_0001u32 };
         // the operand words as the reference reads them (RZ, immediates), lane 0's half
         let av = c.src(c.o.a_word(&Inputs { a: a as u32 * 0x10001, ..Default::default() }), 0, c.a_and, c.a_xor);
         let (b_keep, b_fixed) = (c.o.b_keep as u16, c.o.b_fixed as u16);
-        for (b, out) in b.chunks(BLOCK).zip(out.chunks_mut(BLOCK)) {
+        for (b, r) in b.chunks(BLOCK).zip(out.chunks_mut(BLOCK)) {
             let n = b.len();
-            let (la, lb, fa, fb, r) = (&mut la[..n], &mut lb[..n], &mut fa[..n], &mut fb[..n], &mut r[..n]);
+            let (la, lb, fa, fb) = (&mut la[..n], &mut lb[..n], &mut fa[..n], &mut fb[..n]);
             la.fill(av);
             for (l, &v) in lb.iter_mut().zip(b) {
                 *l = c.src(((v & b_keep) | b_fixed) as u32, 0, c.b_and, c.b_xor);
             }
             if c.m.plain() {
-                lanes::<false, false>(c, la, lb, fa, fb, r);
+                lanes::<false, X8, false>(c, la, lb, fa, fb, &mut r[..n]);
             } else {
-                lanes::<false, true>(c, la, lb, fa, fb, r);
-            }
-            for (o, &v) in out.iter_mut().zip(r.iter()) {
-                *o = v as u32 * dst_keep;
+                lanes::<false, X8, true>(c, la, lb, fa, fb, &mut r[..n]);
             }
         }
     }
@@ -637,6 +648,31 @@ unsafe fn f16_mul_x16<const KEEP: bool>(a: &[u16], b: &[u16], prod: &mut [f32], 
             _mm512_storeu_ps(prod.as_mut_ptr().add(k), p);
         }
         _mm256_storeu_si256(r.as_mut_ptr().add(k) as *mut __m256i, _mm512_cvtps_ph::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(p));
+    }
+    for k in n..len {
+        let p = f16::from_bits(a[k]).to_f32() * f16::from_bits(b[k]).to_f32();
+        prod[k] = p;
+        r[k] = f16::from_f32(p).to_bits();
+    }
+}
+
+/// [`f16_mul_x16`] 8 at a time with AVX2 and F16C (VCVTPH2PS, VCVTPS2PH round to nearest:
+/// what `half`'s slice conversions use on F16C CPUs), for CPUs without AVX-512.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,f16c")]
+unsafe fn f16_mul_x8<const KEEP: bool>(a: &[u16], b: &[u16], prod: &mut [f32], r: &mut [u16]) {
+    use std::arch::x86_64::*;
+    let len = a.len().min(b.len()).min(prod.len()).min(r.len());
+    let n = len / 8 * 8;
+    for k in (0..n).step_by(8) {
+        // SAFETY: k + 8 <= n <= len of every slice
+        let va = _mm256_cvtph_ps(_mm_loadu_si128(a.as_ptr().add(k) as *const __m128i));
+        let vb = _mm256_cvtph_ps(_mm_loadu_si128(b.as_ptr().add(k) as *const __m128i));
+        let p = _mm256_mul_ps(va, vb);
+        if KEEP {
+            _mm256_storeu_ps(prod.as_mut_ptr().add(k), p);
+        }
+        _mm_storeu_si128(r.as_mut_ptr().add(k) as *mut __m128i, _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(p));
     }
     for k in n..len {
         let p = f16::from_bits(a[k]).to_f32() * f16::from_bits(b[k]).to_f32();
@@ -726,7 +762,7 @@ fn blocks<const AVX512: bool, const FULL: bool>(c: &Ctx, xs: &[Inputs], out: &mu
             lb[i] = c.src(bw, c.b_sh[0], c.b_and, c.b_xor);
             lb[n + i] = c.src(bw, c.b_sh[1], c.b_and, c.b_xor);
         }
-        lanes::<AVX512, FULL>(c, la, lb, fa, fb, r);
+        lanes::<AVX512, false, FULL>(c, la, lb, fa, fb, r);
         if always {
             // no need to read x.d and x.pred: a strided gather otherwise
             for (i, o) in out[..n].iter_mut().enumerate() {
@@ -744,9 +780,10 @@ fn blocks<const AVX512: bool, const FULL: bool>(c: &Ctx, xs: &[Inputs], out: &mu
 
 /// The lanes of [`blocks`] after select and modifiers: `r[k]` = lane `la[k] x lb[k]`
 /// converted, multiplied, rounded once and fixed up ([`Ctx::finish`] / [`Ctx::finish_nan`]);
-/// `fa` and `fb` are scratch as long as `la`. `AVX512` and `FULL` as in [`blocks`].
+/// `fa` and `fb` are scratch as long as `la`. `AVX512` and `FULL` as in [`blocks`]; `X8`:
+/// FP16 with 8-wide F16C instructions (only from [`MulRow`]'s AVX2 path, after the CPU check).
 #[inline(always)]
-fn lanes<const AVX512: bool, const FULL: bool>(c: &Ctx, la: &[u16], lb: &[u16], fa: &mut [f32], fb: &mut [f32], r: &mut [u16]) {
+fn lanes<const AVX512: bool, const X8: bool, const FULL: bool>(c: &Ctx, la: &[u16], lb: &[u16], fa: &mut [f32], fb: &mut [f32], r: &mut [u16]) {
     let n = la.len();
     let (lb, fa, fb, r) = (&lb[..n], &mut fa[..n], &mut fb[..n], &mut r[..n]);
     // convert, multiply and round in one pass; the products land in fa
@@ -765,6 +802,9 @@ fn lanes<const AVX512: bool, const FULL: bool>(c: &Ctx, la: &[u16], lb: &[u16], 
         if AVX512 {
             // SAFETY: AVX512 is true only in blocks_avx512, called after the CPU check
             unsafe { f16_mul_x16::<FULL>(la, lb, fa, r) };
+        } else if X8 {
+            // SAFETY: X8 is true only in MulRow::eval_avx2, called after the CPU check
+            unsafe { f16_mul_x8::<FULL>(la, lb, fa, r) };
         } else {
             f16_mul_slices(la, lb, fa, fb, r);
         }
@@ -959,6 +999,41 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// MulRow (one lane for both, F16C on AVX2 CPUs) against `eval` on symmetric operands,
+    /// for every modifier combination of both forms and values drawn from the specials.
+    #[test]
+    fn mul_row_is_eval_on_symmetric_operands() {
+        let seed = 0x0001_0018;
+        println!("seed: {seed}");
+        let mut r = Rng::new(seed);
+        let mut rows = 0;
+        for form in [Form::Rrr, Form::Imm] {
+            for inst in factorial(crate::isa::Op::Hmul2, form, seed) {
+                let inst = Inst { pred: Pred { index: PT, negated: false }, ..inst };
+                let m = match MulRow::new(&inst) {
+                    Ok(Some(m)) => m,
+                    Ok(None) => continue,
+                    Err(u) => {
+                        assert!(inst.has_invalid_value(), "{inst:?}: {u}");
+                        continue;
+                    }
+                };
+                rows += 1;
+                let sp = if inst.format == Format::Bf16 { bf16_specials() } else { f16_specials() };
+                let half = |r: &mut Rng| if r.chance(0.5) { *r.pick(sp) } else { r.next_u32() as u16 };
+                let a = half(&mut r);
+                let b: Vec<u16> = (0..37).map(|_| half(&mut r)).collect();
+                let mut out = vec![0u16; b.len()];
+                m.eval(a, &b, &mut out);
+                for (&b, &l) in b.iter().zip(&out) {
+                    let x = Inputs { a: a as u32 * 0x10001, b: b as u32 * 0x10001, d: 0x5a5a_a5a5, pred: 0x7f, c: 0 };
+                    assert_eq!(Ok(m.word(l)), eval(&inst, &x), "seed {seed}: {inst:?} {x:?}");
+                }
+            }
+        }
+        assert!(rows > 1000, "{rows} instructions checked");
     }
 
     /// eval_batch's own BF16 rounding against `half`'s, which `eval` uses: every f32.

@@ -21,13 +21,33 @@
 //! `invalid-predicated-off` policy). The tests check the fused digests against the general
 //! path's on every form and modifier.
 
-use super::{mix_sum, DigestRequest, D_FILL, PRED_ALL};
+use super::{mix_sum, mix_sum_lanes, DigestRequest, D_FILL, PRED_ALL};
 use crate::inputs::Inputs;
 use crate::isa::{Inst, Op, Operand2, RZ};
 use crate::reference::{self, MulRow};
 
 /// Inputs per fused block (divides a row of 2^16).
 const BLOCK: u64 = 4096;
+
+/// y for y = 0..2^16 (operand 2's half of a row), and y·0x10001 (its word).
+static Y16: [u16; 1 << 16] = {
+    let mut t = [0u16; 1 << 16];
+    let mut i = 0;
+    while i < t.len() {
+        t[i] = i as u16;
+        i += 1;
+    }
+    t
+};
+static Y32: [u32; 1 << 16] = {
+    let mut t = [0u32; 1 << 16];
+    let mut i = 0;
+    while i < t.len() {
+        t[i] = i as u32 * 0x10001;
+        i += 1;
+    }
+    t
+};
 
 /// How the fused sweep evaluates a word's rows.
 #[derive(Clone, Copy, Debug)]
@@ -95,16 +115,21 @@ pub fn plan(word: u128) -> Result<Fused, String> {
 
 /// Per-thread buffers of one block.
 struct Scratch {
-    b16: Vec<u16>,
-    b32: Vec<u32>,
+    lanes: Vec<u16>,
     out: Vec<u32>,
     words: Vec<u32>,
+}
+
+impl Scratch {
+    fn new() -> Scratch {
+        Scratch { lanes: vec![0; BLOCK as usize], out: vec![0; BLOCK as usize], words: Vec::new() }
+    }
 }
 
 impl Fused {
     /// The digest of chunk `chunk` of `req` (whose word this is).
     pub fn digest(&self, req: &DigestRequest, chunk: u64) -> u64 {
-        let mut s = Scratch { b16: Vec::new(), b32: Vec::new(), out: vec![0; BLOCK as usize], words: Vec::new() };
+        let mut s = Scratch::new();
         self.digest_with(req, chunk, &mut s)
     }
 
@@ -119,9 +144,13 @@ impl Fused {
             let n = step as usize;
             let x = ((k0 >> 16) & 0xffff) as u32;
             let y0 = (k0 & 0xffff) as u32;
+            let ys = y0 as usize..y0 as usize + n;
             let out = &mut s.out[..n];
-            match self.eval {
-                Eval::Const(v) => out.fill(v),
+            let d = match self.eval {
+                Eval::Const(v) => {
+                    out.fill(v);
+                    mix_sum(k0, out)
+                }
                 Eval::PerRow => {
                     let v = match row {
                         Some((rx, v)) if rx == x => v,
@@ -134,20 +163,20 @@ impl Fused {
                         }
                     };
                     out.fill(v);
+                    mix_sum(k0, out)
                 }
                 Eval::MulLanes(m) => {
-                    s.b16.clear();
-                    s.b16.extend((y0..y0 + n as u32).map(|y| y as u16));
-                    m.eval(x as u16, &s.b16, out);
+                    let lanes = &mut s.lanes[..n];
+                    m.eval(x as u16, &Y16[ys], lanes);
+                    mix_sum_lanes(k0, lanes, m.word_mul())
                 }
                 Eval::Words => {
-                    s.b32.clear();
-                    s.b32.extend((y0..y0 + n as u32).map(|y| y * 0x10001));
                     // plan checked that the instruction is defined
-                    let _ = reference::eval_words(&self.inst, x * 0x10001, &s.b32, req.c, out, &mut s.words);
+                    let _ = reference::eval_words(&self.inst, x * 0x10001, &Y32[ys], req.c, out, &mut s.words);
+                    mix_sum(k0, out)
                 }
-            }
-            sum = sum.wrapping_add(mix_sum(k0, out));
+            };
+            sum = sum.wrapping_add(d);
             k0 += step;
         }
         sum
@@ -169,7 +198,7 @@ pub fn fused_digests(req: &DigestRequest) -> Option<Vec<Option<u64>>> {
                 (
                     cs.len(),
                     s.spawn(move || {
-                        let mut sc = Scratch { b16: Vec::new(), b32: Vec::new(), out: vec![0; BLOCK as usize], words: Vec::new() };
+                        let mut sc = Scratch::new();
                         cs.iter().map(|&c| Some(f.digest_with(req, c, &mut sc))).collect::<Vec<_>>()
                     }),
                 )
