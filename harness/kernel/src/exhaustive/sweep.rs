@@ -168,7 +168,7 @@ impl Fused {
                 Eval::MulLanes(m) => {
                     let lanes = &mut s.lanes[..n];
                     m.eval(x as u16, &Y16[ys], lanes);
-                    mix_sum_lanes(k0, lanes, m.word_mul())
+                    mix_sum_lanes(k0, lanes, m.word_keep())
                 }
                 Eval::Words => {
                     // plan checked that the instruction is defined
