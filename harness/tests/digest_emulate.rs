@@ -254,6 +254,7 @@ fn digest_kernel_disassembles_and_its_partials_add_up_to_the_reference_digests()
     assert!(has(&|i| i.pred.index == 0 && !i.pred.negated) && has(&|i| i.pred.negated));
     let mut ran = 0;
     let mut ran3 = 0;
+    let mut fused = 0;
     let mut skipped = Vec::new();
     // nvdisasm reading each word's cubin is most of this test's time (~0.6 s a call): every
     // word at the full level, every 4th at the quick one (every word is still emulated)
@@ -274,6 +275,11 @@ fn digest_kernel_disassembles_and_its_partials_add_up_to_the_reference_digests()
             backend.expect_batch(&inst, &eff, out)
         };
         let refs = reference_digests(&req, &expect);
+        // the runner's fast path, where it applies, is the same digests
+        if let Some(f) = backend.fused_digests(&req) {
+            assert_eq!(f, refs, "{label}: fused sweep vs reference digests");
+            fused += 1;
+        }
         if refs.iter().any(Option::is_none) {
             skipped.push(label);
             continue;
@@ -295,7 +301,8 @@ fn digest_kernel_disassembles_and_its_partials_add_up_to_the_reference_digests()
         ran += 1;
         ran3 += (n >= n_two) as usize;
     }
-    eprintln!("emulated {ran} words ({ran3} of three sources); skipped (some result undefined): {skipped:?}");
+    eprintln!("emulated {ran} words ({ran3} of three sources, {fused} by the fused sweep too); skipped (some result undefined): {skipped:?}");
+    assert!(fused >= 8, "too few words took the fused sweep: {fused}");
     assert!(ran >= 16, "too few words emulated: {ran}");
     assert!(ran3 >= 12, "too few three-source words emulated: {ran3}");
 }

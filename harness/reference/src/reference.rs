@@ -491,6 +491,134 @@ pub fn eval_batch(inst: &Inst, xs: &[Inputs], out: &mut [u32]) -> Result<(), Und
     Ok(())
 }
 
+/// HMUL2 on symmetric operands, one lane computed for both: where operand 1 and every
+/// operand 2 hold the same value in both halves (exhaustive mode's a = x·0x10001,
+/// b = y·0x10001), every half select reads that value and both lanes compute the same
+/// product, so the destination is one lane times 0x10001. Built only when operand 2 is
+/// symmetric too (a register, RZ, or immediates with equal halves); the guard is taken as
+/// true (the caller handles a false one). The lanes are [`eval_batch`]'s own (`lanes`).
+#[derive(Clone, Copy, Debug)]
+pub struct MulRow {
+    c: Ctx,
+}
+
+impl MulRow {
+    /// `Ok(None)`: operand 2 is immediates with unequal halves (the lanes differ).
+    pub fn new(inst: &Inst) -> Result<Option<MulRow>, Undefined> {
+        let c = ctx_for(inst)?;
+        let f = c.o.b_fixed;
+        Ok((f >> 16 == f & 0xffff).then_some(MulRow { c }))
+    }
+
+    /// Lanes per inner block.
+    pub const BLOCK: usize = BLOCK;
+
+    /// The destination word of a lane value: `lane`·0x10001, or 0 for an RZ destination.
+    #[inline(always)]
+    pub fn word(&self, lane: u16) -> u32 {
+        (lane as u32 * 0x1_0001) & self.word_keep()
+    }
+
+    /// What [`MulRow::word`] keeps of `lane`·0x10001: all of it, or nothing for an RZ
+    /// destination.
+    pub fn word_keep(&self) -> u32 {
+        if self.c.o.dst_rz {
+            0
+        } else {
+            u32::MAX
+        }
+    }
+
+    /// `out[i]` = the lane of the destination (see [`MulRow::word`]) after the instruction,
+    /// guard true, for operand-1 register value `a`·0x10001 and operand-2 register value
+    /// `b[i]`·0x10001 (an immediate or RZ ignores `b`). Panics if `out` is shorter than `b`.
+    pub fn eval(&self, a: u16, b: &[u16], out: &mut [u16]) {
+        assert!(out.len() >= b.len(), "MulRow::eval: {} results for {} inputs", out.len(), b.len());
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("f16c") {
+            // SAFETY: the CPU has AVX2 and F16C, checked just above
+            unsafe { self.eval_avx2(a, b, out) };
+            return;
+        }
+        self.eval_blocks::<false>(a, b, out)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,f16c")]
+    unsafe fn eval_avx2(&self, a: u16, b: &[u16], out: &mut [u16]) {
+        self.eval_blocks::<true>(a, b, out)
+    }
+
+    /// `X8`: FP16 with [`f16_mul_x8`] (only from `eval_avx2`, after the CPU check).
+    #[inline(always)]
+    fn eval_blocks<const X8: bool>(&self, a: u16, b: &[u16], out: &mut [u16]) {
+        let c = &self.c;
+        let mut la = [0u16; BLOCK];
+        let mut lb = [0u16; BLOCK];
+        let mut fa = [0f32; BLOCK];
+        let mut fb = [0f32; BLOCK];
+        // the operand words as the reference reads them (RZ, immediates), lane 0's half
+        let av = c.src(c.o.a_word(&Inputs { a: a as u32 * 0x10001, ..Default::default() }), 0, c.a_and, c.a_xor);
+        let (b_keep, b_fixed) = (c.o.b_keep as u16, c.o.b_fixed as u16);
+        for (b, r) in b.chunks(BLOCK).zip(out.chunks_mut(BLOCK)) {
+            let n = b.len();
+            let (la, lb, fa, fb) = (&mut la[..n], &mut lb[..n], &mut fa[..n], &mut fb[..n]);
+            la.fill(av);
+            for (l, &v) in lb.iter_mut().zip(b) {
+                *l = c.src(((v & b_keep) | b_fixed) as u32, 0, c.b_and, c.b_xor);
+            }
+            if c.m.plain() {
+                lanes::<false, X8, false>(c, la, lb, fa, fb, &mut r[..n]);
+            } else {
+                lanes::<false, X8, true>(c, la, lb, fa, fb, &mut r[..n]);
+            }
+        }
+    }
+}
+
+/// The destination after `inst` with the guard true, operand-1 register value `a`, operand-2
+/// register values `b[i]` and operand-3 value `c` (a register, UR or constant-bank word; RZ
+/// and immediates as the instruction says): [`eval`] without `Inputs` records, through the
+/// word-level batch kernels of HADD2 ([`add::eval_add_batch`]) and HFMA2 ([`fma::Fma::batch`]).
+/// `scratch` holds the repeated operand words. HMUL2 is [`MulRow`]'s; it gives
+/// [`Undefined::Instruction`] here. Panics if `out` is shorter than `b`.
+pub fn eval_words(inst: &Inst, a: u32, b: &[u32], c: u32, out: &mut [u32], scratch: &mut Vec<u32>) -> Result<(), Undefined> {
+    assert!(out.len() >= b.len(), "eval_words: {} results for {} inputs", out.len(), b.len());
+    let p = Policy::current();
+    let o = Operands::of(inst, p);
+    let n = b.len();
+    let x = Inputs { a, b: 0, d: 0, pred: PRED_TRUE, c };
+    let out = &mut out[..n];
+    // a fixed operand 2 (immediates, RZ) is read as the reference reads it
+    let bw = |v: u32| (v & o.b_keep) | o.b_fixed;
+    if inst.op == crate::isa::Op::Hadd2 {
+        let op = add::add_op(inst);
+        scratch.clear();
+        scratch.resize(n, o.a_word(&x));
+        scratch.extend(b.iter().map(|&v| bw(v)));
+        let (aw, bs) = scratch.split_at(n);
+        add::eval_add_batch(&op, p, aw, bs, out)?;
+    } else if fma::is_fma(inst.op) {
+        let f = fma::Fma::new(&fma::fma_op(inst)?, p)?;
+        scratch.clear();
+        scratch.resize(n, o.a_word(&x));
+        scratch.resize(2 * n, o.c_word(&x));
+        scratch.extend(b.iter().map(|&v| bw(v)));
+        let (ac, bs) = scratch.split_at(2 * n);
+        let (aw, cw) = ac.split_at(n);
+        f.batch(aw, bs, cw, out);
+    } else {
+        return Err(Undefined::Instruction(inst.op));
+    }
+    if o.dst_rz {
+        out.fill(0);
+    }
+    Ok(())
+}
+
+/// Guard bits with P0..P6 true (exhaustive mode's predicates).
+const PRED_TRUE: u8 = 0x7f;
+
 /// [`blocks`] compiled for AVX-512 (16 f32 or 32 u16 a vector).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2")]
@@ -521,6 +649,31 @@ unsafe fn f16_mul_x16<const KEEP: bool>(a: &[u16], b: &[u16], prod: &mut [f32], 
             _mm512_storeu_ps(prod.as_mut_ptr().add(k), p);
         }
         _mm256_storeu_si256(r.as_mut_ptr().add(k) as *mut __m256i, _mm512_cvtps_ph::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(p));
+    }
+    for k in n..len {
+        let p = f16::from_bits(a[k]).to_f32() * f16::from_bits(b[k]).to_f32();
+        prod[k] = p;
+        r[k] = f16::from_f32(p).to_bits();
+    }
+}
+
+/// [`f16_mul_x16`] 8 at a time with AVX2 and F16C (VCVTPH2PS, VCVTPS2PH round to nearest:
+/// what `half`'s slice conversions use on F16C CPUs), for CPUs without AVX-512.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,f16c")]
+unsafe fn f16_mul_x8<const KEEP: bool>(a: &[u16], b: &[u16], prod: &mut [f32], r: &mut [u16]) {
+    use std::arch::x86_64::*;
+    let len = a.len().min(b.len()).min(prod.len()).min(r.len());
+    let n = len / 8 * 8;
+    for k in (0..n).step_by(8) {
+        // SAFETY: k + 8 <= n <= len of every slice
+        let va = _mm256_cvtph_ps(_mm_loadu_si128(a.as_ptr().add(k) as *const __m128i));
+        let vb = _mm256_cvtph_ps(_mm_loadu_si128(b.as_ptr().add(k) as *const __m128i));
+        let p = _mm256_mul_ps(va, vb);
+        if KEEP {
+            _mm256_storeu_ps(prod.as_mut_ptr().add(k), p);
+        }
+        _mm_storeu_si128(r.as_mut_ptr().add(k) as *mut __m128i, _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(p));
     }
     for k in n..len {
         let p = f16::from_bits(a[k]).to_f32() * f16::from_bits(b[k]).to_f32();
@@ -610,38 +763,7 @@ fn blocks<const AVX512: bool, const FULL: bool>(c: &Ctx, xs: &[Inputs], out: &mu
             lb[i] = c.src(bw, c.b_sh[0], c.b_and, c.b_xor);
             lb[n + i] = c.src(bw, c.b_sh[1], c.b_and, c.b_xor);
         }
-        // convert, multiply and round in one pass; the products land in fa
-        if c.bf16 && FULL {
-            for k in 0..2 * n {
-                let p = f32::from_bits((la[k] as u32) << 16) * f32::from_bits((lb[k] as u32) << 16);
-                fa[k] = p;
-                r[k] = bf16_rne(p);
-            }
-        } else if c.bf16 {
-            for k in 0..2 * n {
-                r[k] = bf16_mul_rne(la[k], lb[k]);
-            }
-        } else {
-            #[cfg(target_arch = "x86_64")]
-            if AVX512 {
-                // SAFETY: AVX512 is true only in blocks_avx512, called after the CPU check
-                unsafe { f16_mul_x16::<FULL>(la, lb, fa, r) };
-            } else {
-                f16_mul_slices(la, lb, fa, fb, r);
-            }
-            #[cfg(not(target_arch = "x86_64"))]
-            f16_mul_slices(la, lb, fa, fb, r);
-        }
-        let prod = &*fa;
-        if FULL {
-            for k in 0..2 * n {
-                r[k] = c.finish(la[k], lb[k], prod[k], r[k]);
-            }
-        } else {
-            for k in 0..2 * n {
-                r[k] = c.finish_nan(la[k], lb[k], r[k]);
-            }
-        }
+        lanes::<AVX512, false, FULL>(c, la, lb, fa, fb, r);
         if always {
             // no need to read x.d and x.pred: a strided gather otherwise
             for (i, o) in out[..n].iter_mut().enumerate() {
@@ -653,6 +775,57 @@ fn blocks<const AVX512: bool, const FULL: bool>(c: &Ctx, xs: &[Inputs], out: &mu
                 let v = if c.o.pred(x.pred) { v } else { x.d };
                 *o = v & dst_keep;
             }
+        }
+    }
+}
+
+/// The lanes of [`blocks`] after select and modifiers: `r[k]` = lane `la[k] x lb[k]`
+/// converted, multiplied, rounded once and fixed up ([`Ctx::finish`] / [`Ctx::finish_nan`]);
+/// `fa` and `fb` are scratch as long as `la`. `AVX512` and `FULL` as in [`blocks`]; `X8`:
+/// FP16 with 8-wide F16C instructions (only from [`MulRow`]'s AVX2 path, after the CPU check).
+#[inline(always)]
+fn lanes<const AVX512: bool, const X8: bool, const FULL: bool>(c: &Ctx, la: &[u16], lb: &[u16], fa: &mut [f32], fb: &mut [f32], r: &mut [u16]) {
+    let n = la.len();
+    let (lb, fa, fb, r) = (&lb[..n], &mut fa[..n], &mut fb[..n], &mut r[..n]);
+    // convert, multiply and round in one pass; the products land in fa
+    if c.bf16 && FULL {
+        for k in 0..la.len() {
+            let p = f32::from_bits((la[k] as u32) << 16) * f32::from_bits((lb[k] as u32) << 16);
+            fa[k] = p;
+            r[k] = bf16_rne(p);
+        }
+    } else if c.bf16 && X8 {
+        // `eval`'s own lane (the f32 product, rounded once): in MulRow's rows operand 1 is
+        // fixed, and this measured faster there than `bf16_mul_rne`
+        for k in 0..la.len() {
+            r[k] = bf16_rne(f32::from_bits((la[k] as u32) << 16) * f32::from_bits((lb[k] as u32) << 16));
+        }
+    } else if c.bf16 {
+        for k in 0..la.len() {
+            r[k] = bf16_mul_rne(la[k], lb[k]);
+        }
+    } else {
+        #[cfg(target_arch = "x86_64")]
+        if AVX512 {
+            // SAFETY: AVX512 is true only in blocks_avx512, called after the CPU check
+            unsafe { f16_mul_x16::<FULL>(la, lb, fa, r) };
+        } else if X8 {
+            // SAFETY: X8 is true only in MulRow::eval_avx2, called after the CPU check
+            unsafe { f16_mul_x8::<FULL>(la, lb, fa, r) };
+        } else {
+            f16_mul_slices(la, lb, fa, fb, r);
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        f16_mul_slices(la, lb, fa, fb, r);
+    }
+    let prod = &*fa;
+    if FULL {
+        for k in 0..la.len() {
+            r[k] = c.finish(la[k], lb[k], prod[k], r[k]);
+        }
+    } else {
+        for k in 0..la.len() {
+            r[k] = c.finish_nan(la[k], lb[k], r[k]);
         }
     }
 }
@@ -830,6 +1003,59 @@ mod tests {
                         }
                     }
                     Err(u) => assert!(inst.has_invalid_value(), "{inst:?}: {u}"),
+                }
+            }
+        }
+    }
+
+    /// MulRow (one lane for both, F16C on AVX2 CPUs) against `eval` on symmetric operands,
+    /// for every modifier combination of both forms and values drawn from the specials.
+    #[test]
+    fn mul_row_is_eval_on_symmetric_operands() {
+        let seed = 0x0001_0018;
+        println!("seed: {seed}");
+        let mut r = Rng::new(seed);
+        let mut rows = 0;
+        for form in [Form::Rrr, Form::Imm] {
+            for inst in factorial(crate::isa::Op::Hmul2, form, seed) {
+                let inst = Inst { pred: Pred { index: PT, negated: false }, ..inst };
+                let m = match MulRow::new(&inst) {
+                    Ok(Some(m)) => m,
+                    Ok(None) => continue,
+                    Err(u) => {
+                        assert!(inst.has_invalid_value(), "{inst:?}: {u}");
+                        continue;
+                    }
+                };
+                rows += 1;
+                let sp = if inst.format == Format::Bf16 { bf16_specials() } else { f16_specials() };
+                let half = |r: &mut Rng| if r.chance(0.5) { *r.pick(sp) } else { r.next_u32() as u16 };
+                let a = half(&mut r);
+                let b: Vec<u16> = (0..37).map(|_| half(&mut r)).collect();
+                let mut out = vec![0u16; b.len()];
+                m.eval(a, &b, &mut out);
+                for (&b, &l) in b.iter().zip(&out) {
+                    let x = Inputs { a: a as u32 * 0x10001, b: b as u32 * 0x10001, d: 0x5a5a_a5a5, pred: 0x7f, c: 0 };
+                    assert_eq!(Ok(m.word(l)), eval(&inst, &x), "seed {seed}: {inst:?} {x:?}");
+                }
+            }
+        }
+        assert!(rows > 1000, "{rows} instructions checked");
+        // whole rows (every operand-2 value) of plain FP16 and BF16 for the specials and
+        // random operand-1 values
+        let all: Vec<u16> = (0..=u16::MAX).collect();
+        let mut out = vec![0u16; all.len()];
+        for format in [Format::F16, Format::Bf16] {
+            let mut inst = Inst::new(0, 1, Operand2::Reg(2));
+            inst.format = format;
+            let m = MulRow::new(&inst).unwrap().unwrap();
+            let sp = if format == Format::Bf16 { bf16_specials() } else { f16_specials() };
+            let xs: Vec<u16> = sp.iter().copied().chain((0..16).map(|_| r.next_u32() as u16)).collect();
+            for a in xs {
+                m.eval(a, &all, &mut out);
+                for (&b, &l) in all.iter().zip(&out) {
+                    let x = Inputs { a: a as u32 * 0x10001, b: b as u32 * 0x10001, d: 0, pred: 0x7f, c: 0 };
+                    assert_eq!(Ok(m.word(l)), eval(&inst, &x), "seed {seed}: {format:?} {a:#06x} x {b:#06x}");
                 }
             }
         }

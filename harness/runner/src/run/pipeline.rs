@@ -57,6 +57,13 @@ pub trait Backend: Sync {
     /// Exhaustive mode's device-side kernel: a job whose output is one little-endian u64
     /// partial digest per thread, 256 threads per chunk of `req` (see `exhaustive`).
     fn digest_job(&self, req: &DigestRequest) -> Result<LaunchJob, String>;
+    /// Exhaustive mode's reference digests of `req`'s chunks by the fused sweep
+    /// (`exhaustive::sweep`), where it applies to the word: equal to
+    /// `exhaustive::reference_digests` over [`Backend::digest_inputs`] and
+    /// [`Backend::expect_batch`], which `None` (the default) asks the caller to use.
+    fn fused_digests(&self, _req: &DigestRequest) -> Option<Vec<Option<u64>>> {
+        None
+    }
 }
 
 /// The real backend: the patcher builds the kernels, the reference judges the results.
@@ -142,6 +149,9 @@ impl Backend for RealBackend {
     }
     fn digest_job(&self, req: &DigestRequest) -> Result<LaunchJob, String> {
         crate::kernel::digest::build(req).map(|b| b.job).map_err(|e| e.to_string())
+    }
+    fn fused_digests(&self, req: &DigestRequest) -> Option<Vec<Option<u64>>> {
+        crate::run::exhaustive::sweep::fused_digests(req)
     }
     fn input_set(&self, i: &Inst, seed: u64, n: usize) -> Vec<Inputs> {
         crate::reference::input_set(i, seed, n)
