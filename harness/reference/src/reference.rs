@@ -147,6 +147,21 @@ fn eval_fma_batch_inst(p: &Policy, inst: &Inst, xs: &[Inputs], out: &mut [u32]) 
     Ok(())
 }
 
+/// [`eval_add_inst`] for many inputs, through [`add::eval_add_batch`] (its AVX2 kernel
+/// where the CPU has one): the operand words of [`Operands`] per input, then the guard and
+/// RZ destination as [`Operands::write`] applies them.
+fn eval_add_batch_inst(p: &Policy, inst: &Inst, xs: &[Inputs], out: &mut [u32]) -> Result<(), Undefined> {
+    let op = add::add_op(inst);
+    let o = Operands::of(inst, p);
+    let a: Vec<u32> = xs.iter().map(|x| o.a_word(x)).collect();
+    let b: Vec<u32> = xs.iter().map(|x| o.b_word(x)).collect();
+    add::eval_add_batch(&op, p, &a, &b, &mut out[..xs.len()])?;
+    for (r, x) in out.iter_mut().zip(xs) {
+        *r = o.write(x, || *r);
+    }
+    Ok(())
+}
+
 /// An HADD2 on one input: the guard, RZ and operand words of [`Operands`], the lanes of
 /// [`add`]. An undefined instruction is undefined whatever the inputs.
 fn eval_add_inst(p: &Policy, inst: &Inst, x: &Inputs) -> Result<u32, Undefined> {
@@ -438,10 +453,10 @@ pub fn eval_batch(inst: &Inst, xs: &[Inputs], out: &mut [u32]) -> Result<(), Und
     assert!(out.len() >= xs.len(), "eval_batch: out holds {} results for {} inputs", out.len(), xs.len());
     let p = Policy::current();
     if inst.op == crate::isa::Op::Hadd2 {
-        for (o, x) in out.iter_mut().zip(xs) {
-            *o = eval_with(p, inst, x)?;
-        }
-        return Ok(());
+        return match eval_add_batch_inst(p, inst, xs, out) {
+            Err(u) => xs.iter().zip(out.iter_mut()).try_for_each(|(x, o)| predicated_off(inst, p, x).ok_or(u).map(|v| *o = v)),
+            ok => ok,
+        };
     }
     if fma::is_fma(inst.op) {
         return match eval_fma_batch_inst(p, inst, xs, out) {
@@ -992,8 +1007,11 @@ mod tests {
     fn batch_agrees_with_scalar_on_every_modifier_combination() {
         let seed = 0x00c0_ffee;
         println!("seed: {seed}");
-        for form in Form::TWO_SOURCE {
-            for (k, inst) in factorial(crate::isa::Op::Hmul2, form, seed).iter().enumerate() {
+        for (op, form) in Form::TWO_SOURCE.iter().flat_map(|&f| [(crate::isa::Op::Hmul2, f), (crate::isa::Op::Hadd2, f)]) {
+            if !op.has_form(form) {
+                continue;
+            }
+            for (k, inst) in factorial(op, form, seed).iter().enumerate() {
                 let xs = input_set(inst, seed ^ k as u64, 600);
                 let mut out = vec![0u32; xs.len()];
                 match eval_batch(inst, &xs, &mut out) {
