@@ -493,15 +493,15 @@ pub fn eval_batch(inst: &Inst, xs: &[Inputs], out: &mut [u32]) -> Result<(), Und
         return Ok(());
     }
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2, checked just above.
+    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("f16c") {
+        // SAFETY: the CPU has AVX2 and F16C, checked just above.
         unsafe { blocks_avx2(&c, xs, out) };
         return Ok(());
     }
     if c.m.plain() {
-        blocks::<false, false>(&c, xs, out);
+        blocks::<false, false, false>(&c, xs, out);
     } else {
-        blocks::<false, true>(&c, xs, out);
+        blocks::<false, false, true>(&c, xs, out);
     }
     Ok(())
 }
@@ -639,9 +639,9 @@ const PRED_TRUE: u8 = 0x7f;
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2")]
 unsafe fn blocks_avx512(c: &Ctx, xs: &[Inputs], out: &mut [u32]) {
     if c.m.plain() {
-        blocks::<true, false>(c, xs, out)
+        blocks::<true, false, false>(c, xs, out)
     } else {
-        blocks::<true, true>(c, xs, out)
+        blocks::<true, false, true>(c, xs, out)
     }
 }
 
@@ -697,14 +697,16 @@ unsafe fn f16_mul_x8<const KEEP: bool>(a: &[u16], b: &[u16], prod: &mut [f32], r
     }
 }
 
-/// [`blocks`] compiled for AVX2: the same code, twice as wide as the x86-64 baseline.
+/// [`blocks`] compiled for AVX2, twice as wide as the x86-64 baseline, with FP16 lanes
+/// converted, multiplied and rounded 8 at a time in one pass ([`f16_mul_x8`], F16C) where
+/// the baseline makes a pass per conversion.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,f16c")]
 unsafe fn blocks_avx2(c: &Ctx, xs: &[Inputs], out: &mut [u32]) {
     if c.m.plain() {
-        blocks::<false, false>(c, xs, out)
+        blocks::<false, true, false>(c, xs, out)
     } else {
-        blocks::<false, true>(c, xs, out)
+        blocks::<false, true, true>(c, xs, out)
     }
 }
 
@@ -756,10 +758,11 @@ fn bf16_mul_rne(a: u16, b: u16) -> u16 {
 
 /// The body of [`eval_batch`] once the instruction is known to be defined.
 /// `AVX512`: convert FP16 with 16-wide AVX-512 instructions (only called from
-/// [`blocks_avx512`], after the CPU check). `FULL`: some flush, .FMZ or .SAT step is on;
-/// without them the fix-up after rounding is the NaN rule alone.
+/// [`blocks_avx512`], after the CPU check). `X8`: FP16 lanes with [`f16_mul_x8`] (only from
+/// [`blocks_avx2`], after the CPU check; BF16 lanes keep `bf16_mul_rne`). `FULL`: some
+/// flush, .FMZ or .SAT step is on; without them the fix-up after rounding is the NaN rule alone.
 #[inline(always)]
-fn blocks<const AVX512: bool, const FULL: bool>(c: &Ctx, xs: &[Inputs], out: &mut [u32]) {
+fn blocks<const AVX512: bool, const X8: bool, const FULL: bool>(c: &Ctx, xs: &[Inputs], out: &mut [u32]) {
     let mut la = [0u16; 2 * BLOCK];
     let mut lb = [0u16; 2 * BLOCK];
     let mut fa = [0f32; 2 * BLOCK];
@@ -778,7 +781,11 @@ fn blocks<const AVX512: bool, const FULL: bool>(c: &Ctx, xs: &[Inputs], out: &mu
             lb[i] = c.src(bw, c.b_sh[0], c.b_and, c.b_xor);
             lb[n + i] = c.src(bw, c.b_sh[1], c.b_and, c.b_xor);
         }
-        lanes::<AVX512, false, FULL>(c, la, lb, fa, fb, r);
+        if X8 && !c.bf16 {
+            lanes::<AVX512, true, FULL>(c, la, lb, fa, fb, r);
+        } else {
+            lanes::<AVX512, false, FULL>(c, la, lb, fa, fb, r);
+        }
         if always {
             // no need to read x.d and x.pred: a strided gather otherwise
             for (i, o) in out[..n].iter_mut().enumerate() {
@@ -797,7 +804,8 @@ fn blocks<const AVX512: bool, const FULL: bool>(c: &Ctx, xs: &[Inputs], out: &mu
 /// The lanes of [`blocks`] after select and modifiers: `r[k]` = lane `la[k] x lb[k]`
 /// converted, multiplied, rounded once and fixed up ([`Ctx::finish`] / [`Ctx::finish_nan`]);
 /// `fa` and `fb` are scratch as long as `la`. `AVX512` and `FULL` as in [`blocks`]; `X8`:
-/// FP16 with 8-wide F16C instructions (only from [`MulRow`]'s AVX2 path, after the CPU check).
+/// FP16 with 8-wide F16C instructions (only from [`MulRow`]'s and [`blocks_avx2`]'s AVX2
+/// paths, after the CPU check).
 #[inline(always)]
 fn lanes<const AVX512: bool, const X8: bool, const FULL: bool>(c: &Ctx, la: &[u16], lb: &[u16], fa: &mut [f32], fb: &mut [f32], r: &mut [u16]) {
     let n = la.len();
@@ -825,7 +833,7 @@ fn lanes<const AVX512: bool, const X8: bool, const FULL: bool>(c: &Ctx, la: &[u1
             // SAFETY: AVX512 is true only in blocks_avx512, called after the CPU check
             unsafe { f16_mul_x16::<FULL>(la, lb, fa, r) };
         } else if X8 {
-            // SAFETY: X8 is true only in MulRow::eval_avx2, called after the CPU check
+            // SAFETY: X8 is true only in MulRow::eval_avx2 and blocks_avx2, called after the CPU check
             unsafe { f16_mul_x8::<FULL>(la, lb, fa, r) };
         } else {
             f16_mul_slices(la, lb, fa, fb, r);
@@ -1123,7 +1131,7 @@ mod tests {
             "bf16x32 (AVX-512)"
         } else if std::arch::is_x86_feature_detected!("avx512bw") && std::arch::is_x86_feature_detected!("avx512vl") {
             "blocks_avx512"
-        } else if std::arch::is_x86_feature_detected!("avx2") {
+        } else if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("f16c") {
             "blocks_avx2"
         } else {
             panic!("no SIMD path on this CPU: eval_batch runs the portable blocks, which this test would compare with themselves");
@@ -1140,7 +1148,7 @@ mod tests {
                 *v = Inputs { a: x | x << 16, b: y | (y + 1) << 16, d: 0, pred: 0, c: 0 };
             }
             eval_batch(&inst, &xs, &mut fast).unwrap();
-            blocks::<false, false>(&c, &xs, &mut portable);
+            blocks::<false, false, false>(&c, &xs, &mut portable);
             if let Some(k) = (0..xs.len()).find(|&k| fast[k] != portable[k]) {
                 panic!("{:#x} x {:#x}: {:#x} vs {:#x}", xs[k].a, xs[k].b, fast[k], portable[k]);
             }
