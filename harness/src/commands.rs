@@ -100,14 +100,9 @@ struct Output<W: Write> {
 
 /// The text of `lines`, one line each, appended to `out`.
 fn render_lines(lines: &[Line], out: &mut String) {
-    use std::fmt::Write as _;
     for l in lines {
         match l {
-            Line::Word(w) => {
-                if let Err(e) = isa::decode_render_into(*w, out) {
-                    let _ = write!(out, "illegal: {e}");
-                }
-            }
+            Line::Word(w) => isa::decode_line_into(*w, out),
             Line::Bad(why) => {
                 out.push_str("error: ");
                 out.push_str(why);

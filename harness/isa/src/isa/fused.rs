@@ -130,6 +130,8 @@ struct Texts {
     interned: std::collections::HashMap<Box<str>, u32, std::hash::BuildHasherDefault<FxHasher>>,
     /// `-` and the text looked up last
     minus: String,
+    /// the offset tables made, by the renderer's table they copy
+    offsets: Vec<(*const StrTable, u32)>,
 }
 
 /// A multiply-rotate hash for the interning of short texts at start-up (SipHash's
@@ -162,7 +164,7 @@ const COPY_HEAD: usize = 48;
 
 impl Texts {
     fn new() -> Texts {
-        Texts { text: String::new(), idx: Vec::new(), interned: Default::default(), minus: String::new() }
+        Texts { text: String::new(), idx: Vec::new(), interned: Default::default(), minus: String::new(), offsets: Vec::new() }
     }
     /// The packed entry of `s`, sharing text with an equal string or with `-` followed by `s`.
     fn entry(&mut self, s: &str) -> Option<u32> {
@@ -195,6 +197,19 @@ impl Texts {
         for s in entries {
             let e = self.entry(s.as_ref())?;
             self.idx.push(e);
+        }
+        Some(base)
+    }
+    /// Append a table of texts that need no interning (each its own text); its base index.
+    fn table_distinct<'s>(&mut self, entries: impl IntoIterator<Item = &'s str>) -> Option<u32> {
+        let base = self.idx.len() as u32;
+        for s in entries {
+            let off = self.text.len() as u32;
+            if s.len() > COPY || !s.is_ascii() || off >= 1 << 23 {
+                return None;
+            }
+            self.text.push_str(s);
+            self.idx.push(off << 8 | s.len() as u32);
         }
         Some(base)
     }
@@ -450,7 +465,15 @@ fn build(op: Op) -> Option<Fast> {
         let mut parts = vec![Part::new(&pg, pre)];
         if let Some((f, tab)) = mid {
             let og = g(&[f])?;
-            parts.push(Part::new(&og, t.table(words(&og).into_iter().map(|w| tab[f.get(w) as usize].to_string()))?));
+            let base = match t.offsets.iter().find(|(p, _)| std::ptr::eq(*p, tab)) {
+                Some(&(_, b)) => b,
+                None => {
+                    let b = t.table_distinct(words(&og).into_iter().map(|w| tab.get(f.get(w) as usize).unwrap_or("")))?;
+                    t.offsets.push((tab, b));
+                    b
+                }
+            };
+            parts.push(Part::new(&og, base));
         }
         parts.push(Part::new(&sg, suf));
         Some(parts)
@@ -590,11 +613,18 @@ fn build(op: Op) -> Option<Fast> {
 struct Imms {
     hi: Gather,
     lo: Gather,
-    /// by BF16 << 15 | magnitude
-    packed: Vec<[u8; 16]>,
+    /// by BF16 << 15 | magnitude (one table for the whole family: see [`imm_texts`])
+    packed: &'static [[u8; 16]],
     /// by class << 2 | negative << 1 | first; class in byte 0 of the packed entry;
     /// texts padded to 16 bytes with the length in byte 15
-    special: Vec<[u8; 16]>,
+    special: &'static [[u8; 16]],
+}
+
+/// The immediates' texts, built once for every instruction that needs them.
+#[allow(clippy::type_complexity)]
+fn imm_texts() -> Option<&'static (Vec<[u8; 16]>, Vec<[u8; 16]>)> {
+    static T: std::sync::OnceLock<Option<(Vec<[u8; 16]>, Vec<[u8; 16]>)>> = std::sync::OnceLock::new();
+    T.get_or_init(Imms::texts).as_ref()
 }
 
 /// The characters of immediate texts, by 4-bit code.
@@ -616,6 +646,12 @@ impl Imms {
         if hi.bits != 16 || lo.bits != 16 {
             return None;
         }
+        let (packed, special) = imm_texts()?;
+        Some(Imms { hi: *hi, lo: *lo, packed, special })
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn texts() -> Option<(Vec<[u8; 16]>, Vec<[u8; 16]>)> {
         // every spelling of both formats, one format a thread (a few milliseconds: floattext
         // spells with integers); the few that are not plain numbers are marked, then classed
         // below in order
@@ -682,7 +718,7 @@ impl Imms {
             slot[0] = class as u8;
             slot[15] = 0x80;
         }
-        Some(Imms { hi: *hi, lo: *lo, packed, special })
+        Some((packed, special))
     }
 
     /// The packed entry of immediate `v`.
@@ -832,6 +868,62 @@ pub fn decode_render_into(word: u128, out: &mut String) -> Result<(), Illegal> {
     }
 }
 
+/// The `decode` command's line of `word` (without its newline): its text, or `illegal: `
+/// and why. An illegal word's reason is a function of fields the tables gather (the opcode;
+/// the form selector; the form and its rules' fields), so its line is made once per such key
+/// and thread, then copied (a few thousand lines at most are kept).
+pub fn decode_line_into(word: u128, out: &mut String) {
+    use std::fmt::Write as _;
+    type Cache = std::collections::HashMap<u64, Box<str>, std::hash::BuildHasherDefault<FxHasher>>;
+    thread_local! {
+        static LINES: std::cell::RefCell<Cache> = Default::default();
+    }
+    /// Lines kept per thread.
+    const KEEP: usize = 1 << 13;
+    let key = illegal_key(word);
+    if let Some(k) = key {
+        let hit = LINES.with(|c| c.borrow().get(&k).map(|t| out.push_str(t)).is_some());
+        if hit {
+            return;
+        }
+    }
+    let start = out.len();
+    if let Err(e) = decode_render_into(word, out) {
+        let _ = write!(out, "illegal: {e}");
+        if let Some(k) = key {
+            LINES.with(|c| {
+                let mut c = c.borrow_mut();
+                if c.len() < KEEP {
+                    c.insert(k, out[start..].into());
+                }
+            });
+        }
+    }
+}
+
+/// The key an illegal word's reason depends on, where the tables say the word is illegal.
+#[inline]
+fn illegal_key(word: u128) -> Option<u64> {
+    let op = match decode::op_of(word) {
+        Ok(op) => op,
+        Err(Illegal::UnknownOpcode { opcode }) => return Some(1 << 60 | opcode as u64),
+        Err(_) => return None,
+    };
+    let f = fast(op)?;
+    let (lo, hi) = (word as u64, (word >> 64) as u64);
+    let sk = f.sel.key::<false>(lo, hi);
+    let k = match f.form.get(sk) {
+        Some(&k) if k != u8::MAX => k as u64,
+        Some(_) => return Some(2 << 60 | (op.index() as u64) << 32 | sk as u64),
+        None => return None,
+    };
+    let rk = f.rules.key::<false>(lo, hi);
+    match f.legal.get(rk) {
+        Some(&m) if m >> k & 1 == 0 => Some(3 << 60 | (op.index() as u64) << 40 | k << 32 | rk as u64),
+        _ => None,
+    }
+}
+
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "bmi2,avx2")]
 unsafe fn fused_bmi2(f: &Fast, word: u128, out: &mut String) -> Result<(), Illegal> {
@@ -926,6 +1018,16 @@ mod tests {
         let mut b = String::from("x");
         let rb = decode(w).map(|i| render_into(&i, &mut b));
         assert_eq!((&ra, &a), (&rb, &b), "{w:#034x}");
+        // the `decode` command's line, twice (the second from the cache where illegal)
+        let line = match &rb {
+            Ok(()) => b[1..].to_string(),
+            Err(e) => format!("illegal: {e}"),
+        };
+        for _ in 0..2 {
+            let mut l = String::from("x");
+            decode_line_into(w, &mut l);
+            assert_eq!(l[1..], line, "{w:#034x}: the line");
+        }
         // the path without BMI2, which this CPU may not take by itself
         if let Some(f) = decode::op_of(w).ok().and_then(fast) {
             let mut c = String::from("x");
