@@ -259,9 +259,10 @@ struct Fast {
     /// predicate and modifiers → `@P0 HMUL2.BF16_V2 `; entry bit 31 (above any offset) = BF16
     head: Gather,
     head_base: u32,
-    /// by the same key: whether a `hidden` rule the tables do not know applies (such words
-    /// take the plain path)
+    /// by the same key: whether a `hidden` rule the tables do not know applies (HADD2's
+    /// `.F32`): such a word is read as the decoder reads it, without the bits the rule hides
     head_hidden: Vec<bool>,
+    op: Op,
     /// `R5, `; operand 1 as `-|R1` and `|.reuse.H1_H1, `
     dst: Part,
     a_pre: Part,
@@ -377,7 +378,8 @@ fn build(op: Op) -> Option<Fast> {
     let in_relu = |i: usize| relu.iter().any(|f| same_field(f, &s.fields[i]));
     let known = |h: &crate::spec::Hidden| h.forms.is_empty() && in_relu(h.field) && h.when.iter().all(|(f, _)| in_relu(*f));
     let decided_by_head = |h: &crate::spec::Hidden| h.when.iter().all(|(f, _)| head_fields.iter().any(|hf| same_field(hf, &s.fields[*f])));
-    if !s.hidden.iter().all(|h| known(h) || (decided_by_head(h) && !in_relu(h.field))) {
+    let in_head = |i: usize| head_fields.iter().any(|hf| same_field(hf, &s.fields[i]));
+    if !s.hidden.iter().all(|h| known(h) || (decided_by_head(h) && !in_relu(h.field) && !in_head(h.field))) {
         return None;
     }
     let applies = |h: &crate::spec::Hidden, f: usize, w: u128| {
@@ -591,6 +593,7 @@ fn build(op: Op) -> Option<Fast> {
         head,
         head_base,
         head_hidden,
+        op,
         dst,
         a_pre,
         a_suf,
@@ -874,15 +877,25 @@ pub fn decode_render_into(word: u128, out: &mut String) -> Result<(), Illegal> {
 /// and thread, then copied (a few thousand lines at most are kept).
 pub fn decode_line_into(word: u128, out: &mut String) {
     use std::fmt::Write as _;
-    type Cache = std::collections::HashMap<u64, Box<str>, std::hash::BuildHasherDefault<FxHasher>>;
+    type Map<K> = std::collections::HashMap<K, u32, std::hash::BuildHasherDefault<FxHasher>>;
+    /// the line of each key seen, by its index in `texts` (each distinct line once)
+    #[derive(Default)]
+    struct Cache {
+        by_key: Map<u64>,
+        by_text: Map<Box<str>>,
+        texts: Vec<Box<str>>,
+    }
     thread_local! {
         static LINES: std::cell::RefCell<Cache> = Default::default();
     }
-    /// Lines kept per thread.
-    const KEEP: usize = 1 << 13;
+    /// Keys and lines kept per thread (about 1 MiB at most).
+    const KEEP: usize = 1 << 16;
     let key = illegal_key(word);
     if let Some(k) = key {
-        let hit = LINES.with(|c| c.borrow().get(&k).map(|t| out.push_str(t)).is_some());
+        let hit = LINES.with(|c| {
+            let c = c.borrow();
+            c.by_key.get(&k).and_then(|&i| c.texts.get(i as usize)).map(|t| out.push_str(t)).is_some()
+        });
         if hit {
             return;
         }
@@ -892,9 +905,19 @@ pub fn decode_line_into(word: u128, out: &mut String) {
         let _ = write!(out, "illegal: {e}");
         if let Some(k) = key {
             LINES.with(|c| {
-                let mut c = c.borrow_mut();
-                if c.len() < KEEP {
-                    c.insert(k, out[start..].into());
+                let c = &mut *c.borrow_mut();
+                let line = &out[start..];
+                let i = match c.by_text.get(line) {
+                    Some(&i) => i,
+                    None if c.texts.len() < KEEP => {
+                        c.texts.push(line.into());
+                        c.by_text.insert(line.into(), c.texts.len() as u32 - 1);
+                        c.texts.len() as u32 - 1
+                    }
+                    None => return,
+                };
+                if c.by_key.len() < KEEP {
+                    c.by_key.insert(k, i);
                 }
             });
         }
@@ -960,7 +983,16 @@ fn fused<const PEXT: bool>(f: &Fast, word: u128, out: &mut String) -> Result<(),
     let imms = f.imm.get().and_then(Option::as_ref);
     let (Some(before), Some(after), false) = (f.before.get(k), f.after.get(k), is_imm && imms.is_none()) else { return slow(word, out) };
     let hk = f.head.key::<PEXT>(lo, hi);
-    let (Some(&h), Some(false)) = (f.idx.get(f.head_base as usize + hk), f.head_hidden.get(hk).copied()) else { return slow(word, out) };
+    let (Some(&h), Some(&hidden)) = (f.idx.get(f.head_base as usize + hk), f.head_hidden.get(hk)) else { return slow(word, out) };
+    // the bits a `hidden` rule hides are read as 0, as the decoder reads them; an immediate
+    // form whose first immediate is hidden (.F32) prints the second only, as the renderer does
+    let (mut lo, mut hi, mut first) = (lo, hi, true);
+    if hidden {
+        let (s, l) = (f.op.spec(), f.op.layout());
+        let m = s.hidden_mask(k, word);
+        (lo, hi) = (lo & !(m as u64), hi & !((m >> 64) as u64));
+        first = l.format_of.get(l.format.get(word) as usize) != Some(&Format::F32) || m & l.imm_hi.mask == 0;
+    }
     // the immediates' entries are read first, so their (likely) cache misses overlap the
     // other parts; other forms read entry 0
     let (v1, v2, e1, e2) = match imms {
@@ -996,7 +1028,9 @@ fn fused<const PEXT: bool>(f: &Fast, word: u128, out: &mut String) -> Result<(),
         put(&mut w, p);
     }
     if let (true, Some(imm)) = (is_imm, imms) {
-        imm.push(&mut w, e1, v1, true);
+        if first {
+            imm.push(&mut w, e1, v1, true);
+        }
         imm.push(&mut w, e2, v2, false);
     }
     for p in after {
@@ -1100,6 +1134,10 @@ mod tests {
                 gathers.extend(f.imm_fields.into_iter().flat_map(|(a, b)| [a, b]));
                 let all = gathers.iter().fold(0, |m, g| m | mask(g)) & !mask(&f.sel);
                 bases.extend(bases.clone().into_iter().map(|w| w | all));
+                // and with modifiers that hide fields (HADD2's .F32), where the instruction has them
+                if let Some(hk) = f.head_hidden.iter().position(|&h| h) {
+                    bases.extend(bases.clone().into_iter().map(|w| w & !mask(&f.head) | f.head.word(hk)));
+                }
                 for &base in &bases {
                     same(base);
                     for g in &gathers {
