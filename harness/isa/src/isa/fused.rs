@@ -893,59 +893,49 @@ fn try_fast(word: u128, out: &mut String) -> Result<(), Miss> {
     }
 }
 
-/// The `decode` command's line of `word` (without its newline): its text, or `illegal: `
-/// and why. An illegal word's reason is a function of fields the tables gather (the opcode;
-/// the form selector; the form and its rules' fields), so its line is made once per such key
-/// and thread, then copied (a few thousand lines at most are kept).
-pub fn decode_line_into(word: u128, out: &mut String) {
-    use std::fmt::Write as _;
-    type Map<K> = std::collections::HashMap<K, u32, std::hash::BuildHasherDefault<FxHasher>>;
-    /// the line of each key seen, by its index in `texts` (each distinct line once)
-    #[derive(Default)]
-    struct Cache {
-        by_key: Map<u64>,
-        by_text: Map<Box<str>>,
-        texts: Vec<Box<str>>,
-    }
-    thread_local! {
-        static LINES: std::cell::RefCell<Cache> = Default::default();
-    }
-    /// Keys and lines kept per thread (about 1 MiB at most).
+/// Illegal words' lines by the key their reason depends on (see [`Miss::Illegal`]), each
+/// distinct line kept once: at most [`LineCache::KEEP`] keys and lines (about 1 MiB).
+#[derive(Default)]
+pub struct LineCache {
+    by_key: std::collections::HashMap<u64, u32, std::hash::BuildHasherDefault<FxHasher>>,
+    by_text: std::collections::HashMap<Box<str>, u32, std::hash::BuildHasherDefault<FxHasher>>,
+    texts: Vec<Box<str>>,
+}
+
+impl LineCache {
     const KEEP: usize = 1 << 16;
+}
+
+/// The `decode` command's line of `word` (without its newline): its text, or `illegal: `
+/// and why. An illegal word's line is made once per key in `cache`, then copied.
+pub fn decode_line_into(word: u128, out: &mut String, cache: &mut LineCache) {
+    use std::fmt::Write as _;
     let key = match try_fast(word, out) {
         Ok(()) => return,
         Err(Miss::Illegal(k)) => Some(k),
         Err(Miss::Plain) => None,
     };
-    if let Some(k) = key {
-        let hit = LINES.with(|c| {
-            let c = c.borrow();
-            c.by_key.get(&k).and_then(|&i| c.texts.get(i as usize)).map(|t| out.push_str(t)).is_some()
-        });
-        if hit {
-            return;
-        }
+    if let Some(t) = key.and_then(|k| cache.by_key.get(&k)).and_then(|&i| cache.texts.get(i as usize)) {
+        out.push_str(t);
+        return;
     }
     let start = out.len();
     if let Err(e) = slow(word, out) {
         let _ = write!(out, "illegal: {e}");
         if let Some(k) = key {
-            LINES.with(|c| {
-                let c = &mut *c.borrow_mut();
-                let line = &out[start..];
-                let i = match c.by_text.get(line) {
-                    Some(&i) => i,
-                    None if c.texts.len() < KEEP => {
-                        c.texts.push(line.into());
-                        c.by_text.insert(line.into(), c.texts.len() as u32 - 1);
-                        c.texts.len() as u32 - 1
-                    }
-                    None => return,
-                };
-                if c.by_key.len() < KEEP {
-                    c.by_key.insert(k, i);
+            let line = &out[start..];
+            let i = match cache.by_text.get(line) {
+                Some(&i) => i,
+                None if cache.texts.len() < LineCache::KEEP => {
+                    cache.texts.push(line.into());
+                    cache.by_text.insert(line.into(), cache.texts.len() as u32 - 1);
+                    cache.texts.len() as u32 - 1
                 }
-            });
+                None => return,
+            };
+            if cache.by_key.len() < LineCache::KEEP {
+                cache.by_key.insert(k, i);
+            }
         }
     }
 }
@@ -1057,9 +1047,13 @@ mod tests {
             Ok(()) => b[1..].to_string(),
             Err(e) => format!("illegal: {e}"),
         };
+        thread_local! {
+            // one cache for every word a test checks, as the decode command keeps one per thread
+            static CACHE: std::cell::RefCell<LineCache> = Default::default();
+        }
         for _ in 0..2 {
             let mut l = String::from("x");
-            decode_line_into(w, &mut l);
+            CACHE.with(|c| decode_line_into(w, &mut l, &mut c.borrow_mut()));
             assert_eq!(l[1..], line, "{w:#034x}: the line");
         }
         // the path without BMI2, which this CPU may not take by itself
