@@ -94,20 +94,17 @@ enum Line {
 struct Output<W: Write> {
     pending: Vec<Line>,
     texts: Vec<String>,
+    /// each thread's illegal lines, kept from batch to batch
+    caches: Vec<isa::LineCache>,
     threads: usize,
     to: W,
 }
 
 /// The text of `lines`, one line each, appended to `out`.
-fn render_lines(lines: &[Line], out: &mut String) {
-    use std::fmt::Write as _;
+fn render_lines(lines: &[Line], out: &mut String, cache: &mut isa::LineCache) {
     for l in lines {
         match l {
-            Line::Word(w) => {
-                if let Err(e) = isa::decode_render_into(*w, out) {
-                    let _ = write!(out, "illegal: {e}");
-                }
-            }
+            Line::Word(w) => isa::decode_line_into(*w, out, cache),
             Line::Bad(why) => {
                 out.push_str("error: ");
                 out.push_str(why);
@@ -125,7 +122,13 @@ impl<W: Write> Output<W> {
 
     fn new(to: W) -> Self {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
-        Output { pending: Vec::with_capacity(Self::BATCH), texts: vec![String::new(); threads], threads, to }
+        Output {
+            pending: Vec::with_capacity(Self::BATCH),
+            texts: vec![String::new(); threads],
+            caches: (0..threads).map(|_| isa::LineCache::default()).collect(),
+            threads,
+            to,
+        }
     }
 
     fn word(&mut self, w: u128) -> Result<(), CliError> {
@@ -163,13 +166,13 @@ impl<W: Write> Output<W> {
         let parts = if self.pending.len() < Self::SPLIT_FROM { 1 } else { self.threads };
         let per = self.pending.len().div_ceil(parts).max(1);
         std::thread::scope(|s| {
-            let mut jobs = self.pending.chunks(per).zip(self.texts.iter_mut());
+            let mut jobs = self.pending.chunks(per).zip(self.texts.iter_mut().zip(self.caches.iter_mut()));
             let first = jobs.next();
-            for (lines, text) in jobs {
-                s.spawn(move || render_lines(lines, text));
+            for (lines, (text, cache)) in jobs {
+                s.spawn(move || render_lines(lines, text, cache));
             }
-            if let Some((lines, text)) = first {
-                render_lines(lines, text);
+            if let Some((lines, (text, cache))) = first {
+                render_lines(lines, text, cache);
             }
         });
         self.pending.clear();

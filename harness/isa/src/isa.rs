@@ -17,7 +17,7 @@ pub mod strtable;
 
 pub use decode::{decode, Illegal};
 pub use encode::{encode, EncodeError};
-pub use fused::decode_render_into;
+pub use fused::{decode_line_into, decode_render_into, LineCache};
 pub use hex::{format_hex, parse_hex, HexError};
 pub use parse::{parse, ParseError};
 pub use render::{render, render_into};

@@ -1,6 +1,7 @@
 //! [`decode`] and [`render_into`] in one pass: the same result and text, without building
-//! an [`Inst`]. A legal word's text is seven table entries (head, destination, operand 1
-//! in two, operand 2 in three) and, in the immediate form, two immediates; each table is
+//! an [`Inst`]. A legal word's text is a fixed number of table entries (head, destination,
+//! operand 1 in two, operands 2 and 3 in up to three each, `.RELU`'s predicate) and, in an
+//! immediate form, two immediates; each table is
 //! keyed by bits gathered from the word (two `pext`s with BMI2) and filled, once, from the
 //! plain renderer's own text. Whatever this path cannot take (an illegal word, an
 //! unexpected spec shape) goes through the plain functions, so the answer is always theirs.
@@ -13,7 +14,7 @@
 
 use super::decode;
 use super::floattext::{spell_into, Half};
-use super::render::{names, parts};
+use super::render::names;
 use super::strtable::StrTable;
 use super::*;
 use crate::spec::Field;
@@ -126,7 +127,34 @@ unsafe fn pext_key(m: [u64; 2], nlo: u32, lo: u64, hi: u64) -> usize {
 struct Texts {
     text: String,
     idx: Vec<u32>,
-    interned: std::collections::HashMap<String, u32>,
+    interned: std::collections::HashMap<Box<str>, u32, std::hash::BuildHasherDefault<FxHasher>>,
+    /// `-` and the text looked up last
+    minus: String,
+    /// the offset tables made, by the renderer's table they copy
+    offsets: Vec<(*const StrTable, u32)>,
+}
+
+/// A multiply-rotate hash for the interning of short texts at start-up (SipHash's
+/// resistance to chosen keys is not needed for the project's own texts, and cost ~5% of a
+/// short run).
+#[derive(Default)]
+struct FxHasher(u64);
+
+impl std::hash::Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for c in bytes.chunks(8) {
+            let mut b = [0u8; 8];
+            b[..c.len()].copy_from_slice(c);
+            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(b)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+    fn write_u8(&mut self, i: u8) {
+        self.0 = (self.0.rotate_left(5) ^ i as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn finish(&self) -> u64 {
+        // the table picks buckets by the low bits, which a product mixes least
+        self.0.rotate_left(26)
+    }
 }
 
 /// Bytes copied per append; every entry is at most this long.
@@ -136,7 +164,7 @@ const COPY_HEAD: usize = 48;
 
 impl Texts {
     fn new() -> Texts {
-        Texts { text: String::new(), idx: Vec::new(), interned: Default::default() }
+        Texts { text: String::new(), idx: Vec::new(), interned: Default::default(), minus: String::new(), offsets: Vec::new() }
     }
     /// The packed entry of `s`, sharing text with an equal string or with `-` followed by `s`.
     fn entry(&mut self, s: &str) -> Option<u32> {
@@ -146,14 +174,17 @@ impl Texts {
         if s.len() > max || !s.is_ascii() {
             return None;
         }
+        self.minus.clear();
+        self.minus.push('-');
+        self.minus.push_str(s);
         let off = match self.interned.get(s) {
             Some(&o) => o,
-            None => match self.interned.get(&format!("-{s}")) {
+            None => match self.interned.get(self.minus.as_str()) {
                 Some(&o) => o + 1,
                 None => {
                     let o = self.text.len() as u32;
                     self.text.push_str(s);
-                    self.interned.insert(s.to_string(), o);
+                    self.interned.insert(s.into(), o);
                     o
                 }
             },
@@ -166,6 +197,19 @@ impl Texts {
         for s in entries {
             let e = self.entry(s.as_ref())?;
             self.idx.push(e);
+        }
+        Some(base)
+    }
+    /// Append a table of texts that need no interning (each its own text); its base index.
+    fn table_distinct<'s>(&mut self, entries: impl IntoIterator<Item = &'s str>) -> Option<u32> {
+        let base = self.idx.len() as u32;
+        for s in entries {
+            let off = self.text.len() as u32;
+            if s.len() > COPY || !s.is_ascii() || off >= 1 << 23 {
+                return None;
+            }
+            self.text.push_str(s);
+            self.idx.push(off << 8 | s.len() as u32);
         }
         Some(base)
     }
@@ -196,15 +240,17 @@ impl Part {
     }
 }
 
-/// Operand 2 is at most this many parts in every form (padded with empty texts).
-const TAIL: usize = 3;
+/// Parts of a form's operands 2 and 3 (and `.RELU`'s predicate) written before its
+/// immediates, and after them; every form writes as many (padded with empty texts).
+const BEFORE: usize = 7;
+const AFTER: usize = 5;
 
 /// Tables keyed by gathered bits, each entry computed from the word that key stands for
 /// with the plain decoder's reading of the fields. Every legal word takes the same steps
-/// whatever its form: the form picks which tables operand 2 reads, not which code runs, so
-/// a stream of mixed forms costs no mispredicted branches.
+/// whatever its form: the form picks which tables operands 2 and 3 read, not which code
+/// runs, so a stream of mixed forms costs no mispredicted branches.
 struct Fast {
-    /// (opcode, operand_form, ureg_flag) → form index, or `u8::MAX` when the word is not one.
+    /// (opcode, operand_form, ureg_flag) → the spec's form index, or `u8::MAX` when the word is not one.
     sel: Gather,
     form: Vec<u8>,
     /// the forms' rule fields → bit set of the forms whose rules the values keep
@@ -213,14 +259,18 @@ struct Fast {
     /// predicate and modifiers → `@P0 HMUL2.BF16_V2 `; entry bit 31 (above any offset) = BF16
     head: Gather,
     head_base: u32,
-    /// by the same key: whether a `hidden` rule applies (such words take the plain path)
+    /// by the same key: whether a `hidden` rule the tables do not know applies (HADD2's
+    /// `.F32`): such a word is read as the decoder reads it, without the bits the rule hides
     head_hidden: Vec<bool>,
+    op: Op,
     /// `R5, `; operand 1 as `-|R1` and `|.reuse.H1_H1, `
     dst: Part,
     a_pre: Part,
     a_suf: Part,
-    /// operand 2 by form
-    tail: [[Part; TAIL]; 5],
+    /// by form: the parts before the immediates and after them; bit k: form k has immediates
+    before: Vec<[Part; BEFORE]>,
+    after: Vec<[Part; AFTER]>,
+    imm_forms: u32,
     /// the immediates' fields, and their texts once built (see [`fast`])
     imm_fields: Option<(Gather, Gather)>,
     imm: std::sync::OnceLock<Option<Imms>>,
@@ -230,19 +280,111 @@ struct Fast {
     idx: Vec<u32>,
 }
 
+/// One source's modifier fields: neg, abs, the half select's fields (low bits first; none
+/// where the spec has no half select), the names of its values, and its reuse bit.
+#[derive(Clone)]
+struct Slot<'a> {
+    neg: &'a Field,
+    abs: &'a Field,
+    swz: Vec<&'a Field>,
+    names: &'a [String],
+    reuse_bit: u8,
+}
+
+impl Slot<'_> {
+    /// The modifiers the decoder reads from `w`.
+    fn mods(&self, w: u128) -> SrcMods {
+        let (mut v, mut at) = (0, 0);
+        for f in &self.swz {
+            v |= f.get(w) << at;
+            at += f.width;
+        }
+        SrcMods { neg: self.neg.get(w) != 0, abs: self.abs.get(w) != 0, swizzle: Swizzle::from_bits(v) }
+    }
+    /// Every (abs, half select) the slot can hold, as modifiers without neg.
+    fn suffix_mods(&self) -> Vec<SrcMods> {
+        let bits: u32 = self.swz.iter().map(|f| f.width).sum();
+        (0..2u32 << bits).map(|v| SrcMods { neg: false, abs: v & 1 == 1, swizzle: Swizzle::from_bits(v >> 1) }).collect()
+    }
+}
+
+/// The plain renderer's text of one operand: `full(value, mods, reuse)`.
+type FullText<'a> = &'a dyn Fn(u32, SrcMods, bool) -> String;
+
+fn text_of(f: impl FnOnce(&mut String)) -> String {
+    let mut s = String::new();
+    f(&mut s);
+    s
+}
+
+/// Cut an operand's text into a prefix by (value, neg, abs) and a suffix by (abs, half
+/// select, reuse), as the plain renderer writes it: `-|R12` and `|.reuse.H0_H0`, or
+/// `-|c[0x3] [`, the offset and `].H0_H0|`. `mid` is the text between them for value 0 (a
+/// constant's offset 0). None when the texts do not join back into the renderer's (checked for every value
+/// with plain modifiers and every modifier with values 0 and `max`; the tests check all).
+fn cut(full: FullText, max: u32, slot: &Slot, mid: &str, reuse: bool) -> Option<(Vec<String>, Vec<String>)> {
+    let bare = |neg: bool, abs: bool| SrcMods { neg, abs, swizzle: Swizzle::from_bits(0) };
+    let pre = |v: u32, neg: bool, abs: bool| -> Option<String> {
+        let t = full(v, bare(neg, abs), false);
+        let t = if mid.is_empty() { t.as_str() } else { &t[..t.rfind('[')? + 1] };
+        Some(if abs && mid.is_empty() { t.strip_suffix('|')? } else { t }.to_string())
+    };
+    let suf = |m: SrcMods, r: bool| -> Option<String> { full(0, m, r).strip_prefix(&(pre(0, false, m.abs)? + mid)).map(str::to_string) };
+    let reuses: &[bool] = if reuse { &[false, true] } else { &[false] };
+    for v in 0..=max {
+        for (neg, abs) in [(false, false), (true, false), (false, true), (true, true)] {
+            if pre(v, neg, abs)? + mid + &suf(bare(false, abs), false)? != full(v, bare(neg, abs), false) {
+                return None;
+            }
+        }
+    }
+    for v in [0, max] {
+        for m in slot.suffix_mods() {
+            for neg in [false, true] {
+                for &r in reuses {
+                    if pre(v, neg, m.abs)? + mid + &suf(m, r)? != full(v, SrcMods { neg, ..m }, r) {
+                        return None;
+                    }
+                }
+            }
+        }
+    }
+    let pres = (0..=max)
+        .flat_map(|v| [(false, false), (true, false), (false, true), (true, true)].map(|(n, a)| (v, n, a)))
+        .map(|(v, n, a)| pre(v, n, a))
+        .collect::<Option<Vec<_>>>()?;
+    let sufs = slot.suffix_mods().into_iter().flat_map(|m| reuses.iter().map(move |&r| (m, r))).map(|(m, r)| suf(m, r)).collect::<Option<Vec<_>>>()?;
+    Some((pres, sufs))
+}
+
 fn build(op: Op) -> Option<Fast> {
     let s = op.spec();
     let l = op.layout();
     let n = names();
-    let p = parts(op);
-    // the tables key forms in Form order, and know two sources and no silent rules: other specs
-    // (three-source ones among them) take the plain path; `hidden` rules they know only when
-    // the head's fields decide them, and send the words they apply to the plain way
-    let head_fields = [&l.pred, &l.pred_neg, &l.format, &l.flush, &l.sat];
-    let decided_by_head = |h: &crate::spec::Hidden| h.when.iter().all(|(f, _)| head_fields.iter().any(|hf| hf.name == s.fields[*f].name));
-    if !s.hidden.iter().all(decided_by_head) || l.form_kind != Form::TWO_SOURCE || s.sources != 2 || s.constraints.iter().any(|c| c.silent) {
+    let three = s.sources == 3;
+    if !(s.sources == 2 || three) || s.forms.len() > 32 || s.forms.len() != l.form_kind.len() {
         return None;
     }
+    let relu: Vec<&Field> = [&l.relu, &l.relu_pred, &l.relu_pred_neg].into_iter().flatten().collect();
+    if !relu.is_empty() && relu.len() != 3 {
+        return None;
+    }
+    let same_field = |a: &Field, b: &Field| a.name == b.name;
+    let mut head_fields = vec![&l.pred, &l.pred_neg, &l.format, &l.flush, &l.sat];
+    head_fields.extend(relu.first());
+    // `hidden` rules: those within `.RELU`'s fields (its predicate without .RELU) its part
+    // applies; the others the tables know only when the head's fields decide them, and send
+    // the words they apply to the plain way
+    let in_relu = |i: usize| relu.iter().any(|f| same_field(f, &s.fields[i]));
+    let known = |h: &crate::spec::Hidden| h.forms.is_empty() && in_relu(h.field) && h.when.iter().all(|(f, _)| in_relu(*f));
+    let decided_by_head = |h: &crate::spec::Hidden| h.when.iter().all(|(f, _)| head_fields.iter().any(|hf| same_field(hf, &s.fields[*f])));
+    let in_head = |i: usize| head_fields.iter().any(|hf| same_field(hf, &s.fields[i]));
+    if !s.hidden.iter().all(|h| known(h) || (decided_by_head(h) && !in_relu(h.field) && !in_head(h.field))) {
+        return None;
+    }
+    let applies = |h: &crate::spec::Hidden, f: usize, w: u128| {
+        (h.forms.is_empty() || h.forms.contains(&f)) && h.when.iter().all(|(i, r)| r.iter().any(|&(lo, hi)| (lo..=hi).contains(&s.fields[*i].get(w))))
+    };
     let g = Gather::new;
     // The offset tables are indexed by raw field value, which equals the renderer's index only
     // while offset × scale cannot overflow; otherwise the plain path renders constants.
@@ -253,144 +395,217 @@ fn build(op: Op) -> Option<Fast> {
     let mut t = Texts::new();
     let words = |g: &Gather| (0..g.len()).map(|k| g.word(k)).collect::<Vec<u128>>();
     let flag = |f: &Field, w: u128| f.get(w) != 0;
-    let mods = |neg: &Field, abs: &Field, swz: &Field, w: u128| SrcMods { neg: flag(neg, w), abs: flag(abs, w), swizzle: Swizzle::from_bits(swz.get(w)) };
 
     let sel = g(&[&l.opcode, &l.operand_form, &l.ureg_flag])?;
-    let form = words(&sel).into_iter().map(|w| decode::form_of(w).ok().filter(|(o, _)| *o == op).map_or(u8::MAX, |(_, f)| f as u8)).collect();
+    let form = words(&sel)
+        .into_iter()
+        .map(|w| decode::form_of(w).ok().filter(|(o, _)| *o == op).and_then(|(_, f)| l.form_index[f as usize]).map_or(u8::MAX, |k| k as u8))
+        .collect();
     let mut rule_fields: Vec<&Field> = Vec::new();
     for fs in &s.forms {
         for &i in &fs.rule_fields {
-            if !rule_fields.iter().any(|f| f.name == s.fields[i].name) {
+            if !rule_fields.iter().any(|f| same_field(f, &s.fields[i])) {
                 rule_fields.push(&s.fields[i]);
             }
         }
     }
-    if s.forms.len() > 32 || s.forms.len() != Form::TWO_SOURCE.len() {
-        return None;
-    }
     let rules = g(&rule_fields)?;
+    // a word a rule refuses (nvdisasm rejects it, or prints nothing) takes the plain path
     let legal = words(&rules).into_iter().map(|w| (0..s.forms.len()).fold(0, |m, f| m | (s.check(f, w).is_ok() as u32) << f)).collect();
 
     let head = g(&head_fields)?;
     let head_base = t.idx.len() as u32;
-    let head_hidden = words(&head).into_iter().map(|w| (0..s.forms.len()).any(|f| s.hidden_mask(f, w) != 0)).collect();
+    let head_hidden = words(&head).into_iter().map(|w| (0..s.forms.len()).any(|f| s.hidden.iter().any(|h| !known(h) && applies(h, f, w)))).collect();
     for w in words(&head) {
         let pred = Pred { index: l.pred.get(w) as u8, negated: flag(&l.pred_neg, w) };
         let format = l.format_of.get(l.format.get(w) as usize).copied().unwrap_or(Format::Invalid3);
-        let text = &p.head[super::render::head_key(pred, l.format.get(w), l.flush.get(w), flag(&l.sat, w) as u32)];
-        let e = t.entry_max(text, COPY_HEAD)?;
+        let flush = l.flush_of.get(l.flush.get(w) as usize).copied().unwrap_or(Flush::Invalid3);
+        let (fc, flc) = (l.format_code[format as usize].unwrap_or(0), l.flush_code[flush as usize].unwrap_or(0));
+        let relu_on = relu.first().is_some_and(|r| flag(r, w));
+        let text = text_of(|o| super::render::push_head(o, l, pred, fc, flc, flag(&l.sat, w) as u32, relu_on as u32));
+        let e = t.entry_max(&text, COPY_HEAD)?;
         t.idx.push(e | ((format == Format::Bf16) as u32) << 31);
     }
     let dst_g = g(&[&l.dst])?;
     let dst = Part::new(&dst_g, t.table(words(&dst_g).into_iter().map(|w| format!("{}, ", &n.r[l.dst.get(w) as u8 as usize])))?);
-    // A register operand is a prefix by (register, neg, abs), `-|R12`, and a suffix by
-    // (abs, half select, reuse), `|.reuse.H0_H0`: two small tables instead of one of 2^13
-    // entries. Both are cut from the renderer's whole text, and every combination is checked
-    // to join back into it.
-    let split = |full: &StrTable, key: &dyn Fn(u8, SrcMods, bool) -> usize| -> Option<(Vec<String>, Vec<String>)> {
-        let bare = |m: SrcMods| SrcMods { swizzle: Swizzle::from_bits(0), ..m };
-        let pre = |r: u8, m: SrcMods| {
-            let t = &full[key(r, bare(m), false)];
-            if m.abs {
-                t.strip_suffix('|').map(str::to_string)
-            } else {
-                Some(t.to_string())
+    let empty = Part::fixed(t.table([""])?);
+
+    // An operand is a prefix by (value, neg, abs), `-|R12`, and a suffix by (abs, half select,
+    // and for a register yield and reuse, from which `Control` says whether `.reuse` shows),
+    // `|.reuse.H0_H0`, with a constant's offset between them: small tables instead of one
+    // of 2^13 entries, all cut from the plain renderer's text.
+    let swz_of = |lo: Option<&'static Field>, hi: bool| -> Vec<&'static Field> {
+        let mut v: Vec<&'static Field> = Vec::new();
+        if l.has_swizzle {
+            v.extend(lo);
+            v.extend(l.b_swizzle_hi.as_ref().filter(|_| hi));
+        }
+        v
+    };
+    let operand = |t: &mut Texts, value: &Field, slot: &Slot, full: FullText, mid: Option<(&Field, &StrTable)>, reg: bool, comma: &str| -> Option<Vec<Part>> {
+        let mid_text = mid.map_or("", |(_, tab)| &tab[0]);
+        let (pres, sufs) = cut(full, value.max(), slot, mid_text, reg)?;
+        let pg = g(&[value, slot.neg, slot.abs])?;
+        let pre = t.table(
+            words(&pg).into_iter().map(|w| pres[(value.get(w) as usize) << 2 | (flag(slot.neg, w) as usize) | (flag(slot.abs, w) as usize) << 1].clone()),
+        )?;
+        let mut sf = vec![slot.abs];
+        sf.extend(slot.swz.iter().copied());
+        if reg {
+            sf.extend([&l.yield_, &l.reuse]);
+        }
+        let sg = g(&sf)?;
+        let suf = t.table(words(&sg).into_iter().map(|w| {
+            let m = slot.mods(w);
+            let mut i = m.abs as usize | (m.swizzle as usize) << 1;
+            if reg {
+                let c = Control { stall: 0, yield_: flag(&l.yield_, w), wr_bar: 0, rd_bar: 0, wait: 0, reuse: l.reuse.get(w) as u8 };
+                i = i << 1 | c.shows_reuse(slot.reuse_bit) as usize;
             }
-        };
-        let suf = |m: SrcMods, reuse: bool| full[key(0, m, reuse)].strip_prefix(pre(0, m)?.as_str()).map(str::to_string);
-        for r in 0..=255u8 {
-            for bits in 0..32u32 {
-                let m = SrcMods { neg: bits & 1 == 1, abs: bits & 2 == 2, swizzle: Swizzle::from_bits(bits >> 2 & 3) };
-                let reuse = bits & 16 == 16;
-                if pre(r, m)? + &suf(m, reuse)? != full[key(r, m, reuse)] {
+            format!("{}{comma}", sufs.get(i).map_or("", |s| s.as_str()))
+        }))?;
+        let mut parts = vec![Part::new(&pg, pre)];
+        if let Some((f, tab)) = mid {
+            let og = g(&[f])?;
+            let base = match t.offsets.iter().find(|(p, _)| std::ptr::eq(*p, tab)) {
+                Some(&(_, b)) => b,
+                None => {
+                    let b = t.table_distinct(words(&og).into_iter().map(|w| tab.get(f.get(w) as usize).unwrap_or("")))?;
+                    t.offsets.push((tab, b));
+                    b
+                }
+            };
+            parts.push(Part::new(&og, base));
+        }
+        parts.push(Part::new(&sg, suf));
+        Some(parts)
+    };
+    let reg_text = |names: &'static [String]| move |v: u32, m: SrcMods, r: bool| text_of(|o| super::render::push_reg_src(o, v as u8, m, r, names));
+    let other_text = |names: &'static [String], kind: Form| {
+        move |v: u32, m: SrcMods, _: bool| {
+            let b = match kind {
+                Form::Const => Operand2::Const { bank: v as u8, offset: 0 },
+                Form::ConstUr => Operand2::ConstUr { ureg: v as u8, offset: 0 },
+                _ => Operand2::Ur(v as u8),
+            };
+            text_of(|o| super::render::push_other_src(o, l, b, m, names))
+        }
+    };
+    let a_slot = Slot { neg: &l.a_neg, abs: &l.a_abs, swz: swz_of(Some(&l.a_swizzle), false), names: &l.a_swz_names, reuse_bit: l.reuse_a };
+    let a_parts = operand(&mut t, &l.a, &a_slot, &reg_text(a_slot.names), None, true, ", ")?;
+    let [a_pre, a_suf] = a_parts[..] else { return None };
+
+    // operand 2 and 3: the special slot (b_*) holds the form's special source, the register
+    // slot (c_*) the other one of a three-source instruction
+    let names_at = |pos: u8| if pos == 2 { &l.b_swz_names[..] } else { &l.c_swz_names[..] };
+    let reuse_at = |pos: u8| if pos == 2 { l.reuse_b } else { l.reuse_c };
+    // the same kind and position share tables
+    type Made = ((Form, u8), Vec<Option<Part>>);
+    let mut made: Vec<Made> = Vec::new();
+    let mut source = |t: &mut Texts, kind: Form, pos: u8, comma: &str| -> Option<Vec<Option<Part>>> {
+        if let Some((_, p)) = made.iter().find(|(k, _)| *k == (kind, pos)) {
+            return Some(p.clone());
+        }
+        let special = Slot { neg: &l.b_neg, abs: &l.b_abs, swz: swz_of(Some(&l.b_swizzle), pos == 2), names: names_at(pos), reuse_bit: reuse_at(pos) };
+        let parts: Vec<Option<Part>> = match kind {
+            Form::Imm => vec![None, Some(Part::fixed(t.table([comma])?))],
+            Form::Rrr => operand(t, &l.b_reg, &special, &reg_text(special.names), None, true, comma)?.into_iter().map(Some).collect(),
+            Form::Const => {
+                operand(t, &l.cb_bank, &special, &other_text(special.names, kind), Some((cb, &n.c_off)), false, comma)?.into_iter().map(Some).collect()
+            }
+            Form::ConstUr => {
+                operand(t, &l.b_ureg, &special, &other_text(special.names, kind), Some((cb, &n.cx_off)), false, comma)?.into_iter().map(Some).collect()
+            }
+            Form::Ur => operand(t, &l.b_ureg, &special, &other_text(special.names, kind), None, false, comma)?.into_iter().map(Some).collect(),
+            // the register slot of a three-source instruction
+            _ => {
+                let (Some(reg), Some(neg), Some(abs)) = (&l.c_reg, &l.c_neg, &l.c_abs) else { return None };
+                let slot = Slot { neg, abs, swz: swz_of(l.c_swizzle.as_ref(), pos == 2), names: names_at(pos), reuse_bit: reuse_at(pos) };
+                if l.has_swizzle && l.c_swizzle.is_none() {
                     return None;
                 }
+                operand(t, reg, &slot, &reg_text(slot.names), None, true, comma)?.into_iter().map(Some).collect()
             }
+        };
+        made.push(((kind, pos), parts.clone()));
+        Some(parts)
+    };
+    // `.RELU`'s predicate operand, `, !P5`, by (relu, its predicate) with its hidden rules applied
+    let relu_part = match relu[..] {
+        [on, p, neg] => {
+            let rg = g(&[on, p, neg])?;
+            let texts = words(&rg).into_iter().map(|w| {
+                let hidden = s.hidden.iter().filter(|h| known(h) && applies(h, 0, w)).fold(0, |m, h| m | s.fields[h.field].mask);
+                let w = w & !hidden;
+                let pred = Pred { index: p.get(w) as u8, negated: flag(neg, w) };
+                if flag(on, w) && pred != Pred::ALWAYS {
+                    text_of(|o| {
+                        o.push_str(", ");
+                        super::render::push_pred(o, pred)
+                    })
+                } else {
+                    String::new()
+                }
+            });
+            Part::new(&rg, t.table(texts)?)
         }
-        let mut pres = Vec::new();
-        let mut sufs = Vec::new();
-        for bits in 0..4u32 {
-            let m = SrcMods { neg: bits & 1 == 1, abs: bits & 2 == 2, swizzle: Swizzle::from_bits(0) };
-            pres.extend((0..=255u8).map(|r| pre(r, m).unwrap_or_default()));
-        }
-        for bits in 0..16u32 {
-            let m = SrcMods { neg: false, abs: bits & 1 == 1, swizzle: Swizzle::from_bits(bits >> 1 & 3) };
-            sufs.push(suf(m, bits & 8 == 8).unwrap_or_default());
-        }
-        Some((pres, sufs))
+        _ => empty,
     };
-    // the suffix's key holds yield and reuse, from which `Control` says whether `.reuse` shows
-    let src = |t: &mut Texts, full: &StrTable, reg: &Field, neg: &Field, abs: &Field, swz: &Field, reuse_bit: u8, comma: &str| -> Option<(Part, Part)> {
-        let (pres, sufs) = split(full, &|r, m, reuse| super::render::src_key(r, m, reuse))?;
-        let pg = g(&[reg, neg, abs])?;
-        let pre = t.table(words(&pg).into_iter().map(|w| {
-            let i = reg.get(w) as usize | (neg.get(w) as usize) << 8 | (abs.get(w) as usize) << 9;
-            pres[i].clone()
-        }))?;
-        let sg = g(&[abs, swz, &l.yield_, &l.reuse])?;
-        let suf = t.table(words(&sg).into_iter().map(|w| {
-            let c = Control { stall: 0, yield_: flag(&l.yield_, w), wr_bar: 0, rd_bar: 0, wait: 0, reuse: l.reuse.get(w) as u8 };
-            let i = abs.get(w) as usize | (swz.get(w) as usize) << 1 | (c.shows_reuse(reuse_bit) as usize) << 3;
-            format!("{}{comma}", sufs[i])
-        }))?;
-        Some((Part::new(&pg, pre), Part::new(&sg, suf)))
-    };
-    let (a_pre, a_suf) = src(&mut t, &p.src_a, &l.a, &l.a_neg, &l.a_abs, &l.a_swizzle, l.reuse_a, ", ")?;
-    let (b_pre, b_suf) = src(&mut t, &p.src_b, &l.b_reg, &l.b_neg, &l.b_abs, &l.b_swizzle, l.reuse_b, "")?;
-
-    let empty = Part::fixed(t.table([""])?);
-    let bm = |w: u128| mods(&l.b_neg, &l.b_abs, &l.b_swizzle, w);
-    let na = |m: SrcMods| format!("{}{}", if m.neg { "-" } else { "" }, if m.abs { "|" } else { "" });
-    // the other operand-2 kinds: `-|c[0x3] [` + offset + `].H0_H0|`, the same with `cx[UR4] [`,
-    // and `-|UR2` + `.H0_H0|`
-    let bank = g(&[&l.b_neg, &l.b_abs, &l.b_swizzle, &l.cb_bank])?;
-    let c_pre = t.table(words(&bank).into_iter().map(|w| format!("{}c[{}] [", na(bm(w)), &n.hex[l.cb_bank.get(w) as u8 as usize])))?;
-    let ureg = g(&[&l.b_neg, &l.b_abs, &l.b_swizzle, &l.b_ureg])?;
-    let cx_pre = t.table(words(&ureg).into_iter().map(|w| format!("{}cx[{}] [", na(bm(w)), &n.ur[l.b_ureg.get(w) as u8 as usize])))?;
-    let ur_text = |w: u128| {
-        let m = bm(w);
-        let bits = m.neg as usize | (m.abs as usize) << 1 | (m.swizzle as usize) << 2;
-        &p.ur[l.b_ureg.get(w) as u8 as usize | bits << 8]
-    };
-    let ur_pre = t.table(words(&ureg).into_iter().map(|w| format!("{}{}", na(bm(w)), &n.ur[l.b_ureg.get(w) as u8 as usize])))?;
-    let bmods = g(&[&l.b_neg, &l.b_abs, &l.b_swizzle])?;
-    let swz_abs = |w: u128| {
-        let m = bm(w);
-        let swz = l.b_swizzle.value_name(m.swizzle as u32).filter(|t| !t.is_empty()).map(|t| format!(".{t}")).unwrap_or_default();
-        format!("{swz}{}", if m.abs { "|" } else { "" })
-    };
-    for w in words(&ureg) {
-        if format!("{}{}", na(bm(w)), &n.ur[l.b_ureg.get(w) as u8 as usize]) + &swz_abs(w) != *ur_text(w) {
+    let mut before = Vec::new();
+    let mut after = Vec::new();
+    let mut imm_forms = 0u32;
+    for (k, &f) in l.form_kind.iter().enumerate() {
+        // the parts in order, None where the immediates go
+        let mut seq: Vec<Option<Part>> = if three {
+            let (op2, op3) = if f.special_source() == 3 { (Form::Rrrr, f.kind()) } else { (f.kind(), Form::Rrrr) };
+            let mut v = source(&mut t, op2, 2, ", ")?;
+            v.extend(source(&mut t, op3, 3, "")?);
+            v
+        } else {
+            source(&mut t, f.kind(), 2, "")?
+        };
+        seq.push(Some(relu_part));
+        let at = seq.iter().position(Option::is_none);
+        let (b, a) = seq.split_at(at.unwrap_or(seq.len()));
+        let (b, a): (Vec<Part>, Vec<Part>) = (b.iter().flatten().copied().collect(), a.iter().flatten().copied().collect());
+        if b.len() > BEFORE || a.len() > AFTER {
             return None;
         }
+        let mut bp = [empty; BEFORE];
+        bp[..b.len()].copy_from_slice(&b);
+        let mut ap = [empty; AFTER];
+        ap[..a.len()].copy_from_slice(&a);
+        before.push(bp);
+        after.push(ap);
+        imm_forms |= (at.is_some() as u32) << k;
     }
-    let ur_suf = t.table(words(&bmods).into_iter().map(swz_abs))?;
-    let c_suf = t.table(words(&bmods).into_iter().map(|w| format!("]{}", swz_abs(w))))?;
-    let off = g(&[cb])?;
-    let c_off = t.table(words(&off).into_iter().map(|w| n.c_off[cb.get(w) as usize].to_string()))?;
-    let cx_off = t.table(words(&off).into_iter().map(|w| n.cx_off[cb.get(w) as usize].to_string()))?;
     let imm_fields = g(&[&l.imm_hi]).zip(g(&[&l.imm_lo]));
-    let tail_of = |f: Form| -> Option<[Part; TAIL]> {
-        Some(match f {
-            Form::Rrr => [b_pre, b_suf, empty],
-            Form::Imm => [empty; TAIL],
-            Form::Const => [Part::new(&bank, c_pre), Part::new(&off, c_off), Part::new(&bmods, c_suf)],
-            Form::ConstUr => [Part::new(&ureg, cx_pre), Part::new(&off, cx_off), Part::new(&bmods, c_suf)],
-            Form::Ur => [Part::new(&ureg, ur_pre), Part::new(&bmods, ur_suf), empty],
-            // three-source forms never reach here (build refuses their specs)
-            _ => return None,
-        })
-    };
-    let mut tail = [[empty; TAIL]; 5];
-    for (k, f) in Form::TWO_SOURCE.iter().enumerate() {
-        tail[k] = tail_of(*f)?;
-    }
     let (text, idx) = t.finish();
     #[cfg(target_arch = "x86_64")]
     let bmi2 = std::arch::is_x86_feature_detected!("bmi2") && std::arch::is_x86_feature_detected!("avx2");
     #[cfg(not(target_arch = "x86_64"))]
     let bmi2 = false;
-    Some(Fast { sel, form, rules, legal, head, head_base, head_hidden, dst, a_pre, a_suf, tail, imm_fields, imm: Default::default(), text, idx, bmi2 })
+    Some(Fast {
+        sel,
+        form,
+        rules,
+        legal,
+        head,
+        head_base,
+        head_hidden,
+        op,
+        dst,
+        a_pre,
+        a_suf,
+        before,
+        after,
+        imm_forms,
+        imm_fields,
+        imm: Default::default(),
+        text,
+        idx,
+        bmi2,
+    })
 }
 
 /// Immediate texts, 16 bytes per magnitude and format (1 MiB for both formats: a table of
@@ -401,11 +616,18 @@ fn build(op: Op) -> Option<Fast> {
 struct Imms {
     hi: Gather,
     lo: Gather,
-    /// by BF16 << 15 | magnitude
-    packed: Vec<[u8; 16]>,
+    /// by BF16 << 15 | magnitude (one table for the whole family: see [`imm_texts`])
+    packed: &'static [[u8; 16]],
     /// by class << 2 | negative << 1 | first; class in byte 0 of the packed entry;
     /// texts padded to 16 bytes with the length in byte 15
-    special: Vec<[u8; 16]>,
+    special: &'static [[u8; 16]],
+}
+
+/// The immediates' texts, built once for every instruction that needs them.
+#[allow(clippy::type_complexity)]
+fn imm_texts() -> Option<&'static (Vec<[u8; 16]>, Vec<[u8; 16]>)> {
+    static T: std::sync::OnceLock<Option<(Vec<[u8; 16]>, Vec<[u8; 16]>)>> = std::sync::OnceLock::new();
+    T.get_or_init(Imms::texts).as_ref()
 }
 
 /// The characters of immediate texts, by 4-bit code.
@@ -427,6 +649,12 @@ impl Imms {
         if hi.bits != 16 || lo.bits != 16 {
             return None;
         }
+        let (packed, special) = imm_texts()?;
+        Some(Imms { hi: *hi, lo: *lo, packed, special })
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn texts() -> Option<(Vec<[u8; 16]>, Vec<[u8; 16]>)> {
         // every spelling of both formats, one format a thread (a few milliseconds: floattext
         // spells with integers); the few that are not plain numbers are marked, then classed
         // below in order
@@ -474,8 +702,7 @@ impl Imms {
                 Some(c) => c,
                 None => {
                     classes.push(key);
-                    for t in [&pos, &pos, &neg, &neg].into_iter().enumerate().map(|(i, t)| if i % 2 == 1 { format!("{t}, ") } else { t.trim_end().to_string() })
-                    {
+                    for t in [&pos, &pos, &neg, &neg].into_iter().enumerate().map(|(i, t)| if i % 2 == 1 { format!("{t}, ") } else { t.to_string() }) {
                         let mut e = [0u8; 16];
                         if t.len() > 15 || !t.is_ascii() {
                             return None;
@@ -494,7 +721,7 @@ impl Imms {
             slot[0] = class as u8;
             slot[15] = 0x80;
         }
-        Some(Imms { hi: *hi, lo: *lo, packed, special })
+        Some((packed, special))
     }
 
     /// The packed entry of immediate `v`.
@@ -533,8 +760,8 @@ struct Writer<'a> {
 }
 
 impl<'a> Writer<'a> {
-    /// Room for every append of one word: the fast path's head, 6 parts and 2 immediates.
-    const ROOM: usize = COPY_HEAD + 6 * COPY + 2 * 35;
+    /// Room for every append of one word: the fast path's head, its parts and 2 immediates.
+    const ROOM: usize = COPY_HEAD + (3 + BEFORE + AFTER) * COPY + 2 * 35;
 
     /// Appends go to the end of `out`, which only ever receives ASCII.
     fn new(out: &'a mut String) -> Writer<'a> {
@@ -555,6 +782,16 @@ impl<'a> Writer<'a> {
         // cannot overlap the vector's spare capacity.
         unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), self.v.as_mut_ptr().add(self.len), N) };
         self.len += keep.min(N);
+    }
+}
+
+impl Writer<'_> {
+    /// Drop the spaces at the end, as the plain renderer does.
+    fn trim_spaces(&mut self) {
+        // SAFETY: bytes up to `len` are initialized (written by `put`, or the vector's own).
+        while self.len > 0 && unsafe { *self.v.as_ptr().add(self.len - 1) } == b' ' {
+            self.len -= 1;
+        }
     }
 }
 
@@ -622,7 +859,29 @@ const IMM_AFTER: usize = 4096;
 
 /// Decode `word` and append its text to `out`: `decode(word).map(|i| render_into(&i, out))`.
 pub fn decode_render_into(word: u128, out: &mut String) -> Result<(), Illegal> {
-    let Ok(op) = decode::op_of(word) else { return slow(word, out) };
+    match try_fast(word, out) {
+        Ok(()) => Ok(()),
+        Err(_) => slow(word, out),
+    }
+}
+
+/// Why the fused path left a word to the plain functions (having written nothing).
+enum Miss {
+    /// the tables know the word is illegal; its reason depends on this key only (the opcode;
+    /// the form selector; the form and its rules' fields)
+    Illegal(u64),
+    /// anything else
+    Plain,
+}
+
+/// The fused path alone: the word's text appended, or why not.
+#[inline(always)]
+fn try_fast(word: u128, out: &mut String) -> Result<(), Miss> {
+    let op = match decode::op_of(word) {
+        Ok(op) => op,
+        Err(Illegal::UnknownOpcode { opcode }) => return Err(Miss::Illegal(1 << 60 | opcode as u64)),
+        Err(_) => return Err(Miss::Plain),
+    };
     match fast(op) {
         #[cfg(target_arch = "x86_64")]
         Some(f) if f.bmi2 => {
@@ -630,13 +889,60 @@ pub fn decode_render_into(word: u128, out: &mut String) -> Result<(), Illegal> {
             unsafe { fused_bmi2(f, word, out) }
         }
         Some(f) => fused::<false>(f, word, out),
-        None => slow(word, out),
+        None => Err(Miss::Plain),
+    }
+}
+
+/// Illegal words' lines by the key their reason depends on (see [`Miss::Illegal`]), each
+/// distinct line kept once: at most [`LineCache::KEEP`] keys and lines (about 1 MiB).
+#[derive(Default)]
+pub struct LineCache {
+    by_key: std::collections::HashMap<u64, u32, std::hash::BuildHasherDefault<FxHasher>>,
+    by_text: std::collections::HashMap<Box<str>, u32, std::hash::BuildHasherDefault<FxHasher>>,
+    texts: Vec<Box<str>>,
+}
+
+impl LineCache {
+    const KEEP: usize = 1 << 16;
+}
+
+/// The `decode` command's line of `word` (without its newline): its text, or `illegal: `
+/// and why. An illegal word's line is made once per key in `cache`, then copied.
+pub fn decode_line_into(word: u128, out: &mut String, cache: &mut LineCache) {
+    use std::fmt::Write as _;
+    let key = match try_fast(word, out) {
+        Ok(()) => return,
+        Err(Miss::Illegal(k)) => Some(k),
+        Err(Miss::Plain) => None,
+    };
+    if let Some(t) = key.and_then(|k| cache.by_key.get(&k)).and_then(|&i| cache.texts.get(i as usize)) {
+        out.push_str(t);
+        return;
+    }
+    let start = out.len();
+    if let Err(e) = slow(word, out) {
+        let _ = write!(out, "illegal: {e}");
+        if let Some(k) = key {
+            let line = &out[start..];
+            let i = match cache.by_text.get(line) {
+                Some(&i) => i,
+                None if cache.texts.len() < LineCache::KEEP => {
+                    cache.texts.push(line.into());
+                    cache.by_text.insert(line.into(), cache.texts.len() as u32 - 1);
+                    cache.texts.len() as u32 - 1
+                }
+                None => return,
+            };
+            if cache.by_key.len() < LineCache::KEEP {
+                cache.by_key.insert(k, i);
+            }
+        }
     }
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "bmi2,avx2")]
-unsafe fn fused_bmi2(f: &Fast, word: u128, out: &mut String) -> Result<(), Illegal> {
+unsafe fn fused_bmi2(f: &Fast, word: u128, out: &mut String) -> Result<(), Miss> {
     fused::<true>(f, word, out)
 }
 
@@ -648,21 +954,35 @@ fn slow(word: u128, out: &mut String) -> Result<(), Illegal> {
 }
 
 #[inline(always)]
-fn fused<const PEXT: bool>(f: &Fast, word: u128, out: &mut String) -> Result<(), Illegal> {
+fn fused<const PEXT: bool>(f: &Fast, word: u128, out: &mut String) -> Result<(), Miss> {
     let (lo, hi) = (word as u64, (word >> 64) as u64);
-    let k = match f.form.get(f.sel.key::<PEXT>(lo, hi)) {
+    let op = f.op.index() as u64;
+    let sk = f.sel.key::<PEXT>(lo, hi);
+    let k = match f.form.get(sk) {
         Some(&k) if k != u8::MAX => k as usize,
-        _ => return slow(word, out),
+        Some(_) => return Err(Miss::Illegal(2 << 60 | op << 32 | sk as u64)),
+        None => return Err(Miss::Plain),
     };
-    match f.legal.get(f.rules.key::<PEXT>(lo, hi)) {
+    let rk = f.rules.key::<PEXT>(lo, hi);
+    match f.legal.get(rk) {
         Some(&m) if m >> k & 1 == 1 => {}
-        _ => return slow(word, out),
+        Some(_) => return Err(Miss::Illegal(3 << 60 | op << 40 | (k as u64) << 32 | rk as u64)),
+        None => return Err(Miss::Plain),
     }
-    let is_imm = k == Form::Imm as usize;
+    let is_imm = f.imm_forms >> k & 1 == 1;
     let imms = f.imm.get().and_then(Option::as_ref);
-    let (Some(tail), false) = (f.tail.get(k), is_imm && imms.is_none()) else { return slow(word, out) };
+    let (Some(before), Some(after), false) = (f.before.get(k), f.after.get(k), is_imm && imms.is_none()) else { return Err(Miss::Plain) };
     let hk = f.head.key::<PEXT>(lo, hi);
-    let (Some(&h), Some(false)) = (f.idx.get(f.head_base as usize + hk), f.head_hidden.get(hk).copied()) else { return slow(word, out) };
+    let (Some(&h), Some(&hidden)) = (f.idx.get(f.head_base as usize + hk), f.head_hidden.get(hk)) else { return Err(Miss::Plain) };
+    // the bits a `hidden` rule hides are read as 0, as the decoder reads them; an immediate
+    // form whose first immediate is hidden (.F32) prints the second only, as the renderer does
+    let (mut lo, mut hi, mut first) = (lo, hi, true);
+    if hidden {
+        let (s, l) = (f.op.spec(), f.op.layout());
+        let m = s.hidden_mask(k, word);
+        (lo, hi) = (lo & !(m as u64), hi & !((m >> 64) as u64));
+        first = l.format_of.get(l.format.get(word) as usize) != Some(&Format::F32) || m & l.imm_hi.mask == 0;
+    }
     // the immediates' entries are read first, so their (likely) cache misses overlap the
     // other parts; other forms read entry 0
     let (v1, v2, e1, e2) = match imms {
@@ -688,16 +1008,26 @@ fn fused<const PEXT: bool>(f: &Fast, word: u128, out: &mut String) -> Result<(),
     if let Some(slot) = bytes.get(off..off + COPY_HEAD).and_then(|s| s.try_into().ok()) {
         w.put::<COPY_HEAD>(slot, n);
     }
-    for e in [idx(&f.dst), idx(&f.a_pre), idx(&f.a_suf), idx(&tail[0]), idx(&tail[1]), idx(&tail[2])] {
-        let (off, n) = at(e);
+    let put = |w: &mut Writer, p: &Part| {
+        let (off, n) = at(idx(p));
         if let Some(slot) = bytes.get(off..off + COPY).and_then(|s| s.try_into().ok()) {
             w.put::<COPY>(slot, n);
         }
+    };
+    for p in [&f.dst, &f.a_pre, &f.a_suf].into_iter().chain(before) {
+        put(&mut w, p);
     }
     if let (true, Some(imm)) = (is_imm, imms) {
-        imm.push(&mut w, e1, v1, true);
+        if first {
+            imm.push(&mut w, e1, v1, true);
+        }
         imm.push(&mut w, e2, v2, false);
     }
+    for p in after {
+        put(&mut w, p);
+    }
+    // a special immediate ends in a space, which nvdisasm prints before a comma, not at the end
+    w.trim_spaces();
     Ok(())
 }
 
@@ -712,10 +1042,24 @@ mod tests {
         let mut b = String::from("x");
         let rb = decode(w).map(|i| render_into(&i, &mut b));
         assert_eq!((&ra, &a), (&rb, &b), "{w:#034x}");
+        // the `decode` command's line, twice (the second from the cache where illegal)
+        let line = match &rb {
+            Ok(()) => b[1..].to_string(),
+            Err(e) => format!("illegal: {e}"),
+        };
+        thread_local! {
+            // one cache for every word a test checks, as the decode command keeps one per thread
+            static CACHE: std::cell::RefCell<LineCache> = Default::default();
+        }
+        for _ in 0..2 {
+            let mut l = String::from("x");
+            CACHE.with(|c| decode_line_into(w, &mut l, &mut c.borrow_mut()));
+            assert_eq!(l[1..], line, "{w:#034x}: the line");
+        }
         // the path without BMI2, which this CPU may not take by itself
         if let Some(f) = decode::op_of(w).ok().and_then(fast) {
             let mut c = String::from("x");
-            let rc = fused::<false>(f, w, &mut c);
+            let rc = fused::<false>(f, w, &mut c).or_else(|_| slow(w, &mut c));
             assert_eq!((rc, c), (rb, b), "{w:#034x} without BMI2");
         }
     }
@@ -726,6 +1070,9 @@ mod tests {
         // words are about one in four)
         for w in gen::generate(&GenOptions::legal(9), 0, (IMM_AFTER * Op::ALL.len()) as u64 + 4096) {
             same(w);
+        }
+        for op in Op::ALL {
+            assert!(fast(op).is_some(), "{op}'s fast-path tables did not build");
         }
         assert!(fast(Op::Hmul2).is_some_and(|f| f.imm.get().is_some_and(Option::is_some)), "HMUL2's fast-path tables did not build");
         // HADD2's hidden rules (.F32) are decided by the head: its other words take the fast path
@@ -742,6 +1089,50 @@ mod tests {
             same(x);
             // keep the opcode and a form selector, so the rule and render paths see random bits
             same(x & !0xfff | 0x232 | (x & 0x700));
+        }
+    }
+
+    /// The mask of the bits a gather reads.
+    fn mask(g: &Gather) -> u128 {
+        g.m[0] as u128 | (g.m[1] as u128) << 64
+    }
+
+    /// Every value of every key each form's words read, in a few words of each form of each
+    /// instruction (edge and INVALIDn values, ignored bits and all-ones fields among them):
+    /// every table entry a word can reach is checked against the plain path.
+    #[test]
+    fn every_key_of_every_form() {
+        let seed = crate::rng::resolve_seed(std::env::var("FUSED_SEED").ok().and_then(|s| s.parse().ok()));
+        for op in Op::ALL {
+            let f = fast(op).unwrap_or_else(|| panic!("{op}'s fast-path tables did not build"));
+            f.imm.get_or_init(|| f.imm_fields.and_then(|(hi, lo)| Imms::new(&hi, &lo)));
+            assert!(f.imm.get().is_some_and(Option::is_some), "{op}'s immediate tables did not build");
+            for (k, &form) in op.layout().form_kind.iter().enumerate() {
+                let o = GenOptions { form: Some(form), invalid_share: 0.5, ignored_share: 0.5, ..GenOptions::legal_of(seed, &[op]) };
+                // a legal word of every form takes the fast path
+                for w in gen::generate(&GenOptions { form: Some(form), ..GenOptions::legal_of(seed, &[op]) }, 0, 64) {
+                    assert!(fused::<false>(f, w, &mut String::new()).is_ok(), "{op} {form}: {w:#034x} took the plain path");
+                }
+                let mut bases = gen::generate(&o, 0, 1);
+                // the same words with every bit of every key set
+                let mut gathers: Vec<Gather> = vec![f.sel, f.rules, f.head, f.dst.g, f.a_pre.g, f.a_suf.g];
+                gathers.extend(f.before[k].iter().chain(&f.after[k]).map(|p| p.g));
+                gathers.extend(f.imm_fields.into_iter().flat_map(|(a, b)| [a, b]));
+                let all = gathers.iter().fold(0, |m, g| m | mask(g)) & !mask(&f.sel);
+                bases.extend(bases.clone().into_iter().map(|w| w | all));
+                // and with modifiers that hide fields (HADD2's .F32), where the instruction has them
+                if let Some(hk) = f.head_hidden.iter().position(|&h| h) {
+                    bases.extend(bases.clone().into_iter().map(|w| w & !mask(&f.head) | f.head.word(hk)));
+                }
+                for &base in &bases {
+                    same(base);
+                    for g in &gathers {
+                        for key in 0..g.len() {
+                            same(base & !mask(g) | g.word(key));
+                        }
+                    }
+                }
+            }
         }
     }
 }

@@ -111,7 +111,7 @@ fn push_swizzle(out: &mut String, s: Swizzle, names: &[String]) {
 }
 
 /// A register source: `-|R1|.reuse.H1_H1`.
-fn push_reg_src(out: &mut String, r: u8, m: SrcMods, reuse: bool, swz_names: &[String]) {
+pub(super) fn push_reg_src(out: &mut String, r: u8, m: SrcMods, reuse: bool, swz_names: &[String]) {
     if m.neg {
         out.push('-');
     }
@@ -135,7 +135,7 @@ fn push_hex_signed(out: &mut String, v: i64) {
     push_hex(out, v.unsigned_abs());
 }
 
-fn push_pred(out: &mut String, pred: Pred) {
+pub(super) fn push_pred(out: &mut String, pred: Pred) {
     if pred.negated {
         out.push('!');
     }
@@ -147,7 +147,7 @@ fn push_pred(out: &mut String, pred: Pred) {
     }
 }
 
-fn push_head(out: &mut String, l: &Layout, pred: Pred, format: u32, flush: u32, sat: u32, relu: u32) {
+pub(super) fn push_head(out: &mut String, l: &Layout, pred: Pred, format: u32, flush: u32, sat: u32, relu: u32) {
     if pred.index != PT || pred.negated {
         out.push('@');
         push_pred(out, pred);
@@ -166,7 +166,7 @@ fn push_head(out: &mut String, l: &Layout, pred: Pred, format: u32, flush: u32, 
 }
 
 /// A non-register operand 2 with its modifiers: `-|c[0x3] [0x14].H0_H0|`.
-fn push_other_src(out: &mut String, l: &Layout, b: Operand2, m: SrcMods, swz_names: &[String]) {
+pub(super) fn push_other_src(out: &mut String, l: &Layout, b: Operand2, m: SrcMods, swz_names: &[String]) {
     let sep = l.op.spec().const_space.as_str();
     if m.neg {
         out.push('-');
