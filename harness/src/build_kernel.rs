@@ -2,7 +2,7 @@
 
 use crate::cli::{CliError, CliResult};
 use crate::commands::{parse_form, resolve_seed};
-use crate::kernel::{patch_plan, plan_streamed, RandomCases};
+use crate::kernel::{encode_and_patch, plan_streamed, take_manifest, RandomCases};
 use crate::outfile::Staged;
 use crate::rng::Rng;
 use clap::Args;
@@ -64,10 +64,11 @@ pub fn build_kernel(a: BuildKernelArgs) -> CliResult {
         Staged::new(&p, bytes).map_err(|e| CliError::input(format!("{}: {e}", p.display())))
     };
     // The input image (the largest file) goes to a second thread piece by piece as the
-    // planner makes it, written and synced there while the program is encoded and patched;
-    // the cubin is written on a third while the manifest is serialized. The files are renamed
-    // into place once all three are written, so a failure leaves none of them half-made.
-    let (built, cubin_len, staged) = std::thread::scope(|s| -> Result<_, CliError> {
+    // planner makes it, written and synced there while the rest is made; the manifest is
+    // serialized and written on a third while the program is encoded and the cubin written
+    // here. The files are renamed into place once all three are written, so a failure
+    // leaves none of them half-made.
+    let ((manifest, program), cubin_len, staged) = std::thread::scope(|s| -> Result<_, CliError> {
         let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(16);
         let input_file = s.spawn(move || -> Option<Result<Staged, CliError>> {
             // nothing comes when the batch is refused: then no folder and no file are made
@@ -85,24 +86,28 @@ pub fn build_kernel(a: BuildKernelArgs) -> CliResult {
         let planned = plan_streamed(&mut cases, INPUT_PIECE, &mut send);
         drop(tx);
         let join_input = || input_file.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
-        let planned = match planned {
+        let mut planned = match planned {
             Ok(p) => p,
             Err(e) => {
                 let _ = join_input();
                 return Err(template_err(e));
             }
         };
-        let mut patched = patch_plan(planned, &words).map_err(template_err)?;
         make_dir()?;
-        let cubin = std::mem::take(&mut patched.cubin);
-        let cubin_len = cubin.len();
+        // the manifest is serialized and written on a third thread while the program is
+        // encoded and the template patched here
+        let manifest = take_manifest(&mut planned);
         let stage = &stage;
-        let cubin_file = s.spawn(move || stage("kernel.cubin", &cubin));
-        let manifest = serde_json::to_vec_pretty(&patched.manifest).map_err(|e| CliError::failed(format!("manifest: {e}")));
-        let manifest_file = manifest.and_then(|m| stage("manifest.json", &m));
-        let cubin_file = cubin_file.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+        let manifest_file = s.spawn(move || {
+            let json = manifest.to_json().map_err(|e| CliError::failed(format!("manifest: {e}")));
+            (json.and_then(|m| stage("manifest.json", &m)), manifest)
+        });
+        let patched =
+            encode_and_patch(&planned, &words).map_err(template_err).and_then(|(cubin, program)| Ok((stage("kernel.cubin", &cubin)?, cubin.len(), program)));
+        let (manifest_file, manifest) = manifest_file.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
         let input_file = join_input().unwrap_or_else(|| Err(CliError::failed("input.bin: the planner handed over no input image")));
-        Ok((patched, cubin_len, [cubin_file?, input_file?, manifest_file?]))
+        let (cubin_file, cubin_len, program) = patched?;
+        Ok(((manifest, program), cubin_len, [cubin_file, input_file?, manifest_file?]))
     })?;
     for f in staged {
         let p = f.path().to_path_buf();
@@ -112,8 +117,8 @@ pub fn build_kernel(a: BuildKernelArgs) -> CliResult {
         "{} instructions under test, {} threads each, {} registers, {} instructions, {} bytes of cubin in {}",
         words.len(),
         a.threads,
-        built.manifest.regcount,
-        built.program.len(),
+        manifest.regcount,
+        program.len(),
         cubin_len,
         dir.display()
     )?;

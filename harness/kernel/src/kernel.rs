@@ -824,20 +824,45 @@ pub struct Patched {
 
 /// Encode `plan` (of the batch whose encodings are `words`) and patch the committed
 /// template. `plan.input` is not used: a caller may take it first (to write it meanwhile).
-pub fn patch_plan(plan: Plan, words: &[u128]) -> Result<Patched, PatchError> {
-    let program = encode_words(&plan, &|i| words[i])?;
-    let cubin = patch_cubin(TEMPLATE, &program, plan.regcount, &plan.bank3)?;
-    let manifest = Manifest {
+pub fn patch_plan(mut plan: Plan, words: &[u128]) -> Result<Patched, PatchError> {
+    let manifest = take_manifest(&mut plan);
+    let (cubin, program) = encode_and_patch(&plan, words)?;
+    Ok(Patched { cubin, manifest, program })
+}
+
+/// The manifest of `plan`, its case entries taken out of it (so that it can be written while
+/// [`encode_and_patch`] runs on the rest of the plan).
+pub fn take_manifest(plan: &mut Plan) -> Manifest {
+    Manifest {
         kernel: KERNEL_NAME.to_string(),
         layout: LAYOUT.to_string(),
         threads_per_case: plan.threads,
         input_record_bytes: INPUT_RECORD,
         output_record_bytes: OUTPUT_RECORD,
         regcount: plan.regcount,
-        instructions: program.len(),
-        cases: plan.entries,
-    };
-    Ok(Patched { cubin, manifest, program })
+        // one word per planned instruction
+        instructions: plan.insts.len(),
+        cases: std::mem::take(&mut plan.entries),
+    }
+}
+
+/// The program of `plan` (of the batch whose encodings are `words`) and the committed
+/// template patched with it: the cubin and the program.
+pub fn encode_and_patch(plan: &Plan, words: &[u128]) -> Result<(Vec<u8>, Vec<u128>), PatchError> {
+    let program = encode_words(plan, &|i| words[i])?;
+    let cubin = patch_cubin(TEMPLATE, &program, plan.regcount, &plan.bank3)?;
+    Ok((cubin, program))
+}
+
+impl Manifest {
+    /// The manifest as `build-kernel` writes it (`manifest.json`): pretty JSON, written into
+    /// one buffer sized for it up front.
+    pub fn to_json(&self) -> Result<Vec<u8>, serde_json::Error> {
+        // a case entry takes about 400 bytes of pretty JSON
+        let mut out = Vec::with_capacity(self.cases.len() * 512 + self.layout.len() + 1024);
+        serde_json::to_writer_pretty(&mut out, self)?;
+        Ok(out)
+    }
 }
 
 /// [`effective_inputs`] of every case, or the first case that is not runnable.
