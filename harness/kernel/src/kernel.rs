@@ -875,18 +875,23 @@ fn effective_all(cases: &[Case], bank3: &[u8]) -> Result<Vec<Vec<Inputs>>, Patch
     Ok(effective)
 }
 
-/// Build the kernel for a batch: plan, encode, patch the committed template. The effective
-/// inputs are worked out on a second thread while the program is encoded and patched.
+/// Build the kernel for a batch: plan, encode, patch the committed template. The program is
+/// encoded and patched on a second thread while the effective inputs are worked out.
 pub fn build(cases: &[Case]) -> Result<Built, PatchError> {
     let mut plan = plan(cases)?;
     let input = std::mem::take(&mut plan.input);
     let bank3 = plan.bank3.clone();
     let t = plan.threads;
     let (patched, effective) = std::thread::scope(|s| {
-        let effective = s.spawn(|| effective_all(cases, &bank3));
-        let words: Vec<u128> = cases.iter().map(|c| c.word).collect();
-        let patched = patch_plan(plan, &words);
-        (patched, effective.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+        // the effective inputs (thousands of small vectors) are made on this thread, whose
+        // allocator reuses freed memory from one build to the next; the program's few large
+        // buffers on the other
+        let patched = s.spawn(|| {
+            let words: Vec<u128> = cases.iter().map(|c| c.word).collect();
+            patch_plan(plan, &words)
+        });
+        let effective = effective_all(cases, &bank3);
+        (patched.join().unwrap_or_else(|p| std::panic::resume_unwind(p)), effective)
     });
     let Patched { cubin, manifest, program } = patched?;
     Ok(Built {
