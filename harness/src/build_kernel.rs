@@ -2,7 +2,8 @@
 
 use crate::cli::{CliError, CliResult};
 use crate::commands::{parse_form, resolve_seed};
-use crate::kernel::{build, random_inputs, Case};
+use crate::kernel::{encode_and_patch, plan_streamed, take_manifest, RandomCases};
+use crate::outfile::Staged;
 use crate::rng::Rng;
 use clap::Args;
 use std::process::ExitCode;
@@ -32,6 +33,10 @@ pub struct BuildKernelArgs {
 
 pub use crate::kernel::{runnable_words, runnable_words_of};
 
+/// Bytes of input image handed to the writer at a time: small enough to come from (and go
+/// back to) the allocator's reused memory, not fresh pages.
+const INPUT_PIECE: usize = 64 * 1024;
+
 pub fn build_kernel(a: BuildKernelArgs) -> CliResult {
     let form = a.form;
     if a.count == 0 {
@@ -47,27 +52,74 @@ pub fn build_kernel(a: BuildKernelArgs) -> CliResult {
     }
     crate::commands::check_form(&ops, form)?;
     let words = runnable_words_of(seed, &ops, form, a.count).map_err(CliError::input)?;
-    let mut rng = Rng::fork(seed, u64::MAX);
-    let cases: Vec<Case> = words.iter().map(|&w| Case { word: w, inputs: random_inputs(w, a.threads, &mut rng) }).collect();
+    // the inputs of each case are drawn as the planner reaches it (one case's at a time), the
+    // same values as a batch of Cases from random_inputs
+    let mut cases = RandomCases::new(&words, a.threads, Rng::fork(seed, u64::MAX));
     // a template or a batch the patcher cannot build is a setup error (exit 2), not a finding
-    let built = build(&cases).map_err(|e| CliError::input(format!("kernel template {}: {e}", "kernels/hmul2_template.sm_90.cubin")))?;
+    let template_err = |e| CliError::input(format!("kernel template {}: {e}", "kernels/hmul2_template.sm_90.cubin"));
     let dir = std::path::Path::new(&a.out);
-    std::fs::create_dir_all(dir).map_err(|e| CliError::input(format!("{}: {e}", dir.display())))?;
-    let write = |name: &str, bytes: &[u8]| {
+    let make_dir = || std::fs::create_dir_all(dir).map_err(|e| CliError::input(format!("{}: {e}", dir.display())));
+    let stage = |name: &str, bytes: &[u8]| {
         let p = dir.join(name);
-        crate::outfile::write_atomic(&p, bytes).map_err(|e| CliError::input(format!("{}: {e}", p.display())))
+        Staged::new(&p, bytes).map_err(|e| CliError::input(format!("{}: {e}", p.display())))
     };
-    write("kernel.cubin", &built.job.cubin)?;
-    write("input.bin", &built.job.input)?;
-    let manifest = serde_json::to_vec_pretty(&built.manifest).map_err(|e| CliError::failed(format!("manifest: {e}")))?;
-    write("manifest.json", &manifest)?;
+    // The input image (the largest file) goes to a second thread piece by piece as the
+    // planner makes it, written and synced there while the rest is made; the manifest is
+    // serialized and written on a third while the program is encoded and the cubin written
+    // here. The files are renamed into place once all three are written, so a failure
+    // leaves none of them half-made.
+    let ((manifest, program), cubin_len, staged) = std::thread::scope(|s| -> Result<_, CliError> {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(16);
+        let input_file = s.spawn(move || -> Option<Result<Staged, CliError>> {
+            // nothing comes when the batch is refused: then no folder and no file are made
+            let first = rx.recv().ok()?;
+            let p = dir.join("input.bin");
+            Some(
+                make_dir()
+                    .and_then(|()| Staged::from_chunks(&p, std::iter::once(first).chain(rx)).map_err(|e| CliError::input(format!("{}: {e}", p.display())))),
+            )
+        });
+        let mut send = |piece: Vec<u8>| {
+            // a writer that stopped (its error is reported below) takes no more
+            let _ = tx.send(piece);
+        };
+        let planned = plan_streamed(&mut cases, INPUT_PIECE, &mut send);
+        drop(tx);
+        let join_input = || input_file.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+        let mut planned = match planned {
+            Ok(p) => p,
+            Err(e) => {
+                let _ = join_input();
+                return Err(template_err(e));
+            }
+        };
+        make_dir()?;
+        // the manifest is serialized and written on a third thread while the program is
+        // encoded and the template patched here
+        let manifest = take_manifest(&mut planned);
+        let stage = &stage;
+        let manifest_file = s.spawn(move || {
+            let json = manifest.to_json().map_err(|e| CliError::failed(format!("manifest: {e}")));
+            (json.and_then(|m| stage("manifest.json", &m)), manifest)
+        });
+        let patched =
+            encode_and_patch(&planned, &words).map_err(template_err).and_then(|(cubin, program)| Ok((stage("kernel.cubin", &cubin)?, cubin.len(), program)));
+        let (manifest_file, manifest) = manifest_file.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+        let input_file = join_input().unwrap_or_else(|| Err(CliError::failed("input.bin: the planner handed over no input image")));
+        let (cubin_file, cubin_len, program) = patched?;
+        Ok(((manifest, program), cubin_len, [cubin_file, input_file?, manifest_file?]))
+    })?;
+    for f in staged {
+        let p = f.path().to_path_buf();
+        f.commit().map_err(|e| CliError::input(format!("{}: {e}", p.display())))?;
+    }
     crate::outln!(
         "{} instructions under test, {} threads each, {} registers, {} instructions, {} bytes of cubin in {}",
-        cases.len(),
+        words.len(),
         a.threads,
-        built.manifest.regcount,
-        built.program.len(),
-        built.job.cubin.len(),
+        manifest.regcount,
+        program.len(),
+        cubin_len,
         dir.display()
     )?;
     Ok(ExitCode::SUCCESS)

@@ -59,6 +59,62 @@ fn stage(path: &Path, bytes: &[u8]) -> io::Result<PathBuf> {
     }
 }
 
+/// A file written and synced beside its final name, not yet in place: [`Staged::commit`]
+/// renames it over the name; dropped uncommitted, it is removed.
+#[derive(Debug)]
+pub struct Staged {
+    tmp: Option<PathBuf>,
+    path: PathBuf,
+}
+
+impl Staged {
+    /// Write `bytes` beside `path` and sync them (see [`write_atomic`]); `path` is untouched
+    /// until [`Staged::commit`]. Files staged on several threads are written at once.
+    pub fn new(path: &Path, bytes: &[u8]) -> io::Result<Staged> {
+        Ok(Staged { tmp: Some(stage(path, bytes)?), path: path.to_path_buf() })
+    }
+
+    /// [`Staged::new`] of the pieces of `chunks` joined, each written as it comes.
+    pub fn from_chunks(path: &Path, chunks: impl IntoIterator<Item = Vec<u8>>) -> io::Result<Staged> {
+        let tmp = temp_beside(path);
+        let r = (|| {
+            let mut f = no_follow(OpenOptions::new().write(true).create_new(true)).open(&tmp)?;
+            for c in chunks {
+                f.write_all(&c)?;
+            }
+            f.sync_all()
+        })();
+        match r {
+            Ok(()) => Ok(Staged { tmp: Some(tmp), path: path.to_path_buf() }),
+            Err(e) => {
+                let _ = std::fs::remove_file(&tmp);
+                Err(e)
+            }
+        }
+    }
+
+    /// The final name.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Rename the staged file over its final name (a link there is replaced, not followed).
+    pub fn commit(mut self) -> io::Result<()> {
+        let Some(tmp) = self.tmp.take() else { return Ok(()) };
+        std::fs::rename(&tmp, &self.path).inspect_err(|_| {
+            let _ = std::fs::remove_file(&tmp);
+        })
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        if let Some(t) = self.tmp.take() {
+            let _ = std::fs::remove_file(t);
+        }
+    }
+}
+
 /// Replace `path` with `bytes`, whole or not at all; a link at `path` is replaced, not followed.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let tmp = stage(path, bytes)?;
@@ -137,6 +193,22 @@ pub fn lock_dir(dir: &Path) -> Result<File, String> {
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_staged_file_appears_on_commit_and_is_removed_when_dropped() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("input.bin");
+        std::fs::write(&p, "old").unwrap();
+        let s = Staged::new(&p, b"new").unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"old");
+        s.commit().unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"new");
+        drop(Staged::new(&p, b"newer").unwrap());
+        assert_eq!(std::fs::read(&p).unwrap(), b"new");
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 1, "the dropped stage left a temporary");
+        Staged::from_chunks(&p, [b"ne".to_vec(), vec![], b"west".to_vec()]).unwrap().commit().unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"newest");
+    }
 
     #[test]
     fn links_are_never_written_through() {

@@ -44,7 +44,7 @@ pub mod helpers;
 use crate::inputs::Inputs;
 use crate::isa::{decode, format_hex, render, Form, Operand2, RZ, URZ};
 use crate::spec::FieldOverflow;
-use helpers::{Op, Sched};
+use helpers::Op;
 use serde::Serialize;
 
 pub use elf::{BANK3_BYTES, KERNEL_NAME};
@@ -416,42 +416,154 @@ impl Special {
     }
 }
 
+/// The input record of `x`: a, b, d, pred as little-endian u32.
+#[inline(always)]
+fn record(x: &Inputs) -> [u8; INPUT_RECORD] {
+    let mut rec = [0u8; INPUT_RECORD];
+    rec[0..4].copy_from_slice(&x.a.to_le_bytes());
+    rec[4..8].copy_from_slice(&x.b.to_le_bytes());
+    rec[8..12].copy_from_slice(&x.d.to_le_bytes());
+    rec[12..16].copy_from_slice(&(x.pred as u32).to_le_bytes());
+    rec
+}
+
+/// A batch as [`plan_source`] reads it: each case's encoding and, once and in order, its inputs.
+pub trait CaseSource {
+    /// Cases in the batch.
+    fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Case `i`'s encoding.
+    fn word(&self, i: usize) -> u128;
+    /// How many inputs case `i` has (before they are asked for).
+    fn input_count(&self, i: usize) -> usize;
+    /// Case `i`'s inputs. The planner asks for each case once, in order 0, 1, 2, ...
+    fn inputs(&mut self, i: usize) -> &[Inputs];
+}
+
+/// A batch held as [`Case`]s.
+pub struct Cases<'a>(pub &'a [Case]);
+
+impl CaseSource for Cases<'_> {
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+    fn word(&self, i: usize) -> u128 {
+        self.0[i].word
+    }
+    fn input_count(&self, i: usize) -> usize {
+        self.0[i].inputs.len()
+    }
+    fn inputs(&mut self, i: usize) -> &[Inputs] {
+        &self.0[i].inputs
+    }
+}
+
+/// A batch of `words` with [`random_inputs`] drawn case by case from one generator, as
+/// `words.iter().map(|&w| Case { word: w, inputs: random_inputs(w, threads, &mut rng) })`
+/// would draw them, without holding more than one case's inputs at a time.
+pub struct RandomCases<'a> {
+    words: &'a [u128],
+    threads: usize,
+    rng: crate::rng::Rng,
+    next: usize,
+    buf: Vec<Inputs>,
+}
+
+impl<'a> RandomCases<'a> {
+    pub fn new(words: &'a [u128], threads: usize, rng: crate::rng::Rng) -> RandomCases<'a> {
+        RandomCases { words, threads, rng, next: 0, buf: Vec::with_capacity(threads) }
+    }
+}
+
+impl CaseSource for RandomCases<'_> {
+    fn len(&self) -> usize {
+        self.words.len()
+    }
+    fn word(&self, i: usize) -> u128 {
+        self.words[i]
+    }
+    fn input_count(&self, _: usize) -> usize {
+        self.threads
+    }
+    fn inputs(&mut self, i: usize) -> &[Inputs] {
+        // the generator's stream is drawn in case order: asked out of order, it would give
+        // other inputs than the batch of Cases it stands for
+        assert_eq!(i, self.next, "RandomCases asked for case {i} out of order");
+        self.next += 1;
+        random_inputs_into(self.words[i], self.threads, &mut self.rng, &mut self.buf);
+        &self.buf
+    }
+}
+
 /// Plan the program for a batch.
 pub fn plan(cases: &[Case]) -> Result<Plan, PatchError> {
-    let first = cases.first().ok_or(PatchError::EmptyBatch)?;
-    let t = first.inputs.len();
-    if t == 0 || t % 32 != 0 || t > MAX_THREADS {
+    plan_source(&mut Cases(cases))
+}
+
+/// Plan the program for a batch read from `src` ([`plan`] of its cases).
+pub fn plan_source(src: &mut impl CaseSource) -> Result<Plan, PatchError> {
+    plan_inner(src, None)
+}
+
+/// [`plan_source`], handing the input image to `sink` piece by piece as it is made (pieces
+/// of whole cases' records, each about `chunk` bytes or a little more; the c plane and the
+/// bindless slots last), so that it can be written while the rest is planned. The pieces,
+/// joined, are [`plan_source`]'s `Plan::input`; the returned plan's `input` is empty.
+/// Nothing is handed over when the batch is refused.
+pub fn plan_streamed(src: &mut impl CaseSource, chunk: usize, sink: &mut dyn FnMut(Vec<u8>)) -> Result<Plan, PatchError> {
+    plan_inner(src, Some((chunk.max(1), sink)))
+}
+
+/// Where a streamed plan's input image goes: the piece size and the receiver.
+type Stream<'a> = Option<(usize, &'a mut dyn FnMut(Vec<u8>))>;
+
+fn plan_inner(src: &mut impl CaseSource, mut stream: Stream<'_>) -> Result<Plan, PatchError> {
+    let n = src.len();
+    if n == 0 {
+        return Err(PatchError::EmptyBatch);
+    }
+    let t = src.input_count(0);
+    if t == 0 || !t.is_multiple_of(32) || t > MAX_THREADS {
         return Err(PatchError::InputCount { case: 0, got: t, expected: t });
     }
-    let mut insts = Vec::with_capacity(cases.len() * 24 + 8);
+    let mut insts = Vec::with_capacity(n * 24 + 8);
     let mut bank3 = vec![0u8; BANK3_BYTES];
     let mut bank3_set = vec![false; BANK3_BYTES / 4];
     let mut maxreg = 0u32;
-    let mut entries = Vec::with_capacity(cases.len());
+    let mut entries = Vec::with_capacity(n);
     let h = |insts: &mut Vec<Planned>, op: Op, args: &[u32]| {
         let mut a = [0u32; 4];
         a[..args.len()].copy_from_slice(args);
         insts.push(Planned::Helper(op, a))
     };
-    let mut decoded = Vec::with_capacity(cases.len());
-    for (i, c) in cases.iter().enumerate() {
-        if c.inputs.len() != t {
-            return Err(PatchError::InputCount { case: i, got: c.inputs.len(), expected: t });
+    let mut decoded = Vec::with_capacity(n);
+    for i in 0..n {
+        let got = src.input_count(i);
+        if got != t {
+            return Err(PatchError::InputCount { case: i, got, expected: t });
         }
-        let not = |reason| PatchError::NotRunnable { case: i, word: format_hex(c.word), reason };
-        decoded.push(runnable_inst(c.word).map_err(not)?);
+        let word = src.word(i);
+        let not = |reason| PatchError::NotRunnable { case: i, word: format_hex(word), reason };
+        decoded.push(runnable_inst(word).map_err(not)?);
     }
     // records; then the c plane (one u32 per thread of each three-source case); then
     // (64-byte aligned, past 64 KiB so that base = slot - offset >= 0) the bindless slots:
     // one 64-byte line per warp of each cx case
-    let records = cases.len() * t * INPUT_RECORD;
+    let records = n * t * INPUT_RECORD;
     let plane_at = records;
     let plane_len = decoded.iter().filter(|d| d.c.is_some()).count() * t * 4;
     let slots_at = (records + plane_len).div_ceil(64) * 64 + BANK3_BYTES;
-    let mut input = Vec::with_capacity(records + plane_len);
+    // the input image, or while streaming the piece not yet handed over (after `flushed` bytes)
+    let cap = stream.as_ref().map_or(records + plane_len, |(chunk, _)| chunk + t * INPUT_RECORD);
+    let mut input = Vec::with_capacity(cap);
+    let mut flushed = 0usize;
     let mut plane: Vec<u8> = Vec::with_capacity(plane_len);
     let mut slots: Vec<u8> = Vec::new();
-    for ((i, c), inst) in cases.iter().enumerate().zip(&decoded) {
+    for (i, inst) in decoded.iter().enumerate() {
+        let word = src.word(i);
+        let inputs = src.inputs(i);
         let mut named = vec![inst.a, inst.dst];
         for o in std::iter::once(inst.b).chain(inst.c) {
             if let Operand2::Reg(r) = o {
@@ -486,16 +598,13 @@ pub fn plan(cases: &[Case]) -> Result<Plan, PatchError> {
         };
         let base = (i * t) as u32;
         let first_record = input.len();
-        input.resize(first_record + t * INPUT_RECORD, 0);
-        for (rec, x) in input[first_record..].chunks_exact_mut(INPUT_RECORD).zip(&c.inputs) {
-            rec[0..4].copy_from_slice(&x.a.to_le_bytes());
-            rec[4..8].copy_from_slice(&x.b.to_le_bytes());
-            rec[8..12].copy_from_slice(&x.d.to_le_bytes());
-            rec[12..16].copy_from_slice(&(x.pred as u32).to_le_bytes());
+        // appended whole, not zero-filled first
+        for x in inputs {
+            input.extend_from_slice(&record(x));
         }
         let first_plane = plane.len();
         if inst.c.is_some() {
-            for x in &c.inputs {
+            for x in inputs {
                 plane.extend_from_slice(&x.c.to_le_bytes());
             }
         }
@@ -541,7 +650,7 @@ pub fn plan(cases: &[Case]) -> Result<Plan, PatchError> {
                 let o = offset as usize;
                 if !bank3_set[o / 4] {
                     bank3_set[o / 4] = true;
-                    bank3[o..o + 4].copy_from_slice(&which.value(&c.inputs[0]).to_le_bytes());
+                    bank3[o..o + 4].copy_from_slice(&which.value(&inputs[0]).to_le_bytes());
                 }
                 BSource::ConstBank { bank, offset: offset as u32 }
             }
@@ -553,7 +662,7 @@ pub fn plan(cases: &[Case]) -> Result<Plan, PatchError> {
                     let handle_base = ((slot - o) / 64) as u32;
                     slots.resize(slots.len() + 64, 0);
                     let at = slot - slots_at;
-                    slots[at..at + 4].copy_from_slice(&which.value(&c.inputs[w * 32]).to_le_bytes());
+                    slots[at..at + 4].copy_from_slice(&which.value(&inputs[w * 32]).to_le_bytes());
                     // the handle's base / 64 goes where the operand's value would
                     for k in 0..32 {
                         let (buf, at) = match which {
@@ -610,7 +719,7 @@ pub fn plan(cases: &[Case]) -> Result<Plan, PatchError> {
         };
         entries.push(CaseEntry {
             index: i,
-            encoding: format_hex(c.word),
+            encoding: format_hex(word),
             text: render(inst),
             form: inst.form().cli_name().to_string(),
             input_offset: i * t * INPUT_RECORD,
@@ -624,6 +733,12 @@ pub fn plan(cases: &[Case]) -> Result<Plan, PatchError> {
             code_offset,
             output_offset: i * t * OUTPUT_RECORD,
         });
+        if let Some((chunk, sink)) = stream.as_mut() {
+            if input.len() >= *chunk {
+                flushed += input.len();
+                sink(std::mem::replace(&mut input, Vec::with_capacity(cap)));
+            }
+        }
     }
     h(&mut insts, Op::Exit, &[]);
     h(&mut insts, Op::BraSelf, &[]);
@@ -633,19 +748,29 @@ pub fn plan(cases: &[Case]) -> Result<Plan, PatchError> {
     }
     input.extend_from_slice(&plane);
     if !slots.is_empty() {
-        input.resize(slots_at, 0);
+        input.resize(slots_at - flushed, 0);
         input.extend_from_slice(&slots);
+    }
+    if let Some((_, sink)) = stream {
+        if !input.is_empty() {
+            sink(std::mem::take(&mut input));
+        }
     }
     Ok(Plan { insts, bank3, regcount: maxreg + 1, entries, threads: t, input })
 }
 
 /// Words of a planned program.
 pub fn encode_plan(plan: &Plan, cases: &[Case]) -> Result<Vec<u128>, PatchError> {
+    encode_words(plan, &|i| cases[i].word)
+}
+
+/// Words of a planned program, case `i`'s encoding from `word(i)`.
+fn encode_words(plan: &Plan, word: &dyn Fn(usize) -> u128) -> Result<Vec<u128>, PatchError> {
     plan.insts
         .iter()
         .map(|p| match p {
-            Planned::Iut(i) => Ok(cases[*i].word),
-            Planned::Helper(op, a) => Ok(helpers::encode(*op, a, Sched::safe(*op))?),
+            Planned::Iut(i) => Ok(word(*i)),
+            Planned::Helper(op, a) => Ok(helpers::encode_safe(*op, a)?),
         })
         .collect()
 }
@@ -688,27 +813,87 @@ pub fn patch_cubin(template: &[u8], program: &[u128], regcount: u32, bank3: &[u8
     elf::write(template, &t, &code, (exits[0] * 16) as u32, regcount, bank3)
 }
 
-/// Build the kernel for a batch: plan, encode, patch the committed template.
-pub fn build(cases: &[Case]) -> Result<Built, PatchError> {
-    let plan = plan(cases)?;
-    let program = encode_plan(&plan, cases)?;
-    let cubin = patch_cubin(TEMPLATE, &program, plan.regcount, &plan.bank3)?;
-    let t = plan.threads;
-    let mut effective = Vec::with_capacity(cases.len());
-    for (i, c) in cases.iter().enumerate() {
-        let e = effective_inputs(c.word, &c.inputs, &plan.bank3).map_err(|reason| PatchError::NotRunnable { case: i, word: format_hex(c.word), reason })?;
-        effective.push(e);
-    }
-    let manifest = Manifest {
+/// A planned batch encoded and patched into the committed template: everything of a
+/// [`Built`] but the input image (the plan's) and the effective inputs.
+#[derive(Clone, Debug)]
+pub struct Patched {
+    pub cubin: Vec<u8>,
+    pub manifest: Manifest,
+    pub program: Vec<u128>,
+}
+
+/// Encode `plan` (of the batch whose encodings are `words`) and patch the committed
+/// template. `plan.input` is not used: a caller may take it first (to write it meanwhile).
+pub fn patch_plan(mut plan: Plan, words: &[u128]) -> Result<Patched, PatchError> {
+    let manifest = take_manifest(&mut plan);
+    let (cubin, program) = encode_and_patch(&plan, words)?;
+    Ok(Patched { cubin, manifest, program })
+}
+
+/// The manifest of `plan`, its case entries taken out of it (so that it can be written while
+/// [`encode_and_patch`] runs on the rest of the plan).
+pub fn take_manifest(plan: &mut Plan) -> Manifest {
+    Manifest {
         kernel: KERNEL_NAME.to_string(),
         layout: LAYOUT.to_string(),
-        threads_per_case: t,
+        threads_per_case: plan.threads,
         input_record_bytes: INPUT_RECORD,
         output_record_bytes: OUTPUT_RECORD,
         regcount: plan.regcount,
-        instructions: program.len(),
-        cases: plan.entries,
-    };
+        // one word per planned instruction
+        instructions: plan.insts.len(),
+        cases: std::mem::take(&mut plan.entries),
+    }
+}
+
+/// The program of `plan` (of the batch whose encodings are `words`) and the committed
+/// template patched with it: the cubin and the program.
+pub fn encode_and_patch(plan: &Plan, words: &[u128]) -> Result<(Vec<u8>, Vec<u128>), PatchError> {
+    let program = encode_words(plan, &|i| words[i])?;
+    let cubin = patch_cubin(TEMPLATE, &program, plan.regcount, &plan.bank3)?;
+    Ok((cubin, program))
+}
+
+impl Manifest {
+    /// The manifest as `build-kernel` writes it (`manifest.json`): pretty JSON, written into
+    /// one buffer sized for it up front.
+    pub fn to_json(&self) -> Result<Vec<u8>, serde_json::Error> {
+        // a case entry takes about 400 bytes of pretty JSON
+        let mut out = Vec::with_capacity(self.cases.len() * 512 + self.layout.len() + 1024);
+        serde_json::to_writer_pretty(&mut out, self)?;
+        Ok(out)
+    }
+}
+
+/// [`effective_inputs`] of every case, or the first case that is not runnable.
+fn effective_all(cases: &[Case], bank3: &[u8]) -> Result<Vec<Vec<Inputs>>, PatchError> {
+    let mut effective = Vec::with_capacity(cases.len());
+    for (i, c) in cases.iter().enumerate() {
+        let e = effective_inputs(c.word, &c.inputs, bank3).map_err(|reason| PatchError::NotRunnable { case: i, word: format_hex(c.word), reason })?;
+        effective.push(e);
+    }
+    Ok(effective)
+}
+
+/// Build the kernel for a batch: plan, encode, patch the committed template. The program is
+/// encoded and patched on a second thread while the effective inputs are worked out.
+pub fn build(cases: &[Case]) -> Result<Built, PatchError> {
+    let mut plan = plan(cases)?;
+    let input = std::mem::take(&mut plan.input);
+    let bank3 = plan.bank3.clone();
+    let t = plan.threads;
+    let (patched, effective) = std::thread::scope(|s| {
+        // the effective inputs (thousands of small vectors) are made on this thread, whose
+        // allocator reuses freed memory from one build to the next; the program's few large
+        // buffers on the other
+        let patched = s.spawn(|| {
+            let words: Vec<u128> = cases.iter().map(|c| c.word).collect();
+            patch_plan(plan, &words)
+        });
+        let effective = effective_all(cases, &bank3);
+        (patched.join().unwrap_or_else(|p| std::panic::resume_unwind(p)), effective)
+    });
+    let Patched { cubin, manifest, program } = patched?;
     Ok(Built {
         job: LaunchJob {
             cubin,
@@ -716,12 +901,12 @@ pub fn build(cases: &[Case]) -> Result<Built, PatchError> {
             grid: [1, 1, 1],
             block: [t as u32, 1, 1],
             shared_bytes: 0,
-            input: plan.input,
+            input,
             output_bytes: cases.len() * t * OUTPUT_RECORD,
         },
         manifest,
         program,
-        inputs: effective,
+        inputs: effective?,
     })
 }
 
@@ -729,18 +914,24 @@ pub fn build(cases: &[Case]) -> Result<Built, PatchError> {
 /// word) per thread, with the special source's value equal across each warp (UR form) or
 /// the whole case (constant forms), as the kernel reads them.
 pub fn random_inputs(word: u128, threads: usize, rng: &mut crate::rng::Rng) -> Vec<Inputs> {
+    let mut v = Vec::with_capacity(threads);
+    random_inputs_into(word, threads, rng, &mut v);
+    v
+}
+
+/// [`random_inputs`] into `v` (cleared first), drawing the same values.
+pub fn random_inputs_into(word: u128, threads: usize, rng: &mut crate::rng::Rng, v: &mut Vec<Inputs>) {
     let inst = decode(word).ok();
     let form = inst.as_ref().map_or(Form::Rrr, |i| i.form());
     let three = inst.is_some_and(|i| i.c.is_some());
-    let mut v: Vec<Inputs> = (0..threads)
-        .map(|_| {
-            let mut x = Inputs { a: rng.next_u32(), b: rng.next_u32(), d: rng.next_u32(), pred: (rng.next_u32() & 0x7f) as u8, c: 0 };
-            if three {
-                x.c = rng.next_u32();
-            }
-            x
-        })
-        .collect();
+    v.clear();
+    v.extend((0..threads).map(|_| {
+        let mut x = Inputs { a: rng.next_u32(), b: rng.next_u32(), d: rng.next_u32(), pred: (rng.next_u32() & 0x7f) as u8, c: 0 };
+        if three {
+            x.c = rng.next_u32();
+        }
+        x
+    }));
     let lead = |k: usize, kind: Form| match kind {
         Form::Ur => k - k % 32,
         Form::Const | Form::ConstUr => 0,
@@ -753,7 +944,6 @@ pub fn random_inputs(word: u128, threads: usize, rng: &mut crate::rng::Rng) -> V
             v[k].b = v[lead(k, form.kind())].b;
         }
     }
-    v
 }
 
 /// `count` legal, runnable encodings of seed `seed`: generator items in order, skipping the
@@ -786,6 +976,35 @@ pub fn runnable_words_of(seed: u64, ops: &[crate::isa::Op], form: Option<crate::
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn drawn_and_streamed_plans_equal_the_plan_of_the_cases() {
+        let seed = 0x57ea;
+        eprintln!("seed: {seed}");
+        for (form, threads) in [(None, 64), (Some(Form::ConstUr), 96), (Some(Form::Const), 32), (Some(Form::Ur), 256)] {
+            let words = runnable_words(seed, form, 150).unwrap();
+            let mut rng = crate::rng::Rng::fork(seed, 7);
+            let cases: Vec<Case> = words.iter().map(|&w| Case { word: w, inputs: random_inputs(w, threads, &mut rng) }).collect();
+            let p = plan(&cases).unwrap();
+            let drawn = plan_source(&mut RandomCases::new(&words, threads, crate::rng::Rng::fork(seed, 7))).unwrap();
+            assert_eq!(drawn.input, p.input, "{form:?}");
+            for chunk in [1, 5000, 1 << 20] {
+                let mut pieces = Vec::new();
+                let s = plan_streamed(&mut RandomCases::new(&words, threads, crate::rng::Rng::fork(seed, 7)), chunk, &mut |v| pieces.push(v)).unwrap();
+                assert!(s.input.is_empty() && pieces.iter().all(|v| !v.is_empty()));
+                assert_eq!(pieces.concat(), p.input, "{form:?}, pieces of {chunk}");
+                assert_eq!((s.bank3 == p.bank3, s.regcount, s.insts.len()), (true, p.regcount, p.insts.len()));
+                let (a, b) = (patch_plan(s, &words).unwrap(), build(&cases).unwrap());
+                assert_eq!((a.cubin, a.program), (b.job.cubin, b.program), "{form:?}");
+                assert_eq!(serde_json::to_string(&a.manifest).unwrap(), serde_json::to_string(&b.manifest).unwrap());
+            }
+        }
+        // a refused batch hands nothing over
+        let mut pieces = 0;
+        let bad = [Case { word: 0, inputs: vec![Inputs::default(); 32] }];
+        assert!(plan_streamed(&mut Cases(&bad), 1, &mut |_| pieces += 1).is_err());
+        assert_eq!(pieces, 0);
+    }
 
     #[test]
     fn place_makes_every_legal_word_runnable_and_keeps_everything_but_the_operand_2_address() {

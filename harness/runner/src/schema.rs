@@ -12,6 +12,7 @@
 //! | `DIR/journal.jsonl` | a header line (`{"type": "header", "config": …}`), then [`BatchRecord`] lines ([`ItemRecord`], [`Finding`], [`VectorMark`]) | `run` | `run --resume`, `merge` (the header's config) |
 //! | `DIR/junit.xml` | text from a [`Summary`] ([`crate::run::report::junit`]) | `run`, `merge` | CI dashboards |
 //! | `OUT/manifest.json` | [`Manifest`] | `build-kernel` | people |
+//! | `OUT/input.bin` | the kernel's input buffer, byte for byte ([`crate::kernel::LAYOUT`]: 16-byte records, then the c plane, then the bindless slots) | `build-kernel` | people (a launch of `OUT/kernel.cubin` by other means) |
 //!
 //! JSON files are read through [`read`] (or [`from_str`]): a missing or null key takes its
 //! default where the type says so (`#[serde(default)]`: files of earlier versions lack the
