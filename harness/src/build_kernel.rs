@@ -3,7 +3,7 @@
 use crate::cli::{CliError, CliResult};
 use crate::commands::{parse_form, resolve_seed};
 use crate::kernel::{encode_and_patch, plan_streamed, take_manifest, RandomCases};
-use crate::outfile::Staged;
+use crate::outfile::{Durability, Staged};
 use crate::rng::Rng;
 use clap::Args;
 use std::process::ExitCode;
@@ -61,10 +61,11 @@ pub fn build_kernel(a: BuildKernelArgs) -> CliResult {
     let make_dir = || std::fs::create_dir_all(dir).map_err(|e| CliError::input(format!("{}: {e}", dir.display())));
     let stage = |name: &str, bytes: &[u8]| {
         let p = dir.join(name);
-        Staged::new(&p, bytes).map_err(|e| CliError::input(format!("{}: {e}", p.display())))
+        Staged::new(&p, bytes, Durability::Regenerable).map_err(|e| CliError::input(format!("{}: {e}", p.display())))
     };
     // The input image (the largest file) goes to a second thread piece by piece as the
-    // planner makes it, written and synced there while the rest is made; the manifest is
+    // planner makes it, written there while the rest is made (not synced: the three files
+    // are rebuilt from the arguments, see `Durability::Regenerable`); the manifest is
     // serialized and written on a third while the program is encoded and the cubin written
     // here. The files are renamed into place once all three are written, so a failure
     // leaves none of them half-made.
@@ -74,10 +75,9 @@ pub fn build_kernel(a: BuildKernelArgs) -> CliResult {
             // nothing comes when the batch is refused: then no folder and no file are made
             let first = rx.recv().ok()?;
             let p = dir.join("input.bin");
-            Some(
-                make_dir()
-                    .and_then(|()| Staged::from_chunks(&p, std::iter::once(first).chain(rx)).map_err(|e| CliError::input(format!("{}: {e}", p.display())))),
-            )
+            Some(make_dir().and_then(|()| {
+                Staged::from_chunks(&p, std::iter::once(first).chain(rx), Durability::Regenerable).map_err(|e| CliError::input(format!("{}: {e}", p.display())))
+            }))
         });
         let mut send = |piece: Vec<u8>| {
             // a writer that stopped (its error is reported below) takes no more

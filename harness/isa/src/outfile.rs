@@ -5,7 +5,9 @@
 //!   written outside the folder the user named;
 //! - **whole or not at all**: a rewritten file is written beside its final name, synced and
 //!   renamed over it, so a full disk or a kill leaves the old file or the new one, never a
-//!   cut one; a pair of files (a table and its document) is updated both or neither;
+//!   cut one; a pair of files (a table and its document) is updated both or neither. Outputs
+//!   a command rebuilds from its arguments alone may skip the sync ([`Durability`]): only an
+//!   operating-system crash can then cut them;
 //! - **one writer per folder**: [`lock_dir`] holds an advisory lock a second run is refused by.
 
 use std::fs::{File, OpenOptions};
@@ -59,8 +61,22 @@ fn stage(path: &Path, bytes: &[u8]) -> io::Result<PathBuf> {
     }
 }
 
-/// A file written and synced beside its final name, not yet in place: [`Staged::commit`]
-/// renames it over the name; dropped uncommitted, it is removed.
+/// Whether a [`Staged`] file is synced to disk before it is renamed into place.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Durability {
+    /// Synced: even an operating-system crash or a power loss leaves the old file or the
+    /// new one. Every result the tool records (journals, summaries, vectors, reports).
+    Synced,
+    /// Not synced: a kill, a failed write or a full disk still leaves the old file or the
+    /// new one, but an operating-system crash may leave an empty or cut file, which running
+    /// the command again rebuilds. Only for outputs a command makes from its arguments alone:
+    /// `build-kernel`'s cubin, input image and manifest, where the syncs were most of the
+    /// user's wait (4,096 instructions: 110-180 ms with them, 50-70 ms without, loaded).
+    Regenerable,
+}
+
+/// A file written (and synced, per [`Durability`]) beside its final name, not yet in place:
+/// [`Staged::commit`] renames it over the name; dropped uncommitted, it is removed.
 #[derive(Debug)]
 pub struct Staged {
     tmp: Option<PathBuf>,
@@ -70,19 +86,22 @@ pub struct Staged {
 impl Staged {
     /// Write `bytes` beside `path` and sync them (see [`write_atomic`]); `path` is untouched
     /// until [`Staged::commit`]. Files staged on several threads are written at once.
-    pub fn new(path: &Path, bytes: &[u8]) -> io::Result<Staged> {
-        Ok(Staged { tmp: Some(stage(path, bytes)?), path: path.to_path_buf() })
+    pub fn new(path: &Path, bytes: &[u8], durability: Durability) -> io::Result<Staged> {
+        Staged::from_chunks(path, [bytes], durability)
     }
 
     /// [`Staged::new`] of the pieces of `chunks` joined, each written as it comes.
-    pub fn from_chunks(path: &Path, chunks: impl IntoIterator<Item = Vec<u8>>) -> io::Result<Staged> {
+    pub fn from_chunks<B: AsRef<[u8]>>(path: &Path, chunks: impl IntoIterator<Item = B>, durability: Durability) -> io::Result<Staged> {
         let tmp = temp_beside(path);
         let r = (|| {
             let mut f = no_follow(OpenOptions::new().write(true).create_new(true)).open(&tmp)?;
             for c in chunks {
-                f.write_all(&c)?;
+                f.write_all(c.as_ref())?;
             }
-            f.sync_all()
+            match durability {
+                Durability::Synced => f.sync_all(),
+                Durability::Regenerable => Ok(()),
+            }
         })();
         match r {
             Ok(()) => Ok(Staged { tmp: Some(tmp), path: path.to_path_buf() }),
@@ -199,14 +218,14 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("input.bin");
         std::fs::write(&p, "old").unwrap();
-        let s = Staged::new(&p, b"new").unwrap();
+        let s = Staged::new(&p, b"new", Durability::Synced).unwrap();
         assert_eq!(std::fs::read(&p).unwrap(), b"old");
         s.commit().unwrap();
         assert_eq!(std::fs::read(&p).unwrap(), b"new");
-        drop(Staged::new(&p, b"newer").unwrap());
+        drop(Staged::new(&p, b"newer", Durability::Regenerable).unwrap());
         assert_eq!(std::fs::read(&p).unwrap(), b"new");
         assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 1, "the dropped stage left a temporary");
-        Staged::from_chunks(&p, [b"ne".to_vec(), vec![], b"west".to_vec()]).unwrap().commit().unwrap();
+        Staged::from_chunks(&p, [b"ne".to_vec(), vec![], b"west".to_vec()], Durability::Regenerable).unwrap().commit().unwrap();
         assert_eq!(std::fs::read(&p).unwrap(), b"newest");
     }
 
