@@ -317,7 +317,7 @@ fn the_nightly_script_runs_every_form_and_mode_and_fails_without_a_gpu() {
     let nightly = |out: &Path, fake: bool| {
         let mut c = Command::new("bash");
         c.current_dir(root()).arg("ci/nightly").arg(out).env("BIN", BIN).env("SEED", "5").env("COUNT", "30").env("INPUTS", "32");
-        c.env("FACTORIAL_INSTRUCTIONS", factorial_list());
+        c.env("FACTORIAL_INSTRUCTIONS", factorial_list()).env_remove("FORMS");
         c.env("VECTORS", d.join("v")).env_remove("EXHAUSTIVE").env_remove("SHARD").env_remove("HMUL2_FAKE_EXECUTOR");
         if fake {
             c.env("LD_LIBRARY_PATH", fake_lib()).env("HMUL2_FAKE_CUDA", "").env_remove("CUDA_VISIBLE_DEVICES");
@@ -363,6 +363,10 @@ fn the_nightly_script_runs_every_form_and_mode_and_fails_without_a_gpu() {
     let t = text(&o);
     assert_eq!(o.status.code(), Some(1), "{t}");
     assert_eq!(t.matches("--require-gpu").count(), 2 * Form::ALL.len(), "{t}");
+    // a form it does not know stops it before anything runs
+    let o = Command::new("bash").current_dir(root()).arg("ci/nightly").arg(d.join("bad")).env("BIN", BIN).env("FORMS", "rrr,rrx").output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("FORMS: unknown form 'rrx'") && !d.join("bad").exists(), "{}", text(&o));
 }
 
 /// The kernel runs one thread per input set in whole warps: an --inputs it cannot run is
@@ -450,6 +454,7 @@ fn the_slurm_example_runs_its_array_and_merges_it() {
         .env("COUNT", NIGHT_COUNT)
         .env("INPUTS", "32")
         .env("FACTORIAL_INSTRUCTIONS", factorial_list())
+        .env("FORMS", shard_forms_env())
         .env_remove("SHARD")
         .env_remove("EXHAUSTIVE")
         .env("LD_LIBRARY_PATH", fake_lib())
@@ -488,6 +493,26 @@ fn factorial_list() -> &'static str {
     })
 }
 
+/// The forms of the sharded emulated nights (the Slurm and matrix examples, `FORMS`): every
+/// one at the full test level; at the quick level one two-source and one three-source form
+/// (the nightly script's own test runs every form at both levels).
+fn shard_forms() -> &'static [Form] {
+    static FORMS: std::sync::OnceLock<Vec<Form>> = std::sync::OnceLock::new();
+    FORMS.get_or_init(|| {
+        let n = hmul2_harness::testlevel::sized("forms of the sharded emulated nights", Form::ALL.len() as u64, 2);
+        if n as usize == Form::ALL.len() {
+            Form::ALL.to_vec()
+        } else {
+            vec![Form::Rrr, Form::ImmC]
+        }
+    })
+}
+
+/// [`shard_forms`] as `FORMS` spells them.
+fn shard_forms_env() -> String {
+    shard_forms().iter().map(|f| f.cli_name()).collect::<Vec<_>>().join(",")
+}
+
 fn factorial_ops() -> Vec<Op> {
     hmul2_harness::isa::parse_ops(factorial_list()).unwrap()
 }
@@ -501,7 +526,12 @@ fn factorial_size(form: Form) -> u64 {
 /// The merged reports of one night of `n` shards: every kind of run, each the whole of it.
 fn merged_nights_are_complete(merged: &Path, n: usize, count: u64) {
     let kinds: Vec<String> = std::fs::read_dir(merged).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
-    assert_eq!(kinds.len(), 2 * Form::ALL.len(), "{kinds:?}");
+    assert_eq!(kinds.len(), 2 * shard_forms().len(), "{kinds:?}");
+    for f in shard_forms() {
+        for mode in ["random", "factorial"] {
+            assert!(kinds.contains(&format!("{mode}-{}", f.cli_name())), "{mode}-{}: {kinds:?}", f.cli_name());
+        }
+    }
     for k in &kinds {
         let s = summary(&merged.join(k));
         assert_eq!(s["shard"], format!("all/{n}"), "{k}");
@@ -568,7 +598,8 @@ fn the_ci_matrix_example_runs_its_shards_and_merges_them() {
             .env("COUNT", NIGHT_COUNT)
             .env("INPUTS", "32")
             .env("HMUL2_NVDISASM", &nvdisasm)
-            .env("FACTORIAL_INSTRUCTIONS", factorial_list());
+            .env("FACTORIAL_INSTRUCTIONS", factorial_list())
+            .env("FORMS", shard_forms_env());
         c.env_remove("VECTORS").env_remove("EXHAUSTIVE").env_remove("HMUL2_FAKE_EXECUTOR").env_remove("CUDA_VISIBLE_DEVICES");
         c.env("LD_LIBRARY_PATH", fake_lib()).env("HMUL2_FAKE_CUDA", "");
         c.output().unwrap()
@@ -599,7 +630,7 @@ fn the_ci_matrix_example_runs_its_shards_and_merges_them() {
     }
     let o = bash(&merge_ws, &steps[1], None);
     assert!(o.status.success(), "{}\n{}", steps[1], text(&o));
-    assert!(text(&o).contains(&format!("{} kinds of run from {} shards", 2 * Form::ALL.len(), shards.len())), "{}", text(&o));
+    assert!(text(&o).contains(&format!("{} kinds of run from {} shards", 2 * shard_forms().len(), shards.len())), "{}", text(&o));
     merged_nights_are_complete(&merge_ws.join("merged"), shards.len(), NIGHT_COUNT.parse().unwrap());
     // a shard that left nothing fails the merge instead of shrinking the night
     std::fs::remove_dir_all(merge_ws.join("shards/shard-1")).unwrap();
