@@ -232,7 +232,7 @@ fn derived<T: Copy>(x: u16, y: u16, s_pos: T, s_neg: T, neg: impl Fn(T) -> T) ->
 /// Every row at the full level (ci/test.sh); a sample of rows in a plain `cargo test`
 /// (printed), each still checked whole.
 fn two_threads(name: &str, t0: Instant, check_row: impl Fn(u16, &AtomicU64) -> u64 + Sync) {
-    let rows = hmul2_harness::testlevel::rows(name, 1 << 15, 256);
+    let rows = hmul2_harness::testlevel::rows(name, 1 << 15, 64);
     let (bad, checked) = (AtomicU64::new(0), AtomicU64::new(0));
     std::thread::scope(|s| {
         for t in 0..2usize {
