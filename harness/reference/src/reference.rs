@@ -608,6 +608,37 @@ pub fn eval_words(inst: &Inst, a: u32, b: &[u32], c: u32, out: &mut [u32], scrat
     let bw = |v: u32| (v & o.b_keep) | o.b_fixed;
     if inst.op == crate::isa::Op::Hadd2 {
         let op = add::add_op(inst);
+        let aw = o.a_word(&x);
+        // (a fold, not `all`: no early exit, so it vectorises)
+        let sym = |v: u32| v >> 16 == v & 0xffff;
+        // operand words that hold one value in both halves (exhaustive mode's) make both
+        // lanes compute the same (but .F32's one FP32 value), so two inputs share a word:
+        // lane l reads half l of operand 2 (its select is .H1_H0), one lane per input
+        if !op.f32_out
+            && shifts(op.b_mods.swizzle) == [0, 16]
+            && o.b_keep == u32::MAX
+            && o.b_fixed == 0
+            && n.is_multiple_of(2)
+            && sym(aw)
+            && b.iter().fold(true, |s, &v| s & sym(v))
+        {
+            let m = n / 2;
+            scratch.clear();
+            scratch.resize(m, aw);
+            scratch.extend(b.chunks_exact(2).map(|p| (p[0] & 0xffff) | (p[1] << 16)));
+            let (aws, bs) = scratch.split_at(m);
+            add::eval_add_batch(&op, p, aws, bs, &mut out[..m])?;
+            // spread from the end: word i lands at 2i and 2i + 1, never below i
+            for i in (0..m).rev() {
+                let w = out[i];
+                out[2 * i + 1] = (w >> 16) * 0x10001;
+                out[2 * i] = (w & 0xffff) * 0x10001;
+            }
+            if o.dst_rz {
+                out.fill(0);
+            }
+            return Ok(());
+        }
         scratch.clear();
         scratch.resize(n, o.a_word(&x));
         scratch.extend(b.iter().map(|&v| bw(v)));
@@ -1085,6 +1116,35 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// eval_words against eval for HADD2 of every modifier combination: symmetric operand
+    /// words (two inputs a word, where the select allows), odd counts and asymmetric ones
+    /// (lane by lane).
+    #[test]
+    fn eval_words_is_eval_for_hadd2() {
+        let seed = 0x000a_0018;
+        println!("seed: {seed}");
+        let mut r = Rng::new(seed);
+        let mut scratch = Vec::new();
+        let mut n_inst = 0;
+        for inst in factorial(crate::isa::Op::Hadd2, Form::Rrr, seed) {
+            let inst = Inst { pred: Pred { index: PT, negated: false }, ..inst };
+            let sp = if inst.format == Format::Bf16 { bf16_specials() } else { f16_specials() };
+            let half = |r: &mut Rng| if r.chance(0.5) { *r.pick(sp) as u32 } else { r.next_u32() >> 16 };
+            let a = half(&mut r) * 0x10001;
+            for (len, symmetric) in [(64usize, true), (33, true), (64, false)] {
+                let b: Vec<u32> = (0..len).map(|_| if symmetric { half(&mut r) * 0x10001 } else { half(&mut r) | half(&mut r) << 16 }).collect();
+                let mut out = vec![0u32; len];
+                let Ok(()) = eval_words(&inst, a, &b, 0, &mut out, &mut scratch) else { continue };
+                n_inst += 1;
+                for (&b, &o) in b.iter().zip(&out) {
+                    let x = Inputs { a, b, d: 0x5a5a_a5a5, pred: 0x7f, c: 0 };
+                    assert_eq!(Ok(o), eval(&inst, &x), "seed {seed}: {inst:?} {x:?}");
+                }
+            }
+        }
+        assert!(n_inst > 100, "{n_inst} checked");
     }
 
     /// eval_batch's own BF16 rounding against `half`'s, which `eval` uses: every f32.
