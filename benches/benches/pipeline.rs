@@ -59,7 +59,11 @@ fn agreeing_output(items: &[(u64, u128)]) -> Vec<u8> {
     for (c, ins) in cases.iter().zip(used) {
         let inst = decode(c.word).expect("decodes");
         let mut r = vec![0u32; ins.len()];
-        b.expect_batch(&inst, &ins, &mut r).expect("defined");
+        // a word the reference leaves undefined (HFMA2 .RELU with a predicate operand, an
+        // INVALIDn field) is counted undefined by `run`, not compared: any output will do
+        if b.expect_batch(&inst, &ins, &mut r).is_err() {
+            r.fill(0);
+        }
         out.extend(r.iter().flat_map(|v| v.to_le_bytes()));
     }
     assert_eq!(out.len(), p.job.output_bytes, "the output layout is case after case, 4 bytes per input");
