@@ -130,8 +130,6 @@ struct Texts {
     interned: std::collections::HashMap<Box<str>, u32, std::hash::BuildHasherDefault<FxHasher>>,
     /// `-` and the text looked up last
     minus: String,
-    /// the offset tables made, by the renderer's table they copy
-    offsets: Vec<(*const StrTable, u32)>,
 }
 
 /// A multiply-rotate hash for the interning of short texts at start-up (SipHash's
@@ -164,7 +162,7 @@ const COPY_HEAD: usize = 48;
 
 impl Texts {
     fn new() -> Texts {
-        Texts { text: String::new(), idx: Vec::new(), interned: Default::default(), minus: String::new(), offsets: Vec::new() }
+        Texts { text: String::new(), idx: Vec::new(), interned: Default::default(), minus: String::new() }
     }
     /// The packed entry of `s`, sharing text with an equal string or with `-` followed by `s`.
     fn entry(&mut self, s: &str) -> Option<u32> {
@@ -200,19 +198,6 @@ impl Texts {
         }
         Some(base)
     }
-    /// Append a table of texts that need no interning (each its own text); its base index.
-    fn table_distinct<'s>(&mut self, entries: impl IntoIterator<Item = &'s str>) -> Option<u32> {
-        let base = self.idx.len() as u32;
-        for s in entries {
-            let off = self.text.len() as u32;
-            if s.len() > COPY || !s.is_ascii() || off >= 1 << 23 {
-                return None;
-            }
-            self.text.push_str(s);
-            self.idx.push(off << 8 | s.len() as u32);
-        }
-        Some(base)
-    }
     fn finish(mut self) -> (String, Vec<u32>) {
         self.text.push_str(&" ".repeat(COPY_HEAD));
         (self.text, self.idx)
@@ -224,11 +209,13 @@ impl Texts {
 struct Part {
     g: Gather,
     base: u32,
+    /// a constant's offset, spelt by [`Off`] rather than read from a table
+    off: Option<OffKind>,
 }
 
 impl Part {
     fn new(g: &Gather, base: u32) -> Part {
-        Part { g: *g, base }
+        Part { g: *g, base, off: None }
     }
     /// A part that appends the same text for every word.
     fn fixed(base: u32) -> Part {
@@ -237,6 +224,56 @@ impl Part {
     #[inline(always)]
     fn index<const PEXT: bool>(&self, lo: u64, hi: u64) -> usize {
         self.base as usize + self.g.key::<PEXT>(lo, hi)
+    }
+}
+
+/// How a constant's offset is spelt: `c[]`'s signed (`-0x10`), `cx[]`'s unsigned.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum OffKind {
+    Signed,
+    Unsigned,
+}
+
+/// A form's constant offset, spelt arithmetically (a 2^14-entry table per instruction
+/// falls out of the cache): `0x` and the hex digits of the field's value times the scale,
+/// sign-extended where signed. Written after part `at` of the form's parts before the
+/// immediates (`BEFORE`, which no part has, where the form has no constant). Checked
+/// against the plain renderer's text for every value when the tables are built.
+#[derive(Clone, Copy, Default)]
+struct Off {
+    g: Gather,
+    /// 32 - the field's width where signed, else 0: the shift that sign-extends it
+    sext: u32,
+    scale: u32,
+    at: usize,
+}
+
+impl Off {
+    /// The text of field value `v` in 16 bytes, and its length.
+    #[inline(always)]
+    fn spell(&self, v: u32) -> ([u8; 16], usize) {
+        let x = ((v << self.sext) as i32 >> self.sext) as i64 * self.scale as i64;
+        let (neg, mag) = ((x < 0) as u32, x.unsigned_abs() as u32);
+        let digits = (32 - (mag | 1).leading_zeros()).div_ceil(4);
+        // each nibble to its own byte, least significant first, then to ASCII digits
+        let mut d = mag as u64;
+        d = (d | d << 16) & 0x0000_ffff_0000_ffff;
+        d = (d | d << 8) & 0x00ff_00ff_00ff_00ff;
+        d = (d | d << 4) & 0x0f0f_0f0f_0f0f_0f0f;
+        let letters = (d + 0x0606_0606_0606_0606) >> 4 & 0x0101_0101_0101_0101;
+        d += 0x3030_3030_3030_3030 + letters * (b'a' - b'0' - 10) as u64;
+        // most significant first, without the leading zeros
+        let d = d.swap_bytes() >> (8 * (8 - digits));
+        let pre = 2 + neg;
+        let head: u128 = if neg == 1 { u32::from_le_bytes(*b"-0x\0") as u128 } else { u16::from_le_bytes(*b"0x") as u128 };
+        ((head | (d as u128) << (8 * pre)).to_le_bytes(), (pre + digits) as usize)
+    }
+    /// Whether every value's spelling is `table`'s.
+    fn agrees(&self, table: &StrTable) -> bool {
+        (0..self.g.len()).all(|v| {
+            let (t, n) = self.spell(v as u32);
+            table.get(v).is_some_and(|s| s.as_bytes() == &t[..n])
+        })
     }
 }
 
@@ -270,6 +307,8 @@ struct Fast {
     /// by form: the parts before the immediates and after them; bit k: form k has immediates
     before: Vec<[Part; BEFORE]>,
     after: Vec<[Part; AFTER]>,
+    /// by form: its constant's offset
+    offs: Vec<Off>,
     imm_forms: u32,
     /// the immediates' fields, and their texts once built (see [`fast`])
     imm_fields: Option<(Gather, Gather)>,
@@ -467,15 +506,16 @@ fn build(op: Op) -> Option<Fast> {
         let mut parts = vec![Part::new(&pg, pre)];
         if let Some((f, tab)) = mid {
             let og = g(&[f])?;
-            let base = match t.offsets.iter().find(|(p, _)| std::ptr::eq(*p, tab)) {
-                Some(&(_, b)) => b,
-                None => {
-                    let b = t.table_distinct(words(&og).into_iter().map(|w| tab.get(f.get(w) as usize).unwrap_or("")))?;
-                    t.offsets.push((tab, b));
-                    b
-                }
-            };
-            parts.push(Part::new(&og, base));
+            let kind = if std::ptr::eq(tab, &n.c_off) { OffKind::Signed } else { OffKind::Unsigned };
+            // the gather reads the field's bits in order, so its key is the field's value
+            if og.bits != f.width || words(&og).iter().enumerate().any(|(k, &w)| f.get(w) as u64 != k as u64) {
+                return None;
+            }
+            let off = Off { g: og, sext: if kind == OffKind::Signed { 32 - og.bits } else { 0 }, scale: cb.scale, at: 0 };
+            if !off.agrees(tab) {
+                return None;
+            }
+            parts.push(Part { off: Some(kind), ..Part::new(&og, 0) });
         }
         parts.push(Part::new(&sg, suf));
         Some(parts)
@@ -553,6 +593,7 @@ fn build(op: Op) -> Option<Fast> {
     };
     let mut before = Vec::new();
     let mut after = Vec::new();
+    let mut offs = Vec::new();
     let mut imm_forms = 0u32;
     for (k, &f) in l.form_kind.iter().enumerate() {
         // the parts in order, None where the immediates go
@@ -567,10 +608,18 @@ fn build(op: Op) -> Option<Fast> {
         seq.push(Some(relu_part));
         let at = seq.iter().position(Option::is_none);
         let (b, a) = seq.split_at(at.unwrap_or(seq.len()));
-        let (b, a): (Vec<Part>, Vec<Part>) = (b.iter().flatten().copied().collect(), a.iter().flatten().copied().collect());
-        if b.len() > BEFORE || a.len() > AFTER {
+        let (mut b, a): (Vec<Part>, Vec<Part>) = (b.iter().flatten().copied().collect(), a.iter().flatten().copied().collect());
+        // the constant's offset (at most one, before any immediates) follows its prefix
+        let mut off = Off { at: BEFORE, ..Off::default() };
+        if let Some(i) = b.iter().position(|p| p.off.is_some()) {
+            let p = b.remove(i);
+            let signed = p.off == Some(OffKind::Signed);
+            off = Off { g: p.g, sext: if signed { 32 - p.g.bits } else { 0 }, scale: cb.scale, at: i.checked_sub(1)? };
+        }
+        if b.len() > BEFORE || a.len() > AFTER || b.iter().chain(&a).any(|p| p.off.is_some()) {
             return None;
         }
+        offs.push(off);
         let mut bp = [empty; BEFORE];
         bp[..b.len()].copy_from_slice(&b);
         let mut ap = [empty; AFTER];
@@ -599,6 +648,7 @@ fn build(op: Op) -> Option<Fast> {
         a_suf,
         before,
         after,
+        offs,
         imm_forms,
         imm_fields,
         imm: Default::default(),
@@ -760,8 +810,9 @@ struct Writer<'a> {
 }
 
 impl<'a> Writer<'a> {
-    /// Room for every append of one word: the fast path's head, its parts and 2 immediates.
-    const ROOM: usize = COPY_HEAD + (3 + BEFORE + AFTER) * COPY + 2 * 35;
+    /// Room for every append of one word: the fast path's head, its parts, the offset
+    /// (written after each part before the immediates, kept after one) and 2 immediates.
+    const ROOM: usize = COPY_HEAD + (3 + BEFORE + AFTER) * COPY + BEFORE * 16 + 2 * 35;
 
     /// Appends go to the end of `out`, which only ever receives ASCII.
     fn new(out: &'a mut String) -> Writer<'a> {
@@ -971,7 +1022,9 @@ fn fused<const PEXT: bool>(f: &Fast, word: u128, out: &mut String) -> Result<(),
     }
     let is_imm = f.imm_forms >> k & 1 == 1;
     let imms = f.imm.get().and_then(Option::as_ref);
-    let (Some(before), Some(after), false) = (f.before.get(k), f.after.get(k), is_imm && imms.is_none()) else { return Err(Miss::Plain) };
+    let (Some(before), Some(after), Some(cst), false) = (f.before.get(k), f.after.get(k), f.offs.get(k), is_imm && imms.is_none()) else {
+        return Err(Miss::Plain);
+    };
     let hk = f.head.key::<PEXT>(lo, hi);
     let (Some(&h), Some(&hidden)) = (f.idx.get(f.head_base as usize + hk), f.head_hidden.get(hk)) else { return Err(Miss::Plain) };
     // the bits a `hidden` rule hides are read as 0, as the decoder reads them; an immediate
@@ -1014,8 +1067,13 @@ fn fused<const PEXT: bool>(f: &Fast, word: u128, out: &mut String) -> Result<(),
             w.put::<COPY>(slot, n);
         }
     };
-    for p in [&f.dst, &f.a_pre, &f.a_suf].into_iter().chain(before) {
+    for p in [&f.dst, &f.a_pre, &f.a_suf] {
         put(&mut w, p);
+    }
+    let (cst_text, cst_n) = cst.spell(cst.g.key::<PEXT>(lo, hi) as u32);
+    for (i, p) in before.iter().enumerate() {
+        put(&mut w, p);
+        w.put::<16>(&cst_text, if i == cst.at { cst_n } else { 0 });
     }
     if let (true, Some(imm)) = (is_imm, imms) {
         if first {
@@ -1099,10 +1157,19 @@ mod tests {
 
     /// Every value of every key each form's words read, in a few words of each form of each
     /// instruction (edge and INVALIDn values, ignored bits and all-ones fields among them):
-    /// every table entry a word can reach is checked against the plain path.
+    /// every table entry a word can reach, and every constant offset spelt, is checked
+    /// against the plain path. At the quick test level each key takes an evenly spaced
+    /// sample of its values from a seeded start (all of a small key's).
     #[test]
     fn every_key_of_every_form() {
         let seed = crate::rng::resolve_seed(std::env::var("FUSED_SEED").ok().and_then(|s| s.parse().ok()));
+        let per_key = crate::testlevel::sized("fused every_key_of_every_form: values per key", 1 << 16, 256) as usize;
+        let mut rng = crate::rng::Rng::new(seed);
+        let mut values = |n: usize| {
+            let step = n.div_ceil(per_key).max(1);
+            let from = (rng.next_u64() % step as u64) as usize;
+            (from..n).step_by(step)
+        };
         for op in Op::ALL {
             let f = fast(op).unwrap_or_else(|| panic!("{op}'s fast-path tables did not build"));
             f.imm.get_or_init(|| f.imm_fields.and_then(|(hi, lo)| Imms::new(&hi, &lo)));
@@ -1117,6 +1184,7 @@ mod tests {
                 // the same words with every bit of every key set
                 let mut gathers: Vec<Gather> = vec![f.sel, f.rules, f.head, f.dst.g, f.a_pre.g, f.a_suf.g];
                 gathers.extend(f.before[k].iter().chain(&f.after[k]).map(|p| p.g));
+                gathers.push(f.offs[k].g);
                 gathers.extend(f.imm_fields.into_iter().flat_map(|(a, b)| [a, b]));
                 let all = gathers.iter().fold(0, |m, g| m | mask(g)) & !mask(&f.sel);
                 bases.extend(bases.clone().into_iter().map(|w| w | all));
@@ -1127,7 +1195,7 @@ mod tests {
                 for &base in &bases {
                     same(base);
                     for g in &gathers {
-                        for key in 0..g.len() {
+                        for key in values(g.len()) {
                             same(base & !mask(g) | g.word(key));
                         }
                     }
