@@ -2,7 +2,7 @@
 //! batches, and isolates the words it rejects.
 //!
 //! nvdisasm prints no listing for a file that holds an illegal word, but names the address
-//! of every illegal word; a second call on the rest lists them. A call costs ~0.4 s of
+//! of every illegal word; a second call on the rest lists them. A call costs ~0.3 s of
 //! start-up and ~20 µs a word, so batches are large and a batch costs two calls.
 
 use std::io::Write;
