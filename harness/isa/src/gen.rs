@@ -485,30 +485,11 @@ pub struct Coverage {
     pub fields_by_form: BTreeMap<String, BTreeMap<String, FieldCoverage>>,
 }
 
-/// Count `word`'s value of field `fi` (of `form`) into `map`.
-fn tally(map: &mut BTreeMap<String, FieldCoverage>, op: Op, k: usize, fi: usize, word: u128) {
-    let s = op.spec();
-    let f = &s.fields[fi];
-    let e = map.entry(f.name.clone()).or_insert_with(|| FieldCoverage {
-        width: f.width,
-        seen: BTreeMap::new(),
-        possible: if f.width <= 8 { s.reachable_values(k, fi) } else { f.width as u64 * 2 },
-    });
-    let v = f.get(word);
-    if f.width <= 8 {
-        *e.seen.entry(format!("{v}")).or_default() += 1;
-    } else {
-        for b in 0..f.width {
-            *e.seen.entry(format!("bit{b}={}", v >> b & 1)).or_default() += 1;
-        }
-    }
-}
-
 /// [`Coverage`]'s counts, gathered in flat arrays: per (instruction, form) a count per value
 /// of each narrow field and per state of each bit of a wide one, indexed by the value, so a
 /// word costs its decode and one increment a field (a bit, for wide ones) instead of map
 /// lookups by name and a string per value. [`CoverageCounter::finish`] spells them as
-/// [`Coverage::add`] would have, word by word (a test holds the two equal).
+/// counting each word's fields by name would have (a test holds the two equal).
 #[derive(Default)]
 pub struct CoverageCounter {
     words: u64,
@@ -519,7 +500,7 @@ pub struct CoverageCounter {
     /// (op, form index) → position in `forms`
     slot: std::collections::HashMap<(Op, usize), usize>,
     /// in the order each (op, form) was first seen, which decides a shared field's `width`
-    /// and `possible` as [`Coverage::add`]'s first insertion does
+    /// and `possible` as the first word to count a field by name does
     forms: Vec<FormCounts>,
 }
 
@@ -643,30 +624,6 @@ impl FieldCoverage {
 }
 
 impl Coverage {
-    pub fn add(&mut self, word: u128) {
-        self.words += 1;
-        match decode(word) {
-            Ok(i) => {
-                self.legal += 1;
-                let (op, key) = (i.op, i.form_key());
-                let k = op.form_index(i.form()).unwrap_or(0);
-                *self.by_form.entry(key.to_string()).or_default() += 1;
-                if i.has_invalid_value() {
-                    self.with_invalid_values += 1;
-                }
-                if i.ignored != 0 {
-                    self.with_ignored_bits += 1;
-                }
-                let per_form = self.fields_by_form.entry(key.to_string()).or_default();
-                for &fi in &op.spec().forms[k].fields {
-                    tally(&mut self.fields, op, k, fi, word);
-                    tally(per_form, op, k, fi, word);
-                }
-            }
-            Err(e) => *self.illegal_kinds.entry(e.kind()).or_default() += 1,
-        }
-    }
-
     /// Adds `other`'s counts into these (the coverage of both word sets; a field's `width`
     /// and `possible` are the larger of the two). None when a count overflows (a corrupt
     /// file: no real run counts 2^64 words).
@@ -700,8 +657,7 @@ impl Coverage {
         Some(())
     }
 
-    /// The coverage of `words`: the same as [`Coverage::add`] of each, counted by a
-    /// [`CoverageCounter`].
+    /// The coverage of `words`, counted by a [`CoverageCounter`].
     pub fn of(words: &[u128]) -> Coverage {
         let mut c = CoverageCounter::default();
         for &w in words {
@@ -761,6 +717,51 @@ pub mod strategies {
 mod tests {
     use super::*;
 
+    /// The definition [`CoverageCounter`] is held to: each word decoded and each of its
+    /// form's fields counted by name, one map entry per value (or bit state).
+    /// Count `word`'s value of field `fi` (of `form`) into `map`.
+    fn tally(map: &mut BTreeMap<String, FieldCoverage>, op: Op, k: usize, fi: usize, word: u128) {
+        let s = op.spec();
+        let f = &s.fields[fi];
+        let e = map.entry(f.name.clone()).or_insert_with(|| FieldCoverage {
+            width: f.width,
+            seen: BTreeMap::new(),
+            possible: if f.width <= 8 { s.reachable_values(k, fi) } else { f.width as u64 * 2 },
+        });
+        let v = f.get(word);
+        if f.width <= 8 {
+            *e.seen.entry(format!("{v}")).or_default() += 1;
+        } else {
+            for b in 0..f.width {
+                *e.seen.entry(format!("bit{b}={}", v >> b & 1)).or_default() += 1;
+            }
+        }
+    }
+
+    fn add_word(c: &mut Coverage, word: u128) {
+        c.words += 1;
+        match decode(word) {
+            Ok(i) => {
+                c.legal += 1;
+                let (op, key) = (i.op, i.form_key());
+                let k = op.form_index(i.form()).unwrap_or(0);
+                *c.by_form.entry(key.to_string()).or_default() += 1;
+                if i.has_invalid_value() {
+                    c.with_invalid_values += 1;
+                }
+                if i.ignored != 0 {
+                    c.with_ignored_bits += 1;
+                }
+                let per_form = c.fields_by_form.entry(key.to_string()).or_default();
+                for &fi in &op.spec().forms[k].fields {
+                    tally(&mut c.fields, op, k, fi, word);
+                    tally(per_form, op, k, fi, word);
+                }
+            }
+            Err(e) => *c.illegal_kinds.entry(e.kind()).or_default() += 1,
+        }
+    }
+
     #[test]
     fn merged_coverage_is_the_coverage_of_both_word_sets() {
         let o = GenOptions { illegal_share: 0.1, invalid_share: 0.2, ignored_share: 0.2, ..GenOptions::legal(7) };
@@ -773,7 +774,7 @@ mod tests {
         assert_eq!(big.merge(&m), None, "an overflowing count is an error");
     }
 
-    /// The counter's coverage is `Coverage::add`'s, word by word: all instructions, illegal
+    /// The counter's coverage is `add_word`'s, word by word: all instructions, illegal
     /// words, INVALIDn values and ignored bits, and arbitrary bits with the family's opcodes.
     #[test]
     fn counted_coverage_is_the_coverage_added_word_by_word() {
@@ -791,7 +792,7 @@ mod tests {
         }
         let mut added = Coverage::default();
         for &w in &words {
-            added.add(w);
+            add_word(&mut added, w);
         }
         assert_eq!(Coverage::of(&words), added, "seed {seed}");
         assert_eq!(Coverage::of(&[]), Coverage::default());
