@@ -450,8 +450,14 @@ const BLOCK: usize = 1024;
 /// integer pass from inputs to results. Panics if `out` is shorter than `xs` (a caller's
 /// bug, not input).
 pub fn eval_batch(inst: &Inst, xs: &[Inputs], out: &mut [u32]) -> Result<(), Undefined> {
+    eval_batch_with(Policy::current(), inst, xs, out)
+}
+
+/// [`eval_batch`] under another policy than the committed one, as [`eval_with`] is
+/// [`eval`]'s: the batch paths that only another policy takes (a propagated NaN, say) are
+/// held equal to [`eval_with`] under every policy the table allows.
+pub fn eval_batch_with(p: &Policy, inst: &Inst, xs: &[Inputs], out: &mut [u32]) -> Result<(), Undefined> {
     assert!(out.len() >= xs.len(), "eval_batch: out holds {} results for {} inputs", out.len(), xs.len());
-    let p = Policy::current();
     if inst.op == crate::isa::Op::Hadd2 {
         return match eval_add_batch_inst(p, inst, xs, out) {
             Err(u) => xs.iter().zip(out.iter_mut()).try_for_each(|(x, o)| predicated_off(inst, p, x).ok_or(u).map(|v| *o = v)),
@@ -464,7 +470,7 @@ pub fn eval_batch(inst: &Inst, xs: &[Inputs], out: &mut [u32]) -> Result<(), Und
             ok => ok,
         };
     }
-    let c = match ctx_for(inst) {
+    let c = match Ctx::new(inst, p) {
         Ok(c) => c,
         Err(u) => {
             for (o, x) in out.iter_mut().zip(xs) {
@@ -735,10 +741,90 @@ unsafe fn f16_mul_x8<const KEEP: bool>(a: &[u16], b: &[u16], prod: &mut [f32], r
 #[target_feature(enable = "avx2,f16c")]
 unsafe fn blocks_avx2(c: &Ctx, xs: &[Inputs], out: &mut [u32]) {
     if c.m.plain() {
-        blocks::<false, true, false>(c, xs, out)
+        let done = match (!c.bf16 && c.m.ftz_in == 0 && !c.o.dst_rz && c.o.pred_shift == PT as u32 && c.o.pred_flip == 0, c.m.canonical != 0) {
+            (false, _) => 0,
+            (true, true) => f16_words_x8::<true>(c, xs, out),
+            (true, false) => f16_words_x8::<false>(c, xs, out),
+        };
+        if done < xs.len() {
+            // the blocks' arrays are 40 KB to clear: not for nothing
+            blocks::<false, true, false>(c, &xs[done..], &mut out[done..])
+        }
     } else {
         blocks::<false, true, true>(c, xs, out)
     }
+}
+
+/// [`blocks`] for the commonest instructions, 8 inputs at a time in registers: FP16 lanes,
+/// no input flush, no flush, .FMZ or .SAT after rounding, a guard that is always true and
+/// a destination that is not RZ. Each input's two source words come in as one 64-bit load
+/// (`a` and `b` are neighbours in [`Inputs`]); one byte shuffle per four inputs makes the
+/// half selects of both operands and parts the `a` words from the `b` words; the modifiers
+/// act on whole words; F16C converts, multiplies and rounds 8 lanes at a time; the NaN rule
+/// ([`Ctx::finish_nan`]) runs on 16 lanes at once, and the results go straight to `out`.
+/// Returns how many inputs it did (all but the last `xs.len() % 8`, which [`blocks`] does).
+/// `CANONICAL`: the policy's NaN result is 0x7fff (a NaN operand makes the f32 product a
+/// NaN, so a NaN result is all that needs testing). Held equal to [`eval`] by the batch
+/// tests and, on all 2^32 FP16 pairs, to rustc_apfloat.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,f16c")]
+unsafe fn f16_words_x8<const CANONICAL: bool>(c: &Ctx, xs: &[Inputs], out: &mut [u32]) -> usize {
+    use std::arch::x86_64::*;
+    let n = xs.len().min(out.len()) / 8 * 8;
+    // the byte shuffle, alike in both 128-bit halves: the words [a, b, a', b'] of two inputs
+    // become [A, A', B, B'], each with lane 0 from bit sh[0] of its word and lane 1 from
+    // bit sh[1] ([`Ctx::src`]'s shifts)
+    let mut ctl = [0u8; 16];
+    for (slot, (word, sh)) in [(0u8, c.a_sh), (2, c.a_sh), (1, c.b_sh), (3, c.b_sh)].into_iter().enumerate() {
+        for (l, sh) in sh.into_iter().enumerate() {
+            let byte = word * 4 + (sh / 8) as u8;
+            ctl[4 * slot + 2 * l..][..2].copy_from_slice(&[byte, byte + 1]);
+        }
+    }
+    let ctl = _mm256_broadcastsi128_si256(_mm_loadu_si128(ctl.as_ptr() as *const __m128i));
+    // the modifiers as (w & and) ^ xor on both halves; an operand that is not read (RZ,
+    // URZ, immediates) is its fixed word's lanes, all in xor
+    let word = |v: u16| v as u32 * 0x1_0001;
+    let fixed = |keep: u32, fixed: u32, sh: [u32; 2], and: u16, xor: u16| {
+        let lanes = (fixed >> sh[0] & 0xffff | (fixed >> sh[1]) << 16) & word(and) ^ word(xor);
+        if keep == 0 {
+            (_mm256_setzero_si256(), _mm256_set1_epi32(lanes as i32))
+        } else {
+            (_mm256_set1_epi32(word(and) as i32), _mm256_set1_epi32(word(xor) as i32))
+        }
+    };
+    let (and_a, xor_a) = fixed(c.o.a_keep, 0, c.a_sh, c.a_and, c.a_xor);
+    let (and_b, xor_b) = fixed(c.o.b_keep, c.o.b_fixed, c.b_sh, c.b_and, c.b_xor);
+    let (magnitude, exp, quiet) = (_mm256_set1_epi16(0x7fff), _mm256_set1_epi16(c.exp as i16), _mm256_set1_epi16(c.quiet as i16));
+    for k in (0..n).step_by(8) {
+        let pair = |i: usize| {
+            // SAFETY: k + 8 <= n <= xs.len()
+            let x = xs.get_unchecked(k + i);
+            (x.a as u64 | (x.b as u64) << 32) as i64
+        };
+        // [A0 A1 B0 B1 | A2 A3 B2 B3] and [A4 A5 B4 B5 | A6 A7 B6 B7]
+        let q0 = _mm256_shuffle_epi8(_mm256_setr_epi64x(pair(0), pair(1), pair(2), pair(3)), ctl);
+        let q1 = _mm256_shuffle_epi8(_mm256_setr_epi64x(pair(4), pair(5), pair(6), pair(7)), ctl);
+        // inputs in the order 0 1 4 5 2 3 6 7, put right by the store
+        let la = _mm256_xor_si256(_mm256_and_si256(_mm256_unpacklo_epi64(q0, q1), and_a), xor_a);
+        let lb = _mm256_xor_si256(_mm256_and_si256(_mm256_unpackhi_epi64(q0, q1), and_b), xor_b);
+        let prod = |a: __m128i, b: __m128i| _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(_mm256_mul_ps(_mm256_cvtph_ps(a), _mm256_cvtph_ps(b)));
+        let lo = prod(_mm256_castsi256_si128(la), _mm256_castsi256_si128(lb));
+        let hi = prod(_mm256_extracti128_si256::<1>(la), _mm256_extracti128_si256::<1>(lb));
+        let r = _mm256_set_m128i(hi, lo);
+        // the NaN rule on 16 lanes: magnitudes are below 0x8000, so signed compares do
+        let is_nan = |v: __m256i| _mm256_cmpgt_epi16(_mm256_and_si256(v, magnitude), exp);
+        let v = if CANONICAL {
+            _mm256_blendv_epi8(r, magnitude, is_nan(r))
+        } else {
+            let (a_nan, b_nan) = (is_nan(la), is_nan(lb));
+            let propagated = _mm256_blendv_epi8(_mm256_blendv_epi8(magnitude, _mm256_or_si256(lb, quiet), b_nan), _mm256_or_si256(la, quiet), a_nan);
+            _mm256_blendv_epi8(r, propagated, _mm256_or_si256(_mm256_or_si256(a_nan, b_nan), is_nan(r)))
+        };
+        // SAFETY: k + 8 <= n <= out.len()
+        _mm256_storeu_si256(out.as_mut_ptr().add(k) as *mut __m256i, _mm256_permute4x64_epi64::<0b11_01_10_00>(v));
+    }
+    n
 }
 
 /// f32 -> BF16 round to nearest even: bit for bit `half`'s `bf16::from_f32` (a NaN keeps
@@ -792,44 +878,73 @@ fn bf16_mul_rne(a: u16, b: u16) -> u16 {
 /// [`blocks_avx512`], after the CPU check). `X8`: FP16 lanes with [`f16_mul_x8`] (only from
 /// [`blocks_avx2`], after the CPU check; BF16 lanes keep `bf16_mul_rne`). `FULL`: some
 /// flush, .FMZ or .SAT step is on; without them the fix-up after rounding is the NaN rule alone.
+///
+/// The lanes stay where the words hold them: each source word is copied out of its
+/// `Inputs` once, its half selects and modifiers applied to whole words, and the words then
+/// read as 16-bit lanes, lane `l` of input `i` at `2i + l` ([`as_lanes`]). Every step after
+/// the copy is a unit-stride loop over one array, and the results are the output words as
+/// they stand, with no split into lanes and no join back.
 #[inline(always)]
 fn blocks<const AVX512: bool, const X8: bool, const FULL: bool>(c: &Ctx, xs: &[Inputs], out: &mut [u32]) {
-    let mut la = [0u16; 2 * BLOCK];
-    let mut lb = [0u16; 2 * BLOCK];
+    let mut wa = [0u32; BLOCK];
+    let mut wb = [0u32; BLOCK];
     let mut fa = [0f32; 2 * BLOCK];
     let mut fb = [0f32; 2 * BLOCK];
-    let mut r = [0u16; 2 * BLOCK];
+    let mut r = [0u32; BLOCK];
     let dst_keep = if c.o.dst_rz { 0 } else { u32::MAX };
     let always = c.o.pred_shift == PT as u32 && c.o.pred_flip == 0;
+    let mut ab = [0u64; BLOCK];
+    // a word's lanes after the selects: lane 0 from bit sh[0], lane 1 from bit sh[1] (each
+    // 0 or 16), then the modifiers on both halves at once
+    let select = |w: u32, sh: [u32; 2], and: u16, xor: u16| ((w >> sh[0] & 0xffff | (w >> sh[1]) << 16) & and as u32 * 0x1_0001) ^ xor as u32 * 0x1_0001;
     for (xs, out) in xs.chunks(BLOCK).zip(out.chunks_mut(BLOCK)) {
         let n = xs.len();
-        let (la, lb, fa, fb, r) = (&mut la[..2 * n], &mut lb[..2 * n], &mut fa[..2 * n], &mut fb[..2 * n], &mut r[..2 * n]);
-        for (i, x) in xs.iter().enumerate() {
-            let (aw, bw) = (c.o.a_word(x), c.o.b_word(x));
-            // lane 0 of input i at i, lane 1 at n + i: contiguous, so every loop is unit-stride
-            la[i] = c.src(aw, c.a_sh[0], c.a_and, c.a_xor);
-            la[n + i] = c.src(aw, c.a_sh[1], c.a_and, c.a_xor);
-            lb[i] = c.src(bw, c.b_sh[0], c.b_and, c.b_xor);
-            lb[n + i] = c.src(bw, c.b_sh[1], c.b_and, c.b_xor);
+        let (ab, wa, wb, r) = (&mut ab[..n], &mut wa[..n], &mut wb[..n], &mut r[..n]);
+        // the two source words of each input as one u64: a plain copy, where gathering
+        // each into its own array made the compiler assemble vectors a word at a time
+        for (x, p) in xs.iter().zip(ab.iter_mut()) {
+            *p = x.a as u64 | (x.b as u64) << 32;
         }
+        for ((&p, a), b) in ab.iter().zip(wa.iter_mut()).zip(wb.iter_mut()) {
+            let x = Inputs { a: p as u32, b: (p >> 32) as u32, ..Inputs::default() };
+            *a = select(c.o.a_word(&x), c.a_sh, c.a_and, c.a_xor);
+            *b = select(c.o.b_word(&x), c.b_sh, c.b_and, c.b_xor);
+        }
+        let (la, lb, rl) = (as_lanes(wa), as_lanes(wb), as_lanes(r));
+        if c.m.ftz_in != 0 {
+            for v in la.iter_mut().chain(lb.iter_mut()) {
+                *v = sel(mask(*v & c.exp == 0), *v & 0x8000, *v);
+            }
+        }
+        let (fa, fb) = (&mut fa[..2 * n], &mut fb[..2 * n]);
         if X8 && !c.bf16 {
-            lanes::<AVX512, true, FULL>(c, la, lb, fa, fb, r);
+            lanes::<AVX512, true, FULL>(c, la, lb, fa, fb, rl);
         } else {
-            lanes::<AVX512, false, FULL>(c, la, lb, fa, fb, r);
+            lanes::<AVX512, false, FULL>(c, la, lb, fa, fb, rl);
         }
         if always {
             // no need to read x.d and x.pred: a strided gather otherwise
-            for (i, o) in out[..n].iter_mut().enumerate() {
-                *o = (r[i] as u32 | (r[n + i] as u32) << 16) & dst_keep;
+            for (o, &v) in out[..n].iter_mut().zip(r.iter()) {
+                *o = v & dst_keep;
             }
         } else {
-            for (i, (x, o)) in xs.iter().zip(out.iter_mut()).enumerate() {
-                let v = r[i] as u32 | (r[n + i] as u32) << 16;
+            for ((x, o), &v) in xs.iter().zip(out.iter_mut()).zip(r.iter()) {
                 let v = if c.o.pred(x.pred) { v } else { x.d };
                 *o = v & dst_keep;
             }
         }
     }
+}
+
+/// Words as their 16-bit halves in memory order: the halves of `w[i]` at `2i` and `2i + 1`.
+/// Which of the two is lane 0 depends on the byte order, but [`blocks`] reads its sources
+/// and writes its results through this same view and treats every lane alike, so the words
+/// it hands back are right on either.
+#[inline(always)]
+fn as_lanes(w: &mut [u32]) -> &mut [u16] {
+    // SAFETY: a u32 is two u16s with no padding and at least u16's alignment; the new slice
+    // covers exactly w's bytes and borrows w mutably for its whole life
+    unsafe { std::slice::from_raw_parts_mut(w.as_mut_ptr() as *mut u16, 2 * w.len()) }
 }
 
 /// The lanes of [`blocks`] after select and modifiers: `r[k]` = lane `la[k] x lb[k]`
@@ -1063,6 +1178,47 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The same under every option of every knob of the policy, one knob away from the
+    /// committed policy: the batch paths only another policy takes (a propagated NaN
+    /// rather than 0x7fff, say) against [`eval_with`], for HMUL2 and HADD2 in every form.
+    /// 35 inputs: the 8-at-a-time kernels and the blocks after them both run.
+    #[test]
+    fn batch_agrees_with_scalar_under_every_policy_option() {
+        let seed = 0x0b47_c400;
+        println!("seed: {seed}");
+        // HFMA2's batch under other policies: fma's own tests
+        let cases: Vec<(Inst, Vec<Inputs>)> = [crate::isa::Op::Hmul2, crate::isa::Op::Hadd2]
+            .into_iter()
+            .flat_map(|op| Form::ALL.into_iter().filter(move |&f| op.has_form(f)).map(move |f| (op, f)))
+            .flat_map(|(op, form)| factorial(op, form, seed))
+            .enumerate()
+            .map(|(i, inst)| {
+                let xs = input_set(&inst, seed ^ i as u64, 35);
+                (inst, xs)
+            })
+            .collect();
+        let mut checked = 0;
+        for k in 0..super::policy::KNOBS.len() {
+            for option in 0..super::policy::KNOBS[k].1.len() {
+                let mut p = *Policy::current();
+                p.set(k, option);
+                for (inst, xs) in &cases {
+                    let mut out = vec![0u32; xs.len()];
+                    match eval_batch_with(&p, inst, xs, &mut out) {
+                        Ok(()) => {
+                            for (x, &o) in xs.iter().zip(&out) {
+                                assert_eq!(eval_with(&p, inst, x), Ok(o), "knob {} option {option}: {inst:?} {x:?}", super::policy::KNOBS[k].0);
+                            }
+                            checked += 1;
+                        }
+                        Err(u) => assert!(xs.iter().any(|x| eval_with(&p, inst, x).is_err()), "{inst:?}: the batch says {u}, eval_with defines every input"),
+                    }
+                }
+            }
+        }
+        assert!(checked > 1000, "only {checked} instructions checked");
     }
 
     /// MulRow (one lane for both, F16C on AVX2 CPUs) against `eval` on symmetric operands,
