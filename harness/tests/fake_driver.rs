@@ -218,6 +218,9 @@ fn rejected_images_and_crashing_drivers_are_isolated_too() {
 #[test]
 fn exhaustive_mode_runs_the_digest_kernel_through_the_driver() {
     let seed = seed(16);
+    // a space of 2^20 inputs (64 chunks) at the full level; 2^16 (4 chunks) at the quick one
+    let bits = hmul2_harness::testlevel::sized("space bits of the emulated exhaustive runs (2^bits inputs each)", 20, 16);
+    let space = bits.to_string();
     for form in [Form::Rrr, Form::Imm] {
         // a word whose result shows: its guard holds with P0..P6 true (the digest kernel's
         // predicates) and it writes a register, so a flipped result changes the digests
@@ -225,12 +228,12 @@ fn exhaustive_mode_runs_the_digest_kernel_through_the_driver() {
         let w = hmul2_harness::kernel::runnable_words_of(seed, &[Op::Hmul2, Op::Hadd2], Some(form), 64).unwrap().into_iter().find(shows).unwrap();
         let hex = format_hex(w);
         let d = tmp(&format!("exh-{form:?}"));
-        let args = ["run", "--seed", "1", "--mode", "exhaustive", "--encoding", &hex, "--space-bits", "20", "--chunk-bits", "14", "--out"];
+        let args = ["run", "--seed", "1", "--mode", "exhaustive", "--encoding", &hex, "--space-bits", &space, "--chunk-bits", "14", "--out"];
         let clean = d.join("clean");
         let o = harness("", &[&args[..], &[clean.to_str().unwrap()]].concat());
         assert!(o.status.success(), "{form:?}: {}", text(&o));
         let s = summary(&clean);
-        assert_eq!(s["totals"]["compared"], 1u64 << 20, "{form:?}");
+        assert_eq!(s["totals"]["compared"], 1u64 << bits, "{form:?}");
         assert_eq!(s["totals"]["mismatches"], 0, "{form:?}");
         assert_eq!(s["hardware"]["simulated"], true);
         // a "GPU" that gets this word wrong: every chunk's digest differs, and is fetched
@@ -239,18 +242,18 @@ fn exhaustive_mode_runs_the_digest_kernel_through_the_driver() {
         let o = harness(&flip, &[&args[..], &[bad.to_str().unwrap()]].concat());
         assert_eq!(o.status.code(), Some(1), "{form:?}: {}", text(&o));
         let s = summary(&bad);
-        assert_eq!(s["totals"]["compared"], 1u64 << 20, "{form:?}");
+        assert_eq!(s["totals"]["compared"], 1u64 << bits, "{form:?}");
         assert!(s["totals"]["mismatches"].as_u64().unwrap() > 0, "{form:?}: {}", s["totals"]);
     }
     // a three-source word: operand 3 fixed by --c, every (a, b) of the space swept
     let hfma2 = "0x000fc200000000030000000201007231"; // HFMA2 R0, R1, R2, R3
     for c in ["0x3c00bc00", "0x7e00fc00"] {
         let d = tmp(&format!("exh-hfma2-{c}"));
-        let args = ["run", "--seed", "1", "--mode", "exhaustive", "--encoding", hfma2, "--c", c, "--space-bits", "20", "--chunk-bits", "14", "--out"];
+        let args = ["run", "--seed", "1", "--mode", "exhaustive", "--encoding", hfma2, "--c", c, "--space-bits", &space, "--chunk-bits", "14", "--out"];
         let o = harness("", &[&args[..], &[d.to_str().unwrap()]].concat());
         assert!(o.status.success(), "--c {c}: {}", text(&o));
         let s = summary(&d);
-        assert_eq!((s["totals"]["compared"].as_u64(), s["totals"]["mismatches"].as_u64()), (Some(1 << 20), Some(0)), "--c {c}: {}", s["totals"]);
+        assert_eq!((s["totals"]["compared"].as_u64(), s["totals"]["mismatches"].as_u64()), (Some(1 << bits), Some(0)), "--c {c}: {}", s["totals"]);
         assert_eq!(s["config"]["c"].as_u64(), Some(u32::from_str_radix(&c[2..], 16).unwrap() as u64), "the journal and summary name operand 3");
         // a device whose FMA ignores the addend is caught
         let flip = format!("flip-if:{}:{hfma2}", format_hex(u128::MAX));
@@ -314,12 +317,20 @@ fn two_devices_get_a_worker_each_and_agree_with_one() {
 #[test]
 fn the_nightly_script_runs_every_form_and_mode_and_fails_without_a_gpu() {
     let d = tmp("nightly");
+    // the emulated night runs every form at the full level; at the quick level a sample of
+    // them (printed, with its seed), named by FORMS. The night without a GPU below runs
+    // with FORMS unset at both levels, so the script's own default still reaches every form.
+    let picked = hmul2_harness::testlevel::rows("forms of the emulated night", Form::ALL.len() as u32, 3);
+    let night_forms: Vec<Form> = picked.iter().map(|&i| Form::ALL[i as usize]).collect();
     let nightly = |out: &Path, fake: bool| {
         let mut c = Command::new("bash");
         c.current_dir(root()).arg("ci/nightly").arg(out).env("BIN", BIN).env("SEED", "5").env("COUNT", "30").env("INPUTS", "32");
         c.env("FACTORIAL_INSTRUCTIONS", factorial_list()).env_remove("FORMS");
         c.env("VECTORS", d.join("v")).env_remove("EXHAUSTIVE").env_remove("SHARD").env_remove("HMUL2_FAKE_EXECUTOR");
         if fake {
+            if night_forms.len() < Form::ALL.len() {
+                c.env("FORMS", night_forms.iter().map(|f| f.cli_name()).collect::<Vec<_>>().join(","));
+            }
             c.env("LD_LIBRARY_PATH", fake_lib()).env("HMUL2_FAKE_CUDA", "").env_remove("CUDA_VISIBLE_DEVICES");
         } else {
             c.env("CUDA_VISIBLE_DEVICES", "");
@@ -333,7 +344,7 @@ fn the_nightly_script_runs_every_form_and_mode_and_fails_without_a_gpu() {
     assert!(t.contains("nightly: done, status 0"), "{t}");
     let index = std::fs::read_to_string(out.join("index.txt")).unwrap();
     let runs: Vec<&str> = index.lines().collect();
-    assert_eq!(runs.len(), 2 * Form::ALL.len(), "{index}");
+    assert_eq!(runs.len(), 2 * night_forms.len(), "{index}");
     let mut random_forms = std::collections::BTreeSet::new();
     for r in &runs {
         let s = summary(Path::new(r));
@@ -354,7 +365,7 @@ fn the_nightly_script_runs_every_form_and_mode_and_fails_without_a_gpu() {
             random_forms.extend(forms.iter().copied());
         }
     }
-    assert_eq!(random_forms.len(), Form::ALL.len(), "{random_forms:?}");
+    assert_eq!(random_forms, night_forms.iter().copied().collect::<std::collections::BTreeSet<Form>>(), "{random_forms:?}");
     assert!(!d.join("v").join("hardware").exists(), "an emulated night writes no hardware vectors");
     let files = std::fs::read_dir(d.join("v").join("simulated")).unwrap().count();
     assert_eq!(files, 2, "one vector file per mode");
@@ -495,7 +506,7 @@ fn factorial_list() -> &'static str {
 
 /// The forms of the sharded emulated nights (the Slurm and matrix examples, `FORMS`): every
 /// one at the full test level; at the quick level one two-source and one three-source form
-/// (the nightly script's own test runs every form at both levels).
+/// (the nightly script's own test samples other forms at the quick level).
 fn shard_forms() -> &'static [Form] {
     static FORMS: std::sync::OnceLock<Vec<Form>> = std::sync::OnceLock::new();
     FORMS.get_or_init(|| {

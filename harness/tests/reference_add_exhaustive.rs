@@ -154,6 +154,24 @@ struct Oracle {
     nan: u32,
 }
 
+/// The FP16 lane oracle, built once per test process (the sweeps and the table check share it).
+fn f16_oracle() -> &'static Oracle {
+    static O: std::sync::OnceLock<Oracle> = std::sync::OnceLock::new();
+    O.get_or_init(|| Oracle::new(10, 30, 11, 10, 30, |a, b| Fmt::F16.add(a, b) as u32))
+}
+
+/// The BF16 lane oracle, built once per test process.
+fn bf16_oracle() -> &'static Oracle {
+    static O: std::sync::OnceLock<Oracle> = std::sync::OnceLock::new();
+    O.get_or_init(|| Oracle::new(7, 254, 8, 7, 254, |a, b| Fmt::Bf16.add(a, b) as u32))
+}
+
+/// The FP16 `.F32` sum oracle, built once per test process.
+fn f32_oracle() -> &'static Oracle {
+    static O: std::sync::OnceLock<Oracle> = std::sync::OnceLock::new();
+    O.get_or_init(|| Oracle::new(10, 30, 11, 23, 254, add32))
+}
+
 impl Oracle {
     fn new(m: u32, top: u32, min_canon: u32, rm: u32, rtop: u32, direct: fn(u16, u16) -> u32) -> Oracle {
         let rsign = 1 << (rm + (if rtop == 254 { 8 } else { 5 }));
@@ -265,8 +283,8 @@ fn sweep_lanes(f: Fmt) {
     let op = AddOp { format: f.format(), ..Default::default() };
     let t0 = Instant::now();
     let oracle = match f {
-        Fmt::F16 => Oracle::new(10, 30, 11, 10, 30, |a, b| Fmt::F16.add(a, b) as u32),
-        Fmt::Bf16 => Oracle::new(7, 254, 8, 7, 254, |a, b| Fmt::Bf16.add(a, b) as u32),
+        Fmt::F16 => f16_oracle(),
+        Fmt::Bf16 => bf16_oracle(),
     };
     println!("{f:?}: tables in {:.1} s", t0.elapsed().as_secs_f64());
     two_threads(&format!("{f:?} lanes"), t0, |x, bad| {
@@ -318,7 +336,7 @@ fn exhaustive_f32_sum_against_apfloat() {
     let op = AddOp { format: Format::F16, f32_out: true, ..Default::default() };
     let (at, other) = if p.add_f32_lane0 { (0, 16) } else { (16, 0) };
     let t0 = Instant::now();
-    let oracle = Oracle::new(10, 30, 11, 23, 254, add32);
+    let oracle = f32_oracle();
     println!("F32: tables in {:.1} s", t0.elapsed().as_secs_f64());
     two_threads("F16 .F32", t0, |x, bad| {
         let mut pairs = Vec::with_capacity(8 << 15);
@@ -351,11 +369,12 @@ fn exhaustive_f32_sum_against_apfloat() {
 /// the reference had the very same error).
 #[test]
 fn oracle_tables_are_apfloat() {
-    let f16 = Oracle::new(10, 30, 11, 10, 30, |a, b| Fmt::F16.add(a, b) as u32);
-    let bf16 = Oracle::new(7, 254, 8, 7, 254, |a, b| Fmt::Bf16.add(a, b) as u32);
-    let f32s = Oracle::new(10, 30, 11, 23, 254, add32);
+    let (f16, bf16, f32s) = (f16_oracle(), bf16_oracle(), f32_oracle());
     let mut n = 0u64;
-    for x in (0..1u16 << 15).step_by(7) {
+    // every 7th magnitude at the full level; a sample of those rows (printed) otherwise
+    let xs: Vec<u16> = (0..1u16 << 15).step_by(7).collect();
+    let keep = hmul2_harness::testlevel::rows("magnitude rows of the table oracle check", xs.len() as u32, xs.len() as u32 / 16);
+    for x in keep.into_iter().map(|i| xs[i as usize]) {
         for y in (x..1 << 15).step_by(61).chain([x, 0x7bff, 0x7c00, 0x7f7f, 0x7f80]) {
             if y < x {
                 continue;
