@@ -597,6 +597,18 @@ impl MulRow {
     }
 }
 
+/// HADD2 on symmetric operands, one lane for both ([`add::AddRow`], [`MulRow`]'s for
+/// sums): `Ok(Some)` for an HADD2 whose operand 2 is a register (not RZ), but not `.F32`;
+/// the guard is taken as true (the caller handles a false one).
+pub fn add_row(inst: &Inst) -> Result<Option<add::AddRow>, Undefined> {
+    let p = Policy::current();
+    let o = Operands::of(inst, p);
+    if inst.op != crate::isa::Op::Hadd2 || o.b_keep != u32::MAX || o.b_fixed != 0 {
+        return Ok(None);
+    }
+    add::AddRow::new(&add::add_op(inst), p, o.a_keep, if o.dst_rz { 0 } else { u32::MAX })
+}
+
 /// The destination after `inst` with the guard true, operand-1 register value `a`, operand-2
 /// register values `b[i]` and operand-3 value `c` (a register, UR or constant-bank word; RZ
 /// and immediates as the instruction says): [`eval`] without `Inputs` records, through the
@@ -1219,6 +1231,70 @@ mod tests {
             }
         }
         assert!(checked > 1000, "only {checked} instructions checked");
+    }
+
+    /// AddRow (HADD2, one lane for both) against `eval` on symmetric operands, for every
+    /// modifier combination of the register forms (operand 1 RZ and a destination RZ among
+    /// them) and values drawn from the specials; which instructions get no AddRow.
+    #[test]
+    fn add_row_is_eval_on_symmetric_operands() {
+        let seed = 0x0002_0018;
+        println!("seed: {seed}");
+        let mut r = Rng::new(seed);
+        let (mut rows, mut none) = (0, 0);
+        for form in Form::TWO_SOURCE.iter().copied().filter(|&f| crate::isa::Op::Hadd2.has_form(f)) {
+            for (k, inst) in factorial(crate::isa::Op::Hadd2, form, seed).into_iter().enumerate() {
+                let mut inst = Inst { pred: Pred { index: PT, negated: false }, ..inst };
+                match k % 5 {
+                    1 => inst.a = RZ,
+                    2 => inst.dst = RZ,
+                    _ => {}
+                }
+                let m = match add_row(&inst) {
+                    Ok(Some(m)) => m,
+                    Ok(None) => {
+                        let b_reg = matches!(inst.b, Operand2::Reg(b) if b != RZ);
+                        assert!(!b_reg || add::add_op(&inst).f32_out, "{inst:?}: no AddRow");
+                        none += 1;
+                        continue;
+                    }
+                    Err(u) => {
+                        assert!(inst.has_invalid_value() || eval(&inst, &Inputs::default()).is_err(), "{inst:?}: {u}");
+                        continue;
+                    }
+                };
+                rows += 1;
+                let sp = if inst.format == Format::Bf16 { bf16_specials() } else { f16_specials() };
+                let half = |r: &mut Rng| if r.chance(0.5) { *r.pick(sp) } else { r.next_u32() as u16 };
+                let a = half(&mut r);
+                let b: Vec<u16> = (0..37).map(|_| half(&mut r)).collect();
+                let mut out = vec![0u16; b.len()];
+                m.eval(a, &b, &mut out);
+                for (&b, &l) in b.iter().zip(&out) {
+                    let x = Inputs { a: a as u32 * 0x10001, b: b as u32 * 0x10001, d: 0x5a5a_a5a5, pred: 0x7f, c: 0 };
+                    assert_eq!(Ok((l as u32 * 0x10001) & m.word_keep()), eval(&inst, &x), "seed {seed}: {inst:?} {x:?}");
+                }
+            }
+        }
+        assert!(rows > 200 && none > 10, "{rows} instructions checked, {none} without an AddRow");
+        // whole rows of plain FP16 and BF16 for the specials and random operand-1 values
+        let all: Vec<u16> = (0..=u16::MAX).collect();
+        let mut out = vec![0u16; all.len()];
+        for format in [Format::F16, Format::Bf16] {
+            let mut inst = Inst::new(0, 1, Operand2::Reg(2));
+            inst.op = crate::isa::Op::Hadd2;
+            inst.format = format;
+            let m = add_row(&inst).unwrap().unwrap();
+            let sp = if format == Format::Bf16 { bf16_specials() } else { f16_specials() };
+            let xs: Vec<u16> = sp.iter().copied().chain((0..16).map(|_| r.next_u32() as u16)).collect();
+            for a in xs {
+                m.eval(a, &all, &mut out);
+                for (&b, &l) in all.iter().zip(&out) {
+                    let x = Inputs { a: a as u32 * 0x10001, b: b as u32 * 0x10001, d: 0, pred: 0x7f, c: 0 };
+                    assert_eq!(Ok(l as u32 * 0x10001), eval(&inst, &x), "seed {seed}: {format:?} {a:#06x} + {b:#06x}");
+                }
+            }
+        }
     }
 
     /// MulRow (one lane for both, F16C on AVX2 CPUs) against `eval` on symmetric operands,

@@ -10,8 +10,10 @@
 //! - HMUL2 with operand 2 a register: both halves of a and b hold the same value, so every
 //!   half select reads it and both lanes compute the same product: one lane
 //!   ([`reference::MulRow`]), times 0x10001;
-//! - HADD2, HFMA2, HFMA2.MMA with operand 2 a register: the word-level batch kernels
-//!   ([`reference::eval_words`]; operand 3 and `.F32` may make the lanes differ);
+//! - HADD2 (not `.F32`) with operand 2 a register: likewise one lane
+//!   ([`reference::add_row`]);
+//! - HADD2 `.F32`, HFMA2, HFMA2.MMA with operand 2 a register: the word-level batch
+//!   kernels ([`reference::eval_words`]; operand 3 and `.F32` make the lanes differ);
 //! - operand 2 immediates or RZ: the result depends on x alone, one [`reference::eval`] per row;
 //! - a false guard (`@!Pn`, `@!PT`): the destination's fill value (0 for RZ) everywhere.
 //!
@@ -24,7 +26,7 @@
 use super::{mix_sum, mix_sum_lanes, DigestRequest, D_FILL, PRED_ALL};
 use crate::inputs::Inputs;
 use crate::isa::{Inst, Op, Operand2, RZ};
-use crate::reference::{self, MulRow};
+use crate::reference::{self, add::AddRow, MulRow};
 
 /// Inputs per fused block (divides a row of 2^16).
 const BLOCK: u64 = 4096;
@@ -54,6 +56,8 @@ static Y32: [u32; 1 << 16] = {
 pub enum Eval {
     /// HMUL2, operand 2 a register: one lane per input.
     MulLanes(MulRow),
+    /// HADD2 but `.F32`, operand 2 a register: one lane per input.
+    AddLanes(AddRow),
     /// HADD2 / HFMA2 / HFMA2.MMA, operand 2 a register: the word-level batch kernels.
     Words,
     /// Operand 2 immediates or RZ: one result per row.
@@ -104,11 +108,13 @@ pub fn plan(word: u128) -> Result<Fused, String> {
         }
         return Ok(Fused { inst, eval: Eval::Const(D_FILL) });
     }
-    let eval = match (reg(inst.b), mul) {
-        (None, _) => Eval::PerRow,
-        (Some(_), Some(Some(m))) => Eval::MulLanes(m),
-        (Some(_), Some(None)) => Eval::PerRow, // unreachable: a register operand 2 is symmetric
-        (Some(_), None) => Eval::Words,
+    let add = reference::add_row(&inst).map_err(|u| u.to_string())?;
+    let eval = match (reg(inst.b), mul, add) {
+        (None, _, _) => Eval::PerRow,
+        (Some(_), Some(Some(m)), _) => Eval::MulLanes(m),
+        (Some(_), Some(None), _) => Eval::PerRow, // unreachable: a register operand 2 is symmetric
+        (Some(_), None, Some(a)) => Eval::AddLanes(a),
+        (Some(_), None, None) => Eval::Words,
     };
     Ok(Fused { inst, eval })
 }
@@ -169,6 +175,11 @@ impl Fused {
                     let lanes = &mut s.lanes[..n];
                     m.eval(x as u16, &Y16[ys], lanes);
                     mix_sum_lanes(k0, lanes, m.word_keep())
+                }
+                Eval::AddLanes(a) => {
+                    let lanes = &mut s.lanes[..n];
+                    a.eval(x as u16, &Y16[ys], lanes);
+                    mix_sum_lanes(k0, lanes, a.word_keep())
                 }
                 Eval::Words => {
                     // plan checked that the instruction is defined
@@ -327,6 +338,7 @@ mod tests {
             "HADD2.BF16_V2 R0, -R1, R2",
             "HADD2.F32 R0, R1, -R2",
             "HADD2.FTZ.SAT R0, R1, |R2|",
+            "HADD2.BF16_V2.SAT RZ, RZ, -R2.H0_H0",
             "HFMA2 R0, R1, R2, R3",
             "HFMA2.BF16_V2 R0, R1, R2, R3",
             "HFMA2.FTZ.SAT R0, -R1, R2, -R3",
@@ -357,7 +369,10 @@ mod tests {
         assert_eq!(kind("HMUL2 R0, R1, R2"), d(Eval::MulLanes(m)));
         assert_eq!(kind("HMUL2.BF16_V2.FTZ R5, -R1.H1_H1, R2.H0_H0"), d(Eval::MulLanes(m)));
         assert_eq!(kind("HMUL2 R0, R1, R0"), d(Eval::MulLanes(m)), "a destination that is a source, guard true");
-        assert_eq!(kind("HADD2 R0, R1, R2"), d(Eval::Words));
+        let a = reference::add_row(&parse("HADD2 R0, R1, R2").unwrap()).unwrap().unwrap();
+        assert_eq!(kind("HADD2 R0, R1, R2"), d(Eval::AddLanes(a)));
+        assert_eq!(kind("HADD2.BF16_V2.FTZ.SAT RZ, -RZ, |R2|.H1_H1"), d(Eval::AddLanes(a)));
+        assert_eq!(kind("HADD2.F32 R0, R1, R2"), d(Eval::Words), ".F32: one FP32 value, not two like lanes");
         assert_eq!(kind("HFMA2 R0, R1, R2, R3"), d(Eval::Words));
         assert_eq!(kind("HFMA2.MMA R0, R1, R2, c[0x3][0x10]"), d(Eval::Words));
         assert_eq!(kind("HMUL2 R0, R1, 1, 2"), d(Eval::PerRow));

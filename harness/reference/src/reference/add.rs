@@ -379,46 +379,128 @@ fn blocks<const X8: bool>(c: &AddCtx, a: &[u32], b: &[u32], out: &mut [u32]) {
             }
         }
         let (la, lb, fa, fb, r) = (&la[..lanes], &lb[..lanes], &mut fa[..lanes], &mut fb[..lanes], &mut r[..lanes]);
-        // FP16 on F16C CPUs: sums and rounded lanes in one pass
-        let mut rounded = false;
-        if c.bf16 {
-            for k in 0..lanes {
-                fa[k] = f32::from_bits((la[k] as u32) << 16) + f32::from_bits((lb[k] as u32) << 16);
-            }
-        } else if X8 {
-            #[cfg(target_arch = "x86_64")]
-            {
-                // SAFETY: X8 is true only in blocks_avx2, called after the CPU check
-                unsafe { f16_add_x8(la, lb, fa, r, !c.f32_out) };
-                rounded = true;
-            }
-            #[cfg(not(target_arch = "x86_64"))]
-            unreachable!("X8 off x86-64");
-        } else {
-            HalfBitsSliceExt::reinterpret_cast::<f16>(la).convert_to_f32_slice(fa);
-            HalfBitsSliceExt::reinterpret_cast::<f16>(lb).convert_to_f32_slice(fb);
-            for (x, &y) in fa.iter_mut().zip(fb.iter()) {
-                *x += y;
-            }
-        }
+        add_lanes::<X8>(c, la, lb, fa, fb, r, !c.f32_out);
         if c.f32_out {
             for i in 0..n {
                 out[i] = c.finish_f32(la[i], lb[i], fa[i]);
             }
             continue;
         }
-        if c.bf16 {
-            for k in 0..lanes {
-                r[k] = bf16_rne(fa[k]);
-            }
-        } else if !rounded {
-            HalfBitsSliceExt::reinterpret_cast_mut::<f16>(r).convert_from_f32_slice(fa);
-        }
-        for k in 0..lanes {
-            r[k] = c.finish(la[k], lb[k], r[k]);
-        }
         for i in 0..n {
             out[i] = r[i] as u32 | (r[n + i] as u32) << 16;
+        }
+    }
+}
+
+/// The f32 sums `fa[k]` = `la[k] + lb[k]` (exact widening; `fb` is scratch) and, with
+/// `round`, the finished lanes `r[k]`: the sum rounded once and [`AddCtx::finish`]ed.
+/// `X8`: FP16 through [`f16_add_x8`] (only from AVX2 code, after the CPU check).
+#[inline(always)]
+fn add_lanes<const X8: bool>(c: &AddCtx, la: &[u16], lb: &[u16], fa: &mut [f32], fb: &mut [f32], r: &mut [u16], round: bool) {
+    let lanes = la.len();
+    let (lb, fa, fb, r) = (&lb[..lanes], &mut fa[..lanes], &mut fb[..lanes], &mut r[..lanes]);
+    // FP16 on F16C CPUs: sums and rounded lanes in one pass
+    let mut rounded = false;
+    if c.bf16 {
+        for k in 0..lanes {
+            fa[k] = f32::from_bits((la[k] as u32) << 16) + f32::from_bits((lb[k] as u32) << 16);
+        }
+    } else if X8 {
+        #[cfg(target_arch = "x86_64")]
+        {
+            // SAFETY: X8 is true only in AVX2 code called after the CPU check
+            unsafe { f16_add_x8(la, lb, fa, r, round) };
+            rounded = true;
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        unreachable!("X8 off x86-64");
+    } else {
+        HalfBitsSliceExt::reinterpret_cast::<f16>(la).convert_to_f32_slice(fa);
+        HalfBitsSliceExt::reinterpret_cast::<f16>(lb).convert_to_f32_slice(fb);
+        for (x, &y) in fa.iter_mut().zip(fb.iter()) {
+            *x += y;
+        }
+    }
+    if !round {
+        return;
+    }
+    if c.bf16 {
+        for k in 0..lanes {
+            r[k] = bf16_rne(fa[k]);
+        }
+    } else if !rounded {
+        HalfBitsSliceExt::reinterpret_cast_mut::<f16>(r).convert_from_f32_slice(fa);
+    }
+    for k in 0..lanes {
+        r[k] = c.finish(la[k], lb[k], r[k]);
+    }
+}
+
+/// HADD2 on symmetric operands, one lane computed for both: where operand 1 and every
+/// operand 2 hold one value in both halves (exhaustive mode's a = x·0x10001, b = y·0x10001),
+/// every half select reads that value and both lanes compute the same sum (`.F32`, one FP32
+/// value, excepted). [`super::MulRow`] for sums; the lanes are [`eval_add_batch`]'s own
+/// ([`add_lanes`]).
+/// Built by [`super::add_row`] from an instruction.
+#[derive(Clone, Copy, Debug)]
+pub struct AddRow {
+    c: AddCtx,
+    /// Operand 1's register value as read: all of it, or nothing for RZ.
+    a_keep: u32,
+    /// What [`AddRow::word_keep`] says.
+    word_keep: u32,
+}
+
+impl AddRow {
+    /// `Ok(None)`: `.F32`, whose result is not two like lanes. `a_keep` and `word_keep`: 0
+    /// for an RZ operand 1 or destination, else all ones.
+    pub(crate) fn new(op: &AddOp, p: &Policy, a_keep: u32, word_keep: u32) -> Result<Option<AddRow>, Undefined> {
+        let c = AddCtx::new(op, p)?;
+        Ok((!c.f32_out).then_some(AddRow { c, a_keep, word_keep }))
+    }
+
+    /// What the destination word keeps of `lane`·0x10001: all of it, or nothing for an RZ
+    /// destination.
+    pub fn word_keep(&self) -> u32 {
+        self.word_keep
+    }
+
+    /// `out[i]` = the lane of the destination, guard true, for operand-1 register value
+    /// `a`·0x10001 and operand-2 register value `b[i]`·0x10001 (see
+    /// [`AddRow::word_keep`]). Panics if `out` is shorter than `b`.
+    pub fn eval(&self, a: u16, b: &[u16], out: &mut [u16]) {
+        assert!(out.len() >= b.len(), "AddRow::eval: {} results for {} inputs", out.len(), b.len());
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("f16c") {
+            // SAFETY: the CPU has AVX2 and F16C, checked just above
+            unsafe { self.eval_avx2(a, b, out) };
+            return;
+        }
+        self.eval_blocks::<false>(a, b, out)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,f16c")]
+    unsafe fn eval_avx2(&self, a: u16, b: &[u16], out: &mut [u16]) {
+        self.eval_blocks::<true>(a, b, out)
+    }
+
+    #[inline(always)]
+    fn eval_blocks<const X8: bool>(&self, a: u16, b: &[u16], out: &mut [u16]) {
+        let c = &self.c;
+        let mut la = [0u16; BLOCK];
+        let mut lb = [0u16; BLOCK];
+        let mut fa = [0f32; BLOCK];
+        let mut fb = [0f32; BLOCK];
+        let av = c.a(a as u32 * 0x1_0001 & self.a_keep, 0);
+        for (b, r) in b.chunks(BLOCK).zip(out.chunks_mut(BLOCK)) {
+            let n = b.len();
+            let (la, lb) = (&mut la[..n], &mut lb[..n]);
+            la.fill(av);
+            for (l, &v) in lb.iter_mut().zip(b) {
+                *l = c.b(v as u32 * 0x1_0001, 0);
+            }
+            add_lanes::<X8>(c, la, lb, &mut fa[..n], &mut fb[..n], &mut r[..n], true);
         }
     }
 }
