@@ -492,7 +492,7 @@ impl AddRow {
         let mut lb = [0u16; BLOCK];
         let mut fa = [0f32; BLOCK];
         let mut fb = [0f32; BLOCK];
-        let av = c.a(a as u32 * 0x1_0001 & self.a_keep, 0);
+        let av = c.a((a as u32 * 0x1_0001) & self.a_keep, 0);
         for (b, r) in b.chunks(BLOCK).zip(out.chunks_mut(BLOCK)) {
             let n = b.len();
             let (la, lb) = (&mut la[..n], &mut lb[..n]);
