@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The project's test command (README): installs what the tests need, checks formatting and
-# clippy's lints (warnings are errors), then runs every test.
+# clippy's lints and the API docs (warnings are errors), then runs every test.
 # No test is skipped for a missing tool: a test whose tool is missing fails. (Only the GPU
 # test of harness/tests/run_gpu.rs is #[ignore]d here; ci/gpu-check runs it on an SM90.)
 set -euo pipefail
@@ -12,6 +12,8 @@ bash ci/install-browser.sh
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
+# the API docs build without a warning (a link to a private or missing item fails)
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 # every exhaustive sweep whole (a plain `cargo test` samples them, and says so)
 export HMUL2_TEST_LEVEL=full
 cargo test --workspace --locked "$@"

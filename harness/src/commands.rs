@@ -200,6 +200,8 @@ struct BadInputs {
 #[derive(Args)]
 pub struct EncodeArgs {
     /// Instruction text as nvdisasm prints it, e.g. 'HMUL2.FTZ R0, -R1.H0_H0, c[0x3] [0x10]'.
+    // (the help text as the user reads it, not Markdown: its brackets are no links)
+    #[allow(rustdoc::broken_intra_doc_links)]
     pub text: String,
 }
 

@@ -1,7 +1,7 @@
 //! hmul2-harness: the command line over the packed-half family of SM90, bit for bit.
 //!
 //! Data flows one way, through crates: `harness-isa` ([`spec`], [`isa`], [`gen`],
-//! [`nvdisasm`], [`oracle`]) → `harness-reference` ([`reference`], [`vectors`], [`replay`]) →
+//! [`nvdisasm`], [`oracle`]) → `harness-reference` ([`mod@reference`], [`vectors`], [`replay`]) →
 //! `harness-kernel` ([`kernel`], [`exhaustive`]) → `harness-runner` ([`gpu`], the run
 //! engine) → this crate: the subcommands ([`commands`], [`explain`], [`verify`],
 //! [`build_kernel`], [`run`], [`settle`]) and the HTML [`report`]. The lower crates are

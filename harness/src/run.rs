@@ -1006,9 +1006,9 @@ fn tool_error(s: &Summary) -> Option<String> {
         .then(|| format!("software check oracle: {}", report::not_run_reason(&s.software_checks.oracle)))
 }
 
-/// The main job: [`plan`] (checks, nothing written), then the report folder locked, the
-/// outputs opened, [`execute`] (batches through the workers, each journaled as it ends)
-/// and [`record`] (the summary, whatever stopped the run).
+/// The main job: `plan` (checks, nothing written), then the report folder locked, the
+/// outputs opened, `execute` (batches through the workers, each journaled as it ends)
+/// and `record` (the summary, whatever stopped the run).
 pub fn run(a: RunArgs) -> CliResult {
     let mut p = plan(&a)?;
     std::fs::create_dir_all(&a.out).map_err(|e| CliError::input(format!("{}: {e}", a.out.display())))?;

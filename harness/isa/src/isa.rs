@@ -1,7 +1,7 @@
 //! Typed instructions of the packed-half family and their four conversions: encode, decode,
 //! render, parse.
 //!
-//! Text exists only at the edges ([`render`], [`parse`]); everything in between is [`Inst`],
+//! Text exists only at the edges ([`render()`], [`parse()`]); everything in between is [`Inst`],
 //! whose [`Op`] names the instruction. [`Op`] is generated from the spec files in
 //! `harness/spec/sm90/` (one variant per file), and every bit position comes from
 //! [`crate::spec`]: adding an instruction of the same shape is adding its spec file.
@@ -396,7 +396,7 @@ pub type Hmul2 = Inst;
 
 impl Inst {
     /// The form: operand 2's kind, or with an operand 3 the place of the special source
-    /// (both special is not a form: [`encode`] refuses it, and `form` names operand 2's).
+    /// (both special is not a form: [`encode()`] refuses it, and `form` names operand 2's).
     pub fn form(&self) -> Form {
         match (self.b, self.c) {
             (_, None) => self.b.form(),
@@ -472,7 +472,7 @@ impl Inst {
     }
 
     /// The instruction with every field its modifiers hide set to zero (the generator draws
-    /// values for them; [`encode`] refuses a value in a hidden field).
+    /// values for them; [`encode()`] refuses a value in a hidden field).
     pub fn without_hidden(mut self) -> Inst {
         let hidden = self.hidden_mask();
         if hidden == 0 {

@@ -55,7 +55,7 @@ pub fn mix(k: u64, r: u32) -> u64 {
 
 /// Σ mix(k0 + i, r\[i\]) mod 2^64: the digest of consecutive results. A sum is
 /// order-free, so the loop vectorises; with AVX-512 (64-bit lane multiplies) where the CPU
-/// has it, else with AVX2 ([`mix_x8`], for k below 2^32).
+/// has it, else with AVX2 (`mix_x8`, for k below 2^32).
 pub fn mix_sum(k0: u64, r: &[u32]) -> u64 {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("avx512dq") {
@@ -213,7 +213,7 @@ mod mix_x8 {
 
 /// Σ mix(k0 + i, (lanes\[i\]·0x10001) & keep) mod 2^64: [`mix_sum`] of results given as
 /// 16-bit lanes that stand in both halves (`keep` 0: an RZ destination), without the words.
-/// With AVX2 [`mix_x8`] where k is below 2^32, else the compiler's vectorised loop.
+/// With AVX2 `mix_x8` where k is below 2^32, else the compiler's vectorised loop.
 pub fn mix_sum_lanes(k0: u64, lanes: &[u16], keep: u32) -> u64 {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
@@ -341,7 +341,7 @@ pub type BatchExpect<'a> = dyn Fn(&[Inputs], &mut [u32]) -> Result<(), String> +
 
 /// The reference's digest of one chunk, or None when some input's result is undefined
 /// (then the chunk must be fetched and compared element by element). Evaluated in blocks
-/// of [`REF_BLOCK`] inputs.
+/// of `REF_BLOCK` inputs.
 pub fn reference_digest(req: &DigestRequest, chunk: u64, expect: &BatchExpect) -> Option<u64> {
     let r = req.chunk_range(chunk);
     let mut s = 0u64;

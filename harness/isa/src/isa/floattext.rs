@@ -256,7 +256,7 @@ fn table(h: Half) -> &'static super::strtable::StrTable {
 }
 
 /// nvdisasm's text for an immediate (possibly with a trailing space, see the module doc).
-/// The first [`SPELL_CALLS`] calls spell each value (about a tenth of a microsecond); after
+/// The first `SPELL_CALLS` calls spell each value (about a tenth of a microsecond); after
 /// that a 2^16-entry table is built once (as long as that many spellings: a few
 /// milliseconds a format), so short inputs never pay for it and long ones run fast.
 pub fn imm_text(h: Half, bits: u16) -> std::borrow::Cow<'static, str> {

@@ -1,4 +1,4 @@
-//! [`decode`] and [`render_into`] in one pass: the same result and text, without building
+//! [`decode()`] and [`render_into`] in one pass: the same result and text, without building
 //! an [`Inst`]. A legal word's text is a fixed number of table entries (head, destination,
 //! operand 1 in two, operands 2 and 3 in up to three each, `.RELU`'s predicate) and, in an
 //! immediate form, two immediates; each table is
@@ -944,8 +944,8 @@ fn try_fast(word: u128, out: &mut String) -> Result<(), Miss> {
     }
 }
 
-/// Illegal words' lines by the key their reason depends on (see [`Miss::Illegal`]), each
-/// distinct line kept once: at most [`LineCache::KEEP`] keys and lines (about 1 MiB).
+/// Illegal words' lines by the key their reason depends on (see `Miss::Illegal`), each
+/// distinct line kept once: at most `LineCache::KEEP` keys and lines (about 1 MiB).
 #[derive(Default)]
 pub struct LineCache {
     by_key: std::collections::HashMap<u64, u32, std::hash::BuildHasherDefault<FxHasher>>,

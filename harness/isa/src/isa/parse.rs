@@ -1,4 +1,4 @@
-//! nvdisasm-style text → [`Inst`]; the inverse of [`super::render`].
+//! nvdisasm-style text → [`Inst`]; the inverse of [`super::render()`].
 //!
 //! Text carries less than the word: control bits other than `.reuse`, ignored bits and
 //! NaN payloads are not printed, and `HMUL2.INVALID3` names both format = INVALID3 and

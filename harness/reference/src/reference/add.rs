@@ -440,7 +440,7 @@ fn add_lanes<const X8: bool>(c: &AddCtx, la: &[u16], lb: &[u16], fa: &mut [f32],
 /// operand 2 hold one value in both halves (exhaustive mode's a = x·0x10001, b = y·0x10001),
 /// every half select reads that value and both lanes compute the same sum (`.F32`, one FP32
 /// value, excepted). [`super::MulRow`] for sums; the lanes are [`eval_add_batch`]'s own
-/// ([`add_lanes`]).
+/// (`add_lanes`).
 /// Built by [`super::add_row`] from an instruction.
 #[derive(Clone, Copy, Debug)]
 pub struct AddRow {
