@@ -896,7 +896,7 @@ fn blocks<const AVX512: bool, const X8: bool, const FULL: bool>(c: &Ctx, xs: &[I
     let mut ab = [0u64; BLOCK];
     // a word's lanes after the selects: lane 0 from bit sh[0], lane 1 from bit sh[1] (each
     // 0 or 16), then the modifiers on both halves at once
-    let select = |w: u32, sh: [u32; 2], and: u16, xor: u16| ((w >> sh[0] & 0xffff | (w >> sh[1]) << 16) & and as u32 * 0x1_0001) ^ xor as u32 * 0x1_0001;
+    let select = |w: u32, sh: [u32; 2], and: u16, xor: u16| (((w >> sh[0]) & 0xffff | (w >> sh[1]) << 16) & (and as u32 * 0x1_0001)) ^ (xor as u32 * 0x1_0001);
     for (xs, out) in xs.chunks(BLOCK).zip(out.chunks_mut(BLOCK)) {
         let n = xs.len();
         let (ab, wa, wb, r) = (&mut ab[..n], &mut wa[..n], &mut wb[..n], &mut r[..n]);
