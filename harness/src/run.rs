@@ -149,9 +149,10 @@ pub struct RunArgs {
     /// Instructions per batch (one kernel launch).
     #[arg(long, default_value_t = 256)]
     pub batch: usize,
-    /// Seconds a worker may take for one launch before it is killed as hung.
-    #[arg(long, default_value_t = 120)]
-    pub timeout: u64,
+    /// Seconds a worker may take for one launch before it is killed as hung (fractions
+    /// allowed: 0.5).
+    #[arg(long, default_value_t = 120.0, value_parser = seconds_arg)]
+    pub timeout: f64,
     /// Executions spent minimizing each mismatch (0: off).
     #[arg(long, default_value_t = 64)]
     pub minimize_budget: usize,
@@ -559,8 +560,17 @@ fn verdict(s: &Summary) -> String {
     }
 }
 
-fn make_executor(exe: &Path, device: i32, timeout: u64) -> Box<dyn Executor + Send> {
-    let mut w = WorkerExecutor::new(exe.to_path_buf(), device, Duration::from_secs(timeout.max(1)));
+/// `--timeout`: a positive, finite number of seconds (fractions allowed).
+fn seconds_arg(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v <= 1e9 => Ok(v),
+        Ok(_) => Err(format!("{s:?}: expected a positive number of seconds")),
+        Err(e) => Err(format!("{s:?}: {e}")),
+    }
+}
+
+fn make_executor(exe: &Path, device: i32, timeout: f64) -> Box<dyn Executor + Send> {
+    let mut w = WorkerExecutor::new(exe.to_path_buf(), device, Duration::from_secs_f64(timeout));
     if let Ok(spec) = std::env::var(FAKE_ENV) {
         w = w.with_env(FAKE_ENV, &spec);
     }

@@ -252,19 +252,44 @@ fn digest_kernel_disassembles_and_its_partials_add_up_to_the_reference_digests()
     assert!(has(&|i| i.a == RZ) && has(&|i| i.dst == RZ) && has(&|i| i.b == Operand2::Reg(RZ)));
     assert!(has(&|i| i.dst == i.a && i.a != RZ) && has(&|i| i.b == Operand2::Reg(i.a) && i.a != RZ));
     assert!(has(&|i| i.pred.index == 0 && !i.pred.negated) && has(&|i| i.pred.negated));
-    let mut ran = 0;
-    let mut ran3 = 0;
-    let mut fused = 0;
-    let mut skipped = Vec::new();
     // nvdisasm reading each word's cubin is most of this test's time (~0.6 s a call): every
     // word at the full level, every 4th at the quick one (every word is still emulated)
     let listed = hmul2_harness::testlevel::rows("digest cubins listed by nvdisasm", ws.len() as u32, ws.len().div_ceil(4) as u32);
-    for (n, w) in ws.into_iter().enumerate() {
+    // the words are independent: two threads take them in turn, the counts are summed after
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let tally = std::sync::Mutex::new((0usize, 0usize, 0usize, Vec::<(usize, String)>::new()));
+    std::thread::scope(|sc| {
+        for _ in 0..2 {
+            sc.spawn(|| loop {
+                let n = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(&w) = ws.get(n) else { break };
+                let (r, f, s) = digest_word(n, w, n_two, listed.contains(&(n as u32)));
+                let mut t = tally.lock().unwrap();
+                t.0 += r as usize;
+                t.1 += (r && n >= n_two) as usize;
+                t.2 += f as usize;
+                t.3.extend(s.map(|l| (n, l)));
+            });
+        }
+    });
+    let (ran, ran3, fused, mut skipped) = tally.into_inner().unwrap();
+    skipped.sort();
+    let skipped: Vec<String> = skipped.into_iter().map(|(_, l)| l).collect();
+    eprintln!("emulated {ran} words ({ran3} of three sources, {fused} by the fused sweep too); skipped (some result undefined): {skipped:?}");
+    assert!(fused >= 8, "too few words took the fused sweep: {fused}");
+    assert!(ran >= 16, "too few words emulated: {ran}");
+    assert!(ran3 >= 12, "too few three-source words emulated: {ran3}");
+}
+
+/// One word of the test above: (emulated, taken by the fused sweep, skipped label).
+fn digest_word(n: usize, w: u128, n_two: usize, list: bool) -> (bool, bool, Option<String>) {
+    let mut fused = false;
+    {
         let c = if n < n_two { 0 } else { C_VALUES[n % C_VALUES.len()] };
         let req = DigestRequest { word: w, space_bits: 20, chunk_bits: 12, first_chunk: 1 + (n as u64 * 37) % 250, chunks: 3, c };
         let b = build(&req).unwrap_or_else(|e| panic!("{}: {e}", hmul2_harness::isa::format_hex(w)));
         let label = format!("word {n} {}", hmul2_harness::isa::format_hex(w));
-        if listed.contains(&(n as u32)) {
+        if list {
             check_listing(&b, &label);
         }
         // the runner's reference digests: effective inputs, eval_batch
@@ -278,11 +303,10 @@ fn digest_kernel_disassembles_and_its_partials_add_up_to_the_reference_digests()
         // the runner's fast path, where it applies, is the same digests
         if let Some(f) = backend.fused_digests(&req) {
             assert_eq!(f, refs, "{label}: fused sweep vs reference digests");
-            fused += 1;
+            fused = true;
         }
         if refs.iter().any(Option::is_none) {
-            skipped.push(label);
-            continue;
+            return (false, fused, Some(label));
         }
         let out = emulate(&b, &req);
         let dev = sum_partials(&out, req.chunks).unwrap();
@@ -298,13 +322,8 @@ fn digest_kernel_disassembles_and_its_partials_add_up_to_the_reference_digests()
             .flat_map(|v| v.to_le_bytes())
             .collect();
         assert_eq!(sim, out, "{label}: DigestRequest::partials is the kernel's output");
-        ran += 1;
-        ran3 += (n >= n_two) as usize;
     }
-    eprintln!("emulated {ran} words ({ran3} of three sources, {fused} by the fused sweep too); skipped (some result undefined): {skipped:?}");
-    assert!(fused >= 8, "too few words took the fused sweep: {fused}");
-    assert!(ran >= 16, "too few words emulated: {ran}");
-    assert!(ran3 >= 12, "too few three-source words emulated: {ran3}");
+    (true, fused, None)
 }
 
 #[test]

@@ -626,19 +626,25 @@ fn the_ci_matrix_example_runs_its_shards_and_merges_them() {
     };
     let merge_ws = d.join("merge");
     checkout(&merge_ws);
-    for n in shards {
-        let ws = d.join(format!("shard-job-{n}"));
-        checkout(&ws);
-        let cmd = steps[0].replace("${{ matrix.shard }}", n);
-        let o = bash(&ws, &cmd, Some(&shard_env.replace("${{ matrix.shard }}", n)));
-        assert!(o.status.success(), "shard {n}: {cmd}\n{}", text(&o));
-        // upload-artifact of reports/ and vectors/hardware/, downloaded into shards/shard-N/
-        let artifact = merge_ws.join("shards").join(format!("shard-{n}"));
-        std::fs::create_dir_all(&artifact).unwrap();
-        let st = Command::new("cp").arg("-r").arg(ws.join("reports")).arg(&artifact).status().unwrap();
-        assert!(st.success(), "shard {n} left no reports/");
-        assert!(!ws.join("vectors/hardware").exists(), "an emulated shard writes no hardware vectors");
-    }
+    // the matrix's jobs run side by side, as CI runs them (each in its own checkout)
+    std::thread::scope(|sc| {
+        for n in shards {
+            let (d, merge_ws, steps, shard_env, bash, checkout) = (&d, &merge_ws, &steps, &shard_env, &bash, &checkout);
+            sc.spawn(move || {
+                let ws = d.join(format!("shard-job-{n}"));
+                checkout(&ws);
+                let cmd = steps[0].replace("${{ matrix.shard }}", n);
+                let o = bash(&ws, &cmd, Some(&shard_env.replace("${{ matrix.shard }}", n)));
+                assert!(o.status.success(), "shard {n}: {cmd}\n{}", text(&o));
+                // upload-artifact of reports/ and vectors/hardware/, downloaded into shards/shard-N/
+                let artifact = merge_ws.join("shards").join(format!("shard-{n}"));
+                std::fs::create_dir_all(&artifact).unwrap();
+                let st = Command::new("cp").arg("-r").arg(ws.join("reports")).arg(&artifact).status().unwrap();
+                assert!(st.success(), "shard {n} left no reports/");
+                assert!(!ws.join("vectors/hardware").exists(), "an emulated shard writes no hardware vectors");
+            });
+        }
+    });
     let o = bash(&merge_ws, &steps[1], None);
     assert!(o.status.success(), "{}\n{}", steps[1], text(&o));
     assert!(text(&o).contains(&format!("{} kinds of run from {} shards", 2 * shard_forms().len(), shards.len())), "{}", text(&o));

@@ -246,7 +246,16 @@ fn links_planted_in_output_folders_are_not_followed() {
 /// summary says the run was interrupted, the exit is 2, and a resume completes the run.
 #[test]
 fn a_signal_leaves_an_interrupted_summary_and_resume_completes() {
-    for (sig, name) in [("TERM", "SIGTERM"), ("INT", "SIGINT")] {
+    // the two signals' runs are independent (their own folders): side by side
+    std::thread::scope(|sc| {
+        for (sig, name) in [("TERM", "SIGTERM"), ("INT", "SIGINT")] {
+            sc.spawn(move || signal_then_resume(sig, name));
+        }
+    });
+}
+
+fn signal_then_resume(sig: &str, name: &str) {
+    {
         let d = tmp(&format!("fault-signal-{sig}"));
         let out = d.join("r");
         let args = ["run", "--seed", "17", "--count", "60000", "--inputs", "32", "--out", out.to_str().unwrap()];

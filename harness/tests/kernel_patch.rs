@@ -94,17 +94,26 @@ fn check_batch(cs: &[Case], label: &str) {
 #[test]
 fn nvdisasm_prints_the_planned_program_for_every_runnable_form() {
     let s = seed();
-    for form in Form::ALL {
-        let words = runnable_words(s, Some(form), 150).expect("runnable words");
-        check_batch(&cases(&words, 32, s), form.cli_name());
-    }
     // all four instructions in one batch
     let mixed = runnable_words(s ^ 1, None, 800).expect("runnable words");
     let forms: std::collections::BTreeSet<_> = mixed.iter().map(|&w| decode(w).unwrap().form()).collect();
     assert_eq!(forms.len(), Form::ALL.len(), "a mixed batch holds every form");
     let ops: std::collections::BTreeSet<_> = mixed.iter().map(|&w| decode(w).unwrap().op.mnemonic()).collect();
     assert_eq!(ops.len(), hmul2_harness::reference::IMPLEMENTED.len(), "a mixed batch holds every instruction: {ops:?}");
-    check_batch(&cases(&mixed, 64, s), "mixed");
+    // the batches are independent (one nvdisasm call each, most of the time): two threads
+    let mut batches: Vec<(Vec<Case>, &str)> =
+        Form::ALL.iter().map(|&form| (cases(&runnable_words(s, Some(form), 150).expect("runnable words"), 32, s), form.cli_name())).collect();
+    batches.push((cases(&mixed, 64, s), "mixed"));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|sc| {
+        for _ in 0..2 {
+            sc.spawn(|| {
+                while let Some((cs, label)) = batches.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)) {
+                    check_batch(cs, label);
+                }
+            });
+        }
+    });
 }
 
 fn resource_regs(cubin: &[u8], name: &str) -> u32 {

@@ -25,8 +25,8 @@ pub enum ExecError {
     #[error("worker died: {0}")]
     WorkerDied(String),
     /// The worker did not answer within the time limit (a hung kernel); it was killed.
-    #[error("worker timed out after {0} s")]
-    Timeout(u64),
+    #[error("worker timed out after {} s", .0.as_secs_f64())]
+    Timeout(std::time::Duration),
     /// Driver or setup failure not attributable to one instruction (no device, out of
     /// memory, module rejected...): retrying smaller batches will not help.
     #[error("setup: {0}")]

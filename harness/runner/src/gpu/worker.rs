@@ -253,7 +253,7 @@ impl WorkerExecutor {
             }
             Err(RecvTimeoutError::Timeout) => {
                 self.stop();
-                Err(ExecError::Timeout(self.timeout.as_secs()))
+                Err(ExecError::Timeout(self.timeout))
             }
         }
     }
