@@ -199,25 +199,35 @@ impl Fused {
 pub fn fused_digests(req: &DigestRequest) -> Option<Vec<Option<u64>>> {
     let f = plan(req.word).ok()?;
     let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(req.chunks.max(1) as usize);
-    let chunks: Vec<u64> = (req.first_chunk..req.first_chunk + req.chunks as u64).collect();
-    let per = chunks.len().div_ceil(threads.max(1)).max(1);
-    let f = &f;
-    Some(std::thread::scope(|s| {
-        let hs: Vec<_> = chunks
-            .chunks(per)
-            .map(|cs| {
-                (
-                    cs.len(),
-                    s.spawn(move || {
-                        let mut sc = Scratch::new();
-                        cs.iter().map(|&c| Some(f.digest_with(req, c, &mut sc))).collect::<Vec<_>>()
-                    }),
-                )
+    // the threads take chunks in turn from one counter (a thread slowed by anything else on
+    // its core takes fewer), each result kept with its index
+    let next = std::sync::atomic::AtomicU64::new(0);
+    let (f, next) = (&f, &next);
+    let got: Vec<(u64, Option<u64>)> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(move || {
+                    let mut sc = Scratch::new();
+                    let mut mine = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        if i >= req.chunks as u64 {
+                            break mine;
+                        }
+                        mine.push((i, Some(f.digest_with(req, req.first_chunk + i, &mut sc))));
+                    }
+                })
             })
             .collect();
-        // a thread that died yields "undefined" chunks, which are then fetched and compared
-        hs.into_iter().flat_map(|(n, h)| h.join().unwrap_or_else(|_| vec![None; n])).collect()
-    }))
+        // a thread that died leaves its chunks out: they stay "undefined" (None) below, and
+        // are then fetched and compared
+        hs.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
+    });
+    let mut out = vec![None; req.chunks as usize];
+    for (i, d) in got {
+        out[i as usize] = d;
+    }
+    Some(out)
 }
 
 #[cfg(test)]
