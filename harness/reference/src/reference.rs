@@ -539,10 +539,45 @@ impl MulRow {
     pub fn word(&self, lane: u16) -> u32 {
         (lane as u32 * 0x1_0001) & self.word_keep()
     }
+}
 
-    /// What [`MulRow::word`] keeps of `lane`·0x10001: all of it, or nothing for an RZ
+/// A row of symmetric operands, one lane computed for both ([`MulRow`] and
+/// [`add::AddRow`]): operand 1 fixed at `a`·0x10001, operand 2 running over `b[i]`·0x10001
+/// (an immediate or RZ operand 2 ignores `b`), the guard true. [`Row::eval`] dispatches to
+/// the row's blocks compiled for AVX2 and F16C where the CPU has them.
+pub trait Row {
+    /// What the destination word keeps of `lane`·0x10001: all of it, or nothing for an RZ
     /// destination.
-    pub fn word_keep(&self) -> u32 {
+    fn word_keep(&self) -> u32;
+
+    /// [`Row::eval`]'s work; `X8` true only when called from code compiled with AVX2 and
+    /// F16C, after the CPU check (the kernels it selects need them).
+    #[doc(hidden)]
+    fn blocks<const X8: bool>(&self, a: u16, b: &[u16], out: &mut [u16]);
+
+    /// `out[i]` = the lane of the destination after the instruction for operand-2 lane
+    /// `b[i]`. Panics if `out` is shorter than `b`.
+    fn eval(&self, a: u16, b: &[u16], out: &mut [u16]) {
+        assert!(out.len() >= b.len(), "Row::eval: {} results for {} inputs", out.len(), b.len());
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("f16c") {
+            // SAFETY: the CPU has AVX2 and F16C, checked just above
+            unsafe { row_avx2(self, a, b, out) };
+            return;
+        }
+        self.blocks::<false>(a, b, out)
+    }
+}
+
+/// [`Row::blocks`] compiled for AVX2 and F16C.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,f16c")]
+unsafe fn row_avx2<R: Row + ?Sized>(r: &R, a: u16, b: &[u16], out: &mut [u16]) {
+    r.blocks::<true>(a, b, out)
+}
+
+impl Row for MulRow {
+    fn word_keep(&self) -> u32 {
         if self.c.o.dst_rz {
             0
         } else {
@@ -550,29 +585,9 @@ impl MulRow {
         }
     }
 
-    /// `out[i]` = the lane of the destination (see [`MulRow::word`]) after the instruction,
-    /// guard true, for operand-1 register value `a`·0x10001 and operand-2 register value
-    /// `b[i]`·0x10001 (an immediate or RZ ignores `b`). Panics if `out` is shorter than `b`.
-    pub fn eval(&self, a: u16, b: &[u16], out: &mut [u16]) {
-        assert!(out.len() >= b.len(), "MulRow::eval: {} results for {} inputs", out.len(), b.len());
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("f16c") {
-            // SAFETY: the CPU has AVX2 and F16C, checked just above
-            unsafe { self.eval_avx2(a, b, out) };
-            return;
-        }
-        self.eval_blocks::<false>(a, b, out)
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2,f16c")]
-    unsafe fn eval_avx2(&self, a: u16, b: &[u16], out: &mut [u16]) {
-        self.eval_blocks::<true>(a, b, out)
-    }
-
-    /// `X8`: FP16 with [`f16_mul_x8`] (only from `eval_avx2`, after the CPU check).
+    /// `X8`: FP16 with [`f16_mul_x8`].
     #[inline(always)]
-    fn eval_blocks<const X8: bool>(&self, a: u16, b: &[u16], out: &mut [u16]) {
+    fn blocks<const X8: bool>(&self, a: u16, b: &[u16], out: &mut [u16]) {
         let c = &self.c;
         let mut la = [0u16; BLOCK];
         let mut lb = [0u16; BLOCK];
@@ -991,7 +1006,7 @@ fn lanes<const AVX512: bool, const X8: bool, const FULL: bool>(c: &Ctx, la: &[u1
             // SAFETY: AVX512 is true only in blocks_avx512, called after the CPU check
             unsafe { f16_mul_x16::<FULL>(la, lb, fa, r) };
         } else if X8 {
-            // SAFETY: X8 is true only in MulRow::eval_avx2 and blocks_avx2, called after the CPU check
+            // SAFETY: X8 is true only in row_avx2 and blocks_avx2, called after the CPU check
             unsafe { f16_mul_x8::<FULL>(la, lb, fa, r) };
         } else {
             f16_mul_slices(la, lb, fa, fb, r);
@@ -1264,34 +1279,45 @@ mod tests {
                     }
                 };
                 rows += 1;
-                let sp = if inst.format == Format::Bf16 { bf16_specials() } else { f16_specials() };
-                let half = |r: &mut Rng| if r.chance(0.5) { *r.pick(sp) } else { r.next_u32() as u16 };
-                let a = half(&mut r);
-                let b: Vec<u16> = (0..37).map(|_| half(&mut r)).collect();
-                let mut out = vec![0u16; b.len()];
-                m.eval(a, &b, &mut out);
-                for (&b, &l) in b.iter().zip(&out) {
-                    let x = Inputs { a: a as u32 * 0x10001, b: b as u32 * 0x10001, d: 0x5a5a_a5a5, pred: 0x7f, c: 0 };
-                    assert_eq!(Ok((l as u32 * 0x10001) & m.word_keep()), eval(&inst, &x), "seed {seed}: {inst:?} {x:?}");
-                }
+                row_is_eval_on_drawn_lanes(&inst, &m, &mut r, seed);
             }
         }
         assert!(rows > 200 && none > 10, "{rows} instructions checked, {none} without an AddRow");
-        // whole rows of plain FP16 and BF16 for the specials and random operand-1 values
+        whole_rows_are_eval(crate::isa::Op::Hadd2, |inst| add_row(inst).unwrap().unwrap(), &mut r, seed);
+    }
+
+    /// `m`, the row of `inst`, against `eval` for one operand-1 lane and 37 operand-2 lanes,
+    /// each a special value or random bits.
+    fn row_is_eval_on_drawn_lanes(inst: &Inst, m: &impl Row, r: &mut Rng, seed: u64) {
+        let sp = if inst.format == Format::Bf16 { bf16_specials() } else { f16_specials() };
+        let half = |r: &mut Rng| if r.chance(0.5) { *r.pick(sp) } else { r.next_u32() as u16 };
+        let a = half(r);
+        let b: Vec<u16> = (0..37).map(|_| half(r)).collect();
+        let mut out = vec![0u16; b.len()];
+        m.eval(a, &b, &mut out);
+        for (&b, &l) in b.iter().zip(&out) {
+            let x = Inputs { a: a as u32 * 0x10001, b: b as u32 * 0x10001, d: 0x5a5a_a5a5, pred: 0x7f, c: 0 };
+            assert_eq!(Ok((l as u32 * 0x10001) & m.word_keep()), eval(inst, &x), "seed {seed}: {inst:?} {x:?}");
+        }
+    }
+
+    /// Whole rows (every operand-2 value) of `op`'s plain FP16 and BF16 row kernel (`row`)
+    /// against `eval`, for the specials and 16 random operand-1 values.
+    fn whole_rows_are_eval<R: Row>(op: crate::isa::Op, row: impl Fn(&Inst) -> R, r: &mut Rng, seed: u64) {
         let all: Vec<u16> = (0..=u16::MAX).collect();
         let mut out = vec![0u16; all.len()];
         for format in [Format::F16, Format::Bf16] {
             let mut inst = Inst::new(0, 1, Operand2::Reg(2));
-            inst.op = crate::isa::Op::Hadd2;
+            inst.op = op;
             inst.format = format;
-            let m = add_row(&inst).unwrap().unwrap();
+            let m = row(&inst);
             let sp = if format == Format::Bf16 { bf16_specials() } else { f16_specials() };
             let xs: Vec<u16> = sp.iter().copied().chain((0..16).map(|_| r.next_u32() as u16)).collect();
             for a in xs {
                 m.eval(a, &all, &mut out);
                 for (&b, &l) in all.iter().zip(&out) {
                     let x = Inputs { a: a as u32 * 0x10001, b: b as u32 * 0x10001, d: 0, pred: 0x7f, c: 0 };
-                    assert_eq!(Ok(l as u32 * 0x10001), eval(&inst, &x), "seed {seed}: {format:?} {a:#06x} + {b:#06x}");
+                    assert_eq!(Ok(l as u32 * 0x10001), eval(&inst, &x), "seed {seed}: {op} {format:?} {a:#06x}, {b:#06x}");
                 }
             }
         }
@@ -1317,37 +1343,11 @@ mod tests {
                     }
                 };
                 rows += 1;
-                let sp = if inst.format == Format::Bf16 { bf16_specials() } else { f16_specials() };
-                let half = |r: &mut Rng| if r.chance(0.5) { *r.pick(sp) } else { r.next_u32() as u16 };
-                let a = half(&mut r);
-                let b: Vec<u16> = (0..37).map(|_| half(&mut r)).collect();
-                let mut out = vec![0u16; b.len()];
-                m.eval(a, &b, &mut out);
-                for (&b, &l) in b.iter().zip(&out) {
-                    let x = Inputs { a: a as u32 * 0x10001, b: b as u32 * 0x10001, d: 0x5a5a_a5a5, pred: 0x7f, c: 0 };
-                    assert_eq!(Ok(m.word(l)), eval(&inst, &x), "seed {seed}: {inst:?} {x:?}");
-                }
+                row_is_eval_on_drawn_lanes(&inst, &m, &mut r, seed);
             }
         }
         assert!(rows > 1000, "{rows} instructions checked");
-        // whole rows (every operand-2 value) of plain FP16 and BF16 for the specials and
-        // random operand-1 values
-        let all: Vec<u16> = (0..=u16::MAX).collect();
-        let mut out = vec![0u16; all.len()];
-        for format in [Format::F16, Format::Bf16] {
-            let mut inst = Inst::new(0, 1, Operand2::Reg(2));
-            inst.format = format;
-            let m = MulRow::new(&inst).unwrap().unwrap();
-            let sp = if format == Format::Bf16 { bf16_specials() } else { f16_specials() };
-            let xs: Vec<u16> = sp.iter().copied().chain((0..16).map(|_| r.next_u32() as u16)).collect();
-            for a in xs {
-                m.eval(a, &all, &mut out);
-                for (&b, &l) in all.iter().zip(&out) {
-                    let x = Inputs { a: a as u32 * 0x10001, b: b as u32 * 0x10001, d: 0, pred: 0x7f, c: 0 };
-                    assert_eq!(Ok(m.word(l)), eval(&inst, &x), "seed {seed}: {format:?} {a:#06x} x {b:#06x}");
-                }
-            }
-        }
+        whole_rows_are_eval(crate::isa::Op::Hmul2, |inst| MulRow::new(inst).unwrap().unwrap(), &mut r, seed);
     }
 
     /// eval_words against eval for HADD2 of every modifier combination: symmetric operand

@@ -26,7 +26,7 @@
 use super::{mix_sum, mix_sum_lanes, DigestRequest, D_FILL, PRED_ALL};
 use crate::inputs::Inputs;
 use crate::isa::{Inst, Op, Operand2, RZ};
-use crate::reference::{self, add::AddRow, MulRow};
+use crate::reference::{self, add::AddRow, MulRow, Row};
 
 /// Inputs per fused block (divides a row of 2^16).
 const BLOCK: u64 = 4096;

@@ -447,7 +447,7 @@ pub struct AddRow {
     c: AddCtx,
     /// Operand 1's register value as read: all of it, or nothing for RZ.
     a_keep: u32,
-    /// What [`AddRow::word_keep`] says.
+    /// What its [`Row::word_keep`](super::Row::word_keep) says.
     word_keep: u32,
 }
 
@@ -458,35 +458,15 @@ impl AddRow {
         let c = AddCtx::new(op, p)?;
         Ok((!c.f32_out).then_some(AddRow { c, a_keep, word_keep }))
     }
+}
 
-    /// What the destination word keeps of `lane`·0x10001: all of it, or nothing for an RZ
-    /// destination.
-    pub fn word_keep(&self) -> u32 {
+impl super::Row for AddRow {
+    fn word_keep(&self) -> u32 {
         self.word_keep
     }
 
-    /// `out[i]` = the lane of the destination, guard true, for operand-1 register value
-    /// `a`·0x10001 and operand-2 register value `b[i]`·0x10001 (see
-    /// [`AddRow::word_keep`]). Panics if `out` is shorter than `b`.
-    pub fn eval(&self, a: u16, b: &[u16], out: &mut [u16]) {
-        assert!(out.len() >= b.len(), "AddRow::eval: {} results for {} inputs", out.len(), b.len());
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("f16c") {
-            // SAFETY: the CPU has AVX2 and F16C, checked just above
-            unsafe { self.eval_avx2(a, b, out) };
-            return;
-        }
-        self.eval_blocks::<false>(a, b, out)
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2,f16c")]
-    unsafe fn eval_avx2(&self, a: u16, b: &[u16], out: &mut [u16]) {
-        self.eval_blocks::<true>(a, b, out)
-    }
-
     #[inline(always)]
-    fn eval_blocks<const X8: bool>(&self, a: u16, b: &[u16], out: &mut [u16]) {
+    fn blocks<const X8: bool>(&self, a: u16, b: &[u16], out: &mut [u16]) {
         let c = &self.c;
         let mut la = [0u16; BLOCK];
         let mut lb = [0u16; BLOCK];
