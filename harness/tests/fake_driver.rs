@@ -19,7 +19,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-/// The folder holding the fake `libcuda.so`, built once per test process.
+/// The folder holding the fake `libcuda.so`, built once per test process (release code,
+/// rebuilt incrementally: the workspace's `fake` profile).
 fn fake_lib() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
@@ -27,12 +28,12 @@ fn fake_lib() -> &'static Path {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let o = Command::new(cargo)
             .current_dir(root())
-            .args(["build", "--release", "--locked", "-p", "hmul2-fake-cuda", "--target-dir"])
+            .args(["build", "--profile", "fake", "--locked", "-p", "hmul2-fake-cuda", "--target-dir"])
             .arg(&target)
             .output()
             .expect("run cargo to build harness/fake-cuda");
         assert!(o.status.success(), "building the fake libcuda failed:\n{}", String::from_utf8_lossy(&o.stderr));
-        let dir = target.join("release");
+        let dir = target.join("fake");
         assert!(dir.join("libcuda.so").is_file(), "no libcuda.so in {}", dir.display());
         dir
     })
