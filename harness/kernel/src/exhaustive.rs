@@ -362,15 +362,41 @@ pub fn reference_digest(req: &DigestRequest, chunk: u64, expect: &BatchExpect) -
 
 /// Reference digests for all chunks of `req`, on all cores.
 pub fn reference_digests(req: &DigestRequest, expect: &BatchExpect) -> Vec<Option<u64>> {
+    per_chunk(req, || (), |c, _| reference_digest(req, c, expect))
+}
+
+/// `digest(chunk, scratch)` for every chunk of `req`, on all cores, in chunk order: the
+/// threads take chunks in turn from one counter (a thread slowed by anything else on its
+/// core takes fewer), each with its own `scratch()`. A thread that died leaves its chunks
+/// `None` ("undefined"), which are then fetched and compared.
+pub(crate) fn per_chunk<S>(req: &DigestRequest, scratch: impl Fn() -> S + Sync, digest: impl Fn(u64, &mut S) -> Option<u64> + Sync) -> Vec<Option<u64>> {
+    use std::sync::atomic::{AtomicU64, Ordering};
     let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(req.chunks.max(1) as usize);
-    let chunks: Vec<u64> = (req.first_chunk..req.first_chunk + req.chunks as u64).collect();
-    let per = chunks.len().div_ceil(threads.max(1)).max(1);
-    std::thread::scope(|s| {
-        let hs: Vec<_> =
-            chunks.chunks(per).map(|cs| (cs.len(), s.spawn(move || cs.iter().map(|&c| reference_digest(req, c, expect)).collect::<Vec<_>>()))).collect();
-        // a thread that died yields "undefined" chunks, which are then fetched and compared
-        hs.into_iter().flat_map(|(n, h)| h.join().unwrap_or_else(|_| vec![None; n])).collect()
-    })
+    let next = AtomicU64::new(0);
+    let (next, scratch, digest) = (&next, &scratch, &digest);
+    let got: Vec<(u64, Option<u64>)> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(move || {
+                    let mut sc = scratch();
+                    let mut mine = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        if i >= req.chunks as u64 {
+                            break mine;
+                        }
+                        mine.push((i, digest(req.first_chunk + i, &mut sc)));
+                    }
+                })
+            })
+            .collect();
+        hs.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
+    });
+    let mut out = vec![None; req.chunks as usize];
+    for (i, d) in got {
+        out[i as usize] = d;
+    }
+    out
 }
 
 #[cfg(test)]
@@ -382,6 +408,28 @@ mod tests {
     }
     fn eval(w: u128, i: &Inputs) -> u32 {
         (i.a ^ i.b.rotate_left(7) ^ w as u32).wrapping_mul(0x9e37_79b9)
+    }
+
+    /// per_chunk gives every chunk's digest at its own index, and a chunk whose thread died
+    /// stays undefined (None) rather than taking another chunk's value.
+    #[test]
+    fn per_chunk_keeps_chunk_order_and_leaves_a_dead_threads_chunks_undefined() {
+        let r = DigestRequest { chunks: 1000, first_chunk: 77, ..req() };
+        let got = per_chunk(
+            &r,
+            || 0u64,
+            |c, n| {
+                *n += 1;
+                Some(c * 3 + 1)
+            },
+        );
+        assert_eq!(got, (77..1077).map(|c| Some(c * 3 + 1)).collect::<Vec<_>>());
+        let got = per_chunk(&r, || (), |c, _| if c == 500 { panic!("chunk {c}: a thread dies (expected by this test)") } else { Some(c) });
+        assert_eq!(got.len(), 1000);
+        assert_eq!(got[500 - 77], None, "the dead thread's chunk");
+        for (i, d) in got.iter().enumerate() {
+            assert!(d.is_none() || *d == Some(77 + i as u64), "chunk {}: {d:?}", 77 + i);
+        }
     }
 
     #[test]

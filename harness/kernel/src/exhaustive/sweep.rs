@@ -198,36 +198,7 @@ impl Fused {
 /// when the word is not one [`plan`] fuses (then the general path must compute them).
 pub fn fused_digests(req: &DigestRequest) -> Option<Vec<Option<u64>>> {
     let f = plan(req.word).ok()?;
-    let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(req.chunks.max(1) as usize);
-    // the threads take chunks in turn from one counter (a thread slowed by anything else on
-    // its core takes fewer), each result kept with its index
-    let next = std::sync::atomic::AtomicU64::new(0);
-    let (f, next) = (&f, &next);
-    let got: Vec<(u64, Option<u64>)> = std::thread::scope(|s| {
-        let hs: Vec<_> = (0..threads)
-            .map(|_| {
-                s.spawn(move || {
-                    let mut sc = Scratch::new();
-                    let mut mine = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        if i >= req.chunks as u64 {
-                            break mine;
-                        }
-                        mine.push((i, Some(f.digest_with(req, req.first_chunk + i, &mut sc))));
-                    }
-                })
-            })
-            .collect();
-        // a thread that died leaves its chunks out: they stay "undefined" (None) below, and
-        // are then fetched and compared
-        hs.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
-    });
-    let mut out = vec![None; req.chunks as usize];
-    for (i, d) in got {
-        out[i as usize] = d;
-    }
-    Some(out)
+    Some(super::per_chunk(req, Scratch::new, |c, sc| Some(f.digest_with(req, c, sc))))
 }
 
 #[cfg(test)]
