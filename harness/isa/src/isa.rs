@@ -10,7 +10,11 @@ pub mod decode;
 pub mod encode;
 pub mod floattext;
 pub mod fused;
+// its builder runs in build.rs; in the library, the fused decoder reads its layout and the
+// tests rebuild its table
 pub mod hex;
+#[allow(dead_code)]
+mod immtable;
 pub mod parse;
 pub mod render;
 pub mod strtable;

@@ -477,8 +477,16 @@ pub fn compile(text: &str) -> Result<Spec, SpecError> {
         constraints.push(Constraint { id: c.id, forms: cforms, when, field, allowed, doc: c.doc, silent, form_set, when_sets, allowed_set });
     }
     let mut spec_fields = fields;
+    // forms under the same rules share their table (computed once: most of a compile)
+    let mut done: Vec<(Vec<usize>, Vec<usize>, Vec<u64>)> = Vec::new();
     for (k, form) in forms.iter_mut().enumerate() {
-        let rules: Vec<&Constraint> = constraints.iter().filter(|c| c.form_set >> k & 1 == 1).collect();
+        let which: Vec<usize> = (0..constraints.len()).filter(|&c| constraints[c].form_set >> k & 1 == 1).collect();
+        if let Some((_, involved, legal)) = done.iter().find(|(w, _, _)| *w == which) {
+            form.rule_fields = involved.clone();
+            form.rule_legal = legal.clone();
+            continue;
+        }
+        let rules: Vec<&Constraint> = which.iter().map(|&c| &constraints[c]).collect();
         let mut involved: Vec<usize> = Vec::new();
         for c in &rules {
             for i in c.when.iter().map(|(i, _)| *i).chain([c.field]) {
@@ -505,8 +513,9 @@ pub fn compile(text: &str) -> Result<Spec, SpecError> {
                 legal[combo as usize / 64] |= 1 << (combo % 64);
             }
         }
-        form.rule_fields = involved;
-        form.rule_legal = legal;
+        form.rule_fields = involved.clone();
+        form.rule_legal = legal.clone();
+        done.push((which, involved, legal));
     }
     let fields = std::mem::take(&mut spec_fields);
     for e in &raw.errata {
