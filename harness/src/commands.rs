@@ -46,37 +46,38 @@ pub struct DecodeArgs {
 }
 
 pub fn decode(a: DecodeArgs) -> CliResult {
-    let stdout = std::io::stdout();
-    let mut out = Output::new(stdout.lock());
     let mut tally = BadInputs::default();
-    let seen = if a.hex.is_empty() || a.hex == ["-"] {
-        // streamed: one buffer in, one batch out, whatever the input's size; stdin lines are named
-        // by number, and a line that is not UTF-8 (or too long) is one bad input, not the end
-        let mut n = 0usize;
-        crate::cli::each_line(
-            std::io::stdin().lock(),
-            None,
-            |e| CliError::input(format!("stdin: {e}")),
-            |line| {
-                n += 1;
-                match line.map(|l| (l, crate::isa::hex::parse_hex_bytes(l))) {
-                    Ok((_, Some(w))) => out.word(w),
-                    Ok((l, None)) => match std::str::from_utf8(l) {
-                        Ok(t) => out.text(t, || format!("stdin:{n}: {:?}", t.trim()), &mut tally),
-                        Err(_) => out.bad(format!("stdin:{n}: not UTF-8"), None, &mut tally),
-                    },
-                    Err(len) => out.bad(format!("stdin:{n}: a line of {len} bytes (at most {})", crate::cli::MAX_LINE), None, &mut tally),
-                }
-            },
-        )?;
-        n
-    } else {
-        for h in &a.hex {
-            out.text(h, || format!("{:?}", h.trim()), &mut tally)?;
-        }
-        a.hex.len()
-    };
-    out.flush()?;
+    let seen = std::thread::scope(|s| -> Result<usize, CliError> {
+        let mut out = Output::start(s);
+        let seen = if a.hex.is_empty() || a.hex == ["-"] {
+            // streamed: one buffer in, batches out, whatever the input's size; stdin lines are
+            // named by number, and a line that is not UTF-8 (or too long) is one bad input, not the end
+            let mut n = 0usize;
+            crate::cli::each_line(
+                std::io::stdin().lock(),
+                None,
+                |e| CliError::input(format!("stdin: {e}")),
+                |line| {
+                    n += 1;
+                    match line.map(|l| (l, crate::isa::hex::parse_hex_bytes(l))) {
+                        Ok((_, Some(w))) => out.word(w),
+                        Ok((l, None)) => match std::str::from_utf8(l) {
+                            Ok(t) => out.text(t, || format!("stdin:{n}: {:?}", t.trim()), &mut tally),
+                            Err(_) => out.bad(format!("stdin:{n}: not UTF-8"), None, &mut tally),
+                        },
+                        Err(len) => out.bad(format!("stdin:{n}: a line of {len} bytes (at most {})", crate::cli::MAX_LINE), None, &mut tally),
+                    }
+                },
+            )
+            .map(|()| n)
+        } else {
+            a.hex.iter().try_for_each(|h| out.text(h, || format!("{:?}", h.trim()), &mut tally)).map(|()| a.hex.len())
+        };
+        // what was read is written, even after a read error
+        let written = out.finish();
+        let seen = seen?;
+        written.map(|()| seen)
+    })?;
     if tally.bad > 0 {
         return Err(CliError::input(format!("{} of {seen} inputs are not 0x + 32 hex digits (first: {})", tally.bad, tally.first)));
     }
@@ -89,15 +90,15 @@ enum Line {
     Bad(String),
 }
 
-/// `decode`'s output: inputs gathered in batches, each batch's text made on every CPU
-/// (one slice each, in order) and written in one go. Memory is a batch's, whatever the input.
-struct Output<W: Write> {
+/// `decode`'s output: inputs gathered in batches, which a writer thread renders (on every
+/// CPU, in pieces taken from a shared counter) and writes in order while this thread reads
+/// the next batch. Memory is a few batches', whatever the input.
+struct Output<'scope> {
     pending: Vec<Line>,
-    texts: Vec<String>,
-    /// each thread's illegal lines, kept from batch to batch
-    caches: Vec<isa::LineCache>,
-    threads: usize,
-    to: W,
+    to_writer: Option<std::sync::mpsc::SyncSender<Vec<Line>>>,
+    /// batches the writer is done with, to fill again
+    spare: std::sync::mpsc::Receiver<Vec<Line>>,
+    writer: Option<std::thread::ScopedJoinHandle<'scope, Result<(), CliError>>>,
 }
 
 /// The text of `lines`, one line each, appended to `out`.
@@ -114,21 +115,55 @@ fn render_lines(lines: &[Line], out: &mut String, cache: &mut isa::LineCache) {
     }
 }
 
-impl<W: Write> Output<W> {
-    /// Inputs per batch (a few MiB of text).
-    const BATCH: usize = 1 << 15;
-    /// Below this many inputs a batch is not worth a second thread.
-    const SPLIT_FROM: usize = 4096;
+/// Inputs per batch (about a MiB of text).
+const BATCH: usize = 1 << 14;
+/// Inputs per piece of a batch that one thread renders.
+const PIECE: usize = 1 << 11;
 
-    fn new(to: W) -> Self {
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
-        Output {
-            pending: Vec::with_capacity(Self::BATCH),
-            texts: vec![String::new(); threads],
-            caches: (0..threads).map(|_| isa::LineCache::default()).collect(),
-            threads,
-            to,
+/// The writer: renders each batch from `batches` in [`PIECE`]s on `threads` threads (this one
+/// and scoped helpers, each with its own line cache) and writes the pieces in order to stdout.
+fn write_batches(batches: std::sync::mpsc::Receiver<Vec<Line>>, spare: std::sync::mpsc::SyncSender<Vec<Line>>) -> Result<(), CliError> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
+    let stdout = std::io::stdout();
+    let mut to = stdout.lock();
+    let mut caches: Vec<isa::LineCache> = (0..threads).map(|_| isa::LineCache::default()).collect();
+    let mut texts: Vec<std::sync::Mutex<String>> = (0..BATCH.div_ceil(PIECE)).map(|_| Default::default()).collect();
+    for mut batch in batches {
+        let pieces: Vec<&[Line]> = batch.chunks(PIECE).collect();
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let work = |cache: &mut isa::LineCache| loop {
+            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let (Some(lines), Some(text)) = (pieces.get(i), texts.get(i)) else { break };
+            // each piece is one thread's (the counter hands it out once)
+            let mut t = text.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            render_lines(lines, &mut t, cache);
+        };
+        let helpers = if batch.len() < 2 * PIECE { 0 } else { threads - 1 };
+        std::thread::scope(|s| {
+            let (first, rest) = caches.split_at_mut(1);
+            for cache in rest.iter_mut().take(helpers) {
+                s.spawn(|| work(cache));
+            }
+            work(&mut first[0]);
+        });
+        for t in texts.iter_mut().take(pieces.len()) {
+            let t = t.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let r = to.write_all(t.as_bytes());
+            t.clear();
+            r.map_err(|e| CliError::input(format!("stdout: {e}")))?;
         }
+        batch.clear();
+        let _ = spare.try_send(batch);
+    }
+    to.flush().map_err(|e| CliError::input(format!("stdout: {e}")))
+}
+
+impl<'scope> Output<'scope> {
+    fn start<'env>(s: &'scope std::thread::Scope<'scope, 'env>) -> Self {
+        let (to_writer, batches) = std::sync::mpsc::sync_channel(1);
+        let (give_back, spare) = std::sync::mpsc::sync_channel(2);
+        let writer = s.spawn(move || write_batches(batches, give_back));
+        Output { pending: Vec::with_capacity(BATCH), to_writer: Some(to_writer), spare, writer: Some(writer) }
     }
 
     fn word(&mut self, w: u128) -> Result<(), CliError> {
@@ -155,38 +190,38 @@ impl<W: Write> Output<W> {
 
     fn push(&mut self, l: Line) -> Result<(), CliError> {
         self.pending.push(l);
-        if self.pending.len() >= Self::BATCH {
-            self.write()?;
+        if self.pending.len() >= BATCH {
+            self.send()?;
         }
         Ok(())
     }
 
-    /// Render the pending inputs (split across threads when there are enough) and write them.
-    fn write(&mut self) -> Result<(), CliError> {
-        let parts = if self.pending.len() < Self::SPLIT_FROM { 1 } else { self.threads };
-        let per = self.pending.len().div_ceil(parts).max(1);
-        std::thread::scope(|s| {
-            let mut jobs = self.pending.chunks(per).zip(self.texts.iter_mut().zip(self.caches.iter_mut()));
-            let first = jobs.next();
-            for (lines, (text, cache)) in jobs {
-                s.spawn(move || render_lines(lines, text, cache));
-            }
-            if let Some((lines, (text, cache))) = first {
-                render_lines(lines, text, cache);
-            }
-        });
-        self.pending.clear();
-        for t in &mut self.texts {
-            let r = self.to.write_all(t.as_bytes());
-            t.clear();
-            r.map_err(|e| CliError::input(format!("stdout: {e}")))?;
+    /// Hand the pending inputs to the writer; its error if it stopped (stdout closed).
+    fn send(&mut self) -> Result<(), CliError> {
+        let next = self.spare.try_recv().unwrap_or_else(|_| Vec::with_capacity(BATCH));
+        let batch = std::mem::replace(&mut self.pending, next);
+        match self.to_writer.as_ref().map(|t| t.send(batch)) {
+            Some(Ok(())) => Ok(()),
+            _ => self.join(),
         }
-        Ok(())
     }
 
-    fn flush(&mut self) -> Result<(), CliError> {
-        self.write()?;
-        self.to.flush().map_err(|e| CliError::input(format!("stdout: {e}")))
+    /// The writer's result once it has stopped.
+    fn join(&mut self) -> Result<(), CliError> {
+        self.to_writer = None;
+        match self.writer.take().map(|w| w.join()) {
+            Some(Ok(r)) => r,
+            Some(Err(_)) => Err(CliError::failed("decode: the writer thread panicked")),
+            None => Ok(()),
+        }
+    }
+
+    /// Write what is pending and wait for the writer.
+    fn finish(mut self) -> Result<(), CliError> {
+        if !self.pending.is_empty() {
+            self.send()?;
+        }
+        self.join()
     }
 }
 
