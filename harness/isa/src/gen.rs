@@ -269,14 +269,17 @@ fn break_word(r: &mut Rng, word: u128, op: Op, form: Form) -> u128 {
 pub fn generate_one(opts: &GenOptions, index: u64) -> u128 {
     let mut r = Rng::fork(opts.seed, index);
     // one instruction: no draw, so its stream is what it was before the family grew
-    let ops: Vec<Op> = opts.ops.iter().copied().filter(|o| opts.form.is_none_or(|f| o.has_form(f))).collect();
-    let op = match ops.as_slice() {
-        [] => Op::ALL[0],
-        [one] => *one,
-        many => *r.pick(many),
+    // (the draws of `Rng::pick` on the candidates, without collecting them: no allocation)
+    let ops = || opts.ops.iter().copied().filter(|o| opts.form.is_none_or(|f| o.has_form(f)));
+    let op = match ops().count() {
+        0 => Op::ALL[0],
+        1 => ops().next().unwrap_or(Op::ALL[0]),
+        n => ops().nth(r.below(n as u32) as usize).unwrap_or(Op::ALL[0]),
     };
-    let forms: Vec<Form> = op.forms().collect();
-    let form = opts.form.unwrap_or_else(|| *r.pick(&forms));
+    let form = opts.form.unwrap_or_else(|| {
+        let n = op.forms().count();
+        op.forms().nth(r.below(n as u32) as usize).unwrap_or(Form::Rrr)
+    });
     let invalid = r.chance(opts.invalid_share);
     let ignored = r.chance(opts.ignored_share);
     let illegal = r.chance(opts.illegal_share);

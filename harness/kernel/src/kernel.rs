@@ -957,18 +957,56 @@ pub fn runnable_words_of(seed: u64, ops: &[crate::isa::Op], form: Option<crate::
     let mut opts = crate::gen::GenOptions::legal_of(seed, ops);
     opts.form = form;
     let mut out = crate::cli::vec_for("--count", count as u64).map_err(|e| e.message)?;
-    let mut index = 0u64;
-    let mut last = String::new();
+    let limit = 1000 + 1000 * count as u64;
+    // items `from..to` drawn: the runnable words in order, and the last reason one was not
+    let draw = |from: u64, to: u64, stop_at: usize| {
+        let mut words = Vec::new();
+        let mut last = None;
+        for i in from..to {
+            let w = crate::gen::generate_one(&opts, i);
+            match runnable(w) {
+                Ok(()) => words.push(w),
+                Err(e) => last = Some(e),
+            }
+            if words.len() == stop_at {
+                break;
+            }
+        }
+        (words, last)
+    };
+    let fail = |got: usize, index: u64, last: Option<NotRunnable>| {
+        format!("only {got} of {count} items were runnable after {index} draws (last reason: {})", last.map_or_else(String::new, |e| e.to_string()))
+    };
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8) as u64;
+    if count == 0 {
+        return Ok(out);
+    }
+    if count < 1024 || threads == 1 {
+        // one at a time: a few words draw no more items than they need
+        let (words, last) = draw(0, limit + 1, count);
+        return if words.len() == count { Ok(words) } else { Err(fail(words.len(), limit + 1, last)) };
+    }
+    // rounds of `threads` chunks drawn at once, kept in item order: the same words as one
+    // at a time
+    const CHUNK: u64 = 1024;
+    let (mut index, mut last) = (0u64, None);
     while out.len() < count {
-        let w = crate::gen::generate_one(&opts, index);
-        index += 1;
-        match runnable(w) {
-            Ok(()) => out.push(w),
-            Err(e) => last = e.to_string(),
+        if index > limit {
+            return Err(fail(out.len(), index, last));
         }
-        if index > 1000 + 1000 * count as u64 {
-            return Err(format!("only {} of {count} items were runnable after {index} draws (last reason: {last})", out.len()));
+        let round: Vec<(Vec<u128>, Option<NotRunnable>)> = std::thread::scope(|s| {
+            let draw = &draw;
+            let helpers: Vec<_> = (1..threads).map(|t| s.spawn(move || draw(index + t * CHUNK, index + (t + 1) * CHUNK, usize::MAX))).collect();
+            let mut r = vec![draw(index, index + CHUNK, usize::MAX)];
+            r.extend(helpers.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))));
+            r
+        });
+        for (words, l) in round {
+            let room = count - out.len();
+            out.extend(words.into_iter().take(room));
+            last = l.or(last);
         }
+        index += threads * CHUNK;
     }
     Ok(out)
 }
@@ -976,6 +1014,22 @@ pub fn runnable_words_of(seed: u64, ops: &[crate::isa::Op], form: Option<crate::
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Drawn in parallel rounds (a count of 1024 or more) or one at a time, the words are
+    /// the first runnable ones in item order.
+    #[test]
+    fn runnable_words_are_the_first_runnable_items() {
+        let seed = 0x5eed;
+        eprintln!("seed: {seed}");
+        for (ops, form, count) in
+            [(&crate::isa::Op::ALL[..], None, 2500), (&[crate::isa::Op::Hmul2][..], Some(Form::Const), 1100), (&crate::isa::Op::ALL[..], None, 7)]
+        {
+            let mut opts = crate::gen::GenOptions::legal_of(seed, ops);
+            opts.form = form;
+            let want: Vec<u128> = (0..).map(|i| crate::gen::generate_one(&opts, i)).filter(|&w| runnable(w).is_ok()).take(count).collect();
+            assert_eq!(runnable_words_of(seed, ops, form, count).unwrap(), want, "{form:?} x {count}");
+        }
+    }
 
     #[test]
     fn drawn_and_streamed_plans_equal_the_plan_of_the_cases() {

@@ -78,20 +78,10 @@ pub(super) fn names() -> &'static Names {
                     s
                 })
                 .collect(),
-            c_off: (0..=l.cb_offset.max())
-                .map(|v| {
-                    let mut s = String::new();
-                    push_hex_signed(&mut s, sext(v) * scale);
-                    s
-                })
-                .collect(),
-            cx_off: (0..=l.cb_offset.max())
-                .map(|v| {
-                    let mut s = String::new();
-                    push_hex(&mut s, v as u64 * scale as u64);
-                    s
-                })
-                .collect(),
+            // written straight into the tables' text (2 x 2^14 entries: a string each cost
+            // milliseconds at start-up)
+            c_off: StrTable::build(l.cb_offset.max() as usize + 1, |v, s| push_hex_signed(s, sext(v as u32) * scale)),
+            cx_off: StrTable::build(l.cb_offset.max() as usize + 1, |v, s| push_hex(s, v as u64 * scale as u64)),
         }
     })
 }
@@ -274,9 +264,26 @@ pub(super) fn parts(op: Op) -> &'static Parts {
 /// Append the text of `i` to `out`.
 pub fn render_into(i: &Inst, out: &mut String) {
     let l = i.op.layout();
-    if i.c.is_some() || i.relu.is_some() || l.c_reg.is_some() {
+    if i.c.is_some() || i.relu.is_some() || l.c_reg.is_some() || !tables_due() {
         return render_general(i, out);
     }
+    render_tables(i, l, out)
+}
+
+/// Renders in a process before [`render_into`] builds and uses its tables ([`parts`]: a few
+/// milliseconds an instruction, about as long as this many renders without them), so a
+/// short run (`build-kernel`'s manifest of a few thousand) never pays for them.
+const TABLES_AFTER: usize = 1 << 14;
+
+fn tables_due() -> bool {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static CALLS: AtomicUsize = AtomicUsize::new(0);
+    CALLS.load(Ordering::Relaxed) >= TABLES_AFTER || CALLS.fetch_add(1, Ordering::Relaxed) >= TABLES_AFTER
+}
+
+/// [`render_into`] for a two-source instruction without `.RELU`, from [`parts`]'s tables
+/// (the same text as [`render_general`]'s: a test checks).
+fn render_tables(i: &Inst, l: &Layout, out: &mut String) {
     let p = parts(i.op);
     let (format, flush) = (l.format_code[i.format as usize].unwrap_or(0), l.flush_code[i.flush as usize].unwrap_or(0));
     out.push_str(&p.head[head_key(i.pred, format, flush, i.sat as u32)]);
@@ -388,6 +395,22 @@ mod tests {
         assert_eq!(text(0x40007c0000007832 | CTRL), "HMUL2 R0, R0, 2, +INF");
         assert_eq!(text(0x3c00800000007832 | CTRL), "HMUL2 R0, R0, 1, -0.0");
         assert_eq!(text(0x80003c0000007832 | CTRL), "HMUL2 R0, R0, -0.0 , 1");
+    }
+
+    /// The table path and the general path write the same text for every two-source word.
+    #[test]
+    fn tables_and_general_agree() {
+        use crate::gen::{self, GenOptions};
+        let ops: Vec<Op> = Op::ALL.into_iter().filter(|o| o.layout().c_reg.is_none()).collect();
+        assert!(!ops.is_empty());
+        let o = GenOptions { invalid_share: 0.3, ignored_share: 0.3, ..GenOptions::legal_of(11, &ops) };
+        for w in gen::generate(&o, 0, 100_000) {
+            let i = decode(w).unwrap();
+            let (mut a, mut b) = (String::new(), String::new());
+            render_general(&i, &mut a);
+            render_tables(&i, i.op.layout(), &mut b);
+            assert_eq!(a, b, "{w:#034x}");
+        }
     }
 
     #[test]
