@@ -473,12 +473,15 @@ fn build(op: Op) -> Option<Fast> {
             let line = format!("illegal: {e}");
             let i = match line_of.get(&line) {
                 Some(&i) => i,
-                None => {
-                    let i = u16::try_from(refused_lines.len()).ok()?;
-                    refused_lines.push(t.entry_max(&line, 255)?);
-                    line_of.insert(line, i);
-                    i
-                }
+                // a line too long for an entry, or past 2^16 of them, stays with the line cache
+                None => match (u16::try_from(refused_lines.len()), t.entry_max(&line, 255)) {
+                    (Ok(i), Some(e)) => {
+                        refused_lines.push(e);
+                        line_of.insert(line, i);
+                        i
+                    }
+                    _ => continue,
+                },
             };
             refused[k << rules.bits | rk] = i;
         }
