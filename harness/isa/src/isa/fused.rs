@@ -203,6 +203,12 @@ impl Texts {
     }
 }
 
+/// Where an entry of [`Texts`] lies in its text: (offset, length); bit 31 is not read.
+#[inline(always)]
+fn span(e: u32) -> (usize, usize) {
+    ((e >> 8 & 0x7f_ffff) as usize, (e & 0xff) as usize)
+}
+
 /// One text appended per word: the entry at `base + key`.
 #[derive(Clone, Copy, Default, Debug)]
 struct Part {
@@ -1041,10 +1047,15 @@ fn fused<const PEXT: bool>(f: &Fast, word: u128, out: &mut String) -> Result<(),
         Some(&m) if m >> k & 1 == 1 => {}
         Some(_) => {
             let line = f.refused.get(k << f.rules.bits | rk).and_then(|&i| f.refused_lines.get(i as usize)).filter(|&&e| e & 0xff != 0);
-            return Err(match line.and_then(|&e| f.text.get((e >> 8 & 0x7f_ffff) as usize..(e >> 8 & 0x7f_ffff) as usize + (e & 0xff) as usize)) {
-                Some(text) => Miss::Refused(text),
-                None => Miss::Illegal(3 << 60 | op << 40 | (k as u64) << 32 | rk as u64),
-            });
+            return Err(
+                match line.and_then(|&e| {
+                    let (off, n) = span(e);
+                    f.text.get(off..off + n)
+                }) {
+                    Some(text) => Miss::Refused(text),
+                    None => Miss::Illegal(3 << 60 | op << 40 | (k as u64) << 32 | rk as u64),
+                },
+            );
         }
         None => return Err(Miss::Plain),
     }
@@ -1084,13 +1095,12 @@ fn fused<const PEXT: bool>(f: &Fast, word: u128, out: &mut String) -> Result<(),
     let bytes = f.text.as_bytes();
     let mut w = Writer::new(out);
     let idx = |p: &Part| f.idx.get(p.index::<PEXT>(lo, hi)).copied().unwrap_or(0);
-    let at = |e: u32| ((e >> 8 & 0x7f_ffff) as usize, (e & 0xff) as usize);
-    let (off, n) = at(h);
+    let (off, n) = span(h);
     if let Some(slot) = bytes.get(off..off + COPY_HEAD).and_then(|s| s.try_into().ok()) {
         w.put::<COPY_HEAD>(slot, n);
     }
     let put = |w: &mut Writer, p: &Part| {
-        let (off, n) = at(idx(p));
+        let (off, n) = span(idx(p));
         if let Some(slot) = bytes.get(off..off + COPY).and_then(|s| s.try_into().ok()) {
             w.put::<COPY>(slot, n);
         }
@@ -1151,18 +1161,19 @@ mod tests {
     }
 
     /// The compiled-in tables are what [`build`] makes of today's spec and renderer, for
-    /// every instruction (with `HMUL2_BLESS=1`, rewrites them instead).
+    /// every instruction (with `HMUL2_BLESS=1`, a stale file is rewritten and the test fails,
+    /// to be run again).
     #[test]
     fn generated_tables_are_current() {
         let built: Vec<Fast> = Op::ALL.iter().map(|&op| build(op).unwrap_or_else(|| panic!("{op}'s fast-path tables did not build"))).collect();
         let now = tables_source(&built.iter().collect::<Vec<_>>());
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/isa/fused/tables.rs");
-        if std::env::var_os("HMUL2_BLESS").is_some_and(|v| v == "1") {
-            std::fs::write(path, &now).unwrap_or_else(|e| panic!("{path}: {e}"));
-            eprintln!("wrote {path}");
-            return;
-        }
         let compiled = include_str!("fused/tables.rs");
+        if compiled != now && std::env::var_os("HMUL2_BLESS").is_some_and(|v| v == "1") {
+            // not a pass: the binary under test still holds the old tables
+            std::fs::write(path, &now).unwrap_or_else(|e| panic!("{path}: {e}"));
+            panic!("rewrote {path}: run the tests again to check the new tables");
+        }
         if let Some(line) =
             compiled.lines().zip(now.lines()).position(|(a, b)| a != b).or((compiled != now).then(|| compiled.lines().count().min(now.lines().count())))
         {
