@@ -36,6 +36,48 @@ impl Mode {
     }
 }
 
+/// Random and factorial modes: what becomes of each generated word's scheduling bits (the
+/// instruction's control field: stall, yield, scoreboards, wait mask, reuse).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ControlBits {
+    /// As the generator drew them, all six fields.
+    Drawn,
+    /// As drawn, except that no scoreboard is set on write or read (`wr_bar` = `rd_bar` = 7,
+    /// as ptxas emits these fixed-latency instructions).
+    NoBarriers,
+    /// Stall 1, no yield, no scoreboards, no wait, no reuse (`Control::default`).
+    Fixed,
+}
+
+impl ControlBits {
+    pub fn name(self) -> &'static str {
+        match self {
+            ControlBits::Drawn => "drawn",
+            ControlBits::NoBarriers => "no-barriers",
+            ControlBits::Fixed => "fixed",
+        }
+    }
+
+    /// `word` with its scheduling bits made what `self` asks. The spec's rules may tie
+    /// control bits to modifiers (HADD2's reuse to `.F32`): when the asked bits are illegal
+    /// with the word's modifiers, its drawn reuse flags are kept; a word that is still
+    /// refused, or that does not decode (an illegal share's), comes back unchanged.
+    pub fn apply(self, word: u128) -> u128 {
+        if self == ControlBits::Drawn {
+            return word;
+        }
+        let Ok(inst) = crate::isa::decode(word) else { return word };
+        let want = match self {
+            ControlBits::Fixed => crate::isa::Control::default(),
+            _ => crate::isa::Control { wr_bar: 7, rd_bar: 7, ..inst.ctrl },
+        };
+        [want, crate::isa::Control { reuse: inst.ctrl.reuse, ..want }]
+            .into_iter()
+            .find_map(|ctrl| crate::isa::encode(&crate::isa::Inst { ctrl, ..inst }).ok())
+            .unwrap_or(word)
+    }
+}
+
 /// `I/N`: this process runs its share of the items (see `owns` and `owns_group`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Shard {
@@ -91,6 +133,11 @@ pub struct RunArgs {
     pub form: Option<Form>,
     #[arg(long, value_enum, default_value_t = Mode::Random)]
     pub mode: Mode,
+    /// Random and factorial modes: the words' scheduling bits, as drawn, with no scoreboard
+    /// set (`no-barriers`), or a fixed safe set (stall 1, nothing else). Exhaustive mode
+    /// runs its --encoding as given.
+    #[arg(long, value_enum, default_value_t = ControlBits::Drawn)]
+    pub control: ControlBits,
     /// Random mode: share (0..1) of words with INVALIDn field values (legal, meaning unknown).
     #[arg(long, default_value_t = 0.0)]
     pub invalid_share: f64,
@@ -264,7 +311,7 @@ pub fn all_items(a: &RunArgs, seed: u64) -> Result<Vec<(u64, u128)>, CliError> {
             };
             // room for about this shard's share (items are dealt by a hash of their index)
             let mut items = crate::cli::vec_for("--count", a.count.div_ceil(a.shard.count))?;
-            items.extend((0..a.count).filter(|&i| a.shard.owns(i)).map(|i| (i, random_item(&o, i, a.undocumented_share))));
+            items.extend((0..a.count).filter(|&i| a.shard.owns(i)).map(|i| (i, a.control.apply(random_item(&o, i, a.undocumented_share)))));
             items
         }
         Mode::Factorial => {
@@ -272,7 +319,8 @@ pub fn all_items(a: &RunArgs, seed: u64) -> Result<Vec<(u64, u128)>, CliError> {
             let mut words = Vec::new();
             for (op, f) in run_ops(a).into_iter().flat_map(|o| forms.iter().filter(move |&&f| o.has_form(f)).map(move |&f| (o, f))) {
                 for i in crate::gen::factorial(op, f, seed) {
-                    words.push(crate::kernel::place(crate::isa::encode(&i).map_err(|e| CliError::input(format!("factorial {f}: {e}")))?));
+                    let w = crate::isa::encode(&i).map_err(|e| CliError::input(format!("factorial {f}: {e}")))?;
+                    words.push(a.control.apply(crate::kernel::place(w)));
                 }
             }
             words.into_iter().enumerate().map(|(i, w)| (i as u64, w)).collect()
@@ -360,13 +408,18 @@ fn check_options(a: &RunArgs) -> Result<(), CliError> {
 
 /// The journal's header: everything that decides which items exist and what they hold.
 fn config_json(a: &RunArgs, seed: u64) -> serde_json::Value {
-    serde_json::json!({
+    let mut c = serde_json::json!({
         "seed": seed, "mode": a.mode.name(), "form": a.form.map(|f| f.cli_name()),
         "instruction": run_ops(a).iter().map(|o| o.mnemonic()).collect::<Vec<_>>(), "count": a.count,
         "inputs": a.inputs, "shard": a.shard.to_string(), "encoding": a.encoding, "c": a.c,
         "space_bits": a.space_bits, "chunk_bits": a.chunk_bits,
         "invalid_share": a.invalid_share, "illegal_share": a.illegal_share, "undocumented_share": a.undocumented_share,
-    })
+    });
+    // only when asked for, so that the journals of runs before the option resume as before
+    if a.control != ControlBits::Drawn {
+        c["control"] = a.control.name().into();
+    }
+    c
 }
 
 /// The hardware side: which devices, and what executes a job on each.
@@ -1286,6 +1339,34 @@ pub fn merge(a: MergeArgs) -> CliResult {
 mod tests {
     use super::*;
     use crate::isa::Form;
+
+    #[test]
+    fn control_bits_change_only_the_scheduling_bits() {
+        let o = crate::gen::GenOptions::legal_of(11, crate::reference::IMPLEMENTED);
+        let (mut barriers, mut kept_reuse) = (0, 0);
+        for i in 0..4000 {
+            let w = random_item(&o, i, DEFAULT_UNDOCUMENTED_SHARE);
+            let drawn = crate::isa::decode(w).expect("random words are legal");
+            barriers += (drawn.ctrl.wr_bar != 7 || drawn.ctrl.rd_bar != 7) as usize;
+            assert_eq!(ControlBits::Drawn.apply(w), w);
+            for c in [ControlBits::NoBarriers, ControlBits::Fixed] {
+                let got = crate::isa::decode(c.apply(w)).unwrap_or_else(|e| panic!("{c:?} of {w:#034x}: {e}"));
+                assert_eq!(crate::isa::Inst { ctrl: drawn.ctrl, ..got }, drawn, "{c:?} changed more than control bits of {w:#034x}");
+                assert_eq!((got.ctrl.wr_bar, got.ctrl.rd_bar), (7, 7), "{c:?} of {w:#034x}");
+                if c == ControlBits::NoBarriers {
+                    assert_eq!(crate::isa::Control { wr_bar: drawn.ctrl.wr_bar, rd_bar: drawn.ctrl.rd_bar, ..got.ctrl }, drawn.ctrl);
+                } else if got.ctrl != crate::isa::Control::default() {
+                    // only where the rules tie the reuse flags to the modifiers
+                    assert_eq!(got.ctrl, crate::isa::Control { reuse: drawn.ctrl.reuse, ..Default::default() });
+                    kept_reuse += 1;
+                }
+            }
+        }
+        assert!(barriers > 3000, "the generator draws scoreboards in most words ({barriers} of 4000)");
+        assert!(kept_reuse < 400, "{kept_reuse}");
+        // a word that does not decode comes back as it was
+        assert_eq!(ControlBits::Fixed.apply(u128::MAX), u128::MAX);
+    }
 
     #[test]
     fn shards_partition_the_items_and_each_gets_a_fair_share() {

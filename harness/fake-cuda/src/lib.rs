@@ -15,7 +15,9 @@
 //! word faults with `CUDA_ERROR_ILLEGAL_INSTRUCTION`), `reject-on:HEX` (`cuModuleLoadData`
 //! refuses an image holding the word with `CUDA_ERROR_INVALID_IMAGE`), `abort-on:HEX` (the
 //! process aborts in the launch, like a driver crash), `flip-if:MASK:VALUE` (an HMUL2 word
-//! with `word & MASK == VALUE` gets bit 0 of its result flipped: a mismatch to find).
+//! with `word & MASK == VALUE` gets bit 0 of its result flipped: a mismatch to find),
+//! `hang-if:MASK:VALUE` (a launch whose `.text` holds a word with `word & MASK == VALUE`
+//! never finishes: the process sleeps in the launch, as one waits on a hung kernel).
 //! Anything else makes `cuInit` fail with `CUDA_ERROR_INVALID_VALUE` and a message on stderr.
 //! `CUDA_VISIBLE_DEVICES` hides devices as it does from the driver (`""`: `cuInit` fails with
 //! `CUDA_ERROR_NO_DEVICE`), so a no-GPU test stays one wherever this library is found.
@@ -71,6 +73,7 @@ struct Config {
     reject_on: Vec<u128>,
     abort_on: Vec<u128>,
     flip_if: Vec<(u128, u128)>,
+    hang_if: Vec<(u128, u128)>,
 }
 
 fn parse_config(spec: &str) -> Result<Config, String> {
@@ -96,6 +99,9 @@ fn parse_config(spec: &str) -> Result<Config, String> {
         } else if let Some(v) = d.strip_prefix("flip-if:") {
             let (m, x) = v.split_once(':').ok_or_else(|| format!("{d:?}: want flip-if:MASK:VALUE"))?;
             c.flip_if.push((hex(d, m)?, hex(d, x)?));
+        } else if let Some(v) = d.strip_prefix("hang-if:") {
+            let (m, x) = v.split_once(':').ok_or_else(|| format!("{d:?}: want hang-if:MASK:VALUE"))?;
+            c.hang_if.push((hex(d, m)?, hex(d, x)?));
         } else {
             return Err(format!("unknown directive {d:?}"));
         }
@@ -615,6 +621,13 @@ pub unsafe extern "C" fn cuLaunchKernel(
                 s.pending = Some(ILLEGAL_INSTRUCTION);
                 return SUCCESS;
             }
+            if m.words.iter().any(|w| c.hang_if.iter().any(|&(mk, v)| w & mk == v)) {
+                eprintln!("hmul2-fake-cuda: hanging in the launch, as configured");
+                drop(s); // the driver's lock: another thread may still ask it things
+                loop {
+                    std::thread::sleep(std::time::Duration::from_secs(3600));
+                }
+            }
         }
         let flips: Vec<(u128, u128)> = config().as_ref().map(|c| c.flip_if.clone()).unwrap_or_default();
         let launch = Launch { grid: [gx, gy, gz], block: [bx, by, bz], params: p };
@@ -655,9 +668,12 @@ mod tests {
     #[test]
     fn config_parses_and_refuses() {
         let (one, ff, w) = (format!("0x{:032x}", 1), format!("0x{:032x}", 0xff), format!("0x{:032x}", 0x32));
-        let c = parse_config(&format!("devices=2,cc=8.0,driver=12080,init=100,fault-on:{one},reject-on:{w},abort-on:{one},flip-if:{ff}:{w}")).unwrap();
+        let c =
+            parse_config(&format!("devices=2,cc=8.0,driver=12080,init=100,fault-on:{one},reject-on:{w},abort-on:{one},flip-if:{ff}:{w},hang-if:{ff}:{one}"))
+                .unwrap();
         assert_eq!((c.devices, c.cc, c.driver, c.init), (2, (8, 0), 12080, 100));
         assert_eq!((c.fault_on, c.reject_on, c.abort_on, c.flip_if), (vec![1], vec![0x32], vec![1], vec![(0xff, 0x32)]));
+        assert_eq!(c.hang_if, vec![(0xff, 1)]);
         assert!(parse_config("fault-on:0x1").unwrap_err().contains("32 hex digits"));
         let d = parse_config("").unwrap();
         assert_eq!((d.devices, d.cc, d.driver), (1, (9, 0), 13000));

@@ -33,8 +33,10 @@
 //! in bits 51..63). The kernel builds that handle per warp, pointing into the input buffer:
 //! the record's b slot holds `base / 64` (relative to the buffer), `IMAD.WIDE.U32` adds the
 //! buffer address, `SHF` shifts, `IADD3` adds the size, `R2UR` x2 sets URn, URn+1; the word
-//! at `base + offset` holds the warp's b. Unverified on hardware (no GPU here): run cx cases
-//! in their own batch first. Needs the input buffer 64-byte aligned (cuMemAlloc: 256).
+//! at `base + offset` holds the warp's b. Unverified on hardware: run cx cases in their own
+//! batch first. On an H200 (2026-12-04) a one-case kernel ran and agreed with the reference;
+//! batches of 256 cases made no progress (docs/hardware/2026-12-04-h200/README.md).
+//! Needs the input buffer 64-byte aligned (cuMemAlloc: 256).
 
 pub mod digest;
 pub mod elf;

@@ -28,7 +28,9 @@
 //! register in the loop (d, c, b, a: the batch kernel's order), `R2UR` for a uniform
 //! register, the bank word for `c[0x3][]`; `cx[]` is refused ([`DigestError::Operand3Bindless`]).
 //!
-//! Verified by CPU emulation (tests/digest_emulate.rs) and nvdisasm only, not on hardware.
+//! Verified by CPU emulation (tests/digest_emulate.rs) and nvdisasm. On hardware (an H200,
+//! 2026-12-04) it **faults** with `CUDA_ERROR_ILLEGAL_INSTRUCTION` for every word tried,
+//! while a one-case batch kernel runs: docs/hardware/2026-12-04-h200/README.md.
 
 use super::helpers::{self, Op, Sched};
 use super::{decode, effective_inputs_with, patch_cubin, runnable, LaunchJob, NotRunnable, PatchError, Planned, KERNEL_NAME, TEMPLATE};

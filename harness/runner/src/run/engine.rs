@@ -100,10 +100,12 @@ fn bisect(
             Ok(0)
         }
         Err(e) if cases.len() == 1 => {
+            say_failed(&format!("{} alone: {e}", crate::isa::format_hex(cases[0].word)));
             out.push(Err(e));
             Ok(1)
         }
         Err(e) => {
+            say_failed(&format!("a launch of {} instructions: {e}; running each half", cases.len()));
             let mid = cases.len() / 2;
             let f = bisect(backend, exec, &cases[..mid], out, group_faults, base)? + bisect(backend, exec, &cases[mid..], out, group_faults, base + mid)?;
             if f == 0 {
@@ -111,6 +113,16 @@ fn bisect(
             }
             Ok(f.max(1))
         }
+    }
+}
+
+/// A failed launch, said on stderr as it happens (a run bisecting a fault or a hang would
+/// otherwise be silent for minutes): the first 20 of a process, then every 500th.
+fn say_failed(what: &str) {
+    static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+    if n <= 20 || n.is_multiple_of(500) {
+        eprintln!("launch failed ({n} so far): {what}");
     }
 }
 
