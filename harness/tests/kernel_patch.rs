@@ -116,6 +116,25 @@ fn nvdisasm_prints_the_planned_program_for_every_runnable_form() {
     });
 }
 
+#[test]
+fn ptxas_declares_two_registers_above_the_highest_its_code_names() {
+    // outside truth for kernel::HW_RESERVED_GPRS: the committed template, as ptxas built it
+    let cu = find_tool("cuobjdump").expect("cuobjdump is required (bash ci/install-tools.sh)");
+    let p = tmp("template-sass", hmul2_harness::kernel::TEMPLATE);
+    let out = Command::new(cu).arg("-sass").arg(&p).output().expect("run cuobjdump");
+    let _ = std::fs::remove_file(&p);
+    assert!(out.status.success(), "cuobjdump failed: {}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let highest = text
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter_map(|t| t.strip_prefix('R').and_then(|n| n.parse::<u32>().ok()))
+        .max()
+        .unwrap_or_else(|| panic!("no register in the template's SASS:\n{text}"));
+    let declared = resource_regs(hmul2_harness::kernel::TEMPLATE, "template");
+    assert_eq!(declared, highest + 1 + hmul2_harness::kernel::HW_RESERVED_GPRS, "the template names up to R{highest}");
+    assert_eq!(hmul2_harness::kernel::declared_regcount(highest + 1), declared);
+}
+
 fn resource_regs(cubin: &[u8], name: &str) -> u32 {
     let cu = find_tool("cuobjdump").expect("cuobjdump is required (bash ci/install-tools.sh)");
     let p = tmp(name, cubin);
@@ -129,22 +148,28 @@ fn resource_regs(cubin: &[u8], name: &str) -> u32 {
 
 #[test]
 fn cuobjdump_reports_the_register_count_the_program_needs() {
-    // R0..R3 staging; the HMUL2 names R9 and R17: 18 registers
+    // R0..R3 staging; the HMUL2 names R9 and R17: 18 registers, and the hardware's two
+    // (its program counter) above them, as ptxas declares them: 20
     let mut i = Inst::new(17, 9, Operand2::Reg(5));
     let w1 = encode(&i).unwrap();
     let small = build(&cases(&[w1], 32, 1)).unwrap();
-    assert_eq!(small.manifest.regcount, 18);
-    assert_eq!(resource_regs(&small.job.cubin, "small"), 18);
-    i.dst = 254;
+    assert_eq!(small.manifest.regcount, 20);
+    assert_eq!(resource_regs(&small.job.cubin, "small"), 20);
+    i.dst = 252;
     let w2 = encode(&i).unwrap();
     let big = build(&cases(&[w1, w2], 32, 2)).unwrap();
     assert_eq!(big.manifest.regcount, 255);
     assert_eq!(resource_regs(&big.job.cubin, "big"), 255);
+    // R254 leaves no room for the hardware's two: the most a cubin declares
+    i.dst = 254;
+    let w3 = encode(&i).unwrap();
+    let over = build(&cases(&[w1, w3], 32, 2)).unwrap();
+    assert_eq!(over.manifest.regcount, 255);
     // only the staging quad: RZ everywhere
     let z = encode(&Inst::new(255, 255, Operand2::Reg(255))).unwrap();
     let zb = build(&cases(&[z], 32, 3)).unwrap();
-    assert_eq!(zb.manifest.regcount, 4);
-    assert_eq!(resource_regs(&zb.job.cubin, "zero"), 4);
+    assert_eq!(zb.manifest.regcount, 6);
+    assert_eq!(resource_regs(&zb.job.cubin, "zero"), 6);
 }
 
 #[test]

@@ -63,6 +63,23 @@ pub const OUTPUT_RECORD: usize = 4;
 pub const MAX_THREADS: usize = 256;
 /// The buffers' layout, as the manifest states it.
 pub const LAYOUT: &str = "grid 1, block threads_per_case; thread t of case i reads input record i*T+t (16 bytes at input_offset + 16 t: a, b, d, pred as little-endian u32; pred bits 0..6 are P0..P6) and writes the destination as a little-endian u32 at output_offset + 4 t. cx cases: the record's b holds the bindless base / 64 and warp w's b is the u32 at first_slot + 64 w. c[0x3] cases: b is the constant-bank word (in the cubin). UR cases: b of lane 0 of each warp. Three-source cases (HFMA2) also read operand 3 from the c plane, a u32 per thread at c_input_offset + 4 t (after every record), by its own LDG.E into c_staging; operand 3 as c[0x3], cx[] or UR is read as b is in those forms (a cx base / 64 in the c-plane word).";
+/// Registers the hardware keeps above a kernel's own: on Volta and later two registers of
+/// each thread's allocation hold its program counter, so a cubin declares the registers its
+/// code names plus these two. ptxas 13.0 does so (the committed template names R0..R7 and
+/// declares 10; Mesa NAK adds `hw_reserved_gprs() = 2`). Declaring only the registers the
+/// code names let the code overwrite them: on an H200 such a kernel ran with one warp and no
+/// branch, and faulted with a taken branch (docs/hardware/2026-12-04-h200/README.md).
+pub const HW_RESERVED_GPRS: u32 = 2;
+/// The most registers a cubin can declare.
+pub const MAX_REGCOUNT: u32 = 255;
+
+/// The register count to declare for code naming registers below `needed`: `needed` plus
+/// [`HW_RESERVED_GPRS`], at most [`MAX_REGCOUNT`] (code naming R253 or R254 leaves the
+/// hardware less than its two: such words are still placed, a risk the hardware judges).
+pub fn declared_regcount(needed: u32) -> u32 {
+    (needed + HW_RESERVED_GPRS).min(MAX_REGCOUNT)
+}
+
 /// Constant bank the `c[bank][offset]` form must name to be runnable.
 pub const DATA_BANK: u8 = 3;
 
@@ -758,7 +775,7 @@ fn plan_inner(src: &mut impl CaseSource, mut stream: Stream<'_>) -> Result<Plan,
             sink(std::mem::take(&mut input));
         }
     }
-    Ok(Plan { insts, bank3, regcount: maxreg + 1, entries, threads: t, input })
+    Ok(Plan { insts, bank3, regcount: declared_regcount(maxreg + 1), entries, threads: t, input })
 }
 
 /// Words of a planned program.

@@ -222,7 +222,7 @@ fn plan(req: &DigestRequest, inst: &crate::isa::Inst) -> (Vec<Planned>, u32, usi
         push(&mut v, Op::Nop, &[]);
     }
     let maxreg = named.iter().map(|&r| r as u32).chain(ss.iter().copied()).chain([p + 1, acc + 1]).max().unwrap_or(0);
-    (v, maxreg + 1, head, iut, branch)
+    (v, super::declared_regcount(maxreg + 1), head, iut, branch)
 }
 
 /// Build the digest job for `req`: plan, encode, patch the committed template.
