@@ -178,7 +178,7 @@ fn words(seed: u64) -> Vec<u128> {
                 3 => {
                     i.pred.index = 0;
                     i.pred.negated = false;
-                    i.a = 254;
+                    i.a = 252; // the highest a kernel may name (R253, R254 are the hardware's)
                 }
                 _ => {
                     i.pred.index = 1;

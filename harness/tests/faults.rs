@@ -438,3 +438,41 @@ fn hostile_vector_files_and_inputs_are_bounded_errors() {
     let o = Command::new(BIN).arg("verify").arg(v.join("a.jsonl")).output().unwrap();
     assert!(text(&o).len() < 4096, "{}", common::excerpt(&text(&o)));
 }
+
+/// Processes whose command line holds `marker` (a `ps` listing: no procfs parsing here).
+fn alive(marker: &str) -> usize {
+    let out = Command::new("ps").args(["-eo", "args"]).output().expect("ps");
+    String::from_utf8_lossy(&out.stdout).lines().filter(|l| l.contains(marker) && !l.contains("ps -eo")).count()
+}
+
+/// `ci/device-session` runs each step so that a hung one costs its own time and no more:
+/// on the first GPU session a worker in its own process group outlived its step's
+/// `timeout` and held the session's output pipe until the machine's limit. The stand-in
+/// here is such a worker: a process in its own group that holds the log open and never
+/// ends, beside a parent that never ends either.
+#[test]
+fn a_hung_device_session_step_is_killed_with_its_workers() {
+    let dir = tmp("bounded");
+    let script = common::root().join("ci/device-session");
+    let marker = format!("hmul2-bounded-{}", std::process::id());
+    let log = dir.join("step.log");
+    let hung = format!("set -m; (exec -a {marker}-worker sleep 300) & echo started; exec -a {marker}-parent sleep 300");
+    let t0 = std::time::Instant::now();
+    let out = Command::new("bash").arg(&script).args(["--bounded", "2"]).arg(&log).args(["bash", "-c", &hung]).output().unwrap();
+    let took = t0.elapsed();
+    assert_eq!(out.status.code(), Some(124), "{}", text(&out));
+    assert!(took.as_secs() < 20, "a 2 s step took {took:?}: something held it");
+    let l = std::fs::read_to_string(&log).unwrap();
+    assert!(l.contains("started") && l.contains("stopped after 2s"), "{l}");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert_eq!(alive(&marker), 0, "processes of the killed step are left");
+
+    // a step that ends by itself: its status, its output, and what it left behind killed
+    let log2 = dir.join("ok.log");
+    let leaves = format!("set -m; (exec -a {marker}-left sleep 300) & echo done; exit 3");
+    let out = Command::new("bash").arg(&script).args(["--bounded", "30"]).arg(&log2).args(["bash", "-c", &leaves]).output().unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert!(std::fs::read_to_string(&log2).unwrap().contains("done"));
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert_eq!(alive(&marker), 0, "a process the step left behind is still running");
+}

@@ -160,11 +160,14 @@ fn cuobjdump_reports_the_register_count_the_program_needs() {
     let big = build(&cases(&[w1, w2], 32, 2)).unwrap();
     assert_eq!(big.manifest.regcount, 255);
     assert_eq!(resource_regs(&big.job.cubin, "big"), 255);
-    // R254 leaves no room for the hardware's two: the most a cubin declares
-    i.dst = 254;
-    let w3 = encode(&i).unwrap();
-    let over = build(&cases(&[w1, w3], 32, 2)).unwrap();
-    assert_eq!(over.manifest.regcount, 255);
+    // R253 and R254 leave no room for the hardware's two under the most a cubin declares
+    for r in [253, 254] {
+        i.dst = r;
+        let w3 = encode(&i).unwrap();
+        assert!(matches!(hmul2_harness::kernel::runnable(w3), Err(hmul2_harness::kernel::NotRunnable::HardwareRegister(x)) if x == r));
+        let e = build(&cases(&[w1, w3], 32, 2)).unwrap_err().to_string();
+        assert!(e.contains(&format!("names R{r}")) && e.contains("R0..R252"), "{e}");
+    }
     // only the staging quad: RZ everywhere
     let z = encode(&Inst::new(255, 255, Operand2::Reg(255))).unwrap();
     let zb = build(&cases(&[z], 32, 3)).unwrap();

@@ -607,9 +607,15 @@ fn operands(op: Op, a: &[u32; 4]) -> Operands {
 fn check_regs(s: &Warp, at: usize, rc: u32, reads: &[u32], ureads: &[u32], writes: &[u32], uwrites: &[u32], name: &str) -> Result<(), Fault> {
     let rz = |x: &&u32| **x != RZ as u32;
     let urz = |x: &&u32| **x != URZ as u32;
+    // the top two registers of the declared count are the hardware's (each thread's program
+    // counter, `super::HW_RESERVED_GPRS`): code that names them corrupts it
+    let usable = rc.saturating_sub(super::HW_RESERVED_GPRS);
     for &x in reads.iter().chain(writes).filter(rz) {
         if x >= rc {
             return Err(Fault::Register { pc: at, what: format!("{name} uses R{x}"), regcount: rc });
+        }
+        if x >= usable {
+            return Err(Fault::Register { pc: at, what: format!("{name} uses R{x}, one of the hardware's two registers at the top"), regcount: rc });
         }
     }
     for &x in ureads.iter().chain(uwrites).filter(urz) {
