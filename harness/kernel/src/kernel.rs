@@ -141,8 +141,8 @@ fn runnable_inst(word: u128) -> Result<crate::isa::Inst, NotRunnable> {
 /// the generator draws R254 often, as an edge value: three random words in ten name it)
 /// becomes the highest register the word does not name otherwise, equal ones alike, so
 /// which operands coincide is kept; every other field, modifiers included, is kept.
-/// Runnable and illegal words come back unchanged. Random `c[]` words name bank 3 one time in 32, so without
-/// this a random run would hardly ever put the constant form on the GPU.
+/// Runnable and illegal words come back unchanged. Random `c[]` words name bank 3 one time
+/// in 32, so without this a random run would hardly ever put the constant form on the GPU.
 pub fn place(word: u128) -> u128 {
     if runnable(word).is_ok() {
         return word;
