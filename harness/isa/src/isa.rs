@@ -399,6 +399,18 @@ pub struct Inst {
 pub type Hmul2 = Inst;
 
 impl Inst {
+    /// The general registers the word names as sources, in operand order: operand 1, and
+    /// operands 2 and 3 where they are registers (RZ included).
+    pub fn source_regs(&self) -> impl Iterator<Item = u8> {
+        let reg = |o: Operand2| if let Operand2::Reg(r) = o { Some(r) } else { None };
+        std::iter::once(self.a).chain(reg(self.b)).chain(self.c.and_then(reg))
+    }
+
+    /// Every general register the word names: the destination, then [`Inst::source_regs`].
+    pub fn named_regs(&self) -> impl Iterator<Item = u8> {
+        std::iter::once(self.dst).chain(self.source_regs())
+    }
+
     /// The form: operand 2's kind, or with an operand 3 the place of the special source
     /// (both special is not a form: [`encode()`] refuses it, and `form` names operand 2's).
     pub fn form(&self) -> Form {

@@ -72,6 +72,9 @@ pub const LAYOUT: &str = "grid 1, block threads_per_case; thread t of case i rea
 pub const HW_RESERVED_GPRS: u32 = 2;
 /// The most registers a cubin can declare.
 pub const MAX_REGCOUNT: u32 = 255;
+/// The lowest register a word may not name: with [`MAX_REGCOUNT`] declared, this one and
+/// the next are the hardware's (R253, R254; RZ is no register).
+pub const FIRST_HARDWARE_REG: u8 = (MAX_REGCOUNT - HW_RESERVED_GPRS) as u8;
 
 /// The register count to declare for code naming registers below `needed`: `needed` plus
 /// [`HW_RESERVED_GPRS`], at most [`MAX_REGCOUNT`] ([`runnable`] refuses words naming R253 or
@@ -93,7 +96,7 @@ pub struct Case {
 /// Why an encoding cannot run in this kernel.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum NotRunnable {
-    #[error("names R{0}: a kernel declares at most {MAX_REGCOUNT} registers and the top {HW_RESERVED_GPRS} are the hardware's, so code may name R0..R{max}", max = MAX_REGCOUNT - HW_RESERVED_GPRS - 1)]
+    #[error("names R{0}: a kernel declares at most {MAX_REGCOUNT} registers and the top {HW_RESERVED_GPRS} are the hardware's, so code may name R0..R{max}", max = FIRST_HARDWARE_REG - 1)]
     HardwareRegister(u8),
     #[error("not a legal encoding: {0}")]
     Illegal(String),
@@ -117,10 +120,7 @@ fn runnable_inst(word: u128) -> Result<crate::isa::Inst, NotRunnable> {
     if !crate::reference::IMPLEMENTED.contains(&inst.op) {
         return Err(NotRunnable::Unimplemented(inst.op));
     }
-    let regs = [Operand2::Reg(inst.dst), Operand2::Reg(inst.a), inst.b].into_iter().chain(inst.c);
-    if let Some(r) =
-        regs.filter_map(|o| if let Operand2::Reg(r) = o { Some(r) } else { None }).find(|&r| r != RZ && r as u32 >= MAX_REGCOUNT - HW_RESERVED_GPRS)
-    {
+    if let Some(r) = inst.named_regs().find(|&r| (FIRST_HARDWARE_REG..RZ).contains(&r)) {
         return Err(NotRunnable::HardwareRegister(r));
     }
     for o in std::iter::once(inst.b).chain(inst.c) {
@@ -157,12 +157,10 @@ pub fn place(word: u128) -> u128 {
     }
     inst.b = fix(inst.b);
     inst.c = inst.c.map(fix);
-    let first_reserved = (MAX_REGCOUNT - HW_RESERVED_GPRS) as u8;
-    let reg = |o: Operand2| if let Operand2::Reg(r) = o { Some(r) } else { None };
-    let named: Vec<u8> = [inst.dst, inst.a].into_iter().chain(reg(inst.b)).chain(inst.c.and_then(reg)).collect();
-    let mut free = (0..first_reserved).rev().filter(|r| !named.contains(r));
-    // R254 first, then R253: each distinct one gets its own register
-    let moves: Vec<(u8, u8)> = [RZ - 1, RZ - 2].into_iter().filter(|r| named.contains(r)).filter_map(|r| free.next().map(|to| (r, to))).collect();
+    let named: Vec<u8> = inst.named_regs().collect();
+    let mut free = (0..FIRST_HARDWARE_REG).rev().filter(|r| !named.contains(r));
+    // from the top down (R254, then R253): each distinct one gets its own register
+    let moves: Vec<(u8, u8)> = (FIRST_HARDWARE_REG..RZ).rev().filter(|r| named.contains(r)).filter_map(|r| free.next().map(|to| (r, to))).collect();
     let mv = |r: u8| moves.iter().find(|(from, _)| *from == r).map_or(r, |&(_, to)| to);
     inst.dst = mv(inst.dst);
     inst.a = mv(inst.a);
@@ -608,12 +606,7 @@ fn plan_inner(src: &mut impl CaseSource, mut stream: Stream<'_>) -> Result<Plan,
     for (i, inst) in decoded.iter().enumerate() {
         let word = src.word(i);
         let inputs = src.inputs(i);
-        let mut named = vec![inst.a, inst.dst];
-        for o in std::iter::once(inst.b).chain(inst.c) {
-            if let Operand2::Reg(r) = o {
-                named.push(r);
-            }
-        }
+        let named: Vec<u8> = inst.named_regs().collect();
         for &r in &named {
             if r != RZ {
                 maxreg = maxreg.max(r as u32);

@@ -236,13 +236,7 @@ mod tests {
         if reference::eval(&guard_true, &x).is_err() {
             return true;
         }
-        let mut regs = vec![inst.a];
-        for o in std::iter::once(inst.b).chain(inst.c) {
-            if let Operand2::Reg(r) = o {
-                regs.push(r);
-            }
-        }
-        regs.retain(|&r| r != RZ);
+        let regs: Vec<u8> = inst.source_regs().filter(|&r| r != RZ).collect();
         let coincide = (0..regs.len()).any(|i| regs[..i].contains(&regs[i]));
         coincide || (inst.pred.negated && regs.contains(&inst.dst))
     }

@@ -127,12 +127,7 @@ fn push(v: &mut Vec<Planned>, op: Op, args: &[u32]) -> usize {
 
 /// Plan the program of a digest job: (instructions, regcount, loop head, word, branch).
 fn plan(req: &DigestRequest, inst: &crate::isa::Inst) -> (Vec<Planned>, u32, usize, usize, usize) {
-    let mut named = vec![inst.a, inst.dst];
-    for o in std::iter::once(inst.b).chain(inst.c) {
-        if let Operand2::Reg(r) = o {
-            named.push(r);
-        }
-    }
+    let mut named: Vec<u8> = inst.named_regs().collect();
     named.retain(|&r| r != RZ);
     // at most 4 named registers: 2 pairs and 11 singles always fit below R32
     let (ps, ss) = allocate(&named, 2, 11);
