@@ -7,7 +7,7 @@
 //! No row needs nvdisasm: a missing tool is simulated with `HMUL2_NVDISASM` naming no file
 //! (a set variable is never silently replaced by another nvdisasm), so nothing is skipped.
 
-mod common;
+use crate::common;
 
 use common::{root, tmp, BIN};
 use hmul2_harness::isa::{encode, format_hex, Inst, Operand2};

@@ -10,7 +10,7 @@
 //!
 //! Fails when nvdisasm is missing.
 
-mod common;
+use crate::common;
 
 use common::{CANARY, IN, OUT};
 use hmul2_harness::inputs::Inputs;

@@ -10,7 +10,7 @@
 //! The library is built here with cargo (its own target folder, so the build this test
 //! runs in is not waited on); a failed build fails the test.
 
-mod common;
+use crate::common;
 
 use common::{root, run_words, run_words_of, sat_mask, seed, summary, text, tmp, BIN};
 use hmul2_harness::isa::{decode, encode, format_hex, parse_hex, Form, Inst, Op, Operand2};

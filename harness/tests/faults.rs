@@ -7,7 +7,7 @@
 //! journal with a batch written twice, links planted in the report folder, SIGTERM and
 //! SIGINT mid-run, counts that overflow in a merge, and runs of nothing.
 
-mod common;
+use crate::common;
 
 use common::{summary, text, tmp, BIN};
 use serde_json::Value;

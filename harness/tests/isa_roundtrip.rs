@@ -6,7 +6,7 @@ use hmul2_harness::isa::floattext::{to_f64, Half};
 use hmul2_harness::isa::*;
 use proptest::prelude::*;
 
-mod common;
+use crate::common;
 
 use common::fresh_seed as seed;
 

@@ -1,6 +1,6 @@
 //! `hmul2-harness build-kernel`: files written, manifest complete, bad arguments one line, exit 2.
 
-mod common;
+use crate::common;
 
 use common::{bin, tmp};
 

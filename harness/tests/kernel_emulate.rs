@@ -11,7 +11,7 @@
 //! sources overwritten before its read scoreboard is waited on, input and output pointers
 //! outside their allocations or misaligned, a branch to itself.
 
-mod common;
+use crate::common;
 
 use common::{CANARY, IN, OUT};
 use hmul2_harness::isa::{decode, format_hex, Form, Operand2, RZ};

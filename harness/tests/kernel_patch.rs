@@ -2,7 +2,7 @@
 //! planned program, every HMUL2 under test sits in `.text` byte for byte as generated,
 //! cuobjdump reports the register count the program needs. Fails when the tools are missing.
 
-mod common;
+use crate::common;
 
 use hmul2_harness::inputs::Inputs;
 use hmul2_harness::isa::{decode, encode, Form, Inst, Operand2};

@@ -1,7 +1,7 @@
 //! The committed template cubin is what the pinned ptxas makes of the committed PTX, and the
 //! patcher refuses cubins that are not that template with typed errors (never a panic).
 
-mod common;
+use crate::common;
 
 use hmul2_harness::kernel::{patch_cubin, PatchError, BANK3_BYTES, TEMPLATE};
 use hmul2_harness::nvdisasm::find_tool;

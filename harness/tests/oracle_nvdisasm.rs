@@ -1,7 +1,7 @@
 //! nvdisasm judges the project's decode + render. These tests FAIL when nvdisasm is missing:
 //! `bash ci/install-tools.sh` installs the pinned one (CI runs it first).
 
-mod common;
+use crate::common;
 
 use hmul2_harness::commands::errata_words;
 use hmul2_harness::gen::{self, GenOptions};

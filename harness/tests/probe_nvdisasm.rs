@@ -1,7 +1,7 @@
 //! The `probe` tool against nvdisasm. These tests FAIL when nvdisasm is missing:
 //! `bash ci/install-tools.sh` installs the pinned one (CI runs it first).
 
-mod common;
+use crate::common;
 
 use common::bin;
 use hmul2_harness::nvdisasm::Nvdisasm;

@@ -4,7 +4,7 @@
 //! what the README promises are checked for it. Fails when nvdisasm is missing (the oracle
 //! line and the run's software checks need it).
 
-mod common;
+use crate::common;
 
 use common::{root, text, tmp, BIN};
 use std::process::Command;

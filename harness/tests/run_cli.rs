@@ -1,7 +1,7 @@
 //! The runner end to end through the built binary, on CPU: the no-GPU path, and the
 //! hardware path with the simulated executor in real worker processes.
 
-mod common;
+use crate::common;
 
 use common::{run_words as words, sat_mask, summary, text, tmp, BIN};
 use hmul2_harness::isa::{decode, format_hex, Form};

@@ -1,7 +1,7 @@
 //! The NVIDIA tools are found where the project installed them (or where a variable says),
 //! never in a `.tools` up the working folder's ancestors: a planted one must not run.
 
-mod common;
+use crate::common;
 
 use common::BIN;
 use std::process::Command;

@@ -1,6 +1,6 @@
 //! The vector format and the `verify` / `eval` subcommands, driven through the real binary.
 
-mod common;
+use crate::common;
 
 use common::{bin, root, tmp};
 use hmul2_harness::isa::{decode, Format};

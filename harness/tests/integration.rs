@@ -1,0 +1,30 @@
+//! The integration tests across the crates, one test binary: cargo runs test binaries one
+//! after another, so one binary lets every file's tests share the cores (a file that waits
+//! on a child process, a timeout or a tool no longer holds the next file back), and one link
+//! replaces twenty. Each module is one file of this folder; `cargo test --test integration
+//! MODULE::` runs one file's tests. `run_gpu.rs` stays its own binary: `ci/device-bundle`
+//! ships it to a GPU machine alone.
+
+mod common;
+
+mod bad_input;
+mod digest_emulate;
+mod fake_driver;
+mod faults;
+mod isa_roundtrip;
+mod kernel_cli;
+mod kernel_emulate;
+mod kernel_helpers;
+mod kernel_patch;
+mod kernel_template;
+mod oracle_nvdisasm;
+mod probe_nvdisasm;
+mod ptxas_add_semantics;
+mod ptxas_semantics;
+mod readme_usage;
+mod reference_add_exhaustive;
+mod reference_exhaustive;
+mod report_browser;
+mod run_cli;
+mod tool_lookup;
+mod vectors_cli;
