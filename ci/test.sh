@@ -16,4 +16,7 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 # every exhaustive sweep whole (a plain `cargo test` samples them, and says so)
 export HMUL2_TEST_LEVEL=full
+# every word asked of nvdisasm itself: no verdict from its cache (a developer's loop keeps
+# them; harness/isa/src/nvdisasm/cache.rs)
+export HMUL2_NVDISASM_CACHE=off
 cargo test --workspace --locked "$@"

@@ -413,12 +413,14 @@ pub fn oracle(a: OracleArgs) -> CliResult {
         crate::outln!("mismatch {m}")?;
     }
     crate::outln!(
-        "oracle: {} words, {} same text, {} rejected by both, {} mismatches ({} nvdisasm calls, {:.1} s, {})",
+        "oracle: {} words, {} same text, {} rejected by both, {} mismatches ({} nvdisasm calls, {} verdicts from its cache{}, {:.1} s, {})",
         rep.words,
         rep.agreed_text,
         rep.agreed_illegal,
         rep.mismatches.len(),
         rep.nvdisasm_calls,
+        rep.cached,
+        nv.cache.as_ref().map(|c| format!(" {}", c.dir().display())).unwrap_or_else(|| " (off)".into()),
         t.elapsed().as_secs_f64(),
         nv.version().unwrap_or_default()
     )?;

@@ -496,7 +496,8 @@ fn software_checks(a: &RunArgs, words: &[u128]) -> SoftwareChecks {
         Err(e) => serde_json::json!({"ran": false, "reason": format!("nvdisasm not available: {e}")}),
         Ok(nv) => match crate::oracle::compare(&nv, words) {
             Ok(r) => serde_json::json!({"ran": true, "ok": r.ok(), "words": r.words, "agreed_text": r.agreed_text,
-                "agreed_illegal": r.agreed_illegal, "mismatches": r.mismatches.len(),
+                "agreed_illegal": r.agreed_illegal, "mismatches": r.mismatches.len(), "nvdisasm_calls": r.nvdisasm_calls,
+                "cached": r.cached, "cache": nv.cache.as_ref().map(|c| c.dir().display().to_string()),
                 "first_mismatch": r.mismatches.first().map(|m| m.to_string()), "nvdisasm": nv.version().ok()}),
             // the tool failed (hung, crashed): no word was judged; `record` makes it exit 2
             Err(e) => serde_json::json!({"ran": true, "ok": false, "reason": e.to_string(), "tool_error": true}),

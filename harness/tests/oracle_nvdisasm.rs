@@ -19,26 +19,35 @@ fn nvdisasm() -> Nvdisasm {
     }
 }
 
+/// nvdisasm for words that differ from run to run (a fresh seed's, a quick run's sample from
+/// a fresh offset) or that are too many to keep (every immediate): every one asked of the
+/// tool and none kept in its verdict cache, where they would push out the verdicts of the
+/// fixed words, which come again.
+fn nvdisasm_uncached() -> Nvdisasm {
+    nvdisasm().without_cache()
+}
+
 fn assert_agrees(what: &str, rep: &OracleReport) {
     for m in rep.mismatches.iter().take(50) {
         eprintln!("mismatch {m}");
     }
     eprintln!(
-        "{what}: {} words, {} same text, {} rejected by both, {} mismatches, {} nvdisasm calls",
+        "{what}: {} words, {} same text, {} rejected by both, {} mismatches, {} nvdisasm calls, {} verdicts from its cache",
         rep.words,
         rep.agreed_text,
         rep.agreed_illegal,
         rep.mismatches.len(),
-        rep.nvdisasm_calls
+        rep.nvdisasm_calls,
+        rep.cached
     );
     assert!(rep.ok(), "{what}: {} mismatches with nvdisasm (listed above)", rep.mismatches.len());
 }
 
-fn random_run(seed: u64) {
+fn random_run(seed: u64, nv: Nvdisasm) {
     eprintln!("oracle run, seed {seed}");
     let o = GenOptions { seed, ops: Op::ALL.to_vec(), form: None, illegal_share: 0.01, invalid_share: 0.25, ignored_share: 0.1 };
     let words = gen::generate(&o, 0, 20_000);
-    let rep = compare(&nvdisasm(), &words).expect("nvdisasm ran");
+    let rep = compare(&nv, &words).expect("nvdisasm ran");
     assert!(rep.agreed_illegal > 50, "the run must include rejected words");
     let forms: std::collections::BTreeSet<_> = words.iter().filter_map(|&w| decode(w).ok()).map(|i| (i.op, i.form())).collect();
     assert_eq!(forms.len(), Op::ALL.iter().map(|o| o.forms().count()).sum::<usize>(), "every form of every instruction drawn");
@@ -54,7 +63,7 @@ fn random_three_source_encodings_fresh_seed() {
     let o = GenOptions { seed, ops: vec![Op::Hfma2, Op::Hfma2Mma], form: None, illegal_share: 0.05, invalid_share: 0.25, ignored_share: 0.2 };
     let n = hmul2_harness::testlevel::sized("random three-source words of the oracle run", 40_000, 10_000);
     let words = gen::generate(&o, 0, n);
-    let rep = compare(&nvdisasm(), &words).expect("nvdisasm ran");
+    let rep = compare(&nvdisasm_uncached(), &words).expect("nvdisasm ran");
     let forms: std::collections::BTreeSet<_> = words.iter().filter_map(|&w| decode(w).ok()).map(|i| (i.op, i.form())).collect();
     assert_eq!(forms.len(), 18, "every form of both instructions drawn");
     // about one word in twenty is rejected: over 500 of the 40,000 of the full level
@@ -82,7 +91,7 @@ fn arbitrary_words_with_the_three_source_opcodes() {
             (w & keep) | op | of << 9 | uf << 91 | ctrl
         })
         .collect();
-    let rep = compare(&nvdisasm(), &words).expect("nvdisasm ran");
+    let rep = compare(&nvdisasm_uncached(), &words).expect("nvdisasm ran");
     eprintln!("{} words nvdisasm printed nothing for", rep.agreed_empty);
     // about one word in nine has format 3: over 1,000 of the 40,000 of the full level
     assert!(rep.agreed_empty as u64 > n / 40, "format 3 words are among them");
@@ -91,12 +100,12 @@ fn arbitrary_words_with_the_three_source_opcodes() {
 
 #[test]
 fn random_encodings_fixed_seed() {
-    random_run(1);
+    random_run(1, nvdisasm());
 }
 
 #[test]
 fn random_encodings_fresh_seed() {
-    random_run(common::fresh_seed());
+    random_run(common::fresh_seed(), nvdisasm_uncached());
 }
 
 #[test]
@@ -163,7 +172,7 @@ fn three_source_factorials() {
     // every word at the full level; the quick one judges every 16th (from a printed offset)
     let keep = hmul2_harness::testlevel::rows("three-source factorial words", words.len() as u32, words.len() as u32 / 16);
     let words: Vec<u128> = keep.into_iter().map(|k| words[k as usize]).collect();
-    let rep = compare(&nvdisasm(), &words).expect("nvdisasm ran");
+    let rep = compare(&nvdisasm_uncached(), &words).expect("nvdisasm ran");
     assert_agrees("three-source factorials", &rep);
     assert_eq!(rep.agreed_text, words.len(), "every factorial word is legal");
 }
@@ -182,7 +191,59 @@ fn every_immediate_pattern_in_both_formats() {
             }
         }
     }
-    let rep = compare(&nvdisasm(), &words).expect("nvdisasm ran");
+    let rep = compare(&nvdisasm_uncached(), &words).expect("nvdisasm ran");
     assert_agrees("all immediates", &rep);
     assert_eq!(rep.agreed_text, words.len());
+}
+
+/// The verdict cache gives back nvdisasm's own answers: words judged once come back without
+/// a call, equal to what the tool says when asked again, and words outside the family (whose
+/// text can hold an address: a branch's target is printed from the word's place in the
+/// file) are always asked.
+#[test]
+fn cached_verdicts_are_the_tools_own_and_cost_no_call() {
+    use hmul2_harness::nvdisasm::cache::{cacheable, VerdictCache};
+    use hmul2_harness::nvdisasm::Verdict;
+    let same = |what: &str, got: &[Verdict], want: &[Verdict], words: &[u128]| {
+        assert_eq!(got.len(), want.len(), "{what}");
+        for (i, (g, w)) in got.iter().zip(want).enumerate() {
+            if cacheable(words[i]) {
+                assert_eq!(g, w, "{what}: word {i} {}", format_hex(words[i]));
+            } else {
+                // a branch: the same instruction, its target from wherever it sat in the file
+                assert!(matches!(g, Verdict::Text(t) if t.starts_with("BRA ")), "{what}: word {i}: {g:?}");
+            }
+        }
+    };
+    let live = nvdisasm().without_cache();
+    let dir = tempfile::tempdir().unwrap();
+    let mut nv = live.clone();
+    nv.calls = Default::default();
+    nv.cache = VerdictCache::at(dir.path(), &live.path, Nvdisasm::arch());
+    assert!(nv.cache.is_some());
+    let seed = common::fresh_seed();
+    eprintln!("cache check, seed {seed}");
+    let o = GenOptions { seed, ops: Op::ALL.to_vec(), form: None, illegal_share: 0.2, invalid_share: 0.25, ignored_share: 0.1 };
+    let mut words = gen::generate(&o, 0, 3000);
+    let bra = 0x000fea0003800000_0000000000007947u128;
+    assert!(!cacheable(bra));
+    words.push(bra);
+    words.push(words[5]);
+    let truth = live.disassemble_live(&words).unwrap();
+    let first = nv.disassemble(&words).unwrap();
+    same("first pass", &first, &truth, &words);
+    assert!(nv.calls.load(std::sync::atomic::Ordering::Relaxed) > 0);
+    let second = nv.disassemble(&words).unwrap();
+    same("second pass", &second, &truth, &words);
+    let foreign = words.iter().filter(|&&w| !cacheable(w)).count();
+    // the first pass took nothing from the cache (the repeated word was asked once); the
+    // second took every family word from it
+    assert_eq!(nv.cached.load(std::sync::atomic::Ordering::Relaxed), (words.len() - foreign) as u64);
+    let family: Vec<u128> = words.iter().copied().filter(|&w| cacheable(w)).collect();
+    let before = nv.calls.load(std::sync::atomic::Ordering::Relaxed);
+    same("family words", &nv.disassemble(&family).unwrap(), &live.disassemble_live(&family).unwrap(), &family);
+    assert_eq!(nv.calls.load(std::sync::atomic::Ordering::Relaxed), before, "every family word came from the cache");
+    let rep = compare(&nv, &family).unwrap();
+    assert_agrees("cached words", &rep);
+    assert_eq!((rep.cached, rep.nvdisasm_calls), (family.len() as u64, 0));
 }

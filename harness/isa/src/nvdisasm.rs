@@ -3,7 +3,10 @@
 //!
 //! nvdisasm prints no listing for a file that holds an illegal word, but names the address
 //! of every illegal word; a second call on the rest lists them. A call costs ~0.3 s of
-//! start-up and ~20 µs a word, so batches are large and a batch costs two calls.
+//! start-up and ~20 µs a word, so batches are large and a batch costs two calls, and a word
+//! the tool has judged before is not asked again ([`cache`]).
+
+pub mod cache;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -140,6 +143,11 @@ pub struct Nvdisasm {
     pub jobs: usize,
     /// Calls made so far (for reports and benches).
     pub calls: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// The tool's remembered verdicts ([`cache::VerdictCache::from_env`]); None: every word
+    /// is asked.
+    pub cache: Option<cache::VerdictCache>,
+    /// Verdicts taken from the cache so far (for reports).
+    pub cached: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl Nvdisasm {
@@ -149,7 +157,19 @@ impl Nvdisasm {
 
     pub fn at(path: PathBuf) -> Nvdisasm {
         let jobs = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(8);
-        Nvdisasm { path, batch: 16384, jobs, calls: Default::default() }
+        let cache = cache::VerdictCache::from_env(&path, Self::arch());
+        Nvdisasm { path, batch: 16384, jobs, calls: Default::default(), cache, cached: Default::default() }
+    }
+
+    /// The same tool, asked about every word (no cache).
+    pub fn without_cache(mut self) -> Nvdisasm {
+        self.cache = None;
+        self
+    }
+
+    /// The architecture every call names (`-b`).
+    pub fn arch() -> &'static str {
+        crate::isa::Op::ALL[0].spec().arch.as_str()
     }
 
     /// `nvdisasm --version`'s release line.
@@ -174,7 +194,7 @@ impl Nvdisasm {
             f.flush()
         };
         write().map_err(|e| ToolError::Failed { tool: "nvdisasm".into(), msg: format!("{}: {e}", tmp.display()) })?;
-        let out = output_within(Command::new(&self.path).args(["-b", crate::isa::Op::ALL[0].spec().arch.as_str()]).arg(tmp), "nvdisasm")?;
+        let out = output_within(Command::new(&self.path).args(["-b", Self::arch()]).arg(tmp), "nvdisasm")?;
         if out.status.success() {
             // a word with no line is one nvdisasm printed nothing for (the oracle compares that
             // verdict like any other: a word the spec expects text for is a mismatch)
@@ -240,8 +260,38 @@ impl Nvdisasm {
         Ok(())
     }
 
-    /// One verdict per word, in order.
+    /// One verdict per word, in order: the cache's where it has one, the tool's for the rest
+    /// (each distinct word asked once), which the cache then keeps.
     pub fn disassemble(&self, words: &[u128]) -> Result<Vec<Verdict>, ToolError> {
+        let Some(cache) = &self.cache else { return self.disassemble_live(words) };
+        let mut out = cache.lookup(words);
+        let mut ask: Vec<u128> = Vec::new();
+        let mut seen = std::collections::HashMap::new();
+        for (o, &w) in out.iter().zip(words) {
+            if o.is_none() && !seen.contains_key(&w) {
+                seen.insert(w, ask.len());
+                ask.push(w);
+            }
+        }
+        let hits = words.len() - out.iter().filter(|o| o.is_none()).count();
+        self.cached.fetch_add(hits as u64, std::sync::atomic::Ordering::Relaxed);
+        if !ask.is_empty() {
+            let live = self.disassemble_live(&ask)?;
+            cache.store(ask.iter().copied().zip(&live));
+            for (o, w) in out.iter_mut().zip(words) {
+                if o.is_none() {
+                    *o = Some(live[seen[w]].clone());
+                }
+            }
+        }
+        out.into_iter()
+            .enumerate()
+            .map(|(i, v)| v.ok_or_else(|| ToolError::Failed { tool: "nvdisasm".into(), msg: format!("no verdict for word {i}") }))
+            .collect()
+    }
+
+    /// One verdict per word, in order, every one the tool's.
+    pub fn disassemble_live(&self, words: &[u128]) -> Result<Vec<Verdict>, ToolError> {
         let mut out: Vec<Option<Verdict>> = vec![None; words.len()];
         // a private folder (mode 0700, unpredictable name, removed on return): no other user
         // of a shared temporary folder can plant or read the words' files

@@ -41,6 +41,8 @@ pub struct OracleReport {
     pub agreed_empty: usize,
     pub mismatches: Vec<Mismatch>,
     pub nvdisasm_calls: u64,
+    /// Verdicts taken from nvdisasm's cache (its own earlier answers; `nvdisasm::cache`).
+    pub cached: u64,
 }
 
 impl OracleReport {
@@ -88,6 +90,7 @@ pub fn judge(word: u128, theirs: &Verdict) -> Option<Mismatch> {
 /// Disassemble `words` with nvdisasm and compare every one.
 pub fn compare(nv: &Nvdisasm, words: &[u128]) -> Result<OracleReport, ToolError> {
     let before = nv.calls.load(std::sync::atomic::Ordering::Relaxed);
+    let cached_before = nv.cached.load(std::sync::atomic::Ordering::Relaxed);
     let verdicts = nv.disassemble(words)?;
     let mut r = OracleReport { words: words.len(), ..Default::default() };
     for (&w, v) in words.iter().zip(&verdicts) {
@@ -104,5 +107,6 @@ pub fn compare(nv: &Nvdisasm, words: &[u128]) -> Result<OracleReport, ToolError>
         }
     }
     r.nvdisasm_calls = nv.calls.load(std::sync::atomic::Ordering::Relaxed) - before;
+    r.cached = nv.cached.load(std::sync::atomic::Ordering::Relaxed) - cached_before;
     Ok(r)
 }
