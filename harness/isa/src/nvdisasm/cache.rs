@@ -155,10 +155,16 @@ impl VerdictCache {
         if let Some(Ok(siblings)) = self.dir.parent().map(std::fs::read_dir) {
             for e in siblings.flatten() {
                 let d = e.path();
-                if d == self.dir || !d.is_dir() {
+                // only a folder this cache made: 16 hex digits holding a tool.txt of this
+                // shape (whatever else `$HMUL2_NVDISASM_CACHE`'s folder holds is left alone)
+                let ours = e.file_name().to_str().is_some_and(|n| n.len() == 16 && n.bytes().all(|b| b.is_ascii_hexdigit()));
+                if d == self.dir || !ours || !d.is_dir() {
                     continue;
                 }
                 let Ok(id) = std::fs::read_to_string(d.join("tool.txt")) else { continue };
+                if !id.starts_with("format ") {
+                    continue;
+                }
                 let Some(tool) = id.lines().find_map(|l| l.strip_prefix("tool ")) else { continue };
                 let arch = id.lines().find_map(|l| l.strip_prefix("arch ")).unwrap_or("");
                 let current = VerdictCache::at(d.parent().unwrap_or(&d), Path::new(tool), arch);
@@ -283,10 +289,17 @@ mod tests {
         let other = VerdictCache::at(&root.path().join("c"), &tool, "SM90").unwrap();
         assert_ne!(other.dir(), c.dir());
         assert!(other.lookup(&words).iter().all(Option::is_none));
-        // the new build's first records remove the old build's folder (its tool changed)
+        // the new build's first records remove the old build's folder (its tool changed),
+        // and nothing the cache did not make
         assert!(c.dir().is_dir());
+        let foreign_dirs = [root.path().join("c").join("notes"), root.path().join("c").join("0123456789abcdef")];
+        for d in &foreign_dirs {
+            std::fs::create_dir_all(d).unwrap();
+            std::fs::write(d.join("tool.txt"), "tool /nonexistent\n").unwrap();
+        }
         other.store([(words[0], &vs[0])]);
         assert!(!c.dir().exists() && other.dir().join("tool.txt").is_file());
+        assert!(foreign_dirs.iter().all(|d| d.join("tool.txt").is_file()));
         assert_eq!(other.lookup(&words[..1]), vec![Some(vs[0].clone())]);
         // a word outside the family is never stored (its text may hold an address)
         let foreign = 0x000fea0003800000_0000000000007947u128; // BRA
