@@ -54,31 +54,39 @@ pub fn mix(k: u64, r: u32) -> u64 {
 }
 
 /// Σ mix(k0 + i, r\[i\]) mod 2^64: the digest of consecutive results. A sum is
-/// order-free, so the loop vectorises; with AVX-512 (64-bit lane multiplies) where the CPU
-/// has it, else with AVX2 (`mix_x8`, for k below 2^32).
+/// order-free, so the loop vectorises: with AVX-512 (`mix_x8::avx512`, 64-bit lane
+/// multiplies) where the CPU has it, else with AVX2 (`mix_sum_x8`).
 pub fn mix_sum(k0: u64, r: &[u32]) -> u64 {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("avx512dq") {
-        // SAFETY: the CPU has the features the function is compiled for (checked above).
-        return unsafe { mix_sum_avx512(k0, r) };
+    if has_avx512dq() {
+        // SAFETY: the CPU has AVX-512 F and DQ (checked); r holds r.len() u32
+        return unsafe { mix_x8::avx512::<false>(k0, r.as_ptr() as *const u8, r.len(), 0) };
     }
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
-        return split_x8(
-            k0,
-            r.len(),
-            &|k, i, j| {
-                // SAFETY: the CPU has AVX2 (checked above)
-                unsafe { mix_sum_avx2(k, &r[i..j]) }
-            },
-            &|k, i, j| {
-                // SAFETY: the CPU has AVX2 (checked above); split_x8 gives an 8-aligned k below
-                // 2^32 whose range stays in one 2^30 segment, and i..j within r
-                unsafe { mix_x8::avx2::<false>(k, r[i..j].as_ptr() as *const u8, j - i, 0) }
-            },
-        );
+        return mix_sum_x8(k0, r);
     }
     mix_sum_plain(k0, r)
+}
+
+/// [`mix_sum`] with AVX2: [`mix_x8::avx2`] where k is below 2^32, else the compiler's loop.
+/// Panics without AVX2.
+#[cfg(target_arch = "x86_64")]
+fn mix_sum_x8(k0: u64, r: &[u32]) -> u64 {
+    assert!(std::arch::is_x86_feature_detected!("avx2"), "mix_sum_x8 needs AVX2");
+    split_x8(
+        k0,
+        r.len(),
+        &|k, i, j| {
+            // SAFETY: the CPU has AVX2 (asserted above)
+            unsafe { mix_sum_avx2(k, &r[i..j]) }
+        },
+        &|k, i, j| {
+            // SAFETY: the CPU has AVX2 (asserted above); split_x8 gives an 8-aligned k below
+            // 2^32 whose range stays in one 2^30 segment, and i..j within r
+            unsafe { mix_x8::avx2::<false>(k, r[i..j].as_ptr() as *const u8, j - i, 0) }
+        },
+    )
 }
 
 #[inline(always)]
@@ -94,10 +102,10 @@ fn mix_sum_avx2(k0: u64, r: &[u32]) -> u64 {
     mix_sum_plain(k0, r)
 }
 
+/// Whether the CPU has AVX-512 F and DQ (64-bit lane multiplies: [`mix_x8::avx512`]).
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512dq")]
-fn mix_sum_avx512(k0: u64, r: &[u32]) -> u64 {
-    mix_sum_plain(k0, r)
+fn has_avx512dq() -> bool {
+    std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("avx512dq")
 }
 
 /// Σ over n inputs from k0 by [`mix_x8`] where it applies: `plain(k, i, j)` / `fast(k, i, j)`
@@ -165,6 +173,53 @@ mod mix_x8 {
         _mm256_xor_si256(z, _mm256_srli_epi64::<31>(z))
     }
 
+    /// Σ mix(k0 + i, r_i) for i in 0..n as [`avx2`] sums it, with AVX-512: eight inputs to
+    /// a vector as u64 z = k·2^32 ^ r, and `vpmullq` for both multiplies (no limit on k).
+    /// Two vectors per step, so the multiplies' latency overlaps.
+    ///
+    /// # Safety
+    /// The CPU has AVX-512 F and DQ; `p` is valid for n reads of the element.
+    #[target_feature(enable = "avx512f,avx512dq")]
+    pub unsafe fn avx512<const LANES: bool>(k0: u64, p: *const u8, n: usize, keep: u32) -> u64 {
+        let c1 = _mm512_set1_epi64(C1 as i64);
+        let c2 = _mm512_set1_epi64(C2 as i64);
+        let keepv = _mm512_set1_epi64(keep as i64);
+        // k·2^32 mod 2^64 for the vector's eight k, and the step of eight
+        let mut kz = _mm512_slli_epi64::<32>(_mm512_add_epi64(_mm512_set1_epi64(k0 as i64), _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7)));
+        let step = _mm512_set1_epi64((8u64 << 32) as i64);
+        let load = |i: usize| {
+            if LANES {
+                // SAFETY: the caller's i + 8 <= n u16 lanes
+                let v = _mm512_cvtepu16_epi64(_mm_loadu_si128(p.add(2 * i) as *const __m128i));
+                _mm512_and_si512(_mm512_or_si512(v, _mm512_slli_epi64::<16>(v)), keepv)
+            } else {
+                // SAFETY: the caller's i + 8 <= n u32 results
+                _mm512_cvtepu32_epi64(_mm256_loadu_si256(p.add(4 * i) as *const __m256i))
+            }
+        };
+        let mix = |z: __m512i| {
+            let z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64::<30>(z)), c1);
+            let z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64::<27>(z)), c2);
+            _mm512_xor_si512(z, _mm512_srli_epi64::<31>(z))
+        };
+        let (mut acc0, mut acc1) = (_mm512_setzero_si512(), _mm512_setzero_si512());
+        let m = n / 16 * 16;
+        let mut i = 0;
+        while i < m {
+            let kz1 = _mm512_add_epi64(kz, step);
+            acc0 = _mm512_add_epi64(acc0, mix(_mm512_xor_si512(kz, load(i))));
+            acc1 = _mm512_add_epi64(acc1, mix(_mm512_xor_si512(kz1, load(i + 8))));
+            kz = _mm512_add_epi64(kz1, step);
+            i += 16;
+        }
+        let mut s = _mm512_reduce_add_epi64(_mm512_add_epi64(acc0, acc1)) as u64;
+        for i in m..n {
+            let r = if LANES { (*(p.add(2 * i) as *const u16) as u32 * 0x10001) & keep } else { (p.add(4 * i) as *const u32).read_unaligned() };
+            s = s.wrapping_add(super::mix(k0.wrapping_add(i as u64), r));
+        }
+        s
+    }
+
     /// Σ mix(k0 + i, r_i) for i in 0..n, r_i the u32 at `p` + 4i, or with `LANES` the u16
     /// lane at `p` + 2i times 0x10001 and `keep`.
     ///
@@ -213,25 +268,39 @@ mod mix_x8 {
 
 /// Σ mix(k0 + i, (lanes\[i\]·0x10001) & keep) mod 2^64: [`mix_sum`] of results given as
 /// 16-bit lanes that stand in both halves (`keep` 0: an RZ destination), without the words.
-/// With AVX2 `mix_x8` where k is below 2^32, else the compiler's vectorised loop.
+/// With AVX-512 where the CPU has it, else with AVX2 (`mix_sum_lanes_x8`), else the
+/// plain loop.
 pub fn mix_sum_lanes(k0: u64, lanes: &[u16], keep: u32) -> u64 {
     #[cfg(target_arch = "x86_64")]
+    if has_avx512dq() {
+        // SAFETY: the CPU has AVX-512 F and DQ (checked); lanes holds lanes.len() u16
+        return unsafe { mix_x8::avx512::<true>(k0, lanes.as_ptr() as *const u8, lanes.len(), keep) };
+    }
+    #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
-        return split_x8(
-            k0,
-            lanes.len(),
-            &|k, i, j| {
-                // SAFETY: the CPU has the features the function is compiled for (checked above).
-                unsafe { mix_sum_lanes_avx2(k, &lanes[i..j], keep) }
-            },
-            &|k, i, j| {
-                // SAFETY: the CPU has AVX2 (checked above); split_x8 gives an 8-aligned k
-                // below 2^32 whose range stays in one 2^30 segment, and i..j within lanes
-                unsafe { mix_x8::avx2::<true>(k, lanes[i..j].as_ptr() as *const u8, j - i, keep) }
-            },
-        );
+        return mix_sum_lanes_x8(k0, lanes, keep);
     }
     mix_sum_lanes_plain(k0, lanes, keep)
+}
+
+/// [`mix_sum_lanes`] with AVX2: [`mix_x8::avx2`] where k is below 2^32, else the
+/// compiler's loop. Panics without AVX2.
+#[cfg(target_arch = "x86_64")]
+fn mix_sum_lanes_x8(k0: u64, lanes: &[u16], keep: u32) -> u64 {
+    assert!(std::arch::is_x86_feature_detected!("avx2"), "mix_sum_lanes_x8 needs AVX2");
+    split_x8(
+        k0,
+        lanes.len(),
+        &|k, i, j| {
+            // SAFETY: the CPU has AVX2 (asserted above)
+            unsafe { mix_sum_lanes_avx2(k, &lanes[i..j], keep) }
+        },
+        &|k, i, j| {
+            // SAFETY: the CPU has AVX2 (asserted above); split_x8 gives an 8-aligned k
+            // below 2^32 whose range stays in one 2^30 segment, and i..j within lanes
+            unsafe { mix_x8::avx2::<true>(k, lanes[i..j].as_ptr() as *const u8, j - i, keep) }
+        },
+    )
 }
 
 #[inline(always)]
@@ -491,10 +560,39 @@ mod tests {
                 // through split_x8: unaligned starts, ranges across a 2^30 boundary, at
                 // and past 2^32
                 for k in [0u64, 3, (1 << 30) - 4099, (1 << 30) - 5, (2 << 30) - 1, (1 << 32) - n as u64, (1 << 32) - 3, 1 << 32, g.next_u64() >> 33] {
-                    // SAFETY: AVX2 checked
-                    assert_eq!(mix_sum(k, &r), unsafe { mix_sum_avx2(k, &r) }, "seed {seed}: n = {n}, k = {k:#x}");
+                    let want = mix_sum_plain(k, &r);
+                    assert_eq!(mix_sum_x8(k, &r), want, "seed {seed}: n = {n}, k = {k:#x}");
+                    assert_eq!(mix_sum(k, &r), want, "seed {seed}: n = {n}, k = {k:#x}");
                     for keep in [0u32, u32::MAX] {
-                        assert_eq!(mix_sum_lanes(k, &lanes, keep), mix_sum_lanes_plain(k, &lanes, keep), "seed {seed}: n = {n}, k = {k:#x}");
+                        let want = mix_sum_lanes_plain(k, &lanes, keep);
+                        assert_eq!(mix_sum_lanes_x8(k, &lanes, keep), want, "seed {seed}: n = {n}, k = {k:#x}");
+                        assert_eq!(mix_sum_lanes(k, &lanes, keep), want, "seed {seed}: n = {n}, k = {k:#x}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// The AVX-512 mix ([`mix_x8::avx512`]) against the plain loop, where the CPU has it:
+    /// any k (unaligned, past 2^32, wrapping past 2^64), u32 results and u16 lanes with
+    /// both keeps, lengths around its step of 16.
+    #[test]
+    fn mix_avx512_is_the_sum_of_mixes() {
+        #[cfg(target_arch = "x86_64")]
+        if has_avx512dq() {
+            let seed = 0x5eed_0512;
+            println!("seed: {seed}");
+            let mut g = crate::rng::Rng::new(seed);
+            for n in [0usize, 1, 7, 8, 15, 16, 17, 31, 4096, 4099] {
+                let r: Vec<u32> = (0..n).map(|_| g.next_u32()).collect();
+                let lanes: Vec<u16> = r.iter().map(|&v| v as u16).collect();
+                for k in [0u64, 3, (1 << 32) - 5, 1 << 32, u64::MAX - 2, g.next_u64(), g.next_u64() >> 32] {
+                    // SAFETY: AVX-512 F and DQ checked; r holds n u32
+                    assert_eq!(unsafe { mix_x8::avx512::<false>(k, r.as_ptr() as *const u8, n, 0) }, mix_sum_plain(k, &r), "seed {seed}: n = {n}, k = {k:#x}");
+                    for keep in [0u32, u32::MAX] {
+                        // SAFETY: as above, lanes holds n u16
+                        let got = unsafe { mix_x8::avx512::<true>(k, lanes.as_ptr() as *const u8, n, keep) };
+                        assert_eq!(got, mix_sum_lanes_plain(k, &lanes, keep), "seed {seed}: n = {n}, k = {k:#x}, keep = {keep:#x}");
                     }
                 }
             }

@@ -11,6 +11,8 @@ pub mod add;
 #[cfg(target_arch = "x86_64")]
 mod bf16x32;
 pub mod fma;
+#[cfg(target_arch = "x86_64")]
+pub mod ph;
 pub mod policy;
 
 pub use policy::{Assumption, F32Nan, FmzZero, Policy, ReluNan, ZeroSum};
@@ -544,20 +546,36 @@ impl MulRow {
 /// A row of symmetric operands, one lane computed for both ([`MulRow`] and
 /// [`add::AddRow`]): operand 1 fixed at `a`·0x10001, operand 2 running over `b[i]`·0x10001
 /// (an immediate or RZ operand 2 ignores `b`), the guard true. [`Row::eval`] dispatches to
-/// the row's blocks compiled for AVX2 and F16C where the CPU has them.
+/// the row's blocks compiled for AVX-512 FP16 (FP16 arithmetic in hardware, [`ph`]) or for
+/// AVX2 and F16C where the CPU has them.
 pub trait Row {
     /// What the destination word keeps of `lane`·0x10001: all of it, or nothing for an RZ
     /// destination.
     fn word_keep(&self) -> u32;
 
     /// [`Row::eval`]'s work; `X8` true only when called from code compiled with AVX2 and
-    /// F16C, after the CPU check (the kernels it selects need them).
+    /// F16C, `PH` only from code compiled with AVX-512 FP16 as well, after the CPU check
+    /// (the kernels they select need them).
     #[doc(hidden)]
-    fn blocks<const X8: bool>(&self, a: u16, b: &[u16], out: &mut [u16]);
+    fn blocks<const X8: bool, const PH: bool>(&self, a: u16, b: &[u16], out: &mut [u16]);
 
     /// `out[i]` = the lane of the destination after the instruction for operand-2 lane
     /// `b[i]`. Panics if `out` is shorter than `b`.
     fn eval(&self, a: u16, b: &[u16], out: &mut [u16]) {
+        assert!(out.len() >= b.len(), "Row::eval: {} results for {} inputs", out.len(), b.len());
+        #[cfg(target_arch = "x86_64")]
+        if ph::available() {
+            // SAFETY: the CPU has AVX-512 FP16, BW, VL, AVX2 and F16C, checked just above
+            unsafe { row_ph(self, a, b, out) };
+            return;
+        }
+        self.eval_without_ph(a, b, out)
+    }
+
+    /// [`Row::eval`] without AVX-512 FP16's arithmetic, whatever the CPU (the tests hold the
+    /// two equal).
+    #[doc(hidden)]
+    fn eval_without_ph(&self, a: u16, b: &[u16], out: &mut [u16]) {
         assert!(out.len() >= b.len(), "Row::eval: {} results for {} inputs", out.len(), b.len());
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("f16c") {
@@ -565,7 +583,7 @@ pub trait Row {
             unsafe { row_avx2(self, a, b, out) };
             return;
         }
-        self.blocks::<false>(a, b, out)
+        self.blocks::<false, false>(a, b, out)
     }
 }
 
@@ -573,7 +591,15 @@ pub trait Row {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,f16c")]
 unsafe fn row_avx2<R: Row + ?Sized>(r: &R, a: u16, b: &[u16], out: &mut [u16]) {
-    r.blocks::<true>(a, b, out)
+    r.blocks::<true, false>(a, b, out)
+}
+
+/// [`Row::blocks`] compiled for AVX-512 FP16 (with AVX2 and F16C for the paths it leaves
+/// to them).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512fp16,avx512bw,avx512vl,avx512f,avx2,f16c")]
+unsafe fn row_ph<R: Row + ?Sized>(r: &R, a: u16, b: &[u16], out: &mut [u16]) {
+    r.blocks::<true, true>(a, b, out)
 }
 
 impl Row for MulRow {
@@ -585,9 +611,9 @@ impl Row for MulRow {
         }
     }
 
-    /// `X8`: FP16 with [`f16_mul_x8`].
+    /// `X8`: FP16 with [`f16_mul_x8`]; `PH`: plain FP16 lanes with [`ph::mul`].
     #[inline(always)]
-    fn blocks<const X8: bool>(&self, a: u16, b: &[u16], out: &mut [u16]) {
+    fn blocks<const X8: bool, const PH: bool>(&self, a: u16, b: &[u16], out: &mut [u16]) {
         let c = &self.c;
         let mut la = [0u16; BLOCK];
         let mut lb = [0u16; BLOCK];
@@ -602,6 +628,16 @@ impl Row for MulRow {
             la.fill(av);
             for (l, &v) in lb.iter_mut().zip(b) {
                 *l = c.src(((v & b_keep) | b_fixed) as u32, 0, c.b_and, c.b_xor);
+            }
+            #[cfg(target_arch = "x86_64")]
+            if PH && !c.bf16 && c.m.plain() {
+                let r = &mut r[..n];
+                // SAFETY: PH is true only in row_ph, called after ph::available()
+                unsafe { ph::mul(la, lb, r) };
+                for k in 0..n {
+                    r[k] = c.finish_nan(la[k], lb[k], r[k]);
+                }
+                continue;
             }
             if c.m.plain() {
                 lanes::<false, X8, false>(c, la, lb, fa, fb, &mut r[..n]);
@@ -679,13 +715,13 @@ pub fn eval_words(inst: &Inst, a: u32, b: &[u32], c: u32, out: &mut [u32], scrat
         add::eval_add_batch(&op, p, aw, bs, out)?;
     } else if fma::is_fma(inst.op) {
         let f = fma::Fma::new(&fma::fma_op(inst)?, p)?;
-        scratch.clear();
-        scratch.resize(n, o.a_word(&x));
-        scratch.resize(2 * n, o.c_word(&x));
-        scratch.extend(b.iter().map(|&v| bw(v)));
-        let (ac, bs) = scratch.split_at(2 * n);
-        let (aw, cw) = ac.split_at(n);
-        f.batch(aw, bs, cw, out);
+        if o.b_keep == u32::MAX && o.b_fixed == 0 {
+            // operand 2 a register: its words as they are
+            f.batch_row(o.a_word(&x), b, o.c_word(&x), out, scratch);
+        } else {
+            let bs: Vec<u32> = b.iter().map(|&v| bw(v)).collect();
+            f.batch_row(o.a_word(&x), &bs, o.c_word(&x), out, scratch);
+        }
     } else {
         return Err(Undefined::Instruction(inst.op));
     }
@@ -1348,6 +1384,55 @@ mod tests {
         }
         assert!(rows > 1000, "{rows} instructions checked");
         whole_rows_are_eval(crate::isa::Op::Hmul2, |inst| MulRow::new(inst).unwrap().unwrap(), &mut r, seed);
+    }
+
+    /// The rows with AVX-512 FP16's arithmetic ([`ph`]) against the rows without it, on
+    /// every FP16 pair (sampled rows at the quick level), for HMUL2 and HADD2 plain, with
+    /// source modifiers, and HADD2 with .FTZ and .SAT (which finish the hardware's sum).
+    #[test]
+    fn ph_rows_are_the_f32_rows_on_every_pair() {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if !ph::available() {
+                println!("the CPU has no AVX-512 FP16: the rows take the f32 kernels here, and the hardware FP16 ones are not checked");
+                return;
+            }
+            // a row's eval, with (true) or without (false) AVX-512 FP16's arithmetic
+            type RowFn = Box<dyn Fn(u16, &[u16], &mut [u16], bool)>;
+            let rows: Vec<RowFn> = [
+                "HMUL2 R0, R1, R2",
+                "HMUL2 R0, -R1, |R2|",
+                "HMUL2 RZ, R1, R2",
+                "HADD2 R0, R1, R2",
+                "HADD2 R0, -|R1|, -R2",
+                "HADD2.FTZ R0, R1, R2",
+                "HADD2.SAT R0, R1, R2",
+            ]
+            .into_iter()
+            .map(|t| {
+                let inst = crate::isa::parse(t).unwrap_or_else(|e| panic!("{t}: {e}"));
+                let f: RowFn = match add_row(&inst).unwrap() {
+                    Some(m) => Box::new(move |a, b, o, with| if with { m.eval(a, b, o) } else { m.eval_without_ph(a, b, o) }),
+                    None => {
+                        let m = MulRow::new(&inst).unwrap().unwrap();
+                        Box::new(move |a, b, o, with| if with { m.eval(a, b, o) } else { m.eval_without_ph(a, b, o) })
+                    }
+                };
+                f
+            })
+            .collect();
+            let all: Vec<u16> = (0..=u16::MAX).collect();
+            let (mut got, mut want) = (vec![0u16; all.len()], vec![0u16; all.len()]);
+            for a in crate::testlevel::rows("FP16 pairs of the AVX-512 FP16 rows (rows of 2^16)", 1 << 16, 512) {
+                for (i, row) in rows.iter().enumerate() {
+                    row(a as u16, &all, &mut got, true);
+                    row(a as u16, &all, &mut want, false);
+                    if let Some(b) = (0..all.len()).find(|&b| got[b] != want[b]) {
+                        panic!("row {i}: a {a:#06x}, b {b:#06x}: {:#06x} with AVX-512 FP16, {:#06x} without", got[b], want[b]);
+                    }
+                }
+            }
+        }
     }
 
     /// eval_words against eval for HADD2 of every modifier combination: symmetric operand

@@ -465,8 +465,9 @@ impl super::Row for AddRow {
         self.word_keep
     }
 
+    /// `PH`: FP16 sums with [`super::ph::add`].
     #[inline(always)]
-    fn blocks<const X8: bool>(&self, a: u16, b: &[u16], out: &mut [u16]) {
+    fn blocks<const X8: bool, const PH: bool>(&self, a: u16, b: &[u16], out: &mut [u16]) {
         let c = &self.c;
         let mut la = [0u16; BLOCK];
         let mut lb = [0u16; BLOCK];
@@ -479,6 +480,16 @@ impl super::Row for AddRow {
             la.fill(av);
             for (l, &v) in lb.iter_mut().zip(b) {
                 *l = c.b(v as u32 * 0x1_0001, 0);
+            }
+            #[cfg(target_arch = "x86_64")]
+            if PH && !c.bf16 {
+                let r = &mut r[..n];
+                // SAFETY: PH is true only in Row::eval's AVX-512 FP16 code, after its CPU check
+                unsafe { super::ph::add(la, lb, r) };
+                for k in 0..n {
+                    r[k] = c.finish(la[k], lb[k], r[k]);
+                }
+                continue;
             }
             add_lanes::<X8>(c, la, lb, &mut fa[..n], &mut fb[..n], &mut r[..n], true);
         }

@@ -441,27 +441,69 @@ impl Fma {
             out.len()
         );
         #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("f16c") {
-            if self.plain_arith() {
-                let done = if self.f.bf16 && std::arch::is_x86_feature_detected!("fma") {
-                    // SAFETY: the CPU has AVX2 and F16C, checked just above, and FMA; plain
-                    // arithmetic; BF16; the slices are as long (asserted)
-                    unsafe { avx2::plain_bf16_fma(self, a, b, c, out) }
-                } else {
-                    // SAFETY: the CPU has AVX2 and F16C, checked just above; plain arithmetic;
-                    // the slices are as long (asserted)
-                    unsafe { avx2::plain(self, a, b, c, out) }
-                };
-                for (((o, &a), &b), &c) in out[done..].iter_mut().zip(&a[done..]).zip(&b[done..]).zip(&c[done..]) {
-                    *o = self.eval(a, b, c);
-                }
-            } else {
-                // SAFETY: as above
-                unsafe { self.blocks_avx2(a, b, c, out) };
+        if let Some(done) = self.plain_x8(avx2::Words::each(a), b, avx2::Words::each(c), out) {
+            for (((o, &a), &b), &c) in out[done..].iter_mut().zip(&a[done..]).zip(&b[done..]).zip(&c[done..]) {
+                *o = self.eval(a, b, c);
             }
             return;
         }
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("f16c") {
+            // SAFETY: the CPU has AVX2 and F16C, checked just above
+            unsafe { self.blocks_avx2(a, b, c, out) };
+            return;
+        }
         self.blocks(a, b, c, out);
+    }
+
+    /// [`Fma::batch`] on a row: `out[i]` is the result for `(a, b[i], c)`, operands 1 and 3
+    /// the same word for every input (exhaustive mode's). The vector kernels read the two
+    /// fixed words in place; elsewhere `scratch` holds their copies. Panics if `out` is
+    /// shorter than `b`.
+    pub fn batch_row(&self, a: u32, b: &[u32], c: u32, out: &mut [u32], scratch: &mut Vec<u32>) {
+        assert!(out.len() >= b.len(), "Fma::batch_row: {} results for {} inputs", out.len(), b.len());
+        let (n, out) = (b.len(), &mut out[..b.len()]);
+        #[cfg(target_arch = "x86_64")]
+        {
+            let (fa, fc) = ([a; avx2::STEP], [c; avx2::STEP]);
+            if let Some(done) = self.plain_x8(avx2::Words::fixed(&fa), b, avx2::Words::fixed(&fc), out) {
+                for (o, &b) in out[done..].iter_mut().zip(&b[done..]) {
+                    *o = self.eval(a, b, c);
+                }
+                return;
+            }
+        }
+        scratch.clear();
+        scratch.resize(n, a);
+        scratch.resize(2 * n, c);
+        let (aw, cw) = scratch.split_at(n);
+        self.batch(aw, b, cw, out);
+    }
+
+    /// The AVX2 kernels for plain arithmetic ([`Fma::plain_arith`]), FP16 with AVX-512
+    /// FP16's fused multiply-add where the CPU has it: `Some(done)`, the words they did
+    /// (the caller does the rest), or `None` where they do not apply (modifiers, or a CPU
+    /// without AVX2 and F16C). `b` and `out` are as long, and so is an operand given by
+    /// [`avx2::Words::each`].
+    #[cfg(target_arch = "x86_64")]
+    fn plain_x8(&self, a: avx2::Words, b: &[u32], c: avx2::Words, out: &mut [u32]) -> Option<usize> {
+        assert_eq!(b.len(), out.len(), "Fma::plain_x8: operand 2 and results");
+        if !(self.plain_arith() && std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("f16c")) {
+            return None;
+        }
+        Some(if self.f.bf16 && std::arch::is_x86_feature_detected!("fma") {
+            // SAFETY: the CPU has AVX2, F16C and FMA (checked); plain arithmetic; BF16; the
+            // operands as the caller says
+            unsafe { avx2::plain_bf16_fma(self, a, b, c, out) }
+        } else if !self.f.bf16 && super::ph::available() {
+            // SAFETY: the CPU has what ph::available checks; plain arithmetic; the operands
+            // as the caller says
+            unsafe { avx2::plain_ph(self, a, b, c, out) }
+        } else {
+            // SAFETY: the CPU has AVX2 and F16C (checked); plain arithmetic; the operands as
+            // the caller says
+            unsafe { avx2::plain(self, a, b, c, out) }
+        })
     }
 
     #[cfg(target_arch = "x86_64")]

@@ -53,6 +53,35 @@ use std::arch::x86_64::*;
 /// Words per step.
 pub(super) const STEP: usize = 8;
 
+/// Operand 1 or 3 of the kernels: a word per output word, or one word for all of them (a
+/// row's fixed operand: eight copies, read again at every step).
+#[derive(Clone, Copy)]
+pub(super) struct Words<'a> {
+    w: &'a [u32],
+    /// usize::MAX for a word per output word, 0 for the eight copies.
+    step_mask: usize,
+}
+
+impl<'a> Words<'a> {
+    /// A word per output word (as long as the output).
+    pub(super) fn each(w: &'a [u32]) -> Words<'a> {
+        Words { w, step_mask: usize::MAX }
+    }
+
+    /// One word for every output word.
+    pub(super) fn fixed(w: &'a [u32; STEP]) -> Words<'a> {
+        Words { w, step_mask: 0 }
+    }
+
+    /// The 8 words of step `i`. Safety: `i + 8` is at most the output's length, which
+    /// [`Words::each`]'s slice has.
+    #[inline(always)]
+    unsafe fn at(&self, i: usize) -> *const u32 {
+        // SAFETY: the caller's; a fixed operand's offset is 0 of its 8 words
+        unsafe { self.w.as_ptr().add(i & self.step_mask) }
+    }
+}
+
 /// The prepared source words: half select and |x| / -x for each operand.
 struct Srcs {
     /// The two lanes' right shifts of each operand, `None` for the plain `H1_H0`.
@@ -216,9 +245,28 @@ fn bf16_words(wa: __m256i, wb: __m256i, wc: __m256i) -> __m256i {
 /// The lanes of `f` for the first `out.len() / 8 * 8` words; returns how many words that
 /// is (the caller does the rest).
 ///
-/// Safety: the CPU has AVX2 and F16C; `f.plain_arith()`; the four slices are as long.
+/// Safety: the CPU has AVX2 and F16C; `f.plain_arith()`; `b` and `out` are as long, and
+/// so is `a` or `c` given by [`Words::each`].
 #[target_feature(enable = "avx2,f16c")]
-pub(super) unsafe fn plain(f: &Fma, a: &[u32], b: &[u32], c: &[u32], out: &mut [u32]) -> usize {
+pub(super) unsafe fn plain(f: &Fma, a: Words, b: &[u32], c: Words, out: &mut [u32]) -> usize {
+    // SAFETY: the caller's
+    unsafe { plain_body::<false>(f, a, b, c, out) }
+}
+
+/// [`plain`] with FP16's fused multiply-add in hardware (`VFMADD213PH`, rounded once to
+/// nearest even, subnormals kept: [`super::super::ph`]), both lanes of 8 words in one
+/// vector; BF16 as [`plain`].
+///
+/// Safety: the CPU has what [`super::super::ph::available`] checks; otherwise as [`plain`].
+#[target_feature(enable = "avx512fp16,avx512bw,avx512vl,avx512f,avx2,f16c")]
+pub(super) unsafe fn plain_ph(f: &Fma, a: Words, b: &[u32], c: Words, out: &mut [u32]) -> usize {
+    // SAFETY: the caller's
+    unsafe { plain_body::<true>(f, a, b, c, out) }
+}
+
+/// [`plain`]'s body; `PH` only from [`plain_ph`].
+#[inline(always)]
+unsafe fn plain_body<const PH: bool>(f: &Fma, a: Words, b: &[u32], c: Words, out: &mut [u32]) -> usize {
     let n = out.len() / STEP * STEP;
     // SAFETY (every load and store below): i + 8 <= n <= each slice's length
     unsafe {
@@ -235,20 +283,24 @@ pub(super) unsafe fn plain(f: &Fma, a: &[u32], b: &[u32], c: &[u32], out: &mut [
         let mut i = 0;
         if f.f.bf16 {
             while i < n {
-                let wa = srcs.load(0, a.as_ptr().add(i));
+                let wa = srcs.load(0, a.at(i));
                 let wb = srcs.load(1, b.as_ptr().add(i));
-                let wc = srcs.load(2, c.as_ptr().add(i));
+                let wc = srcs.load(2, c.at(i));
                 _mm256_storeu_si256(out.as_mut_ptr().add(i) as *mut __m256i, fin(wa, wb, wc, bf16_words(wa, wb, wc)));
                 i += STEP;
             }
         } else {
             while i < n {
-                let wa = srcs.load(0, a.as_ptr().add(i));
+                let wa = srcs.load(0, a.at(i));
                 let wb = srcs.load(1, b.as_ptr().add(i));
-                let wc = srcs.load(2, c.as_ptr().add(i));
-                let lo = f16_lanes(_mm256_castsi256_si128(wa), _mm256_castsi256_si128(wb), _mm256_castsi256_si128(wc));
-                let hi = f16_lanes(_mm256_extracti128_si256::<1>(wa), _mm256_extracti128_si256::<1>(wb), _mm256_extracti128_si256::<1>(wc));
-                let r = _mm256_set_m128i(hi, lo);
+                let wc = srcs.load(2, c.at(i));
+                let r = if PH {
+                    _mm256_castph_si256(_mm256_fmadd_ph(_mm256_castsi256_ph(wa), _mm256_castsi256_ph(wb), _mm256_castsi256_ph(wc)))
+                } else {
+                    let lo = f16_lanes(_mm256_castsi256_si128(wa), _mm256_castsi256_si128(wb), _mm256_castsi256_si128(wc));
+                    let hi = f16_lanes(_mm256_extracti128_si256::<1>(wa), _mm256_extracti128_si256::<1>(wb), _mm256_extracti128_si256::<1>(wc));
+                    _mm256_set_m128i(hi, lo)
+                };
                 _mm256_storeu_si256(out.as_mut_ptr().add(i) as *mut __m256i, fin(wa, wb, wc, r));
                 i += STEP;
             }
@@ -264,10 +316,10 @@ pub(super) unsafe fn plain(f: &Fma, a: &[u32], b: &[u32], c: &[u32], out: &mut [
 /// text). Without a branch on the values: each block of words first goes the FMA way,
 /// noting the words to redo and which 4 lanes, then those are redone.
 ///
-/// Safety: the CPU has AVX2, F16C and FMA; `f.plain_arith()`; BF16; the four slices are as
-/// long.
+/// Safety: the CPU has AVX2, F16C and FMA; `f.plain_arith()`; BF16; the operands as
+/// [`plain`] says.
 #[target_feature(enable = "avx2,f16c,fma")]
-pub(super) unsafe fn plain_bf16_fma(f: &Fma, a: &[u32], b: &[u32], c: &[u32], out: &mut [u32]) -> usize {
+pub(super) unsafe fn plain_bf16_fma(f: &Fma, a: Words, b: &[u32], c: Words, out: &mut [u32]) -> usize {
     /// Steps (of 8 words) per block.
     const BLOCK_STEPS: usize = 256;
     let n = out.len() / STEP * STEP;
@@ -280,9 +332,9 @@ pub(super) unsafe fn plain_bf16_fma(f: &Fma, a: &[u32], b: &[u32], c: &[u32], ou
         let m = |x: u32| _mm256_set1_epi32(x as i32);
         // lane 0 and lane 1 of the 8 words at i as f32 (exactly: BF16 is f32's upper half)
         let lanes = |i: usize| {
-            let wa = srcs.load(0, a.as_ptr().add(i));
+            let wa = srcs.load(0, a.at(i));
             let wb = srcs.load(1, b.as_ptr().add(i));
-            let wc = srcs.load(2, c.as_ptr().add(i));
+            let wc = srcs.load(2, c.at(i));
             let lo = |w| _mm256_castsi256_ps(_mm256_slli_epi32::<16>(w));
             let hi = |w| _mm256_castsi256_ps(_mm256_and_si256(w, hi_mask));
             ((wa, wb, wc), [lo(wa), lo(wb), lo(wc)], [hi(wa), hi(wb), hi(wc)])
@@ -382,6 +434,10 @@ mod tests {
         if !fma {
             println!("the CPU has no FMA: eval takes the f64 BF16 kernel here, and the FMA one is not checked");
         }
+        let ph = crate::reference::ph::available();
+        if !ph {
+            println!("the CPU has no AVX-512 FP16: eval takes the f32 FP16 kernel here, and the FP16 hardware one is not checked");
+        }
         let seed = std::env::var("HMUL2_FMA_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0x5eed_f3a2u64);
         println!("plain_kernel_is_the_scalar_lane: seed {seed} (HMUL2_FMA_SEED)");
         let mut s = Rng::new(seed);
@@ -418,22 +474,29 @@ mod tests {
                     b[k] = half(&mut s, bf16) as u32 | (half(&mut s, bf16) as u32) << 16;
                     c[k] = half(&mut s, bf16) as u32 | (half(&mut s, bf16) as u32) << 16;
                 }
-                // BF16: the f64 kernel, then the FMA one where the CPU has FMA
-                for kernel in 0..1 + (bf16 && fma) as usize {
-                    let done = if kernel == 0 {
+                // the f32 (FP16) or f64 (BF16) kernel, then the FMA one (BF16, where the CPU
+                // has FMA) or the AVX-512 FP16 one (FP16, where the CPU has it); each with
+                // operands 1 and 3 a word per input, then fixed (a row's: a[0], c[0])
+                let second = if bf16 { fma } else { ph };
+                for (kernel, fixed) in (0..1 + second as usize).flat_map(|k| [(k, false), (k, true)]) {
+                    let (fa, fc) = ([a[0]; super::STEP], [c[0]; super::STEP]);
+                    let (wa, wc) = if fixed { (super::Words::fixed(&fa), super::Words::fixed(&fc)) } else { (super::Words::each(&a), super::Words::each(&c)) };
+                    let done = match (kernel, bf16) {
                         // SAFETY: AVX2 and F16C checked above; plain; the slices are as long
-                        unsafe { super::plain(&f, &a, &b, &c, &mut out) }
-                    } else {
+                        (0, _) => unsafe { super::plain(&f, wa, &b, wc, &mut out) },
                         // SAFETY: AVX2, F16C and FMA checked above; plain; BF16; as long
-                        unsafe { super::plain_bf16_fma(&f, &a, &b, &c, &mut out) }
+                        (_, true) => unsafe { super::plain_bf16_fma(&f, wa, &b, wc, &mut out) },
+                        // SAFETY: ph::available() checked above; plain; as long
+                        (_, false) => unsafe { super::plain_ph(&f, wa, &b, wc, &mut out) },
                     };
                     assert_eq!(done, n);
                     for k in 0..n {
-                        let want = f.eval(a[k], b[k], c[k]);
+                        let (ak, ck) = if fixed { (a[0], c[0]) } else { (a[k], c[k]) };
+                        let want = f.eval(ak, b[k], ck);
                         assert_eq!(
                             out[k], want,
-                            "seed {seed}, kernel {kernel}, {op:?}, {p:?}: a {:#010x} b {:#010x} c {:#010x}: {:#010x}, scalar {want:#010x}",
-                            a[k], b[k], c[k], out[k]
+                            "seed {seed}, kernel {kernel}, fixed {fixed}, {op:?}, {p:?}: a {ak:#010x} b {:#010x} c {ck:#010x}: {:#010x}, scalar {want:#010x}",
+                            b[k], out[k]
                         );
                     }
                     lanes += 2 * n as u64;
