@@ -441,7 +441,7 @@ impl Fma {
             out.len()
         );
         #[cfg(target_arch = "x86_64")]
-        if let Some(done) = self.plain_x8(avx2::Words::each(a), b, avx2::Words::each(c), out) {
+        if let Some(done) = self.plain_x8(avx2::Words::each(a), b, avx2::Words::each(c), out, false) {
             for (((o, &a), &b), &c) in out[done..].iter_mut().zip(&a[done..]).zip(&b[done..]).zip(&c[done..]) {
                 *o = self.eval(a, b, c);
             }
@@ -466,7 +466,7 @@ impl Fma {
         #[cfg(target_arch = "x86_64")]
         {
             let (fa, fc) = ([a; avx2::STEP], [c; avx2::STEP]);
-            if let Some(done) = self.plain_x8(avx2::Words::fixed(&fa), b, avx2::Words::fixed(&fc), out) {
+            if let Some(done) = self.plain_x8(avx2::Words::fixed(&fa), b, avx2::Words::fixed(&fc), out, true) {
                 for (o, &b) in out[done..].iter_mut().zip(&b[done..]) {
                     *o = self.eval(a, b, c);
                 }
@@ -480,25 +480,28 @@ impl Fma {
         self.batch(aw, b, cw, out);
     }
 
-    /// The AVX2 kernels for plain arithmetic ([`Fma::plain_arith`]), FP16 with AVX-512
-    /// FP16's fused multiply-add where the CPU has it: `Some(done)`, the words they did
+    /// The AVX2 kernels for plain arithmetic ([`Fma::plain_arith`]), or their AVX-512 form
+    /// where the CPU has AVX-512 FP16: FP16's fused multiply-add in hardware, and for a
+    /// `row` (a sweep's) BF16 in f64 8 lanes a vector, whose cost does not depend on the
+    /// values (the FMA kernel, faster on random operands, is three times slower on rows
+    /// whose operand 3 has a subnormal half: `avx2::bf16_f64_x8`): `Some(done)`, the words they did
     /// (the caller does the rest), or `None` where they do not apply (modifiers, or a CPU
     /// without AVX2 and F16C). `b` and `out` are as long, and so is an operand given by
     /// [`avx2::Words::each`].
     #[cfg(target_arch = "x86_64")]
-    fn plain_x8(&self, a: avx2::Words, b: &[u32], c: avx2::Words, out: &mut [u32]) -> Option<usize> {
+    fn plain_x8(&self, a: avx2::Words, b: &[u32], c: avx2::Words, out: &mut [u32], row: bool) -> Option<usize> {
         assert_eq!(b.len(), out.len(), "Fma::plain_x8: operand 2 and results");
         if !(self.plain_arith() && std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("f16c")) {
             return None;
         }
-        Some(if self.f.bf16 && std::arch::is_x86_feature_detected!("fma") {
-            // SAFETY: the CPU has AVX2, F16C and FMA (checked); plain arithmetic; BF16; the
-            // operands as the caller says
-            unsafe { avx2::plain_bf16_fma(self, a, b, c, out) }
-        } else if !self.f.bf16 && super::ph::available() {
+        Some(if super::ph::available() && (!self.f.bf16 || row) {
             // SAFETY: the CPU has what ph::available checks; plain arithmetic; the operands
             // as the caller says
             unsafe { avx2::plain_ph(self, a, b, c, out) }
+        } else if self.f.bf16 && std::arch::is_x86_feature_detected!("fma") {
+            // SAFETY: the CPU has AVX2, F16C and FMA (checked); plain arithmetic; BF16; the
+            // operands as the caller says
+            unsafe { avx2::plain_bf16_fma(self, a, b, c, out) }
         } else {
             // SAFETY: the CPU has AVX2 and F16C (checked); plain arithmetic; the operands as
             // the caller says
