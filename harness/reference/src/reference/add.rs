@@ -228,6 +228,24 @@ impl AddCtx {
         sel(self.sat, sat, r)
     }
 
+    /// Whether [`AddCtx::finish`] reduces to the NaN rule for a sum rounded once as IEEE 754
+    /// says (the hardware FP16 sum, and the f32 paths'): no flushing, no .SAT, and the IEEE
+    /// sign of an exact zero sum (-0 only from two -0s under round to nearest).
+    fn ieee_plain(&self) -> bool {
+        self.ftz_out == 0 && self.sat == 0 && self.zero_and == 0x8000 && self.zero_or == 0
+    }
+
+    /// [`AddCtx::finish`] when [`AddCtx::ieee_plain`]: only the NaN rule applies.
+    #[inline(always)]
+    fn finish_nan(&self, a: u16, b: u16, r: u16) -> u16 {
+        let exp = self.exp;
+        let a_nan = mask(a & 0x7fff > exp);
+        let b_nan = mask(b & 0x7fff > exp);
+        let r_nan = mask(r & 0x7fff > exp);
+        let nan = sel(self.canonical, 0x7fff, sel(a_nan, a | self.quiet, sel(b_nan, b | self.quiet, 0x7fff)));
+        sel(a_nan | b_nan | r_nan, nan, r)
+    }
+
     /// The .F32 result from the added halves `a`, `b` (FP16) and their f32 sum `s`.
     #[inline(always)]
     fn finish_f32(&self, a: u16, b: u16, s: f32) -> u32 {
@@ -431,8 +449,17 @@ fn add_lanes<const X8: bool>(c: &AddCtx, la: &[u16], lb: &[u16], fa: &mut [f32],
     } else if !rounded {
         HalfBitsSliceExt::reinterpret_cast_mut::<f16>(r).convert_from_f32_slice(fa);
     }
-    for k in 0..lanes {
-        r[k] = c.finish(la[k], lb[k], r[k]);
+    // a sum rounded once (f32's rounding then the lane format's is innocuous: see the
+    // module's text) has IEEE 754's zero sign, and a nonzero sum of two lane values rounds
+    // to a nonzero: under the IEEE zero rule only the NaN rule is left
+    if c.ieee_plain() {
+        for k in 0..lanes {
+            r[k] = c.finish_nan(la[k], lb[k], r[k]);
+        }
+    } else {
+        for k in 0..lanes {
+            r[k] = c.finish(la[k], lb[k], r[k]);
+        }
     }
 }
 
@@ -486,8 +513,14 @@ impl super::Row for AddRow {
                 let r = &mut r[..n];
                 // SAFETY: PH is true only in Row::eval's AVX-512 FP16 code, after its CPU check
                 unsafe { super::ph::add(la, lb, r) };
-                for k in 0..n {
-                    r[k] = c.finish(la[k], lb[k], r[k]);
+                if c.ieee_plain() {
+                    for k in 0..n {
+                        r[k] = c.finish_nan(la[k], lb[k], r[k]);
+                    }
+                } else {
+                    for k in 0..n {
+                        r[k] = c.finish(la[k], lb[k], r[k]);
+                    }
                 }
                 continue;
             }

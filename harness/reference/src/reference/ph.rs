@@ -1,6 +1,6 @@
 //! FP16 lanes with AVX-512 FP16's own arithmetic (`VMULPH`, `VADDPH`, `VFMADD213PH`):
-//! IEEE 754 binary16 operations rounded once to nearest even, subnormals kept (these
-//! instructions ignore MXCSR's DAZ and FTZ), 32 lanes a vector. They give the rounded lane
+//! IEEE 754 binary16 operations rounded once to nearest even (MXCSR's rounding, which Rust
+//! code leaves at nearest even), subnormal operands and results kept, 32 lanes a vector. They give the rounded lane
 //! only; the callers apply the instruction's own NaN rule and modifiers after them, as they
 //! do after their f32 paths. The tests hold every kernel equal to the f32 paths (which the
 //! exhaustive rustc_apfloat tests prove) on every FP16 pair.
