@@ -495,6 +495,12 @@ pub fn eval_batch_with(p: &Policy, inst: &Inst, xs: &[Inputs], out: &mut [u32]) 
         return Ok(());
     }
     #[cfg(target_arch = "x86_64")]
+    if !c.bf16 && ph::available() {
+        // SAFETY: the CPU has what ph::available checks, just above.
+        unsafe { blocks_ph(&c, xs, out) };
+        return Ok(());
+    }
+    #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx512bw") && std::arch::is_x86_feature_detected!("avx512vl") {
         // SAFETY: the CPU has AVX-512 F/BW/VL, checked just above.
         unsafe { blocks_avx512(&c, xs, out) };
@@ -507,9 +513,9 @@ pub fn eval_batch_with(p: &Policy, inst: &Inst, xs: &[Inputs], out: &mut [u32]) 
         return Ok(());
     }
     if c.m.plain() {
-        blocks::<false, false, false>(&c, xs, out);
+        blocks::<false, false, false, false>(&c, xs, out);
     } else {
-        blocks::<false, false, true>(&c, xs, out);
+        blocks::<false, false, true, false>(&c, xs, out);
     }
     Ok(())
 }
@@ -640,9 +646,9 @@ impl Row for MulRow {
                 continue;
             }
             if c.m.plain() {
-                lanes::<false, X8, false>(c, la, lb, fa, fb, &mut r[..n]);
+                lanes::<false, X8, false, false>(c, la, lb, fa, fb, &mut r[..n]);
             } else {
-                lanes::<false, X8, true>(c, la, lb, fa, fb, &mut r[..n]);
+                lanes::<false, X8, true, false>(c, la, lb, fa, fb, &mut r[..n]);
             }
         }
     }
@@ -734,14 +740,26 @@ pub fn eval_words(inst: &Inst, a: u32, b: &[u32], c: u32, out: &mut [u32], scrat
 /// Guard bits with P0..P6 true (exhaustive mode's predicates).
 const PRED_TRUE: u8 = 0x7f;
 
+/// [`blocks`] compiled for AVX-512 FP16: plain FP16 lanes multiplied in hardware
+/// ([`ph::mul`], 32 a vector), the rest as [`blocks_avx512`].
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512fp16,avx512f,avx512bw,avx512vl,avx2,f16c")]
+unsafe fn blocks_ph(c: &Ctx, xs: &[Inputs], out: &mut [u32]) {
+    if c.m.plain() {
+        blocks::<true, false, false, true>(c, xs, out)
+    } else {
+        blocks::<true, false, true, true>(c, xs, out)
+    }
+}
+
 /// [`blocks`] compiled for AVX-512 (16 f32 or 32 u16 a vector).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2")]
 unsafe fn blocks_avx512(c: &Ctx, xs: &[Inputs], out: &mut [u32]) {
     if c.m.plain() {
-        blocks::<true, false, false>(c, xs, out)
+        blocks::<true, false, false, false>(c, xs, out)
     } else {
-        blocks::<true, false, true>(c, xs, out)
+        blocks::<true, false, true, false>(c, xs, out)
     }
 }
 
@@ -811,10 +829,10 @@ unsafe fn blocks_avx2(c: &Ctx, xs: &[Inputs], out: &mut [u32]) {
         };
         if done < xs.len() {
             // the blocks' arrays are 40 KB to clear: not for nothing
-            blocks::<false, true, false>(c, &xs[done..], &mut out[done..])
+            blocks::<false, true, false, false>(c, &xs[done..], &mut out[done..])
         }
     } else {
-        blocks::<false, true, true>(c, xs, out)
+        blocks::<false, true, true, false>(c, xs, out)
     }
 }
 
@@ -948,7 +966,7 @@ fn bf16_mul_rne(a: u16, b: u16) -> u16 {
 /// the copy is a unit-stride loop over one array, and the results are the output words as
 /// they stand, with no split into lanes and no join back.
 #[inline(always)]
-fn blocks<const AVX512: bool, const X8: bool, const FULL: bool>(c: &Ctx, xs: &[Inputs], out: &mut [u32]) {
+fn blocks<const AVX512: bool, const X8: bool, const FULL: bool, const PH: bool>(c: &Ctx, xs: &[Inputs], out: &mut [u32]) {
     let mut wa = [0u32; BLOCK];
     let mut wb = [0u32; BLOCK];
     let mut fa = [0f32; 2 * BLOCK];
@@ -981,9 +999,9 @@ fn blocks<const AVX512: bool, const X8: bool, const FULL: bool>(c: &Ctx, xs: &[I
         }
         let (fa, fb) = (&mut fa[..2 * n], &mut fb[..2 * n]);
         if X8 && !c.bf16 {
-            lanes::<AVX512, true, FULL>(c, la, lb, fa, fb, rl);
+            lanes::<AVX512, true, FULL, PH>(c, la, lb, fa, fb, rl);
         } else {
-            lanes::<AVX512, false, FULL>(c, la, lb, fa, fb, rl);
+            lanes::<AVX512, false, FULL, PH>(c, la, lb, fa, fb, rl);
         }
         if always {
             // no need to read x.d and x.pred: a strided gather otherwise
@@ -1016,7 +1034,7 @@ fn as_lanes(w: &mut [u32]) -> &mut [u16] {
 /// FP16 with 8-wide F16C instructions (only from [`MulRow`]'s and [`blocks_avx2`]'s AVX2
 /// paths, after the CPU check).
 #[inline(always)]
-fn lanes<const AVX512: bool, const X8: bool, const FULL: bool>(c: &Ctx, la: &[u16], lb: &[u16], fa: &mut [f32], fb: &mut [f32], r: &mut [u16]) {
+fn lanes<const AVX512: bool, const X8: bool, const FULL: bool, const PH: bool>(c: &Ctx, la: &[u16], lb: &[u16], fa: &mut [f32], fb: &mut [f32], r: &mut [u16]) {
     let n = la.len();
     let (lb, fa, fb, r) = (&lb[..n], &mut fa[..n], &mut fb[..n], &mut r[..n]);
     // convert, multiply and round in one pass; the products land in fa
@@ -1038,8 +1056,12 @@ fn lanes<const AVX512: bool, const X8: bool, const FULL: bool>(c: &Ctx, la: &[u1
         }
     } else {
         #[cfg(target_arch = "x86_64")]
-        if AVX512 {
-            // SAFETY: AVX512 is true only in blocks_avx512, called after the CPU check
+        if PH && !FULL {
+            // SAFETY: PH is true only in blocks_ph, called after ph::available()
+            unsafe { ph::mul(la, lb, r) };
+        } else if AVX512 {
+            // SAFETY: AVX512 is true only in blocks_avx512 and blocks_ph, called after the
+            // CPU check
             unsafe { f16_mul_x16::<FULL>(la, lb, fa, r) };
         } else if X8 {
             // SAFETY: X8 is true only in row_avx2 and blocks_avx2, called after the CPU check
@@ -1525,7 +1547,7 @@ mod tests {
                 *v = Inputs { a: x | x << 16, b: y | (y + 1) << 16, d: 0, pred: 0, c: 0 };
             }
             eval_batch(&inst, &xs, &mut fast).unwrap();
-            blocks::<false, false, false>(&c, &xs, &mut portable);
+            blocks::<false, false, false, false>(&c, &xs, &mut portable);
             if let Some(k) = (0..xs.len()).find(|&k| fast[k] != portable[k]) {
                 panic!("{:#x} x {:#x}: {:#x} vs {:#x}", xs[k].a, xs[k].b, fast[k], portable[k]);
             }
