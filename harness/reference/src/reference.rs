@@ -512,11 +512,7 @@ pub fn eval_batch_with(p: &Policy, inst: &Inst, xs: &[Inputs], out: &mut [u32]) 
         unsafe { blocks_avx2(&c, xs, out) };
         return Ok(());
     }
-    if c.m.plain() {
-        blocks::<false, false, false, false>(&c, xs, out);
-    } else {
-        blocks::<false, false, true, false>(&c, xs, out);
-    }
+    blocks_for::<false, false, false>(&c, xs, out);
     Ok(())
 }
 
@@ -745,10 +741,16 @@ const PRED_TRUE: u8 = 0x7f;
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512fp16,avx512f,avx512bw,avx512vl,avx2,f16c")]
 unsafe fn blocks_ph(c: &Ctx, xs: &[Inputs], out: &mut [u32]) {
+    blocks_for::<true, false, true>(c, xs, out)
+}
+
+/// [`blocks`] with `FULL` as the masks need it (false where they are [`Masks::plain`]).
+#[inline(always)]
+fn blocks_for<const AVX512: bool, const X8: bool, const PH: bool>(c: &Ctx, xs: &[Inputs], out: &mut [u32]) {
     if c.m.plain() {
-        blocks::<true, false, false, true>(c, xs, out)
+        blocks::<AVX512, X8, false, PH>(c, xs, out)
     } else {
-        blocks::<true, false, true, true>(c, xs, out)
+        blocks::<AVX512, X8, true, PH>(c, xs, out)
     }
 }
 
@@ -756,11 +758,7 @@ unsafe fn blocks_ph(c: &Ctx, xs: &[Inputs], out: &mut [u32]) {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2")]
 unsafe fn blocks_avx512(c: &Ctx, xs: &[Inputs], out: &mut [u32]) {
-    if c.m.plain() {
-        blocks::<true, false, false, false>(c, xs, out)
-    } else {
-        blocks::<true, false, true, false>(c, xs, out)
-    }
+    blocks_for::<true, false, false>(c, xs, out)
 }
 
 /// FP16 lanes `a[k] * b[k]`, 16 at a time: F16C-form widening (exact, as `half`'s `to_f32`),

@@ -209,16 +209,13 @@ impl AddCtx {
     #[inline(always)]
     fn finish(&self, a: u16, b: u16, r: u16) -> u16 {
         let exp = self.exp;
-        let a_nan = mask(a & 0x7fff > exp);
-        let b_nan = mask(b & 0x7fff > exp);
-        let r_nan = mask(r & 0x7fff > exp);
-        let nan = sel(self.canonical, 0x7fff, sel(a_nan, a | self.quiet, sel(b_nan, b | self.quiet, 0x7fff)));
+        let (is_nan, nan) = self.nan_rule(a, b, r);
         // a rounded zero is an exact zero: a tiny sum is exact
         let zero = mask(r & 0x7fff == 0);
         let tiny = mask(r & exp == 0) & !zero;
         let mut r = sel(zero, ((a & b) & self.zero_and) | ((a | b) & self.zero_or), r);
         r = sel(self.ftz_out & tiny, r & self.ftz_sign, r);
-        r = sel(a_nan | b_nan | r_nan, nan, r);
+        r = sel(is_nan, nan, r);
         let neg = mask(r & 0x8000 != 0);
         let sat = sel(
             mask(r & 0x7fff > exp),
@@ -238,12 +235,21 @@ impl AddCtx {
     /// [`AddCtx::finish`] when [`AddCtx::ieee_plain`]: only the NaN rule applies.
     #[inline(always)]
     fn finish_nan(&self, a: u16, b: u16, r: u16) -> u16 {
+        let (is_nan, nan) = self.nan_rule(a, b, r);
+        sel(is_nan, nan, r)
+    }
+
+    /// The NaN rule for operands `a`, `b` and rounded sum `r`: where it applies (all ones
+    /// where an operand or `r` is a NaN) and the NaN it gives (canonical, or the first NaN
+    /// operand quieted).
+    #[inline(always)]
+    fn nan_rule(&self, a: u16, b: u16, r: u16) -> (u16, u16) {
         let exp = self.exp;
         let a_nan = mask(a & 0x7fff > exp);
         let b_nan = mask(b & 0x7fff > exp);
         let r_nan = mask(r & 0x7fff > exp);
         let nan = sel(self.canonical, 0x7fff, sel(a_nan, a | self.quiet, sel(b_nan, b | self.quiet, 0x7fff)));
-        sel(a_nan | b_nan | r_nan, nan, r)
+        (a_nan | b_nan | r_nan, nan)
     }
 
     /// The .F32 result from the added halves `a`, `b` (FP16) and their f32 sum `s`.
@@ -449,15 +455,23 @@ fn add_lanes<const X8: bool>(c: &AddCtx, la: &[u16], lb: &[u16], fa: &mut [f32],
     } else if !rounded {
         HalfBitsSliceExt::reinterpret_cast_mut::<f16>(r).convert_from_f32_slice(fa);
     }
-    // a sum rounded once (f32's rounding then the lane format's is innocuous: see the
-    // module's text) has IEEE 754's zero sign, and a nonzero sum of two lane values rounds
-    // to a nonzero: under the IEEE zero rule only the NaN rule is left
+    finish_lanes(c, la, lb, r);
+}
+
+/// `r[k]` = [`AddCtx::finish`] of the rounded sums `r[k]` of `la[k]` + `lb[k]`. A sum
+/// rounded once (f32's rounding then the lane format's is innocuous: see the module's
+/// text; the hardware FP16 sum) has IEEE 754's zero sign, and a nonzero sum of two lane
+/// values rounds to a nonzero: under the IEEE zero rule only the NaN rule is left.
+#[inline(always)]
+fn finish_lanes(c: &AddCtx, la: &[u16], lb: &[u16], r: &mut [u16]) {
+    let n = r.len();
+    let (la, lb) = (&la[..n], &lb[..n]);
     if c.ieee_plain() {
-        for k in 0..lanes {
+        for k in 0..n {
             r[k] = c.finish_nan(la[k], lb[k], r[k]);
         }
     } else {
-        for k in 0..lanes {
+        for k in 0..n {
             r[k] = c.finish(la[k], lb[k], r[k]);
         }
     }
@@ -513,15 +527,7 @@ impl super::Row for AddRow {
                 let r = &mut r[..n];
                 // SAFETY: PH is true only in Row::eval's AVX-512 FP16 code, after its CPU check
                 unsafe { super::ph::add(la, lb, r) };
-                if c.ieee_plain() {
-                    for k in 0..n {
-                        r[k] = c.finish_nan(la[k], lb[k], r[k]);
-                    }
-                } else {
-                    for k in 0..n {
-                        r[k] = c.finish(la[k], lb[k], r[k]);
-                    }
-                }
+                finish_lanes(c, la, lb, r);
                 continue;
             }
             add_lanes::<X8>(c, la, lb, &mut fa[..n], &mut fb[..n], &mut r[..n], true);
