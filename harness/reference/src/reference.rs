@@ -632,6 +632,16 @@ impl Row for MulRow {
                 *l = c.src(((v & b_keep) | b_fixed) as u32, 0, c.b_and, c.b_xor);
             }
             #[cfg(target_arch = "x86_64")]
+            if PH && c.bf16 && c.m.plain() && std::arch::is_x86_feature_detected!("avx512cd") {
+                // BF16 products in integers, 32 lanes a vector: the f32 product meets
+                // microcode assists on f32 subnormals (BF16's subnormals), a quarter of the
+                // lanes of some rows
+                // SAFETY: PH is true only in row_ph, called after ph::available() (AVX-512
+                // F, BW); CD checked just above; plain BF16
+                unsafe { bf16x32::mul_row(c, av, lb, &mut r[..n]) };
+                continue;
+            }
+            #[cfg(target_arch = "x86_64")]
             if PH && !c.bf16 && c.m.plain() {
                 let r = &mut r[..n];
                 // SAFETY: PH is true only in row_ph, called after ph::available()
@@ -1406,15 +1416,16 @@ mod tests {
         whole_rows_are_eval(crate::isa::Op::Hmul2, |inst| MulRow::new(inst).unwrap().unwrap(), &mut r, seed);
     }
 
-    /// The rows with AVX-512 FP16's arithmetic ([`ph`]) against the rows without it, on
-    /// every FP16 pair (sampled rows at the quick level), for HMUL2 and HADD2 plain, with
-    /// source modifiers, and HADD2 with .FTZ and .SAT (which finish the hardware's sum).
+    /// The rows with AVX-512 FP16's arithmetic ([`ph`]) and BF16's integer products
+    /// (`bf16x32::mul_row`) against the rows without them (f32), on every FP16 or BF16
+    /// pair (sampled rows at the quick level), for HMUL2 and HADD2 plain, with source
+    /// modifiers, and HADD2 with .FTZ and .SAT (which finish the hardware's sum).
     #[test]
     fn ph_rows_are_the_f32_rows_on_every_pair() {
         #[cfg(target_arch = "x86_64")]
         {
             if !ph::available() {
-                println!("the CPU has no AVX-512 FP16: the rows take the f32 kernels here, and the hardware FP16 ones are not checked");
+                println!("the CPU has no AVX-512 FP16: the rows take the f32 kernels here, and the AVX-512 ones are not checked");
                 return;
             }
             // a row's eval, with (true) or without (false) AVX-512 FP16's arithmetic
@@ -1427,6 +1438,8 @@ mod tests {
                 "HADD2 R0, -|R1|, -R2",
                 "HADD2.FTZ R0, R1, R2",
                 "HADD2.SAT R0, R1, R2",
+                "HMUL2.BF16_V2 R0, R1, R2",
+                "HMUL2.BF16_V2 R0, -R1, |R2|",
             ]
             .into_iter()
             .map(|t| {
@@ -1443,7 +1456,7 @@ mod tests {
             .collect();
             let all: Vec<u16> = (0..=u16::MAX).collect();
             let (mut got, mut want) = (vec![0u16; all.len()], vec![0u16; all.len()]);
-            for a in crate::testlevel::rows("FP16 pairs of the AVX-512 FP16 rows (rows of 2^16)", 1 << 16, 512) {
+            for a in crate::testlevel::rows("FP16 and BF16 pairs of the AVX-512 rows (rows of 2^16)", 1 << 16, 512) {
                 for (i, row) in rows.iter().enumerate() {
                     row(a as u16, &all, &mut got, true);
                     row(a as u16, &all, &mut want, false);

@@ -173,6 +173,30 @@ fn mul(a: __m512i, b: __m512i, nan: &NanRule) -> __m512i {
     _mm512_mask_mov_epi16(r, a_nan, _mm512_ternarylogic_epi32::<0xEA>(a, nan.and, nan.or))
 }
 
+/// `r[k]` = the BF16 lane product `a`·`b[k]` with the NaN rule of `c` applied, for the
+/// lanes already selected and modified (a row's, [`super::MulRow`]), 32 a step through
+/// [`mul`]; masked loads and stores take the tail.
+///
+/// # Safety
+/// The CPU has AVX-512 F, BW and CD; `c` is BF16 with [`super::Masks::plain`] masks.
+#[target_feature(enable = "avx512f,avx512bw,avx512cd")]
+pub(super) unsafe fn mul_row(c: &Ctx, a: u16, b: &[u16], r: &mut [u16]) {
+    let canonical = c.m.canonical != 0;
+    let nan = NanRule { and: _mm512_set1_epi16(if canonical { 0 } else { -1 }), or: _mm512_set1_epi16(if canonical { 0x7fff } else { c.quiet as i16 }) };
+    let va = _mm512_set1_epi16(a as i16);
+    let n = b.len().min(r.len());
+    let mut k = 0;
+    while k < n {
+        let m: __mmask32 = if n - k >= 32 { u32::MAX } else { (1u32 << (n - k)) - 1 };
+        // SAFETY: the mask covers lanes k..min(k + 32, n), inside both slices
+        let vb = unsafe { _mm512_maskz_loadu_epi16(m, b.as_ptr().add(k) as *const i16) };
+        let v = mul(va, vb, &nan);
+        // SAFETY: as above
+        unsafe { _mm512_mask_storeu_epi16(r.as_mut_ptr().add(k) as *mut i16, m, v) };
+        k += 32;
+    }
+}
+
 /// Everything the steps need, built once per call.
 struct Setup {
     a: Src,
