@@ -564,10 +564,10 @@ pub trait Row {
     /// `out[i]` = the lane of the destination after the instruction for operand-2 lane
     /// `b[i]`. Panics if `out` is shorter than `b`.
     fn eval(&self, a: u16, b: &[u16], out: &mut [u16]) {
-        assert!(out.len() >= b.len(), "Row::eval: {} results for {} inputs", out.len(), b.len());
         #[cfg(target_arch = "x86_64")]
         if ph::available() {
-            // SAFETY: the CPU has AVX-512 FP16, BW, VL, AVX2 and F16C, checked just above
+            assert!(out.len() >= b.len(), "Row::eval: {} results for {} inputs", out.len(), b.len());
+            // SAFETY: the CPU has what ph::available checks, just above
             unsafe { row_ph(self, a, b, out) };
             return;
         }
@@ -599,7 +599,7 @@ unsafe fn row_avx2<R: Row + ?Sized>(r: &R, a: u16, b: &[u16], out: &mut [u16]) {
 /// [`Row::blocks`] compiled for AVX-512 FP16 (with AVX2 and F16C for the paths it leaves
 /// to them).
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512fp16,avx512bw,avx512vl,avx512f,avx2,f16c")]
+#[target_feature(enable = "avx512fp16,avx512bw,avx512vl,avx512cd,avx512f,avx2,f16c")]
 unsafe fn row_ph<R: Row + ?Sized>(r: &R, a: u16, b: &[u16], out: &mut [u16]) {
     r.blocks::<true, true>(a, b, out)
 }
@@ -627,20 +627,20 @@ impl Row for MulRow {
         for (b, r) in b.chunks(BLOCK).zip(out.chunks_mut(BLOCK)) {
             let n = b.len();
             let (la, lb, fa, fb) = (&mut la[..n], &mut lb[..n], &mut fa[..n], &mut fb[..n]);
-            la.fill(av);
             for (l, &v) in lb.iter_mut().zip(b) {
                 *l = c.src(((v & b_keep) | b_fixed) as u32, 0, c.b_and, c.b_xor);
             }
             #[cfg(target_arch = "x86_64")]
-            if PH && c.bf16 && c.m.plain() && std::arch::is_x86_feature_detected!("avx512cd") {
-                // BF16 products in integers, 32 lanes a vector: the f32 product meets
-                // microcode assists on f32 subnormals (BF16's subnormals), a quarter of the
-                // lanes of some rows
+            if PH && c.bf16 && c.m.plain() {
+                // BF16 products in integers, 32 lanes a vector, operand 1 broadcast: the
+                // f32 product meets microcode assists on f32 subnormals (BF16's
+                // subnormals), a quarter of the lanes of some rows
                 // SAFETY: PH is true only in row_ph, called after ph::available() (AVX-512
-                // F, BW); CD checked just above; plain BF16
+                // F, BW, CD); plain BF16
                 unsafe { bf16x32::mul_row(c, av, lb, &mut r[..n]) };
                 continue;
             }
+            la.fill(av);
             #[cfg(target_arch = "x86_64")]
             if PH && !c.bf16 && c.m.plain() {
                 let r = &mut r[..n];
@@ -728,11 +728,17 @@ pub fn eval_words(inst: &Inst, a: u32, b: &[u32], c: u32, out: &mut [u32], scrat
     } else if fma::is_fma(inst.op) {
         let f = fma::Fma::new(&fma::fma_op(inst)?, p)?;
         if o.b_keep == u32::MAX && o.b_fixed == 0 {
-            // operand 2 a register: its words as they are
+            // operand 2 a register: its words as they are, operands 1 and 3 read in place
             f.batch_row(o.a_word(&x), b, o.c_word(&x), out, scratch);
         } else {
-            let bs: Vec<u32> = b.iter().map(|&v| bw(v)).collect();
-            f.batch_row(o.a_word(&x), &bs, o.c_word(&x), out, scratch);
+            // operand 2 fixed (immediates, RZ): every operand as the reference reads it
+            scratch.clear();
+            scratch.resize(n, o.a_word(&x));
+            scratch.resize(2 * n, o.c_word(&x));
+            scratch.extend(b.iter().map(|&v| bw(v)));
+            let (ac, bs) = scratch.split_at(2 * n);
+            let (aw, cw) = ac.split_at(n);
+            f.batch(aw, bs, cw, out);
         }
     } else {
         return Err(Undefined::Instruction(inst.op));

@@ -484,10 +484,10 @@ impl Fma {
     /// where the CPU has AVX-512 FP16: FP16's fused multiply-add in hardware, and for a
     /// `row` (a sweep's) BF16 in f64 8 lanes a vector, whose cost does not depend on the
     /// values (the FMA kernel, faster on random operands, is three times slower on rows
-    /// whose operand 3 has a subnormal half: `avx2::bf16_f64_x8`): `Some(done)`, the words they did
-    /// (the caller does the rest), or `None` where they do not apply (modifiers, or a CPU
-    /// without AVX2 and F16C). `b` and `out` are as long, and so is an operand given by
-    /// [`avx2::Words::each`].
+    /// whose operand 3 has a subnormal half: `avx2::bf16_f64_x8`). `Some(done)`: the words
+    /// they did (the caller does the rest); `None` where they do not apply (modifiers, or a
+    /// CPU without AVX2 and F16C). `b` and `out` are as long, and so is an operand given
+    /// by [`avx2::Words::each`].
     #[cfg(target_arch = "x86_64")]
     fn plain_x8(&self, a: avx2::Words, b: &[u32], c: avx2::Words, out: &mut [u32], row: bool) -> Option<usize> {
         assert_eq!(b.len(), out.len(), "Fma::plain_x8: operand 2 and results");

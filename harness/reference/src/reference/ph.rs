@@ -11,12 +11,13 @@
 
 use std::arch::x86_64::*;
 
-/// Whether the CPU has what the kernels here (and the code compiled around them) need:
-/// AVX-512 FP16, BW, VL and F, AVX2 and F16C.
+/// Whether the CPU has what the kernels here (and the code compiled around them, BF16's
+/// integer row products among it) need: AVX-512 FP16, BW, VL, CD and F, AVX2 and F16C.
 pub fn available() -> bool {
     std::arch::is_x86_feature_detected!("avx512fp16")
         && std::arch::is_x86_feature_detected!("avx512bw")
         && std::arch::is_x86_feature_detected!("avx512vl")
+        && std::arch::is_x86_feature_detected!("avx512cd")
         && std::arch::is_x86_feature_detected!("avx512f")
         && std::arch::is_x86_feature_detected!("avx2")
         && std::arch::is_x86_feature_detected!("f16c")
