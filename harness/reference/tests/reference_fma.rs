@@ -11,7 +11,7 @@
 //! see `testlevel`).
 
 use harness_reference::isa::{Flush, Format, SrcMods, Swizzle};
-use harness_reference::reference::fma::{eval_fma, eval_fma_batch, why, FmaOp};
+use harness_reference::reference::fma::{eval_fma, eval_fma_batch, why, Fma, FmaOp};
 use harness_reference::reference::policy::KNOBS;
 use harness_reference::reference::{bf16_specials, f16_specials, FmzZero, Policy, ReluNan, Undefined, ZeroSum};
 use harness_reference::rng::{resolve_seed, Rng};
@@ -428,6 +428,58 @@ fn random_f16_triples_against_apfloat() {
 #[test]
 fn random_bf16_triples_against_apfloat() {
     random_triples(Fmt::Bf16);
+}
+
+/// BF16 rows as exhaustive mode's sweep reads them (operand 1 `x·0x10001`, every operand 2
+/// `y·0x10001` in order, one operand 3), through `Fma::batch_row` (its AVX-512 row kernel
+/// where the CPU has one), against apfloat on every lane: rows whose x and c cover every
+/// exponent distance (c zero, subnormal, tiny, huge; the benchmark's 0x3f80_8001), and
+/// rows with an exact cancellation (c = -x·2^k).
+#[test]
+fn bf16_rows_against_apfloat() {
+    let seed = resolve_seed(std::env::var("HMUL2_SEED").ok().and_then(|v| v.parse().ok()));
+    eprintln!("(set HMUL2_SEED={seed} to repeat this run)");
+    let rows = harness_reference::testlevel::sized("BF16 rows of 2^16 against apfloat", 8192, 256);
+    let p = *Policy::current();
+    let (f, op) = (Fmt::Bf16, plain(Fmt::Bf16));
+    let fma = Fma::new(&op, &p).expect("plain HFMA2 is defined");
+    let ys: Vec<u32> = (0..1u32 << 16).map(|y| y * 0x10001).collect();
+    let bad = AtomicU64::new(0);
+    let t0 = Instant::now();
+    std::thread::scope(|s| {
+        for t in 0..2u64 {
+            let (bad, ys, fma) = (&bad, &ys, &fma);
+            s.spawn(move || {
+                let mut out = vec![0u32; 4096];
+                let mut scratch = Vec::new();
+                for k in (t..rows).step_by(2) {
+                    let mut r = Rng::fork(seed, k);
+                    // x: any normal or subnormal value (zero, Inf and NaN rows take the
+                    // general kernels, which the random test covers)
+                    let x = r.next_u32() as u16;
+                    let c = match k % 4 {
+                        0 => 0x3f80_8001,
+                        1 => r.next_u32(),
+                        // -x·2^k in lane 0: an exact zero where y = 2^-k
+                        2 => (x ^ 0x8000).wrapping_add(((r.next_u32() % 64) as u16) << 7) as u32 | (r.next_u32() & 0xffff_0000),
+                        _ => with_exp(f, &mut r, 0, 24) as u32 | (with_exp(f, &mut r, 200, 54) as u32) << 16,
+                    };
+                    let a = x as u32 * 0x10001;
+                    for blk in ys.chunks(4096) {
+                        fma.batch_row(a, blk, c, &mut out, &mut scratch);
+                        for (&b, &got) in blk.iter().zip(&out) {
+                            let want = expect_word(&p, f, &op, a, b, c);
+                            if got != want && bad.fetch_add(1, Relaxed) < 20 {
+                                eprintln!("BF16 row: {a:#010x} x {b:#010x} + {c:#010x}: reference {got:#010x}, apfloat {want:#010x} (row {k})");
+                            }
+                        }
+                    }
+                }
+            });
+        }
+    });
+    println!("{rows} BF16 rows of 2^16 against rustc_apfloat in {:.1} s", t0.elapsed().as_secs_f64());
+    assert_eq!(bad.into_inner(), 0, "BF16 rows: mismatches against rustc_apfloat (the first ones above; seed {seed})");
 }
 
 // ---------------------------------------------------------------------------------------

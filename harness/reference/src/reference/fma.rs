@@ -64,6 +64,13 @@
 //! and selects, no branch on the values, never an f64 subnormal operand) that the compiler
 //! vectorises.
 //!
+//! [`Fma::batch_row`] (a sweep's rows: operands 1 and 3 fixed) takes BF16 rows without
+//! flushing or .FMZ on CPUs with AVX-512 BF16 through `bf16row.rs`: 16 words a step whose
+//! operand-2 halves share sign and exponent, in f32 arithmetic scaled once per step so that
+//! it is exact (no double rounding, no f32 subnormal), rounded by `VCVTNE2PS2BF16` or
+//! integer steps; see there for the proof. `harness/reference/tests/reference_fma.rs`
+//! checks it against rustc_apfloat on whole rows.
+//!
 //! # What has no value here
 //!
 //! - `.OOB` ([`Undefined::Fma`]): the PTX ISA defines `fma.oob` as forcing +0 when an
@@ -80,6 +87,8 @@ use crate::isa::{Flush, Format, SrcMods, Swizzle};
 
 #[cfg(target_arch = "x86_64")]
 mod avx2;
+#[cfg(target_arch = "x86_64")]
+mod bf16row;
 
 /// The modifiers of one HFMA2 or HFMA2.MMA: what the arithmetic depends on. The fields
 /// mirror what nvdisasm prints: `.BF16_V2` ([`Format::Bf16`]), `.FTZ` / `.FMZ`
@@ -458,13 +467,19 @@ impl Fma {
 
     /// [`Fma::batch`] on a row: `out[i]` is the result for `(a, b[i], c)`, operands 1 and 3
     /// the same word for every input (exhaustive mode's). The vector kernels read the two
-    /// fixed words in place; elsewhere `scratch` holds their copies. Panics if `out` is
-    /// shorter than `b`.
+    /// fixed words in place (BF16 through `bf16row.rs` where it applies); elsewhere
+    /// `scratch` holds their copies. Panics if `out` is shorter than `b`.
     pub fn batch_row(&self, a: u32, b: &[u32], c: u32, out: &mut [u32], scratch: &mut Vec<u32>) {
         assert!(out.len() >= b.len(), "Fma::batch_row: {} results for {} inputs", out.len(), b.len());
         let (n, out) = (b.len(), &mut out[..b.len()]);
         #[cfg(target_arch = "x86_64")]
         {
+            if self.f.bf16 && self.plain_arith() && bf16row::available() {
+                // SAFETY: the CPU has what bf16row::available checks; BF16, plain arithmetic
+                if unsafe { bf16row::row(self, a, b, c, out) }.is_some() {
+                    return;
+                }
+            }
             let (fa, fc) = ([a; avx2::STEP], [c; avx2::STEP]);
             if let Some(done) = self.plain_x8(avx2::Words::fixed(&fa), b, avx2::Words::fixed(&fc), out, true) {
                 for (o, &b) in out[done..].iter_mut().zip(&b[done..]) {

@@ -146,7 +146,7 @@ fn fix_nan(f: &Fma, a: __m256i, b: __m256i, c: __m256i, r: __m256i) -> __m256i {
 /// -0 judged on the result before either).
 #[target_feature(enable = "avx2,f16c")]
 #[inline]
-fn sat_relu(f: &Fma, r: __m256i) -> __m256i {
+pub(super) fn sat_relu(f: &Fma, r: __m256i) -> __m256i {
     let m = |x: u16| _mm256_set1_epi16(x as i16);
     let is_nan = _mm256_cmpgt_epi16(_mm256_and_si256(r, m(0x7fff)), m(f.f.exp));
     let neg = _mm256_srai_epi16::<15>(r);
