@@ -481,39 +481,58 @@ pub fn eval_batch_with(p: &Policy, inst: &Inst, xs: &[Inputs], out: &mut [u32]) 
             return Ok(());
         }
     };
-    #[cfg(target_arch = "x86_64")]
-    if c.bf16
-        && c.m.plain()
-        && bf16x32::LAYOUT_OK
-        && std::arch::is_x86_feature_detected!("avx512f")
-        && std::arch::is_x86_feature_detected!("avx512bw")
-        && std::arch::is_x86_feature_detected!("avx512cd")
-    {
-        // SAFETY: the CPU has AVX-512 F/BW/CD, checked just above; c is plain BF16, the
-        // layout fits and out is at least as long as xs (asserted above)
-        unsafe { bf16x32::eval(&c, xs, out) };
-        return Ok(());
+    match batch_path(&c) {
+        // SAFETY (each arm): the CPU has what batch_path checked for it; c is as it says
+        // (plain BF16, plain FP16); out is at least as long as xs (asserted above)
+        #[cfg(target_arch = "x86_64")]
+        BatchPath::Bf16x32 => unsafe { bf16x32::eval(&c, xs, out) },
+        #[cfg(target_arch = "x86_64")]
+        BatchPath::F16x32 => unsafe { bf16x32::eval_f16(&c, xs, out) },
+        #[cfg(target_arch = "x86_64")]
+        BatchPath::Ph => unsafe { blocks_ph(&c, xs, out) },
+        #[cfg(target_arch = "x86_64")]
+        BatchPath::Avx512 => unsafe { blocks_avx512(&c, xs, out) },
+        #[cfg(target_arch = "x86_64")]
+        BatchPath::Avx2 => unsafe { blocks_avx2(&c, xs, out) },
+        _ => blocks_for::<false, false, false>(&c, xs, out),
     }
-    #[cfg(target_arch = "x86_64")]
-    if !c.bf16 && ph::available() {
-        // SAFETY: the CPU has what ph::available checks, just above.
-        unsafe { blocks_ph(&c, xs, out) };
-        return Ok(());
-    }
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx512bw") && std::arch::is_x86_feature_detected!("avx512vl") {
-        // SAFETY: the CPU has AVX-512 F/BW/VL, checked just above.
-        unsafe { blocks_avx512(&c, xs, out) };
-        return Ok(());
-    }
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("f16c") {
-        // SAFETY: the CPU has AVX2 and F16C, checked just above.
-        unsafe { blocks_avx2(&c, xs, out) };
-        return Ok(());
-    }
-    blocks_for::<false, false, false>(&c, xs, out);
     Ok(())
+}
+
+/// The kernel [`eval_batch`] takes for an HMUL2 context on this CPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum BatchPath {
+    /// Plain BF16 with AVX-512 F, BW and CD: `bf16x32`'s integer products, 16 inputs a
+    /// step from the records.
+    Bf16x32,
+    /// Plain FP16 with AVX-512 FP16: `bf16x32`'s steps with `VMULPH`.
+    F16x32,
+    /// FP16 with AVX-512 FP16: [`blocks_ph`].
+    Ph,
+    Avx512,
+    Avx2,
+    Portable,
+}
+
+fn batch_path(c: &Ctx) -> BatchPath {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let has = |f: &[bool]| f.iter().all(|&b| b);
+        use std::arch::is_x86_feature_detected as cpu;
+        if c.bf16 && c.m.plain() && has(&[cpu!("avx512f"), cpu!("avx512bw"), cpu!("avx512cd")]) {
+            return BatchPath::Bf16x32;
+        }
+        if !c.bf16 && ph::available() {
+            return if c.m.plain() { BatchPath::F16x32 } else { BatchPath::Ph };
+        }
+        if has(&[cpu!("avx512bw"), cpu!("avx512vl")]) {
+            return BatchPath::Avx512;
+        }
+        if has(&[cpu!("avx2"), cpu!("f16c")]) {
+            return BatchPath::Avx2;
+        }
+    }
+    BatchPath::Portable
 }
 
 /// HMUL2 on symmetric operands, one lane computed for both: where operand 1 and every
@@ -1539,23 +1558,16 @@ mod tests {
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn bf16_paths_agree_on_every_pair() {
-        let fast_path = if std::arch::is_x86_feature_detected!("avx512f")
-            && std::arch::is_x86_feature_detected!("avx512bw")
-            && std::arch::is_x86_feature_detected!("avx512cd")
-            && bf16x32::LAYOUT_OK
-        {
-            "bf16x32 (AVX-512)"
-        } else if std::arch::is_x86_feature_detected!("avx512bw") && std::arch::is_x86_feature_detected!("avx512vl") {
-            "blocks_avx512"
-        } else if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("f16c") {
-            "blocks_avx2"
-        } else {
-            panic!("no SIMD path on this CPU: eval_batch runs the portable blocks, which this test would compare with themselves");
-        };
-        println!("eval_batch takes {fast_path} here; checked against the portable blocks");
         let mut inst = Inst::new(0, 1, Operand2::Reg(2));
         inst.format = Format::Bf16;
         let c = ctx_for(&inst).unwrap();
+        let fast_path = batch_path(&c);
+        assert_ne!(
+            fast_path,
+            BatchPath::Portable,
+            "no SIMD path on this CPU: eval_batch runs the portable blocks, which this test would compare with themselves"
+        );
+        println!("eval_batch takes {fast_path:?} here; checked against the portable blocks");
         let mut xs = vec![Inputs::default(); 1 << 15];
         let (mut fast, mut portable) = (vec![0u32; xs.len()], vec![0u32; xs.len()]);
         for x in crate::testlevel::rows("BF16 pairs (rows of 2^16)", 1 << 16, 1024) {
@@ -1568,6 +1580,39 @@ mod tests {
             if let Some(k) = (0..xs.len()).find(|&k| fast[k] != portable[k]) {
                 panic!("{:#x} x {:#x}: {:#x} vs {:#x}", xs[k].a, xs[k].b, fast[k], portable[k]);
             }
+        }
+    }
+
+    /// `eval_batch` takes the in-register kernels (`bf16x32`) for plain BF16 and FP16 where
+    /// the CPU has what they need, with modifiers, immediates and guards too: a layout check
+    /// that sent every batch elsewhere once left them unused without any test failing.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn eval_batch_takes_the_in_register_kernels() {
+        use std::arch::is_x86_feature_detected as cpu;
+        let cases =
+            [(Format::Bf16, BatchPath::Bf16x32, cpu!("avx512f") && cpu!("avx512bw") && cpu!("avx512cd")), (Format::F16, BatchPath::F16x32, ph::available())];
+        for (format, want, has) in cases {
+            if !has {
+                println!(
+                    "{format:?}: the CPU lacks what {want:?} needs; eval_batch takes {:?}, and the kernel is not checked here",
+                    batch_path(&ctx_for(&Inst { format, ..Inst::new(0, 1, Operand2::Reg(2)) }).unwrap())
+                );
+                continue;
+            }
+            let mods = SrcMods { neg: true, abs: true, swizzle: Swizzle::H0H0 };
+            let insts = [
+                Inst { format, ..Inst::new(0, 1, Operand2::Reg(2)) },
+                Inst { format, a_mods: mods, b_mods: mods, pred: Pred { index: 3, negated: true }, ..Inst::new(0, 1, Operand2::Reg(2)) },
+                Inst { format, ..Inst::new(0, 1, Operand2::Imm { first: 0x3c00, second: 0x4000 }) },
+                Inst { format, ..Inst::new(RZ, 1, Operand2::Reg(2)) },
+            ];
+            for inst in insts {
+                assert_eq!(batch_path(&ctx_for(&inst).unwrap()), want, "{inst:?}");
+            }
+            // and not where the masks are not plain
+            let ftz = Inst { format, flush: Flush::Ftz, ..Inst::new(0, 1, Operand2::Reg(2)) };
+            assert_ne!(batch_path(&ctx_for(&ftz).unwrap()), want, "{ftz:?}");
         }
     }
 

@@ -1,6 +1,7 @@
-//! [`super::eval_batch`] for plain BF16 instructions (no flush, .FMZ or .SAT) on AVX-512:
-//! 16 inputs (32 lanes) a step, each lane a u16 of a vector, in one pass from the loaded
-//! [`Inputs`] to the stored results.
+//! [`super::eval_batch`] for plain BF16 instructions (no flush, .FMZ or .SAT) on AVX-512,
+//! and plain FP16 ones on AVX-512 FP16 ([`eval_f16`], `VMULPH`): 16 inputs (32 lanes) a
+//! step, each lane a u16 of a vector, in one pass from the loaded [`Inputs`] to the stored
+//! results.
 //!
 //! The lane product works on integers only: the 8-bit significands multiply exactly in a
 //! u16, a leading-zero count normalises the product (subnormal operands included), and
@@ -17,15 +18,75 @@ use std::mem::{offset_of, size_of};
 
 /// Dword index of `Inputs::a`, `b`, `d` and of the dword holding `pred`, and `pred`'s byte
 /// within it: the loads split 16 inputs into fields without assuming a field order.
-const WA: i32 = offset_of!(Inputs, a) as i32 / 4;
-const WB: i32 = offset_of!(Inputs, b) as i32 / 4;
-const WD: i32 = offset_of!(Inputs, d) as i32 / 4;
-const WP: i32 = offset_of!(Inputs, pred) as i32 / 4;
+const WA: usize = offset_of!(Inputs, a) / 4;
+const WB: usize = offset_of!(Inputs, b) / 4;
+const WD: usize = offset_of!(Inputs, d) / 4;
+const WP: usize = offset_of!(Inputs, pred) / 4;
 const PRED_BYTE: u32 = offset_of!(Inputs, pred) as u32 % 4;
 
-/// Whether `Inputs` is four dwords, four to a 512-bit vector (the case on every target
-/// with AVX-512); otherwise [`super::eval_batch`] does not call [`eval`].
-pub(super) const LAYOUT_OK: bool = size_of::<Inputs>() == 16;
+/// Dwords per `Inputs` record: 16 records are `S` 512-bit vectors, whatever the record's
+/// size (a multiple of 4 bytes: it holds u32 fields).
+const S: usize = size_of::<Inputs>() / 4;
+const _: () = assert!(size_of::<Inputs>() % 4 == 0 && S >= 1 && S <= 16);
+/// The vector pairs (32 dwords, one two-table permute) that 16 records span.
+const PAIRS: usize = S.div_ceil(2);
+
+/// Where dword `f` of each of 16 records lies: for each vector pair, the permute indices
+/// (within its 32 dwords) of the records it holds, and their slots as a mask.
+const fn field_plan(f: usize) -> ([[i32; 16]; PAIRS], [u16; PAIRS]) {
+    let mut idx = [[0i32; 16]; PAIRS];
+    let mut k = [0u16; PAIRS];
+    let mut i = 0;
+    while i < 16 {
+        let dw = S * i + f;
+        let pair = dw / 32;
+        idx[pair][i] = (dw - 32 * pair) as i32;
+        k[pair] |= 1 << i;
+        i += 1;
+    }
+    (idx, k)
+}
+
+/// One field of 16 records as permutes ([`field_plan`]).
+struct Field {
+    idx: [__m512i; PAIRS],
+    k: [__mmask16; PAIRS],
+}
+
+impl Field {
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn new(f: usize) -> Field {
+        let (idx, k) = field_plan(f);
+        // SAFETY: each is 64 bytes; unaligned loads
+        Field { idx: idx.map(|v| unsafe { _mm512_loadu_si512(v.as_ptr() as *const _) }), k }
+    }
+
+    /// The field of the 16 records in `v` ([`load`]), in record order.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn of(&self, v: &[__m512i; S]) -> __m512i {
+        let mut r = _mm512_setzero_si512();
+        for j in 0..PAIRS {
+            // a pair past the records' end (S odd) reads its one vector twice: its indices
+            // are all below 16
+            let t = _mm512_permutex2var_epi32(v[2 * j], self.idx[j], v[(2 * j + 1).min(S - 1)]);
+            r = if j == 0 { t } else { _mm512_mask_mov_epi32(r, self.k[j], t) };
+        }
+        r
+    }
+}
+
+/// The 16 records at `p` as `S` vectors.
+///
+/// # Safety
+/// `p` points at 16 readable `Inputs`; the CPU has AVX-512F.
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn load(p: *const Inputs) -> [__m512i; S] {
+    // SAFETY: the caller's: 16·S dwords from p
+    std::array::from_fn(|j| unsafe { _mm512_loadu_si512((p as *const u32).add(16 * j) as *const _) })
+}
 
 /// The lane result of a NaN operand, per the NaN rule: `(x & and) | or` gives the operand
 /// quieted or the canonical NaN.
@@ -74,46 +135,6 @@ impl Src {
         let w = _mm512_ternarylogic_epi32::<0xEA>(words, self.keep, self.fixed);
         _mm512_ternarylogic_epi32::<0x6A>(_mm512_shuffle_epi8(w, self.shuffle), self.and, self.xor)
     }
-}
-
-/// Permute indices that take field dwords `f` (from `v0`, inputs 0-3, and `v1`, inputs
-/// 4-7) into vector slots 0-7 and `g` into slots 8-15.
-const fn pair_idx(f: i32, g: i32) -> [i32; 16] {
-    let mut idx = [0; 16];
-    let mut j = 0;
-    while j < 8 {
-        let src = if j < 4 { 4 * j } else { 16 + 4 * (j - 4) };
-        idx[j as usize] = src + f;
-        idx[j as usize + 8] = src + g;
-        j += 1;
-    }
-    idx
-}
-
-const LO_HALVES: [i32; 16] = [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23];
-const HI_HALVES: [i32; 16] = [8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31];
-
-#[inline]
-#[target_feature(enable = "avx512f")]
-fn idx(v: [i32; 16]) -> __m512i {
-    // SAFETY: v is 64 bytes; an unaligned load
-    unsafe { _mm512_loadu_si512(v.as_ptr() as *const _) }
-}
-
-/// Two fields of 16 inputs at `p`: 16 dwords each, in input order.
-///
-/// # Safety
-/// `p` points at 16 readable `Inputs`; the CPU has AVX-512F.
-#[inline]
-#[target_feature(enable = "avx512f")]
-unsafe fn fields(p: *const Inputs, pair: __m512i, lo: __m512i, hi: __m512i) -> (__m512i, __m512i) {
-    let v0 = _mm512_loadu_si512(p as *const _);
-    let v1 = _mm512_loadu_si512(p.add(4) as *const _);
-    let v2 = _mm512_loadu_si512(p.add(8) as *const _);
-    let v3 = _mm512_loadu_si512(p.add(12) as *const _);
-    let t01 = _mm512_permutex2var_epi32(v0, pair, v1);
-    let t23 = _mm512_permutex2var_epi32(v2, pair, v3);
-    (_mm512_permutex2var_epi32(t01, lo, t23), _mm512_permutex2var_epi32(t01, hi, t23))
 }
 
 /// 32 BF16 lane products `a * b`, rounded to nearest even, with the NaN rule applied.
@@ -173,6 +194,27 @@ fn mul(a: __m512i, b: __m512i, nan: &NanRule) -> __m512i {
     _mm512_mask_mov_epi16(r, a_nan, _mm512_ternarylogic_epi32::<0xEA>(a, nan.and, nan.or))
 }
 
+/// 32 FP16 lane products `a * b` by `VMULPH` (rounded once to nearest even, subnormals
+/// kept: [`super::ph`]), with the NaN rule applied as [`super::Ctx::finish_nan`] does: a
+/// NaN `a`, else a NaN `b`, gives its quieted self (or the canonical NaN), and a NaN product
+/// of no NaN operand (0 x Inf) 0x7fff.
+///
+/// # Safety
+/// The CPU has AVX-512 FP16, F and BW (the caller's target features include them).
+#[inline(always)]
+unsafe fn mul_f16(a: __m512i, b: __m512i, nan: &NanRule) -> __m512i {
+    // SAFETY: the caller's CPU
+    unsafe {
+        let c = _mm512_set1_epi16;
+        let exp = c(0x7c00);
+        let p = _mm512_castph_si512(_mm512_mul_ph(_mm512_castsi512_ph(a), _mm512_castsi512_ph(b)));
+        let is_nan = |v| _mm512_cmpgt_epu16_mask(_mm512_and_si512(v, c(0x7fff)), exp);
+        let r = _mm512_mask_mov_epi16(p, is_nan(p), c(0x7fff));
+        let r = _mm512_mask_mov_epi16(r, is_nan(b), _mm512_ternarylogic_epi32::<0xEA>(b, nan.and, nan.or));
+        _mm512_mask_mov_epi16(r, is_nan(a), _mm512_ternarylogic_epi32::<0xEA>(a, nan.and, nan.or))
+    }
+}
+
 /// `r[k]` = the BF16 lane product `a`·`b[k]` with the NaN rule of `c` applied, for the
 /// lanes already selected and modified (a row's, [`super::MulRow`]), 32 a step through
 /// [`mul`]; masked loads and stores take the tail.
@@ -202,11 +244,11 @@ struct Setup {
     a: Src,
     b: Src,
     nan: NanRule,
-    /// Permute indices for [`fields`]: a and b, d and pred.
-    ab: __m512i,
-    dp: __m512i,
-    lo: __m512i,
-    hi: __m512i,
+    /// The fields a, b, d and the dword of pred.
+    fa: Field,
+    fb: Field,
+    fd: Field,
+    fp: Field,
     /// The guard: `pred | pt` has `guard_bit` set, negated when `flip`.
     pt: __m512i,
     guard_bit: __m512i,
@@ -217,9 +259,30 @@ struct Setup {
 ///
 /// # Safety
 /// The CPU has AVX-512 F, BW and CD; `c` is BF16 with [`super::Masks::plain`] masks;
-/// [`LAYOUT_OK`]; `out` holds at least `xs.len()` values.
+/// `out` holds at least `xs.len()` values.
 #[target_feature(enable = "avx512f,avx512bw,avx512cd")]
 pub(super) unsafe fn eval(c: &Ctx, xs: &[Inputs], out: &mut [u32]) {
+    // SAFETY: the caller's
+    unsafe { eval_body::<false>(c, xs, out) }
+}
+
+/// The plain FP16 body of [`super::eval_batch`], [`eval`]'s steps with [`mul_f16`].
+///
+/// # Safety
+/// The CPU has what [`super::ph::available`] checks; `c` is FP16 with
+/// [`super::Masks::plain`] masks; `out` holds at least `xs.len()` values.
+#[target_feature(enable = "avx512fp16,avx512f,avx512bw,avx512cd,avx512vl")]
+pub(super) unsafe fn eval_f16(c: &Ctx, xs: &[Inputs], out: &mut [u32]) {
+    // SAFETY: the caller's
+    unsafe { eval_body::<true>(c, xs, out) }
+}
+
+/// [`eval`] and [`eval_f16`]: `F16` picks the lane product.
+///
+/// # Safety
+/// As theirs (only from them: the CPU features are theirs).
+#[inline(always)]
+unsafe fn eval_body<const F16: bool>(c: &Ctx, xs: &[Inputs], out: &mut [u32]) {
     if c.o.dst_rz {
         out[..xs.len()].fill(0);
         return;
@@ -229,10 +292,10 @@ pub(super) unsafe fn eval(c: &Ctx, xs: &[Inputs], out: &mut [u32]) {
         a: Src::new(c.a_sh, c.o.a_keep, 0, c.a_and, c.a_xor),
         b: Src::new(c.b_sh, c.o.b_keep, c.o.b_fixed, c.b_and, c.b_xor),
         nan: NanRule { and: _mm512_set1_epi16(if canonical { 0 } else { -1 }), or: _mm512_set1_epi16(if canonical { 0x7fff } else { c.quiet as i16 }) },
-        ab: idx(pair_idx(WA, WB)),
-        dp: idx(pair_idx(WD, WP)),
-        lo: idx(LO_HALVES),
-        hi: idx(HI_HALVES),
+        fa: Field::new(WA),
+        fb: Field::new(WB),
+        fd: Field::new(WD),
+        fp: Field::new(WP),
         // the guard bit within the pred dword, PT (bit 7) always set
         pt: _mm512_set1_epi32(0x80 << (8 * PRED_BYTE)),
         guard_bit: _mm512_set1_epi32((1u32 << (c.o.pred_shift + 8 * PRED_BYTE)) as i32),
@@ -246,11 +309,13 @@ pub(super) unsafe fn eval(c: &Ctx, xs: &[Inputs], out: &mut [u32]) {
     let always = c.o.pred_shift == crate::isa::PT as u32 && c.o.pred_flip == 0;
     let n = xs.len() / 16 * 16;
     // SAFETY: the caller's promises, and n <= xs.len() <= out.len()
-    match (direct, always) {
-        (true, true) => steps::<true, true>(&s, &xs[..n], out),
-        (true, false) => steps::<true, false>(&s, &xs[..n], out),
-        (false, true) => steps::<false, true>(&s, &xs[..n], out),
-        (false, false) => steps::<false, false>(&s, &xs[..n], out),
+    unsafe {
+        match (direct, always) {
+            (true, true) => steps::<true, true, F16>(&s, &xs[..n], out),
+            (true, false) => steps::<true, false, F16>(&s, &xs[..n], out),
+            (false, true) => steps::<false, true, F16>(&s, &xs[..n], out),
+            (false, false) => steps::<false, false, F16>(&s, &xs[..n], out),
+        }
     }
     for (x, o) in xs[n..].iter().zip(&mut out[n..]) {
         *o = c.eval_one(x);
@@ -258,25 +323,27 @@ pub(super) unsafe fn eval(c: &Ctx, xs: &[Inputs], out: &mut [u32]) {
 }
 
 /// 16 inputs a step; `xs.len()` a multiple of 16. `DIRECT`: the lanes are the operand
-/// words' halves as they are. `ALWAYS`: the guard is PT (no d or pred to read).
+/// words' halves as they are. `ALWAYS`: the guard is PT (no d or pred to read). `F16`: the
+/// lanes are FP16 ([`mul_f16`]), else BF16 ([`mul`]).
 ///
 /// # Safety
-/// As [`eval`]'s.
-#[inline]
-#[target_feature(enable = "avx512f,avx512bw,avx512cd")]
-unsafe fn steps<const DIRECT: bool, const ALWAYS: bool>(s: &Setup, xs: &[Inputs], out: &mut [u32]) {
-    for k in (0..xs.len()).step_by(16) {
-        // SAFETY: k + 16 <= xs.len()
-        let (aw, bw) = fields(xs.as_ptr().add(k), s.ab, s.lo, s.hi);
-        let (a, b) = if DIRECT { (aw, bw) } else { (s.a.lanes(aw), s.b.lanes(bw)) };
-        let mut r = mul(a, b, &s.nan);
-        if !ALWAYS {
-            // SAFETY: as above
-            let (d, pred) = fields(xs.as_ptr().add(k), s.dp, s.lo, s.hi);
-            let set = _mm512_test_epi32_mask(_mm512_or_si512(pred, s.pt), s.guard_bit);
-            r = _mm512_mask_mov_epi32(d, if s.flip { !set } else { set }, r);
+/// As [`eval`]'s, or [`eval_f16`]'s with `F16` (only from them).
+#[inline(always)]
+unsafe fn steps<const DIRECT: bool, const ALWAYS: bool, const F16: bool>(s: &Setup, xs: &[Inputs], out: &mut [u32]) {
+    // SAFETY (the whole body): the CPU features of the callers; k + 16 <= xs.len() <=
+    // out.len() for every load and store
+    unsafe {
+        for k in (0..xs.len()).step_by(16) {
+            let v = load(xs.as_ptr().add(k));
+            let (aw, bw) = (s.fa.of(&v), s.fb.of(&v));
+            let (a, b) = if DIRECT { (aw, bw) } else { (s.a.lanes(aw), s.b.lanes(bw)) };
+            let mut r = if F16 { mul_f16(a, b, &s.nan) } else { mul(a, b, &s.nan) };
+            if !ALWAYS {
+                let (d, pred) = (s.fd.of(&v), s.fp.of(&v));
+                let set = _mm512_test_epi32_mask(_mm512_or_si512(pred, s.pt), s.guard_bit);
+                r = _mm512_mask_mov_epi32(d, if s.flip { !set } else { set }, r);
+            }
+            _mm512_storeu_si512(out.as_mut_ptr().add(k) as *mut _, r);
         }
-        // SAFETY: k + 16 <= xs.len() <= out.len()
-        _mm512_storeu_si512(out.as_mut_ptr().add(k) as *mut _, r);
     }
 }
