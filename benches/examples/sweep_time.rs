@@ -16,7 +16,10 @@ fn main() {
         eprintln!("sweep_time: {what}");
         std::process::exit(2)
     };
-    let c = args.get(2).map(|s| u32::from_str_radix(s.trim_start_matches("0x"), 16).unwrap_or_else(|_| fail(&format!("operand 3 {s:?}: not hex")))).unwrap_or(0x3f80_8001);
+    let c = args
+        .get(2)
+        .map(|s| u32::from_str_radix(s.trim_start_matches("0x"), 16).unwrap_or_else(|_| fail(&format!("operand 3 {s:?}: not hex"))))
+        .unwrap_or(0x3f80_8001);
     let chunks: u32 = args.get(3).map(|s| s.parse().unwrap_or_else(|_| fail(&format!("chunks {s:?}: not a number")))).unwrap_or(1 << 12);
     let first_chunk: u64 = args.get(4).map(|s| s.parse().unwrap_or_else(|_| fail(&format!("first chunk {s:?}: not a number")))).unwrap_or(0);
     let inst = hmul2_harness::isa::parse(text).unwrap_or_else(|e| fail(&format!("{text:?}: {e}")));
@@ -24,7 +27,8 @@ fn main() {
     let req = hmul2_harness::exhaustive::DigestRequest { word, space_bits: 32, chunk_bits: 20, first_chunk, chunks, c };
     for _ in 0..3 {
         let t = Instant::now();
-        let d = hmul2_harness::exhaustive::sweep::fused_digests(&req).unwrap_or_else(|| fail(&format!("{text:?}: not an instruction the fused sweep computes")));
+        let d =
+            hmul2_harness::exhaustive::sweep::fused_digests(&req).unwrap_or_else(|| fail(&format!("{text:?}: not an instruction the fused sweep computes")));
         let s = t.elapsed().as_secs_f64();
         let x: u64 = d.iter().map(|v| v.unwrap_or_else(|| fail("a chunk without a digest"))).fold(0, u64::wrapping_add);
         println!(

@@ -27,7 +27,7 @@ const PRED_BYTE: u32 = offset_of!(Inputs, pred) as u32 % 4;
 /// Dwords per `Inputs` record: 16 records are `S` 512-bit vectors, whatever the record's
 /// size (a multiple of 4 bytes: it holds u32 fields).
 const S: usize = size_of::<Inputs>() / 4;
-const _: () = assert!(size_of::<Inputs>() % 4 == 0 && S >= 1 && S <= 16);
+const _: () = assert!(size_of::<Inputs>().is_multiple_of(4) && S >= 1 && S <= 16);
 /// The vector pairs (32 dwords, one two-table permute) that 16 records span.
 const PAIRS: usize = S.div_ceil(2);
 
