@@ -47,11 +47,13 @@
 //! and magnitude below 2^-14, the true one and its stand-in among them.
 //!
 //! **The rounding.** The lane's value is `s·2^K`: BF16's biased exponent `E = es + K`
-//! (`es`, `s`'s f32 exponent field). Where every lane of the step has `E` in 1..=254 (and
-//! `s != 0`), BF16's round to nearest even is `s`'s own (`VCVTNE2PS2BF16`, exact for a normal
-//! f32), then `K` is added to the exponent field: a carry out of the significand, the
-//! largest finite rounding to Inf included, lands in it. Otherwise every lane of the step
-//! is rounded by integer steps: the significand with its hidden bit shifted right by 16,
+//! (`es`, `s`'s f32 exponent field). Where `E` is in 1..=254 (and `s != 0`), BF16's round to
+//! nearest even is `s`'s own (`VCVTNE2PS2BF16`, exact for a normal f32), then `K` is added
+//! to the exponent field: a carry out of the significand, the largest finite rounding to
+//! Inf included, lands in it. The step checks that on the rounded words: an exponent field
+//! `e >= 1` with `e + K` in 2..=254 means `s != 0` and `E` (`e`, or `e - 1` after a carry) in
+//! 1..=254. A word that fails (a few more fail than need to) sends the whole step to
+//! integer steps: the significand with its hidden bit shifted right by 16,
 //! or `17 - E` for a subnormal result (`E <= 0`), rounded to nearest even, under the
 //! exponent field `max(E, 1) - 1` (a carry from the largest subnormal gives the smallest
 //! normal), at most Inf; an exact zero sum is +0, as IEEE 754 says for `x·y + c` under
@@ -129,8 +131,9 @@ struct Consts {
     xp: __m512,
     cp: __m512,
     k: __m512i,
-    /// `s`'s absolute bits minus `lo` below `span`: the lane's `E` in 1..=254 and `s != 0`
-    /// (`span` 0: never; a constant lane: always).
+    /// Each 16-bit word of `s` rounded to BF16 ([`step`]): its magnitude minus `lo` below
+    /// `span` when its exponent field `e` has `e + K` in 2..=254 (so `s != 0`, and before
+    /// the rounding's carry `E` was in 1..=254); a constant lane's words always.
     lo: __m512i,
     span: __m512i,
     /// Each 16-bit word: its lane's `K` in the exponent field (`K·2^7`).
@@ -145,25 +148,26 @@ impl Consts {
     #[target_feature(enable = "avx512f")]
     fn new(l: [Lane; 2]) -> Consts {
         let pair = |a: u32, b: u32| _mm512_set1_epi64((a as u64 | (b as u64) << 32) as i64);
-        let mut lo = [0u32; 2];
-        let mut span = [0u32; 2];
+        let mut lo = [0u16; 2];
+        let mut span = [0u16; 2];
         for j in 0..2 {
-            // es in lo..=hi: E = es + k in 1..=254, s != 0
-            let (a, b) = ((1 - l[j].k).max(1), (254 - l[j].k).min(254));
+            // the rounded exponent field e in a..=b: e + k in 2..=254, e >= 1
+            let (a, b) = ((2 - l[j].k).max(1), (254 - l[j].k).min(254));
             (lo[j], span[j]) = match l[j].konst {
-                Some(_) => (0, u32::MAX),
-                None if a <= b => ((a as u32) << 23, ((b - a + 1) as u32) << 23),
+                Some(_) => (0, u16::MAX),
+                None if a <= b => ((a as u16) << 7, ((b - a + 1) as u16) << 7),
                 None => (0, 0),
             };
         }
+        let words = |v: [u16; 2]| _mm512_set1_epi32((v[0] as u32 | (v[1] as u32) << 16) as i32);
         let k16 = |l: &Lane| ((l.k << 7) as u16) as u32;
         let value = |l: &Lane| l.konst.unwrap_or(0) as u32;
         Consts {
             xp: _mm512_castsi512_ps(pair(l[0].xp.to_bits(), l[1].xp.to_bits())),
             cp: _mm512_castsi512_ps(pair(l[0].cp.to_bits(), l[1].cp.to_bits())),
             k: pair(l[0].k as u32, l[1].k as u32),
-            lo: pair(lo[0], lo[1]),
-            span: pair(span[0], span[1]),
+            lo: words(lo),
+            span: words(span),
             k16: _mm512_set1_epi32((k16(&l[0]) | k16(&l[1]) << 16) as i32),
             konst: (if l[0].konst.is_some() { 0x5555_5555 } else { 0 }) | (if l[1].konst.is_some() { 0xaaaa_aaaa } else { 0 }),
             konst_value: _mm512_set1_epi32((value(&l[0]) | value(&l[1]) << 16) as i32),
@@ -207,16 +211,14 @@ fn step(v: &Consts, w: __m512i, sel: &[__m512i; 2]) -> __m512i {
     let my = |idx| _mm512_castsi512_ps(_mm512_ternarylogic_epi32::<0xEA>(_mm512_permutexvar_epi16(idx, w), c(0x007f_0000), c(0x3f80_0000)));
     let s0 = _mm512_fmadd_ps(v.xp, my(sel[0]), v.cp);
     let s1 = _mm512_fmadd_ps(v.xp, my(sel[1]), v.cp);
-    let in_range = |s: __m512| {
-        let abs = _mm512_and_si512(_mm512_castps_si512(s), c(0x7fff_ffff));
-        _mm512_cmplt_epu32_mask(_mm512_sub_epi32(abs, v.lo), v.span)
-    };
-    if in_range(s0) & in_range(s1) == 0xffff {
-        // round to nearest even at bit 16 (s is a normal f32), then K into the exponent
+    // round to nearest even at bit 16 (s is a normal f32 or zero)
+    let r = _mm512_cvtne2ps_pbh(s1, s0);
+    // SAFETY: two 512-bit vectors, every bit pattern valid for both
+    let r = unsafe { std::mem::transmute::<__m512bh, __m512i>(r) };
+    let abs = _mm512_and_si512(r, _mm512_set1_epi16(0x7fff));
+    if _mm512_cmplt_epu16_mask(_mm512_sub_epi16(abs, v.lo), v.span) == u32::MAX {
+        // every lane's E + carry in 2..=254, so E was in 1..=254: K into the exponent
         // field (E stays in 1..=255: a carry from the largest finite gives Inf)
-        let r = _mm512_cvtne2ps_pbh(s1, s0);
-        // SAFETY: two 512-bit vectors, every bit pattern valid for both
-        let r = unsafe { std::mem::transmute::<__m512bh, __m512i>(r) };
         return _mm512_mask_mov_epi16(_mm512_add_epi16(r, v.k16), v.konst, v.konst_value);
     }
     let lo = _mm512_cvtepi32_epi16(round_general(v, s0));
