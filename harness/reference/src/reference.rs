@@ -643,33 +643,31 @@ impl Row for MulRow {
         // the operand words as the reference reads them (RZ, immediates), lane 0's half
         let av = c.src(c.o.a_word(&Inputs { a: a as u32 * 0x10001, ..Default::default() }), 0, c.a_and, c.a_xor);
         let (b_keep, b_fixed) = (c.o.b_keep as u16, c.o.b_fixed as u16);
+        #[cfg(target_arch = "x86_64")]
+        if PH && c.m.plain() {
+            use bf16x32::{row, RowSrc, ROW_F16, ROW_MUL};
+            // one pass from operand 2 to the lanes (no input flushing in plain lanes): FP16
+            // by VMULPH, BF16 by integer products (f32 products meet microcode assists on
+            // BF16's subnormals)
+            let src = RowSrc { keep: b_keep, fixed: b_fixed, and: c.b_and, xor: c.b_xor };
+            let canonical = c.m.canonical != 0;
+            // SAFETY: PH is true only in row_ph, called after ph::available(); plain lanes
+            unsafe {
+                if c.bf16 {
+                    row::<ROW_MUL>(canonical, c.quiet, av, src, b, out)
+                } else {
+                    row::<{ ROW_MUL | ROW_F16 }>(canonical, c.quiet, av, src, b, out)
+                }
+            };
+            return;
+        }
         for (b, r) in b.chunks(BLOCK).zip(out.chunks_mut(BLOCK)) {
             let n = b.len();
             let (la, lb, fa, fb) = (&mut la[..n], &mut lb[..n], &mut fa[..n], &mut fb[..n]);
             for (l, &v) in lb.iter_mut().zip(b) {
                 *l = c.src(((v & b_keep) | b_fixed) as u32, 0, c.b_and, c.b_xor);
             }
-            #[cfg(target_arch = "x86_64")]
-            if PH && c.bf16 && c.m.plain() {
-                // BF16 products in integers, 32 lanes a vector, operand 1 broadcast: the
-                // f32 product meets microcode assists on f32 subnormals (BF16's
-                // subnormals), a quarter of the lanes of some rows
-                // SAFETY: PH is true only in row_ph, called after ph::available() (AVX-512
-                // F, BW, CD); plain BF16
-                unsafe { bf16x32::mul_row(c, av, lb, &mut r[..n]) };
-                continue;
-            }
             la.fill(av);
-            #[cfg(target_arch = "x86_64")]
-            if PH && !c.bf16 && c.m.plain() {
-                let r = &mut r[..n];
-                // SAFETY: PH is true only in row_ph, called after ph::available()
-                unsafe { ph::mul(la, lb, r) };
-                for k in 0..n {
-                    r[k] = c.finish_nan(la[k], lb[k], r[k]);
-                }
-                continue;
-            }
             if c.m.plain() {
                 lanes::<false, X8, false, false>(c, la, lb, fa, fb, &mut r[..n]);
             } else {
@@ -1441,10 +1439,11 @@ mod tests {
         whole_rows_are_eval(crate::isa::Op::Hmul2, |inst| MulRow::new(inst).unwrap().unwrap(), &mut r, seed);
     }
 
-    /// The rows with AVX-512 FP16's arithmetic ([`ph`]) and BF16's integer products
-    /// (`bf16x32::mul_row`) against the rows without them (f32), on every FP16 or BF16
-    /// pair (sampled rows at the quick level), for HMUL2 and HADD2 plain, with source
-    /// modifiers, and HADD2 with .FTZ and .SAT (which finish the hardware's sum).
+    /// The rows with AVX-512 FP16's arithmetic ([`ph`]) and BF16's AVX-512 kernels
+    /// (`bf16x32::mul_row`, `bf16x32::add_row`) against the rows without them (f32), on
+    /// every FP16 or BF16 pair (sampled rows at the quick level), for HMUL2 and HADD2
+    /// plain, with source modifiers, and HADD2 with .FTZ and .SAT (which finish the
+    /// hardware's sum).
     #[test]
     fn ph_rows_are_the_f32_rows_on_every_pair() {
         #[cfg(target_arch = "x86_64")]
@@ -1465,6 +1464,9 @@ mod tests {
                 "HADD2.SAT R0, R1, R2",
                 "HMUL2.BF16_V2 R0, R1, R2",
                 "HMUL2.BF16_V2 R0, -R1, |R2|",
+                "HADD2.BF16_V2 R0, R1, R2",
+                "HADD2.BF16_V2 R0, |R1|, -R2",
+                "HADD2.BF16_V2 RZ, R1, R2",
             ]
             .into_iter()
             .map(|t| {

@@ -215,27 +215,103 @@ unsafe fn mul_f16(a: __m512i, b: __m512i, nan: &NanRule) -> __m512i {
     }
 }
 
-/// `r[k]` = the BF16 lane product `a`·`b[k]` with the NaN rule of `c` applied, for the
-/// lanes already selected and modified (a row's, [`super::MulRow`]), 32 a step through
-/// [`mul`]; masked loads and stores take the tail.
+/// How a row kernel ([`row`]) reads operand 2's lanes: `(((v & keep) | fixed) & and) ^
+/// xor` (RZ and immediates, then |x| and -x; no input flushing).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct RowSrc {
+    pub keep: u16,
+    pub fixed: u16,
+    pub and: u16,
+    pub xor: u16,
+}
+
+/// A row kernel's lane operation: [`ROW_MUL`] or [`ROW_ADD`], of [`ROW_F16`] or BF16 lanes.
+pub(super) const ROW_MUL: u8 = 0;
+pub(super) const ROW_ADD: u8 = 1;
+pub(super) const ROW_F16: u8 = 2;
+
+/// `r[k]` = `a` op `b'[k]` (`b'` as `src` reads `b`) for the lanes of a row (operand 1
+/// fixed, already selected and modified: [`super::MulRow`], [`super::add::AddRow`]), 32 a
+/// step, in one pass from `b` to `r`, with the NaN rule of [`super::Ctx::finish_nan`] and
+/// `AddCtx::finish_nan` (the same): a NaN `a`, else a NaN `b'[k]`, gives its quieted self, a
+/// NaN result of no NaN operand (0 x Inf, Inf - Inf) 0x7fff, and `canonical` makes every NaN
+/// 0x7fff. The operation, `OP` ([`ROW_MUL`] or [`ROW_ADD`], plus [`ROW_F16`] for FP16):
+///
+/// - FP16: `VMULPH` or `VADDPH` (IEEE 754 binary16, rounded once to nearest even,
+///   subnormals kept: [`super::ph`]);
+/// - BF16 products: [`mul`]'s integer steps (f32 products take microcode assists on BF16's
+///   subnormals);
+/// - BF16 sums: each half of the step as f32, one f32 addition (exact, or rounded
+///   harmlessly: the module `add`'s text), round to nearest even at bit 16 in integer steps
+///   (`bf16_rne`'s; BF16's subnormals are the upper halves of f32's, and additions take no
+///   microcode assist on them), the upper halves gathered by one permute.
+///
+/// Only for plain lanes: no flushing, .FMZ or .SAT (and for sums, the IEEE sign of an exact
+/// zero sum, which f32's and binary16's own additions give). Masked loads and stores take
+/// the tail.
 ///
 /// # Safety
-/// The CPU has AVX-512 F, BW and CD; `c` is BF16 with [`super::Masks::plain`] masks.
-#[target_feature(enable = "avx512f,avx512bw,avx512cd")]
-pub(super) unsafe fn mul_row(c: &Ctx, a: u16, b: &[u16], r: &mut [u16]) {
-    let canonical = c.m.canonical != 0;
-    let nan = NanRule { and: _mm512_set1_epi16(if canonical { 0 } else { -1 }), or: _mm512_set1_epi16(if canonical { 0x7fff } else { c.quiet as i16 }) };
-    let va = _mm512_set1_epi16(a as i16);
-    let n = b.len().min(r.len());
-    let mut k = 0;
-    while k < n {
-        let m: __mmask32 = if n - k >= 32 { u32::MAX } else { (1u32 << (n - k)) - 1 };
-        // SAFETY: the mask covers lanes k..min(k + 32, n), inside both slices
-        let vb = unsafe { _mm512_maskz_loadu_epi16(m, b.as_ptr().add(k) as *const i16) };
-        let v = mul(va, vb, &nan);
-        // SAFETY: as above
-        unsafe { _mm512_mask_storeu_epi16(r.as_mut_ptr().add(k) as *mut i16, m, v) };
-        k += 32;
+/// The CPU has what [`super::ph::available`] checks: only from code compiled for it
+/// (`row_ph`).
+#[inline(always)]
+pub(super) unsafe fn row<const OP: u8>(canonical: bool, quiet: u16, a: u16, src: RowSrc, b: &[u16], r: &mut [u16]) {
+    let f16 = OP & ROW_F16 != 0;
+    let add = OP & ROW_ADD != 0;
+    // SAFETY (the whole body): the caller's CPU; the masks cover lanes k..min(k + 32, n),
+    // inside both slices, for every load and store
+    unsafe {
+        let c16 = _mm512_set1_epi16;
+        let c32 = _mm512_set1_epi32;
+        let nan = NanRule { and: c16(if canonical { 0 } else { -1 }), or: c16(if canonical { 0x7fff } else { quiet as i16 }) };
+        let exp = c16(if f16 { 0x7c00 } else { 0x7f80 });
+        let is_nan = |v| _mm512_cmpgt_epu16_mask(_mm512_and_si512(v, c16(0x7fff)), exp);
+        let va = c16(a as i16);
+        let a_nan = is_nan(va) != 0;
+        let (keep, fixed, and, xor) = (c16(src.keep as i16), c16(src.fixed as i16), c16(src.and as i16), c16(src.xor as i16));
+        let fa = _mm512_castsi512_ps(c32(((a as u32) << 16) as i32));
+        // word i of a BF16 sum: the upper half of dword i of the low sums, then of the high
+        let mut odd = [0u16; 32];
+        for (i, v) in odd.iter_mut().enumerate() {
+            *v = (2 * i + 1) as u16;
+        }
+        let odd = _mm512_loadu_si512(odd.as_ptr() as *const _);
+        let rne = |s: __m512| {
+            let s = _mm512_castps_si512(s);
+            _mm512_add_epi32(_mm512_add_epi32(s, c32(0x7fff)), _mm512_and_si512(_mm512_srli_epi32::<16>(s), c32(1)))
+        };
+        let wide = |h: __m256i| _mm512_castsi512_ps(_mm512_slli_epi32::<16>(_mm512_cvtepu16_epi32(h)));
+        let ph = |v: __m512i| _mm512_castsi512_ph(v);
+        let n = b.len().min(r.len());
+        let mut k = 0;
+        while k < n {
+            let m: __mmask32 = if n - k >= 32 { u32::MAX } else { (1u32 << (n - k)) - 1 };
+            let vb = _mm512_maskz_loadu_epi16(m, b.as_ptr().add(k) as *const i16);
+            let vb = _mm512_ternarylogic_epi32::<0x6A>(_mm512_ternarylogic_epi32::<0xEA>(vb, keep, fixed), and, xor);
+            let v = match (add, f16) {
+                // the integer product applies the NaN rule itself
+                (false, false) => mul(va, vb, &nan),
+                (false, true) => _mm512_castph_si512(_mm512_mul_ph(ph(va), ph(vb))),
+                (true, true) => _mm512_castph_si512(_mm512_add_ph(ph(va), ph(vb))),
+                (true, false) => {
+                    let lo = rne(_mm512_add_ps(fa, wide(_mm512_castsi512_si256(vb))));
+                    let hi = rne(_mm512_add_ps(fa, wide(_mm512_extracti64x4_epi64::<1>(vb))));
+                    _mm512_permutex2var_epi16(lo, odd, hi)
+                }
+            };
+            let v = if add || f16 {
+                let v = _mm512_mask_mov_epi16(v, is_nan(v), c16(0x7fff));
+                let v = _mm512_mask_mov_epi16(v, is_nan(vb), _mm512_ternarylogic_epi32::<0xEA>(vb, nan.and, nan.or));
+                if a_nan {
+                    _mm512_ternarylogic_epi32::<0xEA>(va, nan.and, nan.or)
+                } else {
+                    v
+                }
+            } else {
+                v
+            };
+            _mm512_mask_storeu_epi16(r.as_mut_ptr().add(k) as *mut i16, m, v);
+            k += 32;
+        }
     }
 }
 
