@@ -1,15 +1,20 @@
-//! [`super::eval_batch`] for plain BF16 instructions (no flush, .FMZ or .SAT) on AVX-512,
-//! and plain FP16 ones on AVX-512 FP16 ([`eval_f16`], `VMULPH`): 16 inputs (32 lanes) a
-//! step, each lane a u16 of a vector, in one pass from the loaded [`Inputs`] to the stored
-//! results.
+//! Plain lanes (no flush, .FMZ or .SAT) 32 to an AVX-512 vector, each a u16:
 //!
-//! The lane product works on integers only: the 8-bit significands multiply exactly in a
+//! - [`super::eval_batch`] for plain BF16 instructions ([`eval`], integer products) and
+//!   plain FP16 ones on AVX-512 FP16 ([`eval_f16`], `VMULPH`): 16 inputs a step, in one pass
+//!   from the loaded [`Inputs`] records (their fields gathered by permutes, whatever the
+//!   record's size) to the stored results;
+//! - the exhaustive sweep's rows of HMUL2 and HADD2, FP16 and BF16 ([`row`]): one pass from
+//!   operand 2's values to the lanes.
+//!
+//! The BF16 lane product works on integers only: the 8-bit significands multiply exactly in a
 //! u16, a leading-zero count normalises the product (subnormal operands included), and
 //! round to nearest even is one add and one shift by a per-lane amount (more than 7 for a
 //! subnormal result). Zeros, infinities, overflow and the NaN rule are masked selects, so
 //! no input takes another path: the bench and the vector input sets draw a special value
 //! in most lanes, and f32 arithmetic on BF16 subnormals takes microcode assists on x86.
-//! The exhaustive test against rustc_apfloat covers every BF16 pair through this path.
+//! The exhaustive tests against rustc_apfloat cover every FP16 and BF16 pair through
+//! `eval_batch`'s paths; the rows are held to the f32 rows on every pair.
 
 use super::Ctx;
 use crate::inputs::Inputs;
