@@ -500,7 +500,12 @@ pub fn compile(text: &str) -> Result<Spec, SpecError> {
             return bad(format!("form {}: its rules mention {bits} bits; at most 12", form.key));
         }
         let mut legal = vec![0u64; (1usize << bits).div_ceil(64)];
-        for combo in 0..1u32 << bits {
+        // fields on disjoint bits (the usual case) read back what was set: the rules see
+        // each field's part of `combo` directly, with no word built (most of a start-up's
+        // compile time); otherwise through a word, as the decoder would read it
+        let disjoint = involved.iter().enumerate().all(|(j, &a)| involved[..j].iter().all(|&b| spec_fields[a].mask & spec_fields[b].mask == 0));
+        let mut vals = vec![0u32; spec_fields.len()];
+        let through_word = |combo: u32| {
             let mut w = 0u128;
             let mut k2 = combo;
             for &i in &involved {
@@ -508,7 +513,23 @@ pub fn compile(text: &str) -> Result<Spec, SpecError> {
                 w = f.set(w, k2 & f.max()).unwrap_or(w);
                 k2 >>= f.width;
             }
-            let ok = rules.iter().all(|c| !c.applies_fields(&spec_fields, w) || c.allows(spec_fields[c.field].get(w)));
+            rules.iter().all(|c| !c.applies_fields(&spec_fields, w) || c.allows(spec_fields[c.field].get(w)))
+        };
+        for combo in 0..1u32 << bits {
+            let ok = if disjoint {
+                let mut k2 = combo;
+                for &i in &involved {
+                    let f = &spec_fields[i];
+                    vals[i] = k2 & f.max();
+                    k2 >>= f.width;
+                }
+                let ok = rules.iter().all(|c| !c.when_sets.iter().all(|&(f, set)| set >> vals[f] & 1 == 1) || c.allows(vals[c.field]));
+                // (tests build with debug assertions: every compile checks the two ways agree)
+                debug_assert_eq!(ok, through_word(combo), "form {}: combination {combo:#x}", form.key);
+                ok
+            } else {
+                through_word(combo)
+            };
             if ok {
                 legal[combo as usize / 64] |= 1 << (combo % 64);
             }
