@@ -48,9 +48,10 @@
 //!
 //! **The rounding.** The lane's value is `s·2^K`: BF16's biased exponent `E = es + K`
 //! (`es`, `s`'s f32 exponent field). Where `E` is in 1..=254 (and `s != 0`), BF16's round to
-//! nearest even is `s`'s own (`VCVTNE2PS2BF16`, exact for a normal f32), then `K` is added
-//! to the exponent field: a carry out of the significand, the largest finite rounding to
-//! Inf included, lands in it. The step checks that on the rounded words: an exponent field
+//! nearest even is that of `s` at 8 significant bits (`VCVTNE2PS2BF16`, which rounds a
+//! normal f32 so; it flushes subnormals, and `s` is never one), then `K` is added to the
+//! exponent field: a carry out of the significand, the largest finite rounding to Inf
+//! included, lands in it. The step checks that on the rounded words: an exponent field
 //! `e >= 1` with `e + K` in 2..=254 means `s != 0` and `E` (`e`, or `e - 1` after a carry) in
 //! 1..=254. A word that fails (a few more fail than need to) sends the whole step to
 //! integer steps: the significand with its hidden bit shifted right by 16,
