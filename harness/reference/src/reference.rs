@@ -645,20 +645,12 @@ impl Row for MulRow {
         let (b_keep, b_fixed) = (c.o.b_keep as u16, c.o.b_fixed as u16);
         #[cfg(target_arch = "x86_64")]
         if PH && c.m.plain() {
-            use bf16x32::{row, RowSrc, ROW_F16, ROW_MUL};
             // one pass from operand 2 to the lanes (no input flushing in plain lanes): FP16
             // by VMULPH, BF16 by integer products (f32 products meet microcode assists on
             // BF16's subnormals)
-            let src = RowSrc { keep: b_keep, fixed: b_fixed, and: c.b_and, xor: c.b_xor };
-            let canonical = c.m.canonical != 0;
+            let src = bf16x32::RowSrc { keep: b_keep, fixed: b_fixed, and: c.b_and, xor: c.b_xor };
             // SAFETY: PH is true only in row_ph, called after ph::available(); plain lanes
-            unsafe {
-                if c.bf16 {
-                    row::<ROW_MUL>(canonical, c.quiet, av, src, b, out)
-                } else {
-                    row::<{ ROW_MUL | ROW_F16 }>(canonical, c.quiet, av, src, b, out)
-                }
-            };
+            unsafe { bf16x32::row_for(false, c.bf16, c.m.canonical != 0, c.quiet, av, src, b, out) };
             return;
         }
         for (b, r) in b.chunks(BLOCK).zip(out.chunks_mut(BLOCK)) {

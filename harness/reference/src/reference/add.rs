@@ -517,19 +517,11 @@ impl super::Row for AddRow {
         let av = c.a((a as u32 * 0x1_0001) & self.a_keep, 0);
         #[cfg(target_arch = "x86_64")]
         if PH && c.ieee_plain() {
-            use super::bf16x32::{row, RowSrc, ROW_ADD, ROW_F16};
             // operand 2's lanes read and modified in the kernel (no input flushing here)
-            let src = RowSrc { keep: u16::MAX, fixed: 0, and: c.b_and, xor: c.b_xor };
-            let canonical = c.canonical != 0;
+            let src = super::bf16x32::RowSrc { keep: u16::MAX, fixed: 0, and: c.b_and, xor: c.b_xor };
             // SAFETY: PH is true only in Row::eval's AVX-512 FP16 code, after its CPU
             // check; plain lanes under the IEEE zero rule
-            unsafe {
-                if c.bf16 {
-                    row::<ROW_ADD>(canonical, c.quiet, av, src, b, out)
-                } else {
-                    row::<{ ROW_ADD | ROW_F16 }>(canonical, c.quiet, av, src, b, out)
-                }
-            };
+            unsafe { super::bf16x32::row_for(true, c.bf16, c.canonical != 0, c.quiet, av, src, b, out) };
             return;
         }
         for (b, r) in b.chunks(BLOCK).zip(out.chunks_mut(BLOCK)) {

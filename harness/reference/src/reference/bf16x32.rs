@@ -231,9 +231,9 @@ pub(super) struct RowSrc {
 }
 
 /// A row kernel's lane operation: [`ROW_MUL`] or [`ROW_ADD`], of [`ROW_F16`] or BF16 lanes.
-pub(super) const ROW_MUL: u8 = 0;
-pub(super) const ROW_ADD: u8 = 1;
-pub(super) const ROW_F16: u8 = 2;
+const ROW_MUL: u8 = 0;
+const ROW_ADD: u8 = 1;
+const ROW_F16: u8 = 2;
 
 /// `r[k]` = `a` op `b'[k]` (`b'` as `src` reads `b`) for the lanes of a row (operand 1
 /// fixed, already selected and modified: [`super::MulRow`], [`super::add::AddRow`]), 32 a
@@ -259,7 +259,7 @@ pub(super) const ROW_F16: u8 = 2;
 /// The CPU has what [`super::ph::available`] checks: only from code compiled for it
 /// (`row_ph`).
 #[inline(always)]
-pub(super) unsafe fn row<const OP: u8>(canonical: bool, quiet: u16, a: u16, src: RowSrc, b: &[u16], r: &mut [u16]) {
+unsafe fn row<const OP: u8>(canonical: bool, quiet: u16, a: u16, src: RowSrc, b: &[u16], r: &mut [u16]) {
     let f16 = OP & ROW_F16 != 0;
     let add = OP & ROW_ADD != 0;
     // SAFETY (the whole body): the caller's CPU; the masks cover lanes k..min(k + 32, n),
@@ -316,6 +316,25 @@ pub(super) unsafe fn row<const OP: u8>(canonical: bool, quiet: u16, a: u16, src:
             };
             _mm512_mask_storeu_epi16(r.as_mut_ptr().add(k) as *mut i16, m, v);
             k += 32;
+        }
+    }
+}
+
+/// [`row`] for a product (`add` false) or a sum of BF16 (`bf16`) or FP16 lanes: the one
+/// place that picks the kernel's instantiation, outside its loop.
+///
+/// # Safety
+/// As [`row`]'s.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn row_for(add: bool, bf16: bool, canonical: bool, quiet: u16, a: u16, src: RowSrc, b: &[u16], r: &mut [u16]) {
+    // SAFETY: the caller's
+    unsafe {
+        match (add, bf16) {
+            (false, true) => row::<ROW_MUL>(canonical, quiet, a, src, b, r),
+            (false, false) => row::<{ ROW_MUL | ROW_F16 }>(canonical, quiet, a, src, b, r),
+            (true, true) => row::<ROW_ADD>(canonical, quiet, a, src, b, r),
+            (true, false) => row::<{ ROW_ADD | ROW_F16 }>(canonical, quiet, a, src, b, r),
         }
     }
 }
