@@ -79,11 +79,26 @@ impl Field {
     }
 
     /// `word` with the field set to `value`; a value that does not fit is an error, never truncated.
-    #[inline]
+    #[inline(always)]
     pub fn set(&self, word: u128, value: u32) -> Result<u128, FieldOverflow> {
-        if self.width < 32 && value >> self.width != 0 {
-            return Err(FieldOverflow { field: self.name.clone(), value, width: self.width });
+        if value & !self.vmax != 0 {
+            return Err(self.overflow(value));
         }
+        if self.single {
+            // the common case (the encoder sets some 30 fields a word)
+            return Ok(word & !self.mask | (value as u128) << self.lo);
+        }
+        Ok(self.set_segments(word, value))
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn overflow(&self, value: u32) -> FieldOverflow {
+        FieldOverflow { field: self.name.clone(), value, width: self.width }
+    }
+
+    /// [`Field::set`] of a field in several segments, `value` known to fit.
+    fn set_segments(&self, word: u128, value: u32) -> u128 {
         let mut w = word & !self.mask;
         let mut at = 0u32;
         for &(lo, hi) in &self.segments {
@@ -92,7 +107,7 @@ impl Field {
             w |= part << lo;
             at += n;
         }
-        Ok(w)
+        w
     }
 
     /// Largest value the field holds.

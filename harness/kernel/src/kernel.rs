@@ -553,13 +553,15 @@ pub fn plan_source(src: &mut impl CaseSource) -> Result<Plan, PatchError> {
 /// of whole cases' records, each about `chunk` bytes or a little more; the c plane and the
 /// bindless slots last), so that it can be written while the rest is planned. The pieces,
 /// joined, are [`plan_source`]'s `Plan::input`; the returned plan's `input` is empty.
-/// Nothing is handed over when the batch is refused.
-pub fn plan_streamed(src: &mut impl CaseSource, chunk: usize, sink: &mut dyn FnMut(Vec<u8>)) -> Result<Plan, PatchError> {
+/// Nothing is handed over when the batch is refused. The sink may give back a buffer for
+/// the next piece (a piece it has written, emptied), so that memory is reused, not taken
+/// fresh from the system piece after piece.
+pub fn plan_streamed(src: &mut impl CaseSource, chunk: usize, sink: &mut dyn FnMut(Vec<u8>) -> Option<Vec<u8>>) -> Result<Plan, PatchError> {
     plan_inner(src, Some((chunk.max(1), sink)))
 }
 
 /// Where a streamed plan's input image goes: the piece size and the receiver.
-type Stream<'a> = Option<(usize, &'a mut dyn FnMut(Vec<u8>))>;
+type Stream<'a> = Option<(usize, &'a mut dyn FnMut(Vec<u8>) -> Option<Vec<u8>>)>;
 
 fn plan_inner(src: &mut impl CaseSource, mut stream: Stream<'_>) -> Result<Plan, PatchError> {
     let n = src.len();
@@ -603,6 +605,8 @@ fn plan_inner(src: &mut impl CaseSource, mut stream: Stream<'_>) -> Result<Plan,
     let mut flushed = 0usize;
     let mut plane: Vec<u8> = Vec::with_capacity(plane_len);
     let mut slots: Vec<u8> = Vec::new();
+    // each case's text is made here, then copied to a string of its length
+    let mut scratch = String::new();
     for (i, inst) in decoded.iter().enumerate() {
         let word = src.word(i);
         let inputs = src.inputs(i);
@@ -757,7 +761,15 @@ fn plan_inner(src: &mut impl CaseSource, mut stream: Stream<'_>) -> Result<Plan,
         entries.push(CaseEntry {
             index: i,
             encoding: format_hex(word),
-            text: render(inst),
+            // the fused path's text, the plain renderer's (`isa::fused`'s tests) made faster;
+            // the word decoded above, so the plain one is not reached
+            text: {
+                scratch.clear();
+                match crate::isa::decode_render_into(word, &mut scratch) {
+                    Ok(()) => scratch.as_str().into(),
+                    Err(_) => render(inst),
+                }
+            },
             form: inst.form().cli_name().to_string(),
             input_offset: i * t * INPUT_RECORD,
             a_reg: inst.a,
@@ -773,7 +785,10 @@ fn plan_inner(src: &mut impl CaseSource, mut stream: Stream<'_>) -> Result<Plan,
         if let Some((chunk, sink)) = stream.as_mut() {
             if input.len() >= *chunk {
                 flushed += input.len();
-                sink(std::mem::replace(&mut input, Vec::with_capacity(cap)));
+                let mut next = sink(std::mem::take(&mut input)).unwrap_or_default();
+                next.clear();
+                next.reserve(cap);
+                input = next;
             }
         }
     }
@@ -790,7 +805,7 @@ fn plan_inner(src: &mut impl CaseSource, mut stream: Stream<'_>) -> Result<Plan,
     }
     if let Some((_, sink)) = stream {
         if !input.is_empty() {
-            sink(std::mem::take(&mut input));
+            let _ = sink(std::mem::take(&mut input));
         }
     }
     Ok(Plan { insts, bank3, regcount: declared_regcount(maxreg + 1), entries, threads: t, input })
@@ -962,13 +977,21 @@ pub fn random_inputs_into(word: u128, threads: usize, rng: &mut crate::rng::Rng,
     let form = inst.as_ref().map_or(Form::Rrr, |i| i.form());
     let three = inst.is_some_and(|i| i.c.is_some());
     v.clear();
-    v.extend((0..threads).map(|_| {
-        let mut x = Inputs { a: rng.next_u32(), b: rng.next_u32(), d: rng.next_u32(), pred: (rng.next_u32() & 0x7f) as u8, c: 0 };
-        if three {
-            x.c = rng.next_u32();
-        }
-        x
-    }));
+    // the draws of up to a warp's threads at a time, in the stream's order: a, b, d, pred
+    // (and c) of each thread in turn, each the high half of a draw
+    let per = if three { 5 } else { 4 };
+    let mut draws = [0u64; 5 * 32];
+    let mut left = threads;
+    while left > 0 {
+        let n = left.min(32);
+        let d = &mut draws[..n * per];
+        rng.fill(d);
+        v.extend(d.chunks_exact(per).map(|x| {
+            let hi = |k: usize| (x[k] >> 32) as u32;
+            Inputs { a: hi(0), b: hi(1), d: hi(2), pred: (hi(3) & 0x7f) as u8, c: if three { hi(4) } else { 0 } }
+        }));
+        left -= n;
+    }
     let lead = |k: usize, kind: Form| match kind {
         Form::Ur => k - k % 32,
         Form::Const | Form::ConstUr => 0,
@@ -1023,27 +1046,59 @@ pub fn runnable_words_of(seed: u64, ops: &[crate::isa::Op], form: Option<crate::
         let (words, last) = draw(0, limit + 1, count);
         return if words.len() == count { Ok(words) } else { Err(fail(words.len(), limit + 1, last)) };
     }
-    // rounds of `threads` chunks drawn at once, kept in item order: the same words as one
-    // at a time
-    const CHUNK: u64 = 1024;
-    let (mut index, mut last) = (0u64, None);
-    while out.len() < count {
-        if index > limit {
-            return Err(fail(out.len(), index, last));
+    // chunks of items taken in order by `threads` threads, each drawing until the chunks
+    // before the next one to take hold `count` runnable words; kept in item order, they give
+    // the same words as one at a time
+    const CHUNK: u64 = 512;
+    struct Done {
+        /// drawn chunks by index, until they are counted into the prefix
+        chunks: std::collections::BTreeMap<u64, (Vec<u128>, Option<NotRunnable>)>,
+        /// the counted prefix: its chunks, in order, and the runnable words in them
+        prefix: Vec<(Vec<u128>, Option<NotRunnable>)>,
+        words: usize,
+    }
+    let next = std::sync::atomic::AtomicU64::new(0);
+    // the index of the first chunk not needed (u64::MAX until the prefix holds `count`)
+    let enough = std::sync::atomic::AtomicU64::new(u64::MAX);
+    let done = std::sync::Mutex::new(Done { chunks: Default::default(), prefix: Vec::new(), words: 0 });
+    let work = || {
+        use std::sync::atomic::Ordering::Relaxed;
+        loop {
+            let c = next.fetch_add(1, Relaxed);
+            if c >= enough.load(Relaxed) || c * CHUNK > limit {
+                return;
+            }
+            let r = draw(c * CHUNK, (c + 1) * CHUNK, usize::MAX);
+            let mut d = done.lock().unwrap_or_else(|p| p.into_inner());
+            d.chunks.insert(c, r);
+            while d.words < count {
+                let k = d.prefix.len() as u64;
+                let Some(r) = d.chunks.remove(&k) else { break };
+                d.words += r.0.len();
+                d.prefix.push(r);
+                if d.words >= count {
+                    enough.store(k + 1, Relaxed);
+                }
+            }
         }
-        let round: Vec<(Vec<u128>, Option<NotRunnable>)> = std::thread::scope(|s| {
-            let draw = &draw;
-            let helpers: Vec<_> = (1..threads).map(|t| s.spawn(move || draw(index + t * CHUNK, index + (t + 1) * CHUNK, usize::MAX))).collect();
-            let mut r = vec![draw(index, index + CHUNK, usize::MAX)];
-            r.extend(helpers.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))));
-            r
-        });
-        for (words, l) in round {
-            let room = count - out.len();
-            out.extend(words.into_iter().take(room));
-            last = l.or(last);
+    };
+    std::thread::scope(|s| {
+        let helpers: Vec<_> = (1..threads).map(|_| s.spawn(work)).collect();
+        work();
+        for h in helpers {
+            h.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
         }
-        index += threads * CHUNK;
+    });
+    let d = done.into_inner().unwrap_or_else(|p| p.into_inner());
+    let drawn = d.prefix.len() as u64 * CHUNK;
+    let mut last = None;
+    for (words, l) in d.prefix {
+        let room = count - out.len();
+        out.extend(words.into_iter().take(room));
+        last = l.or(last);
+    }
+    if out.len() < count {
+        return Err(fail(out.len(), drawn, last));
     }
     Ok(out)
 }
@@ -1081,7 +1136,12 @@ mod tests {
             assert_eq!(drawn.input, p.input, "{form:?}");
             for chunk in [1, 5000, 1 << 20] {
                 let mut pieces = Vec::new();
-                let s = plan_streamed(&mut RandomCases::new(&words, threads, crate::rng::Rng::fork(seed, 7)), chunk, &mut |v| pieces.push(v)).unwrap();
+                let s = plan_streamed(&mut RandomCases::new(&words, threads, crate::rng::Rng::fork(seed, 7)), chunk, &mut |v| {
+                    pieces.push(v);
+                    // every other piece gives back a used buffer, to be emptied by the planner
+                    (pieces.len() % 2 == 0).then(|| vec![0xee; 3])
+                })
+                .unwrap();
                 assert!(s.input.is_empty() && pieces.iter().all(|v| !v.is_empty()));
                 assert_eq!(pieces.concat(), p.input, "{form:?}, pieces of {chunk}");
                 assert_eq!((s.bank3 == p.bank3, s.regcount, s.insts.len()), (true, p.regcount, p.insts.len()));
@@ -1093,7 +1153,11 @@ mod tests {
         // a refused batch hands nothing over
         let mut pieces = 0;
         let bad = [Case { word: 0, inputs: vec![Inputs::default(); 32] }];
-        assert!(plan_streamed(&mut Cases(&bad), 1, &mut |_| pieces += 1).is_err());
+        assert!(plan_streamed(&mut Cases(&bad), 1, &mut |_| {
+            pieces += 1;
+            None
+        })
+        .is_err());
         assert_eq!(pieces, 0);
     }
 

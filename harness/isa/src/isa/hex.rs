@@ -112,7 +112,15 @@ const HEX_VALUE: [u8; 256] = {
 
 /// `0x` + 32 lower-case hex digits.
 pub fn format_hex(word: u128) -> String {
-    format!("{word:#034x}")
+    // `format!("{word:#034x}")`, without the formatter's machinery (the manifest spells
+    // thousands): `0x` and 32 lowercase digits, most significant first
+    let mut b = [0u8; 34];
+    b[0] = b'0';
+    b[1] = b'x';
+    for (i, c) in b[2..].iter_mut().enumerate() {
+        *c = b"0123456789abcdef"[(word >> (4 * (31 - i)) & 15) as usize];
+    }
+    String::from_utf8_lossy(&b).into_owned()
 }
 
 /// The word as the 16 bytes it occupies in instruction memory (little-endian).
@@ -129,6 +137,13 @@ mod tests {
         let w = 0x000fe200000000000000000201007232u128;
         assert_eq!(format_hex(w), "0x000fe200000000000000000201007232");
         assert_eq!(parse_hex(&format_hex(w)).unwrap(), w);
+        let mut x = 0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c834u128;
+        for _ in 0..1000 {
+            x = x.rotate_left(7) ^ x.wrapping_mul(0x2545_f491_4f6c_dd1d);
+            for w in [x, x >> 64, x & 0xffff, 0, u128::MAX] {
+                assert_eq!(format_hex(w), format!("{w:#034x}"));
+            }
+        }
         for bad in [
             "",
             "0x",
