@@ -47,8 +47,9 @@ pub struct DecodeArgs {
 
 pub fn decode(a: DecodeArgs) -> CliResult {
     let mut tally = BadInputs::default();
+    let mut pool = Pool::default();
     let seen = std::thread::scope(|s| -> Result<usize, CliError> {
-        let mut out = Output::start(s);
+        let mut out = Output::start(s, &mut pool);
         let seen = if a.hex.is_empty() || a.hex == ["-"] {
             // streamed: one buffer in, batches out, whatever the input's size; stdin lines are
             // named by number, and a line that is not UTF-8 (or too long) is one bad input, not the end
@@ -90,15 +91,15 @@ enum Line {
     Bad(String),
 }
 
-/// `decode`'s output: inputs gathered in batches, which a writer thread renders (on every
-/// CPU, in pieces taken from a shared counter) and writes in order while this thread reads
-/// the next batch. Memory is a few batches', whatever the input.
+/// `decode`'s output: inputs gathered in batches, which the render threads (one a CPU) take
+/// piece by piece, render and write in order while this thread reads the next batch. Memory
+/// is a few batches', whatever the input.
 struct Output<'scope> {
     pending: Vec<Line>,
     to_writer: Option<std::sync::mpsc::SyncSender<Vec<Line>>>,
-    /// batches the writer is done with, to fill again
+    /// batches the render threads are done with, to fill again
     spare: std::sync::mpsc::Receiver<Vec<Line>>,
-    writer: Option<std::thread::ScopedJoinHandle<'scope, Result<(), CliError>>>,
+    writers: Vec<std::thread::ScopedJoinHandle<'scope, Result<(), CliError>>>,
 }
 
 /// The text of `lines`, one line each, appended to `out`.
@@ -120,50 +121,108 @@ const BATCH: usize = 1 << 14;
 /// Inputs per piece of a batch that one thread renders.
 const PIECE: usize = 1 << 11;
 
-/// The writer: renders each batch from `batches` in [`PIECE`]s on `threads` threads (this one
-/// and scoped helpers, each with its own line cache) and writes the pieces in order to stdout.
-fn write_batches(batches: std::sync::mpsc::Receiver<Vec<Line>>, spare: std::sync::mpsc::SyncSender<Vec<Line>>) -> Result<(), CliError> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
-    let stdout = std::io::stdout();
-    let mut to = stdout.lock();
-    let mut caches: Vec<isa::LineCache> = (0..threads).map(|_| isa::LineCache::default()).collect();
-    let mut texts: Vec<std::sync::Mutex<String>> = (0..BATCH.div_ceil(PIECE)).map(|_| Default::default()).collect();
-    for mut batch in batches {
-        let pieces: Vec<&[Line]> = batch.chunks(PIECE).collect();
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        let work = |cache: &mut isa::LineCache| loop {
-            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let (Some(lines), Some(text)) = (pieces.get(i), texts.get(i)) else { break };
-            // each piece is one thread's (the counter hands it out once)
-            let mut t = text.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            render_lines(lines, &mut t, cache);
-        };
-        let helpers = if batch.len() < 2 * PIECE { 0 } else { threads - 1 };
-        std::thread::scope(|s| {
-            let (first, rest) = caches.split_at_mut(1);
-            for cache in rest.iter_mut().take(helpers) {
-                s.spawn(|| work(cache));
+/// What the render threads share: the batches and whose turn it is to write.
+#[derive(Default)]
+struct Pool {
+    take: std::sync::Mutex<Take>,
+    turn: std::sync::Mutex<Turn>,
+    turned: std::sync::Condvar,
+}
+
+/// The pieces to take, in order.
+#[derive(Default)]
+struct Take {
+    /// batches from the reader (None once writing failed: the reader's next send fails)
+    batches: Option<std::sync::mpsc::Receiver<Vec<Line>>>,
+    /// the batch being handed out, and its next piece's first line
+    batch: Option<std::sync::Arc<Vec<Line>>>,
+    next: usize,
+    /// the sequence number of the next piece taken
+    seq: u64,
+}
+
+/// How far the writing is: pieces written, in order; whether a write failed.
+#[derive(Default)]
+struct Turn {
+    written: u64,
+    failed: bool,
+}
+
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// One render thread: takes the next piece (and its sequence number), renders it with its
+/// own line cache, then waits for the pieces before it to be written and writes it. While
+/// one thread writes, the others render: the write is not a step of its own.
+fn render_and_write(pool: &Pool, spare: &std::sync::mpsc::SyncSender<Vec<Line>>) -> Result<(), CliError> {
+    let mut cache = isa::LineCache::default();
+    let mut text = String::new();
+    loop {
+        let (batch, lines, seq) = {
+            let mut t = lock(&pool.take);
+            if t.batch.is_none() {
+                let next = match &t.batches {
+                    Some(rx) => rx.recv().ok(),
+                    None => None,
+                };
+                let Some(b) = next else { return Ok(()) };
+                (t.batch, t.next) = (Some(std::sync::Arc::new(b)), 0);
             }
-            work(&mut first[0]);
-        });
-        for t in texts.iter_mut().take(pieces.len()) {
-            let t = t.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner);
-            let r = to.write_all(t.as_bytes());
-            t.clear();
-            r.map_err(|e| CliError::input(format!("stdout: {e}")))?;
+            let Some(b) = t.batch.clone() else { continue };
+            let from = t.next;
+            t.next = (from + PIECE).min(b.len());
+            if t.next == b.len() {
+                // the last piece: the threads rendering hold the batch, the last gives it back
+                t.batch = None;
+            }
+            let seq = t.seq;
+            t.seq += 1;
+            (b, from..t.next, seq)
+        };
+        text.clear();
+        render_lines(&batch[lines], &mut text, &mut cache);
+        if let Some(mut b) = std::sync::Arc::into_inner(batch) {
+            b.clear();
+            let _ = spare.try_send(b);
         }
-        batch.clear();
-        let _ = spare.try_send(batch);
+        let mut turn = lock(&pool.turn);
+        while turn.written != seq && !turn.failed {
+            turn = pool.turned.wait(turn).unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+        if turn.failed {
+            // the thread whose write failed reports it
+            return Ok(());
+        }
+        let r = std::io::stdout().lock().write_all(text.as_bytes());
+        match r {
+            Ok(()) => turn.written += 1,
+            Err(_) => turn.failed = true,
+        }
+        drop(turn);
+        pool.turned.notify_all();
+        if let Err(e) = r {
+            // the reader's next batch is refused, so it stops reading
+            lock(&pool.take).batches = None;
+            return Err(CliError::input(format!("stdout: {e}")));
+        }
     }
-    to.flush().map_err(|e| CliError::input(format!("stdout: {e}")))
 }
 
 impl<'scope> Output<'scope> {
-    fn start<'env>(s: &'scope std::thread::Scope<'scope, 'env>) -> Self {
+    fn start<'env>(s: &'scope std::thread::Scope<'scope, 'env>, pool: &'scope mut Pool) -> Self {
         let (to_writer, batches) = std::sync::mpsc::sync_channel(1);
         let (give_back, spare) = std::sync::mpsc::sync_channel(2);
-        let writer = s.spawn(move || write_batches(batches, give_back));
-        Output { pending: Vec::with_capacity(BATCH), to_writer: Some(to_writer), spare, writer: Some(writer) }
+        pool.take.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner).batches = Some(batches);
+        let pool = &*pool;
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
+        let writers = (0..threads)
+            .map(|_| {
+                let give_back = give_back.clone();
+                s.spawn(move || render_and_write(pool, &give_back))
+            })
+            .collect();
+        Output { pending: Vec::with_capacity(BATCH), to_writer: Some(to_writer), spare, writers }
     }
 
     fn word(&mut self, w: u128) -> Result<(), CliError> {
@@ -206,14 +265,17 @@ impl<'scope> Output<'scope> {
         }
     }
 
-    /// The writer's result once it has stopped.
+    /// The render threads' result once they have stopped: the first error, else stdout flushed.
     fn join(&mut self) -> Result<(), CliError> {
         self.to_writer = None;
-        match self.writer.take().map(|w| w.join()) {
-            Some(Ok(r)) => r,
-            Some(Err(_)) => Err(CliError::failed("decode: the writer thread panicked")),
-            None => Ok(()),
+        let mut r = Ok(());
+        for w in self.writers.drain(..) {
+            let e = w.join().unwrap_or_else(|_| Err(CliError::failed("decode: a render thread panicked")));
+            if r.is_ok() {
+                r = e;
+            }
         }
+        r.and_then(|()| std::io::stdout().flush().map_err(|e| CliError::input(format!("stdout: {e}"))))
     }
 
     /// Write what is pending and wait for the writer.

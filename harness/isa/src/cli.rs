@@ -151,9 +151,11 @@ pub fn each_line<E>(
         if let Some(l) = limit.filter(|&l| total > l) {
             return Err(read_error(std::io::Error::new(std::io::ErrorKind::InvalidData, format!("more than {l} bytes"))));
         }
-        let mut scan = filled;
+        let scan = filled;
         filled += n;
-        while let Some(p) = buf[scan..filled].iter().position(|&b| b == b'\n') {
+        // the newlines found by memchr (a few bytes a cycle; a byte-at-a-time search was a
+        // tenth of `decode`'s time)
+        for p in memchr::memchr_iter(b'\n', &buf[scan..filled]) {
             let end = scan + p;
             if skipped > 0 {
                 each(Err(skipped + end - start))?;
@@ -162,7 +164,6 @@ pub fn each_line<E>(
                 each(line(&buf[start..end]))?;
             }
             start = end + 1;
-            scan = start;
         }
         // an unfinished line longer than MAX_LINE: count it and let its bytes go
         if skipped > 0 || filled - start > MAX_LINE {
