@@ -53,13 +53,27 @@ impl Illegal {
 /// Which instruction a word is, from its opcode field (at the same bits for the whole family).
 #[inline(always)]
 pub fn op_of(word: u128) -> Result<Op, Illegal> {
-    let opcode = Op::ALL[0].layout().opcode.get(word);
-    for op in Op::ALL {
-        if op.layout().opcode_value == opcode {
-            return Ok(op);
+    // every spec puts the opcode in the same bits (spec's tests check it)
+    let field = &Op::ALL[0].layout().opcode;
+    let opcode = field.get(word);
+    // by opcode value: 1 + the instruction's index in Op::ALL, or 0 (a load, not a search
+    // whose branch a stream of mixed instructions mispredicts)
+    static BY_OPCODE: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+    let table = BY_OPCODE.get_or_init(|| {
+        let mut t = vec![0u8; 1 << field.width.min(16)];
+        for (i, op) in Op::ALL.iter().enumerate() {
+            if let Some(e) = t.get_mut(op.layout().opcode_value as usize) {
+                *e = i as u8 + 1;
+            }
         }
+        t
+    });
+    match table.get(opcode as usize) {
+        Some(&i) if i > 0 => Op::ALL.get(i as usize - 1).copied().ok_or(Illegal::UnknownOpcode { opcode }),
+        Some(_) => Err(Illegal::UnknownOpcode { opcode }),
+        // an opcode field too wide for the table
+        None => Op::ALL.into_iter().find(|op| op.layout().opcode_value == opcode).ok_or(Illegal::UnknownOpcode { opcode }),
     }
-    Err(Illegal::UnknownOpcode { opcode })
 }
 
 /// Which instruction and form a word is, from its fixed fields; the error says why none fits.

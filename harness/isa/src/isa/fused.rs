@@ -282,10 +282,14 @@ impl Off {
     }
 }
 
-/// Parts of a form's operands 2 and 3 (and `.RELU`'s predicate) written before its
-/// immediates, and after them; every form writes as many (padded with empty texts).
-const BEFORE: usize = 7;
-const AFTER: usize = 5;
+/// Parts of a form's operands 2 and 3 (and `.RELU`'s predicate): all of a form without
+/// immediates (`BEFORE`, the constant's offset among them), or those before the immediates
+/// (`IMM_BEFORE`, the first of `before`) and after them (`AFTER`). Every form of a kind
+/// writes as many (padded with empty texts): the same steps whatever the form, and the one
+/// branch, whether the form has immediates, is the one the renderer takes anyway.
+const BEFORE: usize = 5;
+const IMM_BEFORE: usize = 2;
+const AFTER: usize = 4;
 
 /// Tables keyed by gathered bits, each entry computed from the word that key stands for
 /// with the plain decoder's reading of the fields. Every legal word takes the same steps
@@ -657,7 +661,9 @@ fn build(op: Op) -> Option<Fast> {
             let signed = p.off == Some(OffKind::Signed);
             off = Off { g: p.g, sext: if signed { 32 - p.g.bits } else { 0 }, scale: cb.scale, at: i.checked_sub(1)? };
         }
-        if b.len() > BEFORE || a.len() > AFTER || b.iter().chain(&a).any(|p| p.off.is_some()) {
+        // a form without immediates has no parts after them; one with them, no offset
+        let fits = if at.is_some() { b.len() <= IMM_BEFORE && a.len() <= AFTER && off.at == BEFORE } else { b.len() <= BEFORE && a.is_empty() };
+        if !fits || b.iter().chain(&a).any(|p| p.off.is_some()) {
             return None;
         }
         offs.push(off);
@@ -1108,19 +1114,23 @@ fn fused<const PEXT: bool>(f: &Fast, word: u128, out: &mut String) -> Result<(),
     for p in [&f.dst, &f.a_pre, &f.a_suf] {
         put(&mut w, p);
     }
-    let (cst_text, cst_n) = cst.spell(cst.g.key::<PEXT>(lo, hi) as u32);
-    for (i, p) in before.iter().enumerate() {
-        put(&mut w, p);
-        w.put::<16>(&cst_text, if i == cst.at { cst_n } else { 0 });
-    }
     if let (true, Some(imm)) = (is_imm, imms) {
+        for p in &before[..IMM_BEFORE] {
+            put(&mut w, p);
+        }
         if first {
             imm.push(&mut w, e1, v1, true);
         }
         imm.push(&mut w, e2, v2, false);
-    }
-    for p in after {
-        put(&mut w, p);
+        for p in after {
+            put(&mut w, p);
+        }
+    } else {
+        let (cst_text, cst_n) = cst.spell(cst.g.key::<PEXT>(lo, hi) as u32);
+        for (i, p) in before.iter().enumerate() {
+            put(&mut w, p);
+            w.put::<16>(&cst_text, if i == cst.at { cst_n } else { 0 });
+        }
     }
     // a special immediate ends in a space, which nvdisasm prints before a comma, not at the end
     w.trim_spaces();
