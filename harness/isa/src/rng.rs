@@ -24,14 +24,7 @@ impl Rng {
     /// place in the stream (the state after draw j is the start plus (j + 1) steps), so they
     /// are independent, and a CPU with AVX-512 DQ makes eight at a time.
     pub fn fill(&mut self, out: &mut [u64]) {
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx512dq") {
-            // SAFETY: AVX-512 F and DQ (DQ implies F) were detected on this CPU.
-            unsafe { fill_avx512(self.0, out) };
-            self.0 = self.0.wrapping_add((out.len() as u64).wrapping_mul(GAMMA));
-            return;
-        }
-        fill_from(self.0, out);
+        fill_at(self.0, out);
         self.0 = self.0.wrapping_add((out.len() as u64).wrapping_mul(GAMMA));
     }
     pub fn next_u32(&mut self) -> u32 {
@@ -67,6 +60,16 @@ fn fill_from(s: u64, out: &mut [u64]) {
     for (j, o) in out.iter_mut().enumerate() {
         *o = mix(s.wrapping_add((j as u64).wrapping_add(1).wrapping_mul(GAMMA)));
     }
+}
+
+/// [`fill_from`], eight draws at a time where the CPU has AVX-512 DQ.
+fn fill_at(s: u64, out: &mut [u64]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512dq") {
+        // SAFETY: AVX-512 F and DQ (DQ implies F) were detected on this CPU.
+        return unsafe { fill_avx512(s, out) };
+    }
+    fill_from(s, out)
 }
 
 /// [`fill_from`], compiled for AVX-512 DQ (the loop vectorizes with 64-bit vector multiplies).
