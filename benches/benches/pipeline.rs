@@ -54,7 +54,7 @@ fn agreeing_output(items: &[(u64, u128)]) -> Vec<u8> {
         })
         .collect();
     let p = b.build(&cases).expect("build");
-    let used = b.effective_inputs(&p, &cases);
+    let used = b.effective_inputs(&p, &cases).expect("effective inputs of a built batch");
     let mut out = Vec::with_capacity(p.job.output_bytes);
     for (c, ins) in cases.iter().zip(used) {
         let inst = decode(c.word).expect("decodes");

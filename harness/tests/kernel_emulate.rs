@@ -119,6 +119,7 @@ fn emulate(built: &Built, cases: &[Case]) {
     // at each HMUL2: the next case of this thread, its word, its effective inputs
     let mut next_case = vec![0usize; t];
     let mut checked = 0usize;
+    let effective = built.effective_inputs(cases).unwrap();
     let mut hook = |s: &Site| -> u32 {
         assert_eq!(s.ctaid, 0, "grid 1");
         let k = s.tid as usize;
@@ -126,7 +127,7 @@ fn emulate(built: &Built, cases: &[Case]) {
         assert!(case < cases.len(), "thread {k}: more HMUL2 executions than cases");
         assert_eq!(s.word, cases[case].word, "case {case} byte for byte");
         assert_eq!(s.index * 16, built.manifest.cases[case].code_offset, "case {case}: code offset");
-        let e = built.inputs[case][k];
+        let e = effective[case][k];
         assert_eq!(s.inputs.a, e.a, "case {case} thread {k}: a");
         assert_eq!(s.inputs.d, e.d, "case {case} thread {k}: d");
         assert_eq!(s.inputs.pred, e.pred & 0x7f, "case {case} thread {k}: predicates");
@@ -202,9 +203,10 @@ fn with_the_reference_hook_the_results_are_the_references() {
     assert_eq!(stats.hmul2, (cases.len() * 64) as u64);
     let results = built.results(output(&dev)).unwrap();
     let (mut defined, mut undefined) = (0usize, 0usize);
+    let effective = built.effective_inputs(&cases).unwrap();
     for (i, c) in cases.iter().enumerate() {
         let inst = decode(c.word).unwrap();
-        for (k, x) in built.inputs[i].iter().enumerate() {
+        for (k, x) in effective[i].iter().enumerate() {
             match hmul2_harness::reference::eval(&inst, x) {
                 Ok(v) => {
                     assert_eq!(results[i][k], v, "case {i} {} thread {k}: {x:?}", format_hex(c.word));

@@ -199,26 +199,30 @@ fn effective_inputs_follow_the_load_order_and_results_are_read_back() {
     // a == b == dst: everything is a
     let w = encode(&Inst::new(7, 7, Operand2::Reg(7))).unwrap();
     let ins: Vec<Inputs> = (0..32).map(|k| Inputs { a: k, b: 100 + k, d: 200 + k, pred: 0xff, c: 0 }).collect();
-    let built = build(&[Case { word: w, inputs: ins }]).unwrap();
-    for (k, e) in built.inputs[0].iter().enumerate() {
+    let cases = [Case { word: w, inputs: ins }];
+    let built = build(&cases).unwrap();
+    for (k, e) in built.effective_inputs(&cases).unwrap()[0].iter().enumerate() {
         assert_eq!((e.a, e.b, e.d, e.pred), (k as u32, k as u32, k as u32, 0x7f));
     }
     // cx[UR4][0x44]: handle base + 0x44 is the warp's slot, which holds lane 0's b
     let cx = encode(&Inst::new(1, 2, Operand2::ConstUr { ureg: 4, offset: 0x44 })).unwrap();
     let ins: Vec<Inputs> = (0..64).map(|k| Inputs { a: 1, b: 1000 + k, d: 2, pred: 0, c: 0 }).collect();
-    let built = build(&[Case { word: cx, inputs: ins }]).unwrap();
+    let cases = [Case { word: cx, inputs: ins }];
+    let built = build(&cases).unwrap();
+    let effective = built.effective_inputs(&cases).unwrap();
     for w in 0..2usize {
         let rec = (w * 32 + 5) * 16 + 4;
         let base = u32::from_le_bytes(built.job.input[rec..rec + 4].try_into().unwrap()) as usize * 64;
         let slot = base + 0x44;
         assert_eq!(u32::from_le_bytes(built.job.input[slot..slot + 4].try_into().unwrap()), 1000 + 32 * w as u32);
-        assert_eq!(built.inputs[0][w * 32 + 7].b, 1000 + 32 * w as u32);
+        assert_eq!(effective[0][w * 32 + 7].b, 1000 + 32 * w as u32);
     }
     // two cases reading c[3][0x40]: the first one's value
     let c = encode(&Inst::new(1, 2, Operand2::Const { bank: 3, offset: 0x40 })).unwrap();
     let mk = |b: u32| Case { word: c, inputs: vec![Inputs { a: 1, b, d: 2, pred: 0, c: 0 }; 32] };
-    let built = build(&[mk(0x3c00_3c00), mk(0x4000_4000)]).unwrap();
-    assert_eq!(built.inputs[1][0].b, 0x3c00_3c00);
+    let cases = [mk(0x3c00_3c00), mk(0x4000_4000)];
+    let built = build(&cases).unwrap();
+    assert_eq!(built.effective_inputs(&cases).unwrap()[1][0].b, 0x3c00_3c00);
     let out: Vec<u8> = (0..built.job.output_bytes as u32 / 4).flat_map(|v| v.to_le_bytes()).collect();
     let r = built.results(&out).unwrap();
     assert_eq!(r[1][3], 32 + 3);

@@ -292,11 +292,21 @@ pub struct Built {
     pub manifest: Manifest,
     /// The program written into `.text`.
     pub program: Vec<u128>,
-    /// The inputs each case really sees ([`effective_inputs`]): `[case][thread]`.
-    pub inputs: Vec<Vec<Inputs>>,
+    /// Constant bank 3 as patched into the cubin (what `c[0x3][..]` operands read), kept
+    /// for [`Built::effective_inputs`].
+    pub bank3: Vec<u8>,
 }
 
 impl Built {
+    /// The inputs each case of `cases`, the batch this was built from, really sees
+    /// ([`effective_inputs`]): `[case][thread]`. Worked out when asked (after the run, where
+    /// the results are checked), not by [`build`]: 20 bytes a thread that the launch does
+    /// not need. A case that is not runnable (only in another batch than the built one) is
+    /// an error.
+    pub fn effective_inputs(&self, cases: &[Case]) -> Result<Vec<Vec<Inputs>>, PatchError> {
+        effective_all(cases, &self.bank3)
+    }
+
     /// Destination values after the run, `[case][thread]`, from the output buffer.
     pub fn results(&self, output: &[u8]) -> Result<Vec<Vec<u32>>, PatchError> {
         if output.len() != self.job.output_bytes {
@@ -469,6 +479,35 @@ fn record(x: &Inputs) -> [u8; INPUT_RECORD] {
     rec
 }
 
+/// Append the records of `inputs` to `image` (appended whole, not zero-filled first, and
+/// without a capacity check per record).
+fn push_records(image: &mut Vec<u8>, inputs: &[Inputs]) {
+    let n = inputs.len() * INPUT_RECORD;
+    image.reserve(n);
+    fill_records(&mut image.spare_capacity_mut()[..n], inputs);
+    let len = image.len() + n;
+    // SAFETY: the n bytes past the old length were written by fill_records
+    unsafe { image.set_len(len) };
+}
+
+/// Write the records of `inputs` into `dst` (`inputs.len()` records long).
+fn fill_records(dst: &mut [std::mem::MaybeUninit<u8>], inputs: &[Inputs]) {
+    for (rec, x) in dst.chunks_exact_mut(INPUT_RECORD).zip(inputs) {
+        for (d, b) in rec.iter_mut().zip(record(x)) {
+            d.write(b);
+        }
+    }
+}
+
+/// Write the records of every case of `cases` into `dst`, in order (exactly their length).
+fn fill_cases(mut dst: &mut [std::mem::MaybeUninit<u8>], cases: &[Case]) {
+    for c in cases {
+        let (now, rest) = dst.split_at_mut(c.inputs.len() * INPUT_RECORD);
+        fill_records(now, &c.inputs);
+        dst = rest;
+    }
+}
+
 /// A batch as [`plan_source`] reads it: each case's encoding and, once and in order, its inputs.
 pub trait CaseSource {
     /// Cases in the batch.
@@ -541,12 +580,12 @@ impl CaseSource for RandomCases<'_> {
 
 /// Plan the program for a batch.
 pub fn plan(cases: &[Case]) -> Result<Plan, PatchError> {
-    plan_source(&mut Cases(cases))
+    plan_inner(&mut Cases(cases), None, Some(cases))
 }
 
 /// Plan the program for a batch read from `src` ([`plan`] of its cases).
 pub fn plan_source(src: &mut impl CaseSource) -> Result<Plan, PatchError> {
-    plan_inner(src, None)
+    plan_inner(src, None, None)
 }
 
 /// [`plan_source`], handing the input image to `sink` piece by piece as it is made (pieces
@@ -557,13 +596,16 @@ pub fn plan_source(src: &mut impl CaseSource) -> Result<Plan, PatchError> {
 /// the next piece (a piece it has written, emptied), so that memory is reused, not taken
 /// fresh from the system piece after piece.
 pub fn plan_streamed(src: &mut impl CaseSource, chunk: usize, sink: &mut dyn FnMut(Vec<u8>) -> Option<Vec<u8>>) -> Result<Plan, PatchError> {
-    plan_inner(src, Some((chunk.max(1), sink)))
+    plan_inner(src, Some((chunk.max(1), sink)), None)
 }
 
 /// Where a streamed plan's input image goes: the piece size and the receiver.
 type Stream<'a> = Option<(usize, &'a mut dyn FnMut(Vec<u8>) -> Option<Vec<u8>>)>;
 
-fn plan_inner(src: &mut impl CaseSource, mut stream: Stream<'_>) -> Result<Plan, PatchError> {
+/// The planner. `held`: the batch's cases, where the caller holds them all (`src` reads
+/// them); then, unless streaming, their records are written on a second thread while the
+/// program is planned on this one.
+fn plan_inner(src: &mut impl CaseSource, mut stream: Stream<'_>, held: Option<&[Case]>) -> Result<Plan, PatchError> {
     let n = src.len();
     if n == 0 {
         return Err(PatchError::EmptyBatch);
@@ -599,197 +641,235 @@ fn plan_inner(src: &mut impl CaseSource, mut stream: Stream<'_>) -> Result<Plan,
     let plane_at = records;
     let plane_len = decoded.iter().filter(|d| d.c.is_some()).count() * t * 4;
     let slots_at = (records + plane_len).div_ceil(64) * 64 + BANK3_BYTES;
-    // the input image, or while streaming the piece not yet handed over (after `flushed` bytes)
-    let cap = stream.as_ref().map_or(records + plane_len, |(chunk, _)| chunk + t * INPUT_RECORD);
-    let mut input = Vec::with_capacity(cap);
+    let cx = |o: Option<Operand2>| matches!(o, Some(Operand2::ConstUr { .. }));
+    let slots_len = decoded.iter().filter(|d| cx(Some(d.b)) || cx(d.c)).count() * (t / 32) * 64;
+    let image_len = if slots_len == 0 { records + plane_len } else { slots_at + slots_len };
+    // the input image (its whole size reserved: grown past it, the vector would double and
+    // copy), or while streaming the piece not yet handed over (after `flushed` bytes)
+    let cap = stream.as_ref().map_or(image_len, |(chunk, _)| chunk + t * INPUT_RECORD);
+    // a batch held whole, not streamed: its records are written into `image` by a second
+    // thread meanwhile, and the handles to write into them wait here (byte offset, value)
+    let held_cases = held.filter(|_| stream.is_none());
+    let held = held_cases.is_some();
+    let mut image: Vec<u8> = Vec::with_capacity(if held { image_len } else { 0 });
+    let mut patches: Vec<(usize, u32)> = Vec::new();
+    let mut input = Vec::with_capacity(if held { 0 } else { cap });
     let mut flushed = 0usize;
     let mut plane: Vec<u8> = Vec::with_capacity(plane_len);
     let mut slots: Vec<u8> = Vec::new();
     // each case's text is made here, then copied to a string of its length
     let mut scratch = String::new();
-    for (i, inst) in decoded.iter().enumerate() {
-        let word = src.word(i);
-        let inputs = src.inputs(i);
-        let named: Vec<u8> = inst.named_regs().collect();
-        for &r in &named {
-            if r != RZ {
-                maxreg = maxreg.max(r as u32);
+    std::thread::scope(|s| {
+        // (a small image is written here: a thread costs more than it saves)
+        let writer = held_cases.and_then(|cases| {
+            let spare = &mut image.spare_capacity_mut()[..records];
+            if records < 1 << 20 {
+                fill_cases(spare, cases);
+                return None;
             }
-        }
-        // lowest 4-aligned quad (not the one holding RZ) free of the case's registers
-        let q = (0u8..63).map(|k| k * 4).find(|&q| named.iter().all(|&r| r < q || r > q + 3)).unwrap_or(0);
-        maxreg = maxreg.max(q as u32 + 3);
-        let (q0, q1, q2, q3) = (q as u32, q as u32 + 1, q as u32 + 2, q as u32 + 3);
-        // a three-source case whose operand 3 reads data (a register, UR or cx[], not RZ or
-        // URZ) loads it into the lowest register neither named nor in the quad
-        let loads_c = match inst.c {
-            Some(Operand2::Reg(r)) => r != RZ,
-            Some(Operand2::Ur(u)) => u != URZ,
-            Some(Operand2::ConstUr { .. }) => true,
-            _ => false,
-        };
-        let extra = loads_c.then(|| (0u8..RZ).find(|&r| !named.contains(&r) && !(q..=q + 3).contains(&r)).unwrap_or(0));
-        if let Some(e) = extra {
-            maxreg = maxreg.max(e as u32);
-        }
-        let special = match (inst.b, inst.c) {
-            (Operand2::Reg(_), Some(o)) if !matches!(o, Operand2::Reg(_)) => Some((o, Special::C)),
-            (Operand2::Reg(_), _) => None,
-            (o, _) => Some((o, Special::B)),
-        };
-        let base = (i * t) as u32;
-        let first_record = input.len();
-        // appended whole, not zero-filled first
-        for x in inputs {
-            input.extend_from_slice(&record(x));
-        }
-        let first_plane = plane.len();
-        if inst.c.is_some() {
-            for x in inputs {
-                plane.extend_from_slice(&x.c.to_le_bytes());
+            Some(s.spawn(move || fill_cases(spare, cases)))
+        });
+        for (i, inst) in decoded.iter().enumerate() {
+            let word = src.word(i);
+            let inputs = src.inputs(i);
+            let named: Vec<u8> = inst.named_regs().collect();
+            for &r in &named {
+                if r != RZ {
+                    maxreg = maxreg.max(r as u32);
+                }
             }
-        }
-        if let Some(e) = extra {
-            // load operand 3 into the extra register: word plane_at / 4 + first_plane / 4 + tid
+            // lowest 4-aligned quad (not the one holding RZ) free of the case's registers
+            let q = (0u8..63).map(|k| k * 4).find(|&q| named.iter().all(|&r| r < q || r > q + 3)).unwrap_or(0);
+            maxreg = maxreg.max(q as u32 + 3);
+            let (q0, q1, q2, q3) = (q as u32, q as u32 + 1, q as u32 + 2, q as u32 + 3);
+            // a three-source case whose operand 3 reads data (a register, UR or cx[], not RZ or
+            // URZ) loads it into the lowest register neither named nor in the quad
+            let loads_c = match inst.c {
+                Some(Operand2::Reg(r)) => r != RZ,
+                Some(Operand2::Ur(u)) => u != URZ,
+                Some(Operand2::ConstUr { .. }) => true,
+                _ => false,
+            };
+            let extra = loads_c.then(|| (0u8..RZ).find(|&r| !named.contains(&r) && !(q..=q + 3).contains(&r)).unwrap_or(0));
+            if let Some(e) = extra {
+                maxreg = maxreg.max(e as u32);
+            }
+            let special = match (inst.b, inst.c) {
+                (Operand2::Reg(_), Some(o)) if !matches!(o, Operand2::Reg(_)) => Some((o, Special::C)),
+                (Operand2::Reg(_), _) => None,
+                (o, _) => Some((o, Special::B)),
+            };
+            let base = (i * t) as u32;
+            // a held batch's records are written after the loop (`push_all_records`)
+            let first_record = if held { i * t * INPUT_RECORD } else { input.len() };
+            if !held {
+                push_records(&mut input, inputs);
+            }
+            let first_plane = plane.len();
+            if inst.c.is_some() {
+                for x in inputs {
+                    plane.extend_from_slice(&x.c.to_le_bytes());
+                }
+            }
+            if let Some(e) = extra {
+                // load operand 3 into the extra register: word plane_at / 4 + first_plane / 4 + tid
+                h(&mut insts, Op::S2rTidX, &[q2]);
+                h(&mut insts, Op::Ldc64, &[q0, 0x210, 0]);
+                h(&mut insts, Op::Uldc64, &[4, 0x208, 0]);
+                let word = ((plane_at + first_plane) / 4) as u32;
+                if word != 0 {
+                    h(&mut insts, Op::Iadd3Imm, &[q2, q2, word]);
+                }
+                h(&mut insts, Op::ImadWideU32Imm, &[q0, q2, 4, q0]);
+                h(&mut insts, Op::LdgE, &[e as u32, q0, 4]);
+            }
+            // load the record
             h(&mut insts, Op::S2rTidX, &[q2]);
             h(&mut insts, Op::Ldc64, &[q0, 0x210, 0]);
             h(&mut insts, Op::Uldc64, &[4, 0x208, 0]);
-            let word = ((plane_at + first_plane) / 4) as u32;
-            if word != 0 {
-                h(&mut insts, Op::Iadd3Imm, &[q2, q2, word]);
+            if base != 0 {
+                h(&mut insts, Op::Iadd3Imm, &[q2, q2, base]);
             }
-            h(&mut insts, Op::ImadWideU32Imm, &[q0, q2, 4, q0]);
-            h(&mut insts, Op::LdgE, &[e as u32, q0, 4]);
-        }
-        // load the record
-        h(&mut insts, Op::S2rTidX, &[q2]);
-        h(&mut insts, Op::Ldc64, &[q0, 0x210, 0]);
-        h(&mut insts, Op::Uldc64, &[4, 0x208, 0]);
-        if base != 0 {
-            h(&mut insts, Op::Iadd3Imm, &[q2, q2, base]);
-        }
-        h(&mut insts, Op::ImadWideU32Imm, &[q0, q2, INPUT_RECORD as u32, q0]);
-        h(&mut insts, Op::LdgE128, &[q0, q0, 4]);
-        h(&mut insts, Op::R2p, &[q3, 0x7f]);
-        // the register that holds the special operand's data (asked only of a UR other than
-        // URZ and of cx[], for which operand 3 is loaded: `extra` is then set)
-        let staged = |which: Special| match which {
-            Special::B => q1,
-            Special::C => extra.map_or(q1, |e| e as u32),
-        };
-        let mut handle = None;
-        let spec_source = special.map(|(o, which)| match o {
-            Operand2::Reg(r) => BSource::Register { reg: r },
-            Operand2::Imm { .. } => BSource::Immediate,
-            Operand2::Ur(u) => {
-                if u != URZ {
-                    h(&mut insts, Op::R2ur, &[u as u32, staged(which)]);
-                }
-                BSource::Uniform { ureg: u }
-            }
-            Operand2::Const { bank, offset } => {
-                let o = offset as usize;
-                if !bank3_set[o / 4] {
-                    bank3_set[o / 4] = true;
-                    bank3[o..o + 4].copy_from_slice(&which.value(&inputs[0]).to_le_bytes());
-                }
-                BSource::ConstBank { bank, offset: offset as u32 }
-            }
-            Operand2::ConstUr { ureg, offset } => {
-                let o = offset as usize;
-                let first_slot = slots_at + slots.len() + o % 64;
-                for w in 0..t / 32 {
-                    let slot = slots_at + slots.len() + o % 64;
-                    let handle_base = ((slot - o) / 64) as u32;
-                    slots.resize(slots.len() + 64, 0);
-                    let at = slot - slots_at;
-                    slots[at..at + 4].copy_from_slice(&which.value(&inputs[w * 32]).to_le_bytes());
-                    // the handle's base / 64 goes where the operand's value would
-                    for k in 0..32 {
-                        let (buf, at) = match which {
-                            Special::B => (&mut input, first_record + (w * 32 + k) * INPUT_RECORD + 4),
-                            Special::C => (&mut plane, first_plane + (w * 32 + k) * 4),
-                        };
-                        buf[at..at + 4].copy_from_slice(&handle_base.to_le_bytes());
+            h(&mut insts, Op::ImadWideU32Imm, &[q0, q2, INPUT_RECORD as u32, q0]);
+            h(&mut insts, Op::LdgE128, &[q0, q0, 4]);
+            h(&mut insts, Op::R2p, &[q3, 0x7f]);
+            // the register that holds the special operand's data (asked only of a UR other than
+            // URZ and of cx[], for which operand 3 is loaded: `extra` is then set)
+            let staged = |which: Special| match which {
+                Special::B => q1,
+                Special::C => extra.map_or(q1, |e| e as u32),
+            };
+            let mut handle = None;
+            let spec_source = special.map(|(o, which)| match o {
+                Operand2::Reg(r) => BSource::Register { reg: r },
+                Operand2::Imm { .. } => BSource::Immediate,
+                Operand2::Ur(u) => {
+                    if u != URZ {
+                        h(&mut insts, Op::R2ur, &[u as u32, staged(which)]);
                     }
+                    BSource::Uniform { ureg: u }
                 }
-                handle = Some((ureg, offset, staged(which)));
-                BSource::Bindless { ureg, offset, first_slot }
-            }
-        });
-        let [mov_d, mov_c, mov_b, mov_a] = load_moves(inst, q2, extra.map_or(RZ as u32, u32::from), q1, q0);
-        if let Some(m) = mov_d {
-            h(&mut insts, Op::Mov, &m);
-        }
-        if let Some((ureg, offset, x)) = handle {
-            // handle = ((in + 64 * base64) >> 6) | (ceil((offset + 4) / 16) << 51), base64 in x
-            let size16 = (offset + 4).div_ceil(16);
-            h(&mut insts, Op::Ldc64, &[q2, 0x210, 0]);
-            h(&mut insts, Op::ImadWideU32Imm, &[q2, x, 64, q2]);
-            h(&mut insts, Op::ShfRU64Imm, &[x, q2, 6, q3]);
-            h(&mut insts, Op::ShfRU32HiImm, &[q3, RZ as u32, 6, q3]);
-            h(&mut insts, Op::Iadd3Imm, &[q3, q3, size16 << 19]);
-            h(&mut insts, Op::R2ur, &[ureg as u32, x]);
-            h(&mut insts, Op::R2ur, &[ureg as u32 + 1, q3]);
-        }
-        for m in mov_c.into_iter().chain(mov_b).chain(mov_a) {
-            h(&mut insts, Op::Mov, &m);
-        }
-        h(&mut insts, Op::Nop, &[]);
-        let code_offset = insts.len() * 16;
-        insts.push(Planned::Iut(i));
-        h(&mut insts, Op::Nop, &[]);
-        // store the destination
-        h(&mut insts, Op::S2rTidX, &[q2]);
-        h(&mut insts, Op::Ldc64, &[q0, 0x218, 0]);
-        h(&mut insts, Op::Uldc64, &[4, 0x208, 0]);
-        if base != 0 {
-            h(&mut insts, Op::Iadd3Imm, &[q2, q2, base]);
-        }
-        h(&mut insts, Op::ImadWideU32Imm, &[q0, q2, OUTPUT_RECORD as u32, q0]);
-        h(&mut insts, Op::StgE, &[q0, inst.dst as u32, 4]);
-        // the sources other than the special one are registers
-        let reg_source = |o: Operand2| match o {
-            Operand2::Reg(r) => BSource::Register { reg: r },
-            _ => BSource::Immediate,
-        };
-        let (b, c_source) = match (special, spec_source) {
-            (Some((_, Special::B)), Some(sp)) => (sp, inst.c.map(reg_source)),
-            (Some((_, Special::C)), sp) => (reg_source(inst.b), sp),
-            _ => (reg_source(inst.b), inst.c.map(reg_source)),
-        };
-        entries.push(CaseEntry {
-            index: i,
-            encoding: format_hex(word),
-            // the fused path's text, the plain renderer's (`isa::fused`'s tests) made faster;
-            // the word decoded above, so the plain one is not reached
-            text: {
-                scratch.clear();
-                match crate::isa::decode_render_into(word, &mut scratch) {
-                    Ok(()) => scratch.as_str().into(),
-                    Err(_) => render(inst),
+                Operand2::Const { bank, offset } => {
+                    let o = offset as usize;
+                    if !bank3_set[o / 4] {
+                        bank3_set[o / 4] = true;
+                        bank3[o..o + 4].copy_from_slice(&which.value(&inputs[0]).to_le_bytes());
+                    }
+                    BSource::ConstBank { bank, offset: offset as u32 }
                 }
-            },
-            form: inst.form().cli_name().to_string(),
-            input_offset: i * t * INPUT_RECORD,
-            a_reg: inst.a,
-            b,
-            c: c_source,
-            c_input_offset: inst.c.map(|_| plane_at + first_plane),
-            c_staging: extra,
-            d_reg: inst.dst,
-            staging: q,
-            code_offset,
-            output_offset: i * t * OUTPUT_RECORD,
-        });
-        if let Some((chunk, sink)) = stream.as_mut() {
-            if input.len() >= *chunk {
-                flushed += input.len();
-                let mut next = sink(std::mem::take(&mut input)).unwrap_or_default();
-                next.clear();
-                next.reserve(cap);
-                input = next;
+                Operand2::ConstUr { ureg, offset } => {
+                    let o = offset as usize;
+                    let first_slot = slots_at + slots.len() + o % 64;
+                    for w in 0..t / 32 {
+                        let slot = slots_at + slots.len() + o % 64;
+                        let handle_base = ((slot - o) / 64) as u32;
+                        slots.resize(slots.len() + 64, 0);
+                        let at = slot - slots_at;
+                        slots[at..at + 4].copy_from_slice(&which.value(&inputs[w * 32]).to_le_bytes());
+                        // the handle's base / 64 goes where the operand's value would
+                        for k in 0..32 {
+                            let (buf, at) = match which {
+                                Special::B if held => {
+                                    // into the record once it is written
+                                    patches.push((first_record + (w * 32 + k) * INPUT_RECORD + 4, handle_base));
+                                    continue;
+                                }
+                                Special::B => (&mut input, first_record + (w * 32 + k) * INPUT_RECORD + 4),
+                                Special::C => (&mut plane, first_plane + (w * 32 + k) * 4),
+                            };
+                            buf[at..at + 4].copy_from_slice(&handle_base.to_le_bytes());
+                        }
+                    }
+                    handle = Some((ureg, offset, staged(which)));
+                    BSource::Bindless { ureg, offset, first_slot }
+                }
+            });
+            let [mov_d, mov_c, mov_b, mov_a] = load_moves(inst, q2, extra.map_or(RZ as u32, u32::from), q1, q0);
+            if let Some(m) = mov_d {
+                h(&mut insts, Op::Mov, &m);
             }
+            if let Some((ureg, offset, x)) = handle {
+                // handle = ((in + 64 * base64) >> 6) | (ceil((offset + 4) / 16) << 51), base64 in x
+                let size16 = (offset + 4).div_ceil(16);
+                h(&mut insts, Op::Ldc64, &[q2, 0x210, 0]);
+                h(&mut insts, Op::ImadWideU32Imm, &[q2, x, 64, q2]);
+                h(&mut insts, Op::ShfRU64Imm, &[x, q2, 6, q3]);
+                h(&mut insts, Op::ShfRU32HiImm, &[q3, RZ as u32, 6, q3]);
+                h(&mut insts, Op::Iadd3Imm, &[q3, q3, size16 << 19]);
+                h(&mut insts, Op::R2ur, &[ureg as u32, x]);
+                h(&mut insts, Op::R2ur, &[ureg as u32 + 1, q3]);
+            }
+            for m in mov_c.into_iter().chain(mov_b).chain(mov_a) {
+                h(&mut insts, Op::Mov, &m);
+            }
+            h(&mut insts, Op::Nop, &[]);
+            let code_offset = insts.len() * 16;
+            insts.push(Planned::Iut(i));
+            h(&mut insts, Op::Nop, &[]);
+            // store the destination
+            h(&mut insts, Op::S2rTidX, &[q2]);
+            h(&mut insts, Op::Ldc64, &[q0, 0x218, 0]);
+            h(&mut insts, Op::Uldc64, &[4, 0x208, 0]);
+            if base != 0 {
+                h(&mut insts, Op::Iadd3Imm, &[q2, q2, base]);
+            }
+            h(&mut insts, Op::ImadWideU32Imm, &[q0, q2, OUTPUT_RECORD as u32, q0]);
+            h(&mut insts, Op::StgE, &[q0, inst.dst as u32, 4]);
+            // the sources other than the special one are registers
+            let reg_source = |o: Operand2| match o {
+                Operand2::Reg(r) => BSource::Register { reg: r },
+                _ => BSource::Immediate,
+            };
+            let (b, c_source) = match (special, spec_source) {
+                (Some((_, Special::B)), Some(sp)) => (sp, inst.c.map(reg_source)),
+                (Some((_, Special::C)), sp) => (reg_source(inst.b), sp),
+                _ => (reg_source(inst.b), inst.c.map(reg_source)),
+            };
+            entries.push(CaseEntry {
+                index: i,
+                encoding: format_hex(word),
+                // the fused path's text, the plain renderer's (`isa::fused`'s tests) made faster;
+                // the word decoded above, so the plain one is not reached
+                text: {
+                    scratch.clear();
+                    match crate::isa::decode_render_into(word, &mut scratch) {
+                        Ok(()) => scratch.as_str().into(),
+                        Err(_) => render(inst),
+                    }
+                },
+                form: inst.form().cli_name().to_string(),
+                input_offset: i * t * INPUT_RECORD,
+                a_reg: inst.a,
+                b,
+                c: c_source,
+                c_input_offset: inst.c.map(|_| plane_at + first_plane),
+                c_staging: extra,
+                d_reg: inst.dst,
+                staging: q,
+                code_offset,
+                output_offset: i * t * OUTPUT_RECORD,
+            });
+            if let Some((chunk, sink)) = stream.as_mut() {
+                if input.len() >= *chunk {
+                    flushed += input.len();
+                    let mut next = sink(std::mem::take(&mut input)).unwrap_or_default();
+                    next.clear();
+                    next.reserve(cap);
+                    input = next;
+                }
+            }
+        }
+        if let Some(w) = writer {
+            w.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+        }
+    });
+    if held {
+        // SAFETY: the writer thread, joined above, wrote the first `records` bytes (each of
+        // the n cases has t inputs, checked above, a record each)
+        unsafe { image.set_len(records) };
+        input = image;
+        for (at, v) in patches {
+            input[at..at + 4].copy_from_slice(&v.to_le_bytes());
         }
     }
     h(&mut insts, Op::Exit, &[]);
@@ -803,6 +883,8 @@ fn plan_inner(src: &mut impl CaseSource, mut stream: Stream<'_>) -> Result<Plan,
         input.resize(slots_at - flushed, 0);
         input.extend_from_slice(&slots);
     }
+    // the size reserved above, so that a whole image never grew past its capacity
+    debug_assert_eq!(flushed + input.len(), image_len);
     if let Some((_, sink)) = stream {
         if !input.is_empty() {
             let _ = sink(std::mem::take(&mut input));
@@ -927,25 +1009,15 @@ fn effective_all(cases: &[Case], bank3: &[u8]) -> Result<Vec<Vec<Inputs>>, Patch
     Ok(effective)
 }
 
-/// Build the kernel for a batch: plan, encode, patch the committed template. The program is
-/// encoded and patched on a second thread while the effective inputs are worked out.
+/// Build the kernel for a batch: plan, encode, patch the committed template. What each
+/// case's threads really read is [`Built::effective_inputs`], worked out when asked.
 pub fn build(cases: &[Case]) -> Result<Built, PatchError> {
     let mut plan = plan(cases)?;
     let input = std::mem::take(&mut plan.input);
     let bank3 = plan.bank3.clone();
     let t = plan.threads;
-    let (patched, effective) = std::thread::scope(|s| {
-        // the effective inputs (thousands of small vectors) are made on this thread, whose
-        // allocator reuses freed memory from one build to the next; the program's few large
-        // buffers on the other
-        let patched = s.spawn(|| {
-            let words: Vec<u128> = cases.iter().map(|c| c.word).collect();
-            patch_plan(plan, &words)
-        });
-        let effective = effective_all(cases, &bank3);
-        (patched.join().unwrap_or_else(|p| std::panic::resume_unwind(p)), effective)
-    });
-    let Patched { cubin, manifest, program } = patched?;
+    let words: Vec<u128> = cases.iter().map(|c| c.word).collect();
+    let Patched { cubin, manifest, program } = patch_plan(plan, &words)?;
     Ok(Built {
         job: LaunchJob {
             cubin,
@@ -958,7 +1030,7 @@ pub fn build(cases: &[Case]) -> Result<Built, PatchError> {
         },
         manifest,
         program,
-        inputs: effective?,
+        bank3,
     })
 }
 
@@ -1127,11 +1199,22 @@ mod tests {
     fn drawn_and_streamed_plans_equal_the_plan_of_the_cases() {
         let seed = 0x57ea;
         eprintln!("seed: {seed}");
-        for (form, threads) in [(None, 64), (Some(Form::ConstUr), 96), (Some(Form::Const), 32), (Some(Form::Ur), 256)] {
-            let words = runnable_words(seed, form, 150).unwrap();
+        // the last two: images of over 1 MiB, whose records `plan` writes on a second thread
+        // (with bindless handles written into them after)
+        for (form, threads, count) in [
+            (None, 64, 150),
+            (Some(Form::ConstUr), 96, 150),
+            (Some(Form::Const), 32, 150),
+            (Some(Form::Ur), 256, 150),
+            (Some(Form::ConstUr), 256, 300),
+            (None, 256, 300),
+        ] {
+            let words = runnable_words(seed, form, count).unwrap();
             let mut rng = crate::rng::Rng::fork(seed, 7);
             let cases: Vec<Case> = words.iter().map(|&w| Case { word: w, inputs: random_inputs(w, threads, &mut rng) }).collect();
             let p = plan(&cases).unwrap();
+            // the whole image's size was reserved up front: it never grew (and doubled) past it
+            assert_eq!(p.input.capacity(), p.input.len(), "{form:?}");
             let drawn = plan_source(&mut RandomCases::new(&words, threads, crate::rng::Rng::fork(seed, 7))).unwrap();
             assert_eq!(drawn.input, p.input, "{form:?}");
             for chunk in [1, 5000, 1 << 20] {

@@ -72,8 +72,10 @@ pub fn attempt(backend: &dyn Backend, exec: &mut dyn Executor, cases: &[Case]) -
             Ok(r) if r.len() == cases.len() && r.iter().zip(cases).all(|(v, c)| v.len() == c.inputs.len()) => {
                 // the patcher may normalise inputs (shared constants, coinciding registers):
                 // judge each result by what the kernel really read
-                let used = backend.effective_inputs(&prepared, cases);
-                Ok(used.into_iter().zip(r).map(|(ins, res)| ins.into_iter().zip(res).collect()).collect())
+                match backend.effective_inputs(&prepared, cases) {
+                    Ok(used) => Ok(used.into_iter().zip(r).map(|(ins, res)| ins.into_iter().zip(res).collect()).collect()),
+                    Err(e) => Err(format!("inputs the kernel read: {e}")),
+                }
             }
             Ok(r) => Err(format!("output holds {} cases, want {}", r.len(), cases.len())),
             Err(e) => Err(format!("output unreadable: {e}")),

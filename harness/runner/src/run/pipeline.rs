@@ -28,10 +28,10 @@ pub trait Backend: Sync {
     fn build(&self, cases: &[Case]) -> Result<Prepared, String>;
     /// `Built::results(output)`: `[case][input]` = the destination register after.
     fn results(&self, prepared: &Prepared, output: &[u8]) -> Result<Vec<Vec<u32>>, String>;
-    /// The inputs each case's kernel really reads (`kernel::Built::inputs`), which the patcher
-    /// may have normalised; by default the cases' own.
-    fn effective_inputs(&self, _prepared: &Prepared, cases: &[Case]) -> Vec<Vec<Inputs>> {
-        cases.iter().map(|c| c.inputs.clone()).collect()
+    /// The inputs each case's kernel really reads (`kernel::Built::effective_inputs`), which
+    /// the patcher may have normalised; by default the cases' own.
+    fn effective_inputs(&self, _prepared: &Prepared, cases: &[Case]) -> Result<Vec<Vec<Inputs>>, String> {
+        Ok(cases.iter().map(|c| c.inputs.clone()).collect())
     }
     /// `reference::eval(inst, inputs)`; `Err` = the result is undefined (the text says why).
     fn expect(&self, inst: &Inst, inputs: &Inputs) -> Result<u32, String>;
@@ -129,11 +129,10 @@ impl Backend for RealBackend {
         let s = p.state.downcast_ref::<RealState>().ok_or("prepared state is not the real backend's")?;
         Ok(join(s.built.results(out).map_err(|e| e.to_string())?, &s.parts))
     }
-    fn effective_inputs(&self, p: &Prepared, cases: &[Case]) -> Vec<Vec<Inputs>> {
-        match p.state.downcast_ref::<RealState>() {
-            Some(s) => join(s.built.inputs.clone(), &s.parts),
-            None => cases.iter().map(|c| c.inputs.clone()).collect(),
-        }
+    fn effective_inputs(&self, p: &Prepared, cases: &[Case]) -> Result<Vec<Vec<Inputs>>, String> {
+        let s = p.state.downcast_ref::<RealState>().ok_or("prepared state is not the real backend's")?;
+        let (kc, _) = kernel_cases(cases)?;
+        Ok(join(s.built.effective_inputs(&kc).map_err(|e| e.to_string())?, &s.parts))
     }
     fn expect(&self, i: &Inst, x: &Inputs) -> Result<u32, String> {
         crate::reference::eval(i, x).map_err(|e| e.to_string())
@@ -269,8 +268,8 @@ mod tests {
         let got = RealBackend.results(&p, &out).unwrap();
         assert_eq!(got.iter().map(Vec::len).collect::<Vec<_>>(), vec![4 * MAX_THREADS, 2 * MAX_THREADS]);
         assert_eq!(got.concat(), want);
-        let eff = RealBackend.effective_inputs(&p, &cases);
-        assert_eq!(eff.concat(), by_hand.inputs.concat());
+        let eff = RealBackend.effective_inputs(&p, &cases).unwrap();
+        assert_eq!(eff.concat(), by_hand.effective_inputs(&slices).unwrap().concat());
         // a constant-bank case reads one b for the whole launch, whatever it asked for
         assert!(eff[1].iter().all(|i| i.b == eff[1][0].b));
     }
