@@ -2,7 +2,7 @@
 
 use crate::cli::{CliError, CliResult};
 use crate::commands::{parse_form, resolve_seed};
-use crate::kernel::{encode_and_patch, plan_streamed, take_manifest, RandomCases};
+use crate::kernel::{encode_and_patch, plan_streamed, take_manifest, DrawnAhead};
 use crate::outfile::{Durability, Staged};
 use crate::rng::Rng;
 use clap::Args;
@@ -73,9 +73,6 @@ pub fn build_kernel(a: BuildKernelArgs) -> CliResult {
     }
     crate::commands::check_form(&ops, form)?;
     let words = runnable_words_of(seed, &ops, form, a.count).map_err(CliError::input)?;
-    // the inputs of each case are drawn as the planner reaches it (one case's at a time), the
-    // same values as a batch of Cases from random_inputs
-    let mut cases = RandomCases::new(&words, a.threads, Rng::fork(seed, u64::MAX));
     // a template or a batch the patcher cannot build is a setup error (exit 2), not a finding
     let template_err = |e| CliError::input(format!("kernel template {}: {e}", "kernels/hmul2_template.sm_90.cubin"));
     let dir = std::path::Path::new(&a.out);
@@ -91,6 +88,9 @@ pub fn build_kernel(a: BuildKernelArgs) -> CliResult {
     // here. The files are renamed into place once all three are written, so a failure
     // leaves none of them half-made.
     let ((manifest, program), cubin_len, staged) = std::thread::scope(|s| -> Result<_, CliError> {
+        // the inputs of each case are drawn on a thread of their own a few cases ahead of the
+        // planner, the same values as a batch of Cases from random_inputs
+        let mut cases = DrawnAhead::start(s, &words, a.threads, Rng::fork(seed, u64::MAX));
         let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(PIECES_WAITING);
         // written pieces go back to the planner, to be filled again
         let (back_tx, back_rx) = std::sync::mpsc::channel::<Vec<u8>>();

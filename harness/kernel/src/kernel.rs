@@ -578,6 +578,77 @@ impl CaseSource for RandomCases<'_> {
     }
 }
 
+/// [`RandomCases`] drawn ahead on another thread: the same inputs, in the same order, made
+/// while the planner works on the cases before them (the draws are a tenth of
+/// `build-kernel`'s time, on the planner's thread otherwise). At most [`DrawnAhead::AHEAD`]
+/// groups of [`DrawnAhead::GROUP`] cases wait, so memory stays flat; groups the planner is
+/// done with go back to be filled again.
+pub struct DrawnAhead<'a> {
+    words: &'a [u128],
+    threads: usize,
+    next: usize,
+    /// the group holding case `first`..
+    group: Vec<Inputs>,
+    first: usize,
+    groups: std::sync::mpsc::Receiver<Vec<Inputs>>,
+    back: std::sync::mpsc::Sender<Vec<Inputs>>,
+}
+
+impl<'a> DrawnAhead<'a> {
+    /// Cases per group handed over at once.
+    pub const GROUP: usize = 16;
+    /// Groups drawn and waiting, at most.
+    pub const AHEAD: usize = 8;
+
+    /// Start drawing on a thread of `scope`: the cases of `words`, `threads` inputs each from
+    /// `rng`, as `RandomCases::new(words, threads, rng)` draws them.
+    pub fn start<'scope>(scope: &'scope std::thread::Scope<'scope, 'a>, words: &'a [u128], threads: usize, mut rng: crate::rng::Rng) -> DrawnAhead<'a> {
+        let (tx, groups) = std::sync::mpsc::sync_channel::<Vec<Inputs>>(Self::AHEAD);
+        let (back, spare) = std::sync::mpsc::channel::<Vec<Inputs>>();
+        scope.spawn(move || {
+            let mut one = Vec::with_capacity(threads);
+            for ws in words.chunks(Self::GROUP) {
+                let mut g = spare.try_recv().unwrap_or_else(|_| Vec::with_capacity(Self::GROUP * threads));
+                g.clear();
+                for &w in ws {
+                    random_inputs_into(w, threads, &mut rng, &mut one);
+                    g.extend_from_slice(&one);
+                }
+                // a planner that stopped (a refused batch) takes no more
+                if tx.send(g).is_err() {
+                    return;
+                }
+            }
+        });
+        DrawnAhead { words, threads, next: 0, group: Vec::new(), first: 0, groups, back }
+    }
+}
+
+impl CaseSource for DrawnAhead<'_> {
+    fn len(&self) -> usize {
+        self.words.len()
+    }
+    fn word(&self, i: usize) -> u128 {
+        self.words[i]
+    }
+    fn input_count(&self, _: usize) -> usize {
+        self.threads
+    }
+    fn inputs(&mut self, i: usize) -> &[Inputs] {
+        assert_eq!(i, self.next, "DrawnAhead asked for case {i} out of order");
+        self.next += 1;
+        if i.is_multiple_of(Self::GROUP) {
+            // the drawing thread makes every group, in order, unless it panicked (which the
+            // scope's join then raises)
+            let g = self.groups.recv().unwrap_or_else(|_| panic!("the thread drawing the inputs of case {i} stopped"));
+            let _ = self.back.send(std::mem::replace(&mut self.group, g));
+            self.first = i;
+        }
+        let at = (i - self.first) * self.threads;
+        &self.group[at..at + self.threads]
+    }
+}
+
 /// Plan the program for a batch.
 pub fn plan(cases: &[Case]) -> Result<Plan, PatchError> {
     plan_inner(&mut Cases(cases), None, Some(cases))
@@ -1217,6 +1288,8 @@ mod tests {
             assert_eq!(p.input.capacity(), p.input.len(), "{form:?}");
             let drawn = plan_source(&mut RandomCases::new(&words, threads, crate::rng::Rng::fork(seed, 7))).unwrap();
             assert_eq!(drawn.input, p.input, "{form:?}");
+            let ahead = std::thread::scope(|s| plan_source(&mut DrawnAhead::start(s, &words, threads, crate::rng::Rng::fork(seed, 7)))).unwrap();
+            assert_eq!(ahead.input, p.input, "{form:?}, drawn ahead");
             for chunk in [1, 5000, 1 << 20] {
                 let mut pieces = Vec::new();
                 let s = plan_streamed(&mut RandomCases::new(&words, threads, crate::rng::Rng::fork(seed, 7)), chunk, &mut |v| {
@@ -1233,6 +1306,12 @@ mod tests {
                 assert_eq!(serde_json::to_string(&a.manifest).unwrap(), serde_json::to_string(&b.manifest).unwrap());
             }
         }
+        // a batch refused at its last case, drawn ahead: the drawing thread, blocked with its
+        // groups waiting, stops when the planner drops them (no deadlock)
+        let mut words = runnable_words(seed, None, 400).unwrap();
+        words.push(0);
+        let r = std::thread::scope(|s| plan_source(&mut DrawnAhead::start(s, &words, 32, crate::rng::Rng::fork(seed, 7))));
+        assert!(matches!(r, Err(PatchError::NotRunnable { case: 400, .. })), "{:?}", r.err());
         // a refused batch hands nothing over
         let mut pieces = 0;
         let bad = [Case { word: 0, inputs: vec![Inputs::default(); 32] }];
