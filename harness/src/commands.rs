@@ -85,35 +85,53 @@ pub fn decode(a: DecodeArgs) -> CliResult {
     Ok(ExitCode::SUCCESS)
 }
 
-/// One input of `decode`: a word, or why it is not one (its `error:` line).
-enum Line {
-    Word(u128),
-    Bad(String),
+/// A batch of `decode`'s inputs: each a word, or why it is not one (its `error:` line).
+/// The words are kept apart from the (few) bad inputs, so that a run of words renders in
+/// one call ([`isa::decode_lines_into`]) and an input takes 16 bytes.
+#[derive(Default)]
+struct Batch {
+    /// by input: its word (0 for a bad input)
+    words: Vec<u128>,
+    /// the bad inputs: their place among the inputs, in order, and why
+    bad: Vec<(usize, String)>,
+}
+
+impl Batch {
+    fn len(&self) -> usize {
+        self.words.len()
+    }
+    fn is_empty(&self) -> bool {
+        self.words.is_empty()
+    }
+    fn clear(&mut self) {
+        self.words.clear();
+        self.bad.clear();
+    }
 }
 
 /// `decode`'s output: inputs gathered in batches, which the render threads (one a CPU) take
 /// piece by piece, render and write in order while this thread reads the next batch. Memory
 /// is a few batches', whatever the input.
 struct Output<'scope> {
-    pending: Vec<Line>,
-    to_writer: Option<std::sync::mpsc::SyncSender<Vec<Line>>>,
+    pending: Batch,
+    to_writer: Option<std::sync::mpsc::SyncSender<Batch>>,
     /// batches the render threads are done with, to fill again
-    spare: std::sync::mpsc::Receiver<Vec<Line>>,
+    spare: std::sync::mpsc::Receiver<Batch>,
     writers: Vec<std::thread::ScopedJoinHandle<'scope, Result<(), CliError>>>,
 }
 
-/// The text of `lines`, one line each, appended to `out`.
-fn render_lines(lines: &[Line], out: &mut String, cache: &mut isa::LineCache) {
-    for l in lines {
-        match l {
-            Line::Word(w) => isa::decode_line_into(*w, out, cache),
-            Line::Bad(why) => {
-                out.push_str("error: ");
-                out.push_str(why);
-            }
-        }
+/// The text of inputs `range` of `batch`, one line each, appended to `out`.
+fn render_lines(batch: &Batch, range: std::ops::Range<usize>, out: &mut String, cache: &mut isa::LineCache) {
+    let mut at = range.start;
+    let first_bad = batch.bad.partition_point(|(i, _)| *i < range.start);
+    for (i, why) in batch.bad[first_bad..].iter().take_while(|(i, _)| *i < range.end) {
+        isa::decode_lines_into(&batch.words[at..*i], out, cache);
+        out.push_str("error: ");
+        out.push_str(why);
         out.push('\n');
+        at = i + 1;
     }
+    isa::decode_lines_into(&batch.words[at..range.end], out, cache);
 }
 
 /// Inputs per batch (about a MiB of text).
@@ -133,9 +151,9 @@ struct Pool {
 #[derive(Default)]
 struct Take {
     /// batches from the reader (None once writing failed: the reader's next send fails)
-    batches: Option<std::sync::mpsc::Receiver<Vec<Line>>>,
+    batches: Option<std::sync::mpsc::Receiver<Batch>>,
     /// the batch being handed out, and its next piece's first line
-    batch: Option<std::sync::Arc<Vec<Line>>>,
+    batch: Option<std::sync::Arc<Batch>>,
     next: usize,
     /// the sequence number of the next piece taken
     seq: u64,
@@ -155,7 +173,7 @@ fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// One render thread: takes the next piece (and its sequence number), renders it with its
 /// own line cache, then waits for the pieces before it to be written and writes it. While
 /// one thread writes, the others render: the write is not a step of its own.
-fn render_and_write(pool: &Pool, spare: &std::sync::mpsc::SyncSender<Vec<Line>>) -> Result<(), CliError> {
+fn render_and_write(pool: &Pool, spare: &std::sync::mpsc::SyncSender<Batch>) -> Result<(), CliError> {
     let mut cache = isa::LineCache::default();
     let mut text = String::new();
     loop {
@@ -181,7 +199,7 @@ fn render_and_write(pool: &Pool, spare: &std::sync::mpsc::SyncSender<Vec<Line>>)
             (b, from..t.next, seq)
         };
         text.clear();
-        render_lines(&batch[lines], &mut text, &mut cache);
+        render_lines(&batch, lines, &mut text, &mut cache);
         if let Some(mut b) = std::sync::Arc::into_inner(batch) {
             b.clear();
             let _ = spare.try_send(b);
@@ -222,11 +240,12 @@ impl<'scope> Output<'scope> {
                 s.spawn(move || render_and_write(pool, &give_back))
             })
             .collect();
-        Output { pending: Vec::with_capacity(BATCH), to_writer: Some(to_writer), spare, writers }
+        Output { pending: Batch { words: Vec::with_capacity(BATCH), bad: Vec::new() }, to_writer: Some(to_writer), spare, writers }
     }
 
     fn word(&mut self, w: u128) -> Result<(), CliError> {
-        self.push(Line::Word(w))
+        self.pending.words.push(w);
+        self.sent_if_full()
     }
 
     /// An input that may not be a word (`first` names it if it is the first bad one).
@@ -244,11 +263,12 @@ impl<'scope> Output<'scope> {
         if tally.bad == 1 {
             tally.first = first.unwrap_or_else(|| why.clone());
         }
-        self.push(Line::Bad(why))
+        self.pending.bad.push((self.pending.words.len(), why));
+        self.pending.words.push(0);
+        self.sent_if_full()
     }
 
-    fn push(&mut self, l: Line) -> Result<(), CliError> {
-        self.pending.push(l);
+    fn sent_if_full(&mut self) -> Result<(), CliError> {
         if self.pending.len() >= BATCH {
             self.send()?;
         }
@@ -257,7 +277,7 @@ impl<'scope> Output<'scope> {
 
     /// Hand the pending inputs to the writer; its error if it stopped (stdout closed).
     fn send(&mut self) -> Result<(), CliError> {
-        let next = self.spare.try_recv().unwrap_or_else(|_| Vec::with_capacity(BATCH));
+        let next = self.spare.try_recv().unwrap_or_else(|_| Batch { words: Vec::with_capacity(BATCH), bad: Vec::new() });
         let batch = std::mem::replace(&mut self.pending, next);
         match self.to_writer.as_ref().map(|t| t.send(batch)) {
             Some(Ok(())) => Ok(()),

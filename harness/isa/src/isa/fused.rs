@@ -1043,8 +1043,47 @@ impl LineCache {
 /// The `decode` command's line of `word` (without its newline): its text, or `illegal: `
 /// and why. An illegal word's line is made once per key in `cache`, then copied.
 pub fn decode_line_into(word: u128, out: &mut String, cache: &mut LineCache) {
+    line_with(word, out, cache, try_fast)
+}
+
+/// [`decode_line_into`] of each of `words`, each line followed by a newline. Where the CPU
+/// has BMI2 and AVX2 the loop itself is compiled for them, so the renderer is inlined into
+/// it rather than called a word at a time.
+pub fn decode_lines_into(words: &[u128], out: &mut String, cache: &mut LineCache) {
+    #[cfg(target_arch = "x86_64")]
+    if bmi2() {
+        // SAFETY: `bmi2()` says BMI2 and AVX2 were detected on this CPU.
+        return unsafe { lines_bmi2(words, out, cache) };
+    }
+    for &w in words {
+        decode_line_into(w, out, cache);
+        out.push('\n');
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "bmi2,avx2")]
+unsafe fn lines_bmi2(words: &[u128], out: &mut String, cache: &mut LineCache) {
+    for &w in words {
+        line_with(w, out, cache, |w, o| {
+            let op = match decode::op_of(w) {
+                Ok(op) => op,
+                Err(Illegal::UnknownOpcode { opcode }) => return Err(Miss::Illegal(1 << 60 | opcode as u64)),
+                Err(_) => return Err(Miss::Plain),
+            };
+            match fast(op) {
+                Some(f) => fused::<true>(f, w, o),
+                None => Err(Miss::Plain),
+            }
+        });
+        out.push('\n');
+    }
+}
+
+#[inline(always)]
+fn line_with(word: u128, out: &mut String, cache: &mut LineCache, fast_path: impl FnOnce(u128, &mut String) -> Result<(), Miss>) {
     use std::fmt::Write as _;
-    let key = match try_fast(word, out) {
+    let key = match fast_path(word, out) {
         Ok(()) => return,
         Err(Miss::Illegal(k)) => Some(k),
         Err(Miss::Refused(line)) => return out.push_str(line),
@@ -1205,6 +1244,28 @@ fn fused<const PEXT: bool>(f: &Fast, word: u128, out: &mut String) -> Result<(),
 mod tests {
     use super::*;
     use crate::gen::{self, GenOptions};
+
+    /// The batch of lines is the lines one at a time: words of every instruction, legal,
+    /// with INVALIDn values, broken (illegal, refused), and random bits.
+    #[test]
+    fn lines_in_a_batch_are_the_lines_one_at_a_time() {
+        let seed = 0x11e5;
+        println!("seed: {seed}");
+        let o = GenOptions { illegal_share: 0.3, invalid_share: 0.3, ignored_share: 0.2, ..GenOptions::legal(seed) };
+        let mut words = gen::generate(&o, 0, 20_000);
+        let mut r = crate::rng::Rng::new(seed);
+        words.extend((0..2_000).map(|_| (r.next_u64() as u128) << 64 | r.next_u64() as u128));
+        let (mut one, mut c1) = (String::new(), LineCache::default());
+        for &w in &words {
+            decode_line_into(w, &mut one, &mut c1);
+            one.push('\n');
+        }
+        let (mut batch, mut c2) = (String::new(), LineCache::default());
+        decode_lines_into(&words[..7], &mut batch, &mut c2);
+        decode_lines_into(&words[7..], &mut batch, &mut c2);
+        decode_lines_into(&[], &mut batch, &mut c2);
+        assert_eq!(batch, one);
+    }
 
     fn same(w: u128) {
         let mut a = String::from("x");
