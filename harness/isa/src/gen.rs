@@ -132,27 +132,29 @@ fn draw_control(r: &mut Rng) -> Control {
 
 /// The lane formats and flush modes `op` has in `form` (with `invalid`, the INVALIDn values
 /// too): those some legal word holds, so that drawing them and redrawing control bits ends.
-/// Computed once per (op, form, invalid): reachability enumerates the rules' fields.
+/// Computed once per (op, form, invalid), when first drawn: reachability enumerates the
+/// rules' fields (a millisecond or more per instruction; computed for every form and both
+/// kinds at once, it was most of a short `generate`'s or `build-kernel`'s start).
 fn modes(op: Op, form: Form, invalid: bool) -> &'static (Vec<Format>, Vec<Flush>) {
-    type Table = Vec<(Vec<Format>, Vec<Flush>)>;
-    static T: [std::sync::OnceLock<Table>; Op::ALL.len()] = [const { std::sync::OnceLock::new() }; Op::ALL.len()];
-    let t = T[op.index()].get_or_init(|| Form::ALL.into_iter().flat_map(|f| [false, true].map(|inv| compute_modes(op, f, inv))).collect());
-    &t[form as usize * 2 + invalid as usize]
+    const PER_OP: usize = Form::ALL.len() * 2;
+    static T: [std::sync::OnceLock<(Vec<Format>, Vec<Flush>)>; Op::ALL.len() * PER_OP] = [const { std::sync::OnceLock::new() }; Op::ALL.len() * PER_OP];
+    T[op.index() * PER_OP + form as usize * 2 + invalid as usize].get_or_init(|| compute_modes(op, form, invalid))
 }
 
 fn compute_modes(op: Op, form: Form, invalid: bool) -> (Vec<Format>, Vec<Flush>) {
     let (l, s) = (op.layout(), op.spec());
     let k = op.form_index(form).unwrap_or(0);
     let (fi, li) = (s.index("format"), s.index("flush"));
+    // (an INVALIDn value is left out before its reachability, the costly part, is asked)
     let formats = Format::EVERY
         .into_iter()
         .filter(|&f| {
-            l.format_code[f as usize].is_some_and(|v| s.value_reachable(k, fi, v)) && (invalid || matches!(f, Format::F16 | Format::Bf16 | Format::F32))
+            (invalid || matches!(f, Format::F16 | Format::Bf16 | Format::F32)) && l.format_code[f as usize].is_some_and(|v| s.value_reachable(k, fi, v))
         })
         .collect();
     let flushes = Flush::EVERY
         .into_iter()
-        .filter(|&f| l.flush_code[f as usize].is_some_and(|v| s.value_reachable(k, li, v)) && (invalid || f != Flush::Invalid3))
+        .filter(|&f| (invalid || f != Flush::Invalid3) && l.flush_code[f as usize].is_some_and(|v| s.value_reachable(k, li, v)))
         .collect();
     (formats, flushes)
 }

@@ -949,16 +949,31 @@ fn plan_inner(src: &mut impl CaseSource, mut stream: Stream<'_>, held: Option<&[
     while insts.len() % 8 != 0 {
         h(&mut insts, Op::Nop, &[]);
     }
-    input.extend_from_slice(&plane);
-    if !slots.is_empty() {
-        input.resize(slots_at - flushed, 0);
-        input.extend_from_slice(&slots);
-    }
-    // the size reserved above, so that a whole image never grew past its capacity
-    debug_assert_eq!(flushed + input.len(), image_len);
-    if let Some((_, sink)) = stream {
-        if !input.is_empty() {
-            let _ = sink(std::mem::take(&mut input));
+    // the bindless slots' region: zeros from the end of the c plane, then the slots
+    let tail = |mut v: Vec<u8>, from: usize| {
+        if !slots.is_empty() {
+            v.resize(v.len() + slots_at - from, 0);
+            v.extend_from_slice(&slots);
+        }
+        v
+    };
+    match stream {
+        Some((_, sink)) => {
+            // the records not yet handed over, the c plane and the slots go as pieces of
+            // their own (appended to the last piece, they would grow it past its capacity)
+            let pieces = [std::mem::take(&mut input), plane, tail(Vec::new(), records + plane_len)];
+            debug_assert_eq!(flushed + pieces.iter().map(Vec::len).sum::<usize>(), image_len);
+            for piece in pieces {
+                if !piece.is_empty() {
+                    let _ = sink(piece);
+                }
+            }
+        }
+        None => {
+            input.extend_from_slice(&plane);
+            input = tail(input, records + plane_len);
+            // the size reserved above, so that the image never grew past its capacity
+            debug_assert_eq!(input.len(), image_len);
         }
     }
     Ok(Plan { insts, bank3, regcount: declared_regcount(maxreg + 1), entries, threads: t, input })
