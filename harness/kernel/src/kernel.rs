@@ -541,46 +541,11 @@ impl CaseSource for Cases<'_> {
     }
 }
 
-/// A batch of `words` with [`random_inputs`] drawn case by case from one generator, as
+/// A batch of `words` with [`random_inputs`] drawn from one generator, as
 /// `words.iter().map(|&w| Case { word: w, inputs: random_inputs(w, threads, &mut rng) })`
-/// would draw them, without holding more than one case's inputs at a time.
-pub struct RandomCases<'a> {
-    words: &'a [u128],
-    threads: usize,
-    rng: crate::rng::Rng,
-    next: usize,
-    buf: Vec<Inputs>,
-}
-
-impl<'a> RandomCases<'a> {
-    pub fn new(words: &'a [u128], threads: usize, rng: crate::rng::Rng) -> RandomCases<'a> {
-        RandomCases { words, threads, rng, next: 0, buf: Vec::with_capacity(threads) }
-    }
-}
-
-impl CaseSource for RandomCases<'_> {
-    fn len(&self) -> usize {
-        self.words.len()
-    }
-    fn word(&self, i: usize) -> u128 {
-        self.words[i]
-    }
-    fn input_count(&self, _: usize) -> usize {
-        self.threads
-    }
-    fn inputs(&mut self, i: usize) -> &[Inputs] {
-        // the generator's stream is drawn in case order: asked out of order, it would give
-        // other inputs than the batch of Cases it stands for
-        assert_eq!(i, self.next, "RandomCases asked for case {i} out of order");
-        self.next += 1;
-        random_inputs_into(self.words[i], self.threads, &mut self.rng, &mut self.buf);
-        &self.buf
-    }
-}
-
-/// [`RandomCases`] drawn ahead on another thread: the same inputs, in the same order, made
+/// would draw them, without holding the whole batch's inputs: drawn on another thread
 /// while the planner works on the cases before them (the draws are a tenth of
-/// `build-kernel`'s time, on the planner's thread otherwise). At most [`DrawnAhead::AHEAD`]
+/// `build-kernel`'s time). At most [`DrawnAhead::AHEAD`]
 /// groups of [`DrawnAhead::GROUP`] cases wait, so memory stays flat; groups the planner is
 /// done with go back to be filled again.
 pub struct DrawnAhead<'a> {
@@ -601,7 +566,7 @@ impl<'a> DrawnAhead<'a> {
     pub const AHEAD: usize = 8;
 
     /// Start drawing on a thread of `scope`: the cases of `words`, `threads` inputs each from
-    /// `rng`, as `RandomCases::new(words, threads, rng)` draws them.
+    /// `rng`.
     pub fn start<'scope>(scope: &'scope std::thread::Scope<'scope, 'a>, words: &'a [u128], threads: usize, mut rng: crate::rng::Rng) -> DrawnAhead<'a> {
         let (tx, groups) = std::sync::mpsc::sync_channel::<Vec<Inputs>>(Self::AHEAD);
         let (back, spare) = std::sync::mpsc::channel::<Vec<Inputs>>();
@@ -1301,16 +1266,16 @@ mod tests {
             let p = plan(&cases).unwrap();
             // the whole image's size was reserved up front: it never grew (and doubled) past it
             assert_eq!(p.input.capacity(), p.input.len(), "{form:?}");
-            let drawn = plan_source(&mut RandomCases::new(&words, threads, crate::rng::Rng::fork(seed, 7))).unwrap();
-            assert_eq!(drawn.input, p.input, "{form:?}");
-            let ahead = std::thread::scope(|s| plan_source(&mut DrawnAhead::start(s, &words, threads, crate::rng::Rng::fork(seed, 7)))).unwrap();
-            assert_eq!(ahead.input, p.input, "{form:?}, drawn ahead");
+            let drawn = std::thread::scope(|s| plan_source(&mut DrawnAhead::start(s, &words, threads, crate::rng::Rng::fork(seed, 7)))).unwrap();
+            assert_eq!(drawn.input, p.input, "{form:?}, drawn ahead");
             for chunk in [1, 5000, 1 << 20] {
                 let mut pieces = Vec::new();
-                let s = plan_streamed(&mut RandomCases::new(&words, threads, crate::rng::Rng::fork(seed, 7)), chunk, &mut |v| {
-                    pieces.push(v);
-                    // every other piece gives back a used buffer, to be emptied by the planner
-                    (pieces.len() % 2 == 0).then(|| vec![0xee; 3])
+                let s = std::thread::scope(|sc| {
+                    plan_streamed(&mut DrawnAhead::start(sc, &words, threads, crate::rng::Rng::fork(seed, 7)), chunk, &mut |v| {
+                        pieces.push(v);
+                        // every other piece gives back a used buffer, to be emptied by the planner
+                        (pieces.len() % 2 == 0).then(|| vec![0xee; 3])
+                    })
                 })
                 .unwrap();
                 assert!(s.input.is_empty() && pieces.iter().all(|v| !v.is_empty()));
