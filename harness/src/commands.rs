@@ -88,7 +88,6 @@ pub fn decode(a: DecodeArgs) -> CliResult {
 /// A batch of `decode`'s inputs: each a word, or why it is not one (its `error:` line).
 /// The words are kept apart from the (few) bad inputs, so that a run of words renders in
 /// one call ([`isa::decode_lines_into`]) and an input takes 16 bytes.
-#[derive(Default)]
 struct Batch {
     /// by input: its word (0 for a bad input)
     words: Vec<u128>,
@@ -97,6 +96,9 @@ struct Batch {
 }
 
 impl Batch {
+    fn new() -> Batch {
+        Batch { words: Vec::with_capacity(BATCH), bad: Vec::new() }
+    }
     fn len(&self) -> usize {
         self.words.len()
     }
@@ -240,12 +242,12 @@ impl<'scope> Output<'scope> {
                 s.spawn(move || render_and_write(pool, &give_back))
             })
             .collect();
-        Output { pending: Batch { words: Vec::with_capacity(BATCH), bad: Vec::new() }, to_writer: Some(to_writer), spare, writers }
+        Output { pending: Batch::new(), to_writer: Some(to_writer), spare, writers }
     }
 
     fn word(&mut self, w: u128) -> Result<(), CliError> {
         self.pending.words.push(w);
-        self.sent_if_full()
+        self.send_if_full()
     }
 
     /// An input that may not be a word (`first` names it if it is the first bad one).
@@ -265,10 +267,10 @@ impl<'scope> Output<'scope> {
         }
         self.pending.bad.push((self.pending.words.len(), why));
         self.pending.words.push(0);
-        self.sent_if_full()
+        self.send_if_full()
     }
 
-    fn sent_if_full(&mut self) -> Result<(), CliError> {
+    fn send_if_full(&mut self) -> Result<(), CliError> {
         if self.pending.len() >= BATCH {
             self.send()?;
         }
@@ -277,7 +279,7 @@ impl<'scope> Output<'scope> {
 
     /// Hand the pending inputs to the writer; its error if it stopped (stdout closed).
     fn send(&mut self) -> Result<(), CliError> {
-        let next = self.spare.try_recv().unwrap_or_else(|_| Batch { words: Vec::with_capacity(BATCH), bad: Vec::new() });
+        let next = self.spare.try_recv().unwrap_or_else(|_| Batch::new());
         let batch = std::mem::replace(&mut self.pending, next);
         match self.to_writer.as_ref().map(|t| t.send(batch)) {
             Some(Ok(())) => Ok(()),

@@ -736,7 +736,7 @@ fn plan_inner(src: &mut impl CaseSource, mut stream: Stream<'_>, held: Option<&[
                 (o, _) => Some((o, Special::B)),
             };
             let base = (i * t) as u32;
-            // a held batch's records are written after the loop (`push_all_records`)
+            // a held batch's records are written by the writer thread (`fill_cases`)
             let first_record = if held { i * t * INPUT_RECORD } else { input.len() };
             if !held {
                 push_records(&mut input, inputs);

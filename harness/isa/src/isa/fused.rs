@@ -1008,23 +1008,26 @@ enum Miss {
     Plain,
 }
 
+/// The fast-path tables of `word`'s instruction, or why the word misses them.
+#[inline(always)]
+fn tables_of(word: u128) -> Result<&'static Fast, Miss> {
+    match decode::op_of(word) {
+        Ok(op) => fast(op).ok_or(Miss::Plain),
+        Err(Illegal::UnknownOpcode { opcode }) => Err(Miss::Illegal(1 << 60 | opcode as u64)),
+        Err(_) => Err(Miss::Plain),
+    }
+}
+
 /// The fused path alone: the word's text appended, or why not.
 #[inline(always)]
 fn try_fast(word: u128, out: &mut String) -> Result<(), Miss> {
-    let op = match decode::op_of(word) {
-        Ok(op) => op,
-        Err(Illegal::UnknownOpcode { opcode }) => return Err(Miss::Illegal(1 << 60 | opcode as u64)),
-        Err(_) => return Err(Miss::Plain),
-    };
-    match fast(op) {
-        #[cfg(target_arch = "x86_64")]
-        Some(f) if bmi2() => {
-            // SAFETY: `bmi2()` says BMI2 and AVX2 were detected on this CPU.
-            unsafe { fused_bmi2(f, word, out) }
-        }
-        Some(f) => fused::<false>(f, word, out),
-        None => Err(Miss::Plain),
+    let f = tables_of(word)?;
+    #[cfg(target_arch = "x86_64")]
+    if bmi2() {
+        // SAFETY: `bmi2()` says BMI2 and AVX2 were detected on this CPU.
+        return unsafe { fused_bmi2(f, word, out) };
     }
+    fused::<false>(f, word, out)
 }
 
 /// Illegal words' lines by the key their reason depends on (see `Miss::Illegal`), each
@@ -1065,17 +1068,7 @@ pub fn decode_lines_into(words: &[u128], out: &mut String, cache: &mut LineCache
 #[target_feature(enable = "bmi2,avx2")]
 unsafe fn lines_bmi2(words: &[u128], out: &mut String, cache: &mut LineCache) {
     for &w in words {
-        line_with(w, out, cache, |w, o| {
-            let op = match decode::op_of(w) {
-                Ok(op) => op,
-                Err(Illegal::UnknownOpcode { opcode }) => return Err(Miss::Illegal(1 << 60 | opcode as u64)),
-                Err(_) => return Err(Miss::Plain),
-            };
-            match fast(op) {
-                Some(f) => fused::<true>(f, w, o),
-                None => Err(Miss::Plain),
-            }
-        });
+        line_with(w, out, cache, |w, o| fused::<true>(tables_of(w)?, w, o));
         out.push('\n');
     }
 }
