@@ -14,11 +14,18 @@
 //! `Y = ±my·2^ey` with `mx`, `my` in [1, 2) of 8 significant bits, `P = X·Y`, `ep = ex + ey`,
 //! `C = ±mc·2^ec` (a subnormal c normalised) and `d = ec - ep`, chosen once per step:
 //!
+//! - `ep >= 129`: the result is the Inf of the product's sign;
 //! - `d >= 11`: the result is `C` itself;
 //! - `-14 <= d <= 10`: `s = X'·my + C'` by one f32 fused multiply-add, with `X' = ±mx` (the
 //!   product's sign: `Y`'s sign and exponent are the step's) and `C' = C·2^-ep`; the lane's
 //!   value is `s·2^K`, `K = ep`;
 //! - `d <= -15`: the same with `C' = ±2^-20` (c's sign; `C' = C` when c is zero).
+//!
+//! **`ep >= 129`.** `|P| >= 2^ep >= 2^129`, and a finite BF16 `C` is below 2^128 in
+//! magnitude, so `|P + C| > 2^128`, above the overflow threshold of round to nearest (the
+//! largest finite plus half its ulp, `(2 - 2^-8)·2^127`): the sum rounds to Inf, with `P`'s
+//! sign. (A sweep's rows meet this in about one step in eight, which the integer steps
+//! would otherwise take.)
 //!
 //! **`d >= 11`.** `|P| < 2^(ep+2) <= 2^(ec-9)`, and the nearest decision point of BF16's round to
 //! nearest from `C` (a BF16 value) is at least 2^(ec-9) away: half the spacing below a
@@ -105,6 +112,10 @@ impl Lane {
         let ep = ((x >> 7) & 0xff) as i32 + ey_field as i32 - 254;
         // ±1.m·2^e with m's 7 bits
         let f32_of = |sign: u16, e: i32, m: u16| f32::from_bits((sign as u32 & 0x8000) << 16 | ((e + 127) as u32) << 23 | (m as u32 & 0x7f) << 16);
+        if ep >= 129 {
+            // |P| >= 2^129 > 2|C|: the sum overflows to P's sign's Inf (the module's text)
+            return Lane { xp: 1.0, cp: 1.0, k: 0, konst: Some(((x ^ y_sign) & 0x8000) | 0x7f80) };
+        }
         let xp = f32_of(x ^ y_sign, 0, x);
         let (cf, cm) = ((c >> 7) & 0xff, c & 0x7f);
         if cf == 0 && cm == 0 {
@@ -440,5 +451,12 @@ mod tests {
         assert_eq!(Lane::new(0x3fc0, 0x0003, 0, 7), Lane { xp: 1.5, cp: 1.5 * 2f32.powi(-12), k: -120, konst: None });
         // zero c
         assert_eq!(Lane::new(0x3fc0, 0x8000, 0, 200), Lane { xp: 1.5, cp: -0.0, k: 73, konst: None });
+        // x = 1.5·2^127 (0x7f40), y's exponent field 129: ep = 129, the product's Inf whatever
+        // c, the largest finite of the other sign among them; ep = 128 is not taken so
+        let inf = |x: u16, c: u16, ys: u16| Lane::new(x, c, ys, 129).konst;
+        assert_eq!(inf(0x7f40, 0xff7f, 0), Some(0x7f80));
+        assert_eq!(inf(0x7f40, 0x7f7f, 0x8000), Some(0xff80));
+        assert_eq!(inf(0xff40, 0x0001, 0x8000), Some(0x7f80));
+        assert_eq!(Lane::new(0x7f40, 0xff7f, 0, 128).konst, None);
     }
 }
