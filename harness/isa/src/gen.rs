@@ -161,6 +161,12 @@ fn compute_modes(op: Op, form: Form, invalid: bool) -> (Vec<Format>, Vec<Flush>)
 
 /// One random legal instruction `op` of `form` (a form `op` has).
 pub fn random_inst(r: &mut Rng, op: Op, form: Form, invalid: bool, ignored: bool) -> Inst {
+    random_inst_word(r, op, form, invalid, ignored).0
+}
+
+/// [`random_inst`], and its word where the rejection sampling's last encoding is it (no
+/// ignored bits were added after it): the generator need not encode it again.
+fn random_inst_word(r: &mut Rng, op: Op, form: Form, invalid: bool, ignored: bool) -> (Inst, Option<u128>) {
     if op.spec().sources == 3 {
         return random_inst3(r, op, form, invalid, ignored);
     }
@@ -184,14 +190,23 @@ pub fn random_inst(r: &mut Rng, op: Op, form: Form, invalid: bool, ignored: bool
     }
     .without_hidden();
     // Rejection sampling against the spec's cross-field rules: legal words, every legal combination reachable.
-    while let Err(EncodeError::Illegal(_)) = encode(&i) {
-        i.ctrl = draw_control(r);
+    let w = legal_ctrl(r, &mut i);
+    with_ignored(r, i, op, form, ignored, w)
+}
+
+/// Redraw `i`'s control bits until the spec's cross-field rules accept it; its encoding
+/// (an error other than a rule's ends the loop too, for the caller to meet).
+fn legal_ctrl(r: &mut Rng, i: &mut Inst) -> Result<u128, EncodeError> {
+    loop {
+        match encode(i) {
+            Err(EncodeError::Illegal(_)) => i.ctrl = draw_control(r),
+            w => return w,
+        }
     }
-    with_ignored(r, i, op, form, ignored)
 }
 
 /// A random legal three-source instruction (its own stream: two-source streams stay as they were).
-fn random_inst3(r: &mut Rng, op: Op, form: Form, invalid: bool, ignored: bool) -> Inst {
+fn random_inst3(r: &mut Rng, op: Op, form: Form, invalid: bool, ignored: bool) -> (Inst, Option<u128>) {
     let (formats, flushes) = modes(op, form, invalid);
     let l = op.layout();
     let pred = Pred { index: r.below(8) as u8, negated: r.below(4) == 0 };
@@ -208,19 +223,20 @@ fn random_inst3(r: &mut Rng, op: Op, form: Form, invalid: bool, ignored: bool) -
     // .RELU and .SAT are not accepted together (the spec's rules; redrawing control bits cannot mend it)
     let relu = (l.relu.is_some() && !sat && r.below(2) == 1).then(|| Pred { index: r.below(8) as u8, negated: r.below(2) == 1 });
     let mut i = Inst { op, pred, dst, a, a_mods, b, b_mods, format, flush, sat, c: Some(c), c_mods, relu, ctrl: draw_control(r), ignored: 0 }.without_hidden();
-    while let Err(EncodeError::Illegal(_)) = encode(&i) {
-        i.ctrl = draw_control(r);
-    }
-    with_ignored(r, i, op, form, ignored)
+    let w = legal_ctrl(r, &mut i);
+    with_ignored(r, i, op, form, ignored, w)
 }
 
-fn with_ignored(r: &mut Rng, mut i: Inst, op: Op, form: Form, ignored: bool) -> Inst {
+/// With `ignored`, random bits in the bits `i`'s form ignores; `w` is `i`'s encoding before
+/// them, kept where none were drawn.
+fn with_ignored(r: &mut Rng, mut i: Inst, op: Op, form: Form, ignored: bool, w: Result<u128, EncodeError>) -> (Inst, Option<u128>) {
     if ignored {
         let mask = op.form_spec(form).map_or(0, |fs| fs.ignored_mask) | i.hidden_mask();
         let bits = ((r.next_u64() as u128) << 64 | r.next_u64() as u128) & mask;
         i.ignored = bits;
     }
-    i
+    let w = w.ok().filter(|_| i.ignored == 0);
+    (i, w)
 }
 
 /// Ways to make a legal word illegal, read from the spec: a form selector no form has,
@@ -285,8 +301,8 @@ pub fn generate_one(opts: &GenOptions, index: u64) -> u128 {
     let invalid = r.chance(opts.invalid_share);
     let ignored = r.chance(opts.ignored_share);
     let illegal = r.chance(opts.illegal_share);
-    let inst = random_inst(&mut r, op, form, invalid, ignored);
-    let word = match encode(&inst) {
+    let (inst, word) = random_inst_word(&mut r, op, form, invalid, ignored);
+    let word = match word.map_or_else(|| encode(&inst), Ok) {
         Ok(w) => w,
         // random_inst draws only encodable values; this is the program's own invariant
         Err(e) => panic!("generator drew an unencodable instruction {inst:?}: {e}"),
