@@ -34,7 +34,7 @@
 //! largest finite. So `C + P` rounds to `C`.
 //!
 //! **Exact, or as good.** `X'·my` is exact: at most 16 significant bits, in [1, 4) and a
-//! multiple of 2^-14 (255·255·2^-14 < 4 - 2^-5). `C'` has at most 8 bits. Where `d <= -15`
+//! multiple of 2^-14 (at most 255·255·2^-14 = 4 - 2^-5 + 2^-14). `C'` has at most 8 bits. Where `d <= -15`
 //! the sum `S = X'·my + C'` is below 4 and a multiple of 2^-20: at most 22 bits, so
 //! `s = S`. Where `-14 <= d <= 10` and `|S| < 2^10` (always for `d <= 9`:
 //! `|C'| <= 2^(d+1) - 2^(d-6)`), `S` is a multiple of 2^min(-14, d-7) below 2^max(3, 10),
@@ -42,8 +42,8 @@
 //! round (to a multiple of 2^-13, by at most 2^-14), and there BF16's rounding of `s` is
 //! still that of `S`: its decision points (midpoints of BF16's grid, normal or subnormal,
 //! and the overflow threshold) in [2^10, 2^11) are multiples of 4, and `S`, a multiple of 8
-//! (`C'`) plus a product `1 <= |X'·my| < 4 - 2^-5`, is at least 2^-5 from every multiple of
-//! 4, so none lies between `S` and `s`. And `s` is zero (an exact cancellation) or at least
+//! (`C'`) plus a product `1 <= |X'·my| <= 4 - 2^-5 + 2^-14`, is at least 2^-5 - 2^-14 from
+//! every multiple of 4, more than the rounding's 2^-14, so none lies between `S` and `s`. And `s` is zero (an exact cancellation) or at least
 //! 2^-21: never an f32 subnormal.
 //!
 //! **The stand-in.** Where `d <= -15`, `C' = ±2^-20` stands for `C·2^-ep`: both have c's
@@ -153,6 +153,9 @@ struct Consts {
     /// The words of a constant lane, and their value.
     konst: __mmask32,
     konst_value: __m512i,
+    /// Whether a step must check `lo` and `span`: false where every lane is constant or its
+    /// `s` is bounded so that the check always passes (see [`Consts::new`]).
+    check: bool,
 }
 
 impl Consts {
@@ -171,6 +174,13 @@ impl Consts {
                 None => (0, 0),
             };
         }
+        // A lane whose `|C'|` is at most 2^-20 (the stand-in, or a zero c) has `1 - 2^-20 <=
+        // |s| <= 255·255·2^-14 + 2^-20 = 4 - 2^-5 + 2^-14 + 2^-20`, which BF16 rounds into
+        // [1, 4 - 2^-6] (the midpoints beyond are 1 - 2^-9 and 4 - 2^-7): exponent field 127
+        // or 128, which the check passes for every K in -125..=126. A constant lane passes
+        // always. Where both lanes are one or the other, the check is skipped: the same
+        // steps take the fast way, without it.
+        let bounded = |l: &Lane| l.konst.is_some() || (l.cp.abs() <= 2f32.powi(-20) && (-125..=126).contains(&l.k));
         let words = |v: [u16; 2]| _mm512_set1_epi32((v[0] as u32 | (v[1] as u32) << 16) as i32);
         let k16 = |l: &Lane| ((l.k << 7) as u16) as u32;
         let value = |l: &Lane| l.konst.unwrap_or(0) as u32;
@@ -183,6 +193,7 @@ impl Consts {
             k16: _mm512_set1_epi32((k16(&l[0]) | k16(&l[1]) << 16) as i32),
             konst: (if l[0].konst.is_some() { 0x5555_5555 } else { 0 }) | (if l[1].konst.is_some() { 0xaaaa_aaaa } else { 0 }),
             konst_value: _mm512_set1_epi32((value(&l[0]) | value(&l[1]) << 16) as i32),
+            check: !l.iter().all(bounded),
         }
     }
 }
@@ -227,8 +238,8 @@ fn step(v: &Consts, w: __m512i, sel: &[__m512i; 2]) -> __m512i {
     let r = _mm512_cvtne2ps_pbh(s1, s0);
     // SAFETY: two 512-bit vectors, every bit pattern valid for both
     let r = unsafe { std::mem::transmute::<__m512bh, __m512i>(r) };
-    let abs = _mm512_and_si512(r, _mm512_set1_epi16(0x7fff));
-    if _mm512_cmplt_epu16_mask(_mm512_sub_epi16(abs, v.lo), v.span) == u32::MAX {
+    let passes = || _mm512_cmplt_epu16_mask(_mm512_sub_epi16(_mm512_and_si512(r, _mm512_set1_epi16(0x7fff)), v.lo), v.span) == u32::MAX;
+    if !v.check || passes() {
         // every lane's E + carry in 2..=254, so E was in 1..=254: K into the exponent
         // field (E stays in 1..=255: a carry from the largest finite gives Inf)
         return _mm512_mask_mov_epi16(_mm512_add_epi16(r, v.k16), v.konst, v.konst_value);
