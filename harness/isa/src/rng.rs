@@ -72,11 +72,34 @@ fn fill_at(s: u64, out: &mut [u64]) {
     fill_from(s, out)
 }
 
-/// [`fill_from`], compiled for AVX-512 DQ (the loop vectorizes with 64-bit vector multiplies).
+/// [`fill_from`] with AVX-512 DQ, eight draws to a vector: the states step by 8·GAMMA (an
+/// addition; the compiler's loop multiplied each index by GAMMA, a third 64-bit multiply
+/// per eight draws), two vectors at a time so that the multiplies' latency overlaps.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512dq")]
 unsafe fn fill_avx512(s: u64, out: &mut [u64]) {
-    fill_from(s, out)
+    use std::arch::x86_64::*;
+    let at = |j: i64| s.wrapping_add((j as u64 + 1).wrapping_mul(GAMMA)) as i64;
+    let mut z0 = _mm512_setr_epi64(at(0), at(1), at(2), at(3), at(4), at(5), at(6), at(7));
+    let mut z1 = _mm512_add_epi64(z0, _mm512_set1_epi64(GAMMA.wrapping_mul(8) as i64));
+    let step = _mm512_set1_epi64(GAMMA.wrapping_mul(16) as i64);
+    let (c1, c2) = (_mm512_set1_epi64(0xbf58_476d_1ce4_e5b9u64 as i64), _mm512_set1_epi64(0x94d0_49bb_1331_11ebu64 as i64));
+    let mix8 = |z: __m512i| {
+        let z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64::<30>(z)), c1);
+        let z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64::<27>(z)), c2);
+        _mm512_xor_si512(z, _mm512_srli_epi64::<31>(z))
+    };
+    let done = out.len() / 16 * 16;
+    for b in out[..done].chunks_exact_mut(16) {
+        // SAFETY: b holds 16 u64, two unaligned 64-byte stores
+        unsafe {
+            _mm512_storeu_si512(b.as_mut_ptr() as *mut _, mix8(z0));
+            _mm512_storeu_si512(b.as_mut_ptr().add(8) as *mut _, mix8(z1));
+        }
+        z0 = _mm512_add_epi64(z0, step);
+        z1 = _mm512_add_epi64(z1, step);
+    }
+    fill_from(s.wrapping_add((done as u64).wrapping_mul(GAMMA)), &mut out[done..]);
 }
 
 /// A seed given on the command line, or one drawn from the clock; always printed.
@@ -105,7 +128,7 @@ mod tests {
     /// the stream where the single draws would.
     #[test]
     fn fill_is_the_single_draws() {
-        for n in [0, 1, 7, 8, 9, 31, 1000, 1285] {
+        for n in [0, 1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 1000, 1285] {
             let (mut a, mut b) = (Rng::fork(0x5eed, n as u64), Rng::fork(0x5eed, n as u64));
             let mut v = vec![0; n];
             a.fill(&mut v);

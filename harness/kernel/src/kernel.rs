@@ -471,12 +471,7 @@ impl Special {
 /// The input record of `x`: a, b, d, pred as little-endian u32.
 #[inline(always)]
 fn record(x: &Inputs) -> [u8; INPUT_RECORD] {
-    let mut rec = [0u8; INPUT_RECORD];
-    rec[0..4].copy_from_slice(&x.a.to_le_bytes());
-    rec[4..8].copy_from_slice(&x.b.to_le_bytes());
-    rec[8..12].copy_from_slice(&x.d.to_le_bytes());
-    rec[12..16].copy_from_slice(&(x.pred as u32).to_le_bytes());
-    rec
+    (x.a as u128 | (x.b as u128) << 32 | (x.d as u128) << 64 | (x.pred as u128) << 96).to_le_bytes()
 }
 
 /// Append the records of `inputs` to `image` (appended whole, not zero-filled first, and
@@ -493,9 +488,9 @@ fn push_records(image: &mut Vec<u8>, inputs: &[Inputs]) {
 /// Write the records of `inputs` into `dst` (`inputs.len()` records long).
 fn fill_records(dst: &mut [std::mem::MaybeUninit<u8>], inputs: &[Inputs]) {
     for (rec, x) in dst.chunks_exact_mut(INPUT_RECORD).zip(inputs) {
-        for (d, b) in rec.iter_mut().zip(record(x)) {
-            d.write(b);
-        }
+        // one 16-byte store a record
+        let r: &mut [std::mem::MaybeUninit<u8>; INPUT_RECORD] = rec.try_into().unwrap_or_else(|_| unreachable!("chunks_exact_mut gives whole records"));
+        *r = record(x).map(std::mem::MaybeUninit::new);
     }
 }
 
@@ -571,13 +566,11 @@ impl<'a> DrawnAhead<'a> {
         let (tx, groups) = std::sync::mpsc::sync_channel::<Vec<Inputs>>(Self::AHEAD);
         let (back, spare) = std::sync::mpsc::channel::<Vec<Inputs>>();
         scope.spawn(move || {
-            let mut one = Vec::with_capacity(threads);
             for ws in words.chunks(Self::GROUP) {
                 let mut g = spare.try_recv().unwrap_or_else(|_| Vec::with_capacity(Self::GROUP * threads));
                 g.clear();
                 for &w in ws {
-                    random_inputs_into(w, threads, &mut rng, &mut one);
-                    g.extend_from_slice(&one);
+                    random_inputs_into(w, threads, &mut rng, &mut g);
                 }
                 // a planner that stopped (a refused batch) takes no more
                 if tx.send(g).is_err() {
@@ -1094,19 +1087,20 @@ pub fn random_inputs(word: u128, threads: usize, rng: &mut crate::rng::Rng) -> V
     v
 }
 
-/// [`random_inputs`] into `v` (cleared first), drawing the same values.
+/// [`random_inputs`] appended to `v`, drawing the same values.
 pub fn random_inputs_into(word: u128, threads: usize, rng: &mut crate::rng::Rng, v: &mut Vec<Inputs>) {
     let inst = decode(word).ok();
     let form = inst.as_ref().map_or(Form::Rrr, |i| i.form());
     let three = inst.is_some_and(|i| i.c.is_some());
-    v.clear();
-    // the draws of up to a warp's threads at a time, in the stream's order: a, b, d, pred
+    let start = v.len();
+    v.reserve(threads);
+    // the draws of up to MAX_THREADS threads at a time, in the stream's order: a, b, d, pred
     // (and c) of each thread in turn, each the high half of a draw
     let per = if three { 5 } else { 4 };
-    let mut draws = [0u64; 5 * 32];
+    let mut draws = [0u64; 5 * MAX_THREADS];
     let mut left = threads;
     while left > 0 {
-        let n = left.min(32);
+        let n = left.min(MAX_THREADS);
         let d = &mut draws[..n * per];
         rng.fill(d);
         v.extend(d.chunks_exact(per).map(|x| {
@@ -1120,6 +1114,11 @@ pub fn random_inputs_into(word: u128, threads: usize, rng: &mut crate::rng::Rng,
         Form::Const | Form::ConstUr => 0,
         _ => k,
     };
+    let v = &mut v[start..];
+    if !matches!(form.kind(), Form::Ur | Form::Const | Form::ConstUr) {
+        // every thread leads itself
+        return;
+    }
     for k in 0..threads {
         if form.special_source() == 3 {
             v[k].c = v[lead(k, form.kind())].c;
