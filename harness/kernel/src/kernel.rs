@@ -1094,13 +1094,13 @@ pub fn random_inputs_into(word: u128, threads: usize, rng: &mut crate::rng::Rng,
     let three = inst.is_some_and(|i| i.c.is_some());
     let start = v.len();
     v.reserve(threads);
-    // the draws of up to MAX_THREADS threads at a time, in the stream's order: a, b, d, pred
+    // the draws of up to 64 threads at a time (the same stream whatever the count), in order: a, b, d, pred
     // (and c) of each thread in turn, each the high half of a draw
     let per = if three { 5 } else { 4 };
-    let mut draws = [0u64; 5 * MAX_THREADS];
+    let mut draws = [0u64; 5 * 64];
     let mut left = threads;
     while left > 0 {
-        let n = left.min(MAX_THREADS);
+        let n = left.min(64);
         let d = &mut draws[..n * per];
         rng.fill(d);
         v.extend(d.chunks_exact(per).map(|x| {
