@@ -48,7 +48,7 @@ impl Op {
     }
     /// The instruction whose opcode field holds `opcode`.
     pub fn from_opcode(opcode: u32) -> Option<Op> {
-        Op::ALL.into_iter().find(|o| o.layout().opcode_value == opcode)
+        Op::ALL.into_iter().find(|o| o.opcode_value() == opcode)
     }
     /// The instruction's compiled spec.
     pub fn spec(self) -> &'static crate::spec::Spec {

@@ -961,6 +961,8 @@ mod tests {
                 assert_eq!(a.mask, b.mask, "{op}: field {} is not where {} has it", a.name, Op::ALL[0]);
             }
             assert_eq!(Op::from_opcode(l.opcode_value), Some(op), "{op}: its opcode names another instruction");
+            // (build.rs reads it from the first form's `fixed`, without compiling the spec)
+            assert_eq!(op.opcode_value(), l.opcode_value, "{op}: build.rs's opcode is not the compiled spec's");
         }
     }
 

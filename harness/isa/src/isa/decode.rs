@@ -62,7 +62,7 @@ pub fn op_of(word: u128) -> Result<Op, Illegal> {
     let table = BY_OPCODE.get_or_init(|| {
         let mut t = vec![0u8; 1 << field.width.min(16)];
         for (i, op) in Op::ALL.iter().enumerate() {
-            if let Some(e) = t.get_mut(op.layout().opcode_value as usize) {
+            if let Some(e) = t.get_mut(op.opcode_value() as usize) {
                 *e = i as u8 + 1;
             }
         }
@@ -72,7 +72,7 @@ pub fn op_of(word: u128) -> Result<Op, Illegal> {
         Some(&i) if i > 0 => Op::ALL.get(i as usize - 1).copied().ok_or(Illegal::UnknownOpcode { opcode }),
         Some(_) => Err(Illegal::UnknownOpcode { opcode }),
         // an opcode field too wide for the table
-        None => Op::ALL.into_iter().find(|op| op.layout().opcode_value == opcode).ok_or(Illegal::UnknownOpcode { opcode }),
+        None => Op::ALL.into_iter().find(|op| op.opcode_value() == opcode).ok_or(Illegal::UnknownOpcode { opcode }),
     }
 }
 
