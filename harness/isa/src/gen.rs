@@ -167,11 +167,18 @@ pub fn random_inst(r: &mut Rng, op: Op, form: Form, invalid: bool, ignored: bool
 /// [`random_inst`], and its word where the rejection sampling's last encoding is it (no
 /// ignored bits were added after it): the generator need not encode it again.
 fn random_inst_word(r: &mut Rng, op: Op, form: Form, invalid: bool, ignored: bool) -> (Inst, Option<u128>) {
+    let i = draw_inst(r, op, form, invalid);
+    finish_inst(r, i, form, ignored)
+}
+
+/// The fields of [`random_inst`]'s instruction, drawn: all final but the control bits (their
+/// first draw, which the spec's rules may refuse) and the ignored bits (none yet).
+fn draw_inst(r: &mut Rng, op: Op, form: Form, invalid: bool) -> Inst {
     if op.spec().sources == 3 {
-        return random_inst3(r, op, form, invalid, ignored);
+        return draw_inst3(r, op, form, invalid);
     }
     let (formats, flushes) = modes(op, form, invalid);
-    let mut i = Inst {
+    Inst {
         op,
         pred: Pred { index: r.below(8) as u8, negated: r.below(4) == 0 },
         dst: draw_reg(r),
@@ -188,10 +195,15 @@ fn random_inst_word(r: &mut Rng, op: Op, form: Form, invalid: bool, ignored: boo
         ctrl: draw_control(r),
         ignored: 0,
     }
-    .without_hidden();
+    .without_hidden()
+}
+
+/// The rest of [`random_inst_word`] after [`draw_inst`]: control bits the spec's rules accept,
+/// then the ignored bits.
+fn finish_inst(r: &mut Rng, mut i: Inst, form: Form, ignored: bool) -> (Inst, Option<u128>) {
     // Rejection sampling against the spec's cross-field rules: legal words, every legal combination reachable.
     let w = legal_ctrl(r, &mut i);
-    with_ignored(r, i, op, form, ignored, w)
+    with_ignored(r, i, i.op, form, ignored, w)
 }
 
 /// Redraw `i`'s control bits until the spec's cross-field rules accept it; its encoding
@@ -205,8 +217,8 @@ fn legal_ctrl(r: &mut Rng, i: &mut Inst) -> Result<u128, EncodeError> {
     }
 }
 
-/// A random legal three-source instruction (its own stream: two-source streams stay as they were).
-fn random_inst3(r: &mut Rng, op: Op, form: Form, invalid: bool, ignored: bool) -> (Inst, Option<u128>) {
+/// [`draw_inst`] of a three-source instruction (its own stream: two-source streams stay as they were).
+fn draw_inst3(r: &mut Rng, op: Op, form: Form, invalid: bool) -> Inst {
     let (formats, flushes) = modes(op, form, invalid);
     let l = op.layout();
     let pred = Pred { index: r.below(8) as u8, negated: r.below(4) == 0 };
@@ -222,9 +234,7 @@ fn random_inst3(r: &mut Rng, op: Op, form: Form, invalid: bool, ignored: bool) -
     let sat = r.below(2) == 1;
     // .RELU and .SAT are not accepted together (the spec's rules; redrawing control bits cannot mend it)
     let relu = (l.relu.is_some() && !sat && r.below(2) == 1).then(|| Pred { index: r.below(8) as u8, negated: r.below(2) == 1 });
-    let mut i = Inst { op, pred, dst, a, a_mods, b, b_mods, format, flush, sat, c: Some(c), c_mods, relu, ctrl: draw_control(r), ignored: 0 }.without_hidden();
-    let w = legal_ctrl(r, &mut i);
-    with_ignored(r, i, op, form, ignored, w)
+    Inst { op, pred, dst, a, a_mods, b, b_mods, format, flush, sat, c: Some(c), c_mods, relu, ctrl: draw_control(r), ignored: 0 }.without_hidden()
 }
 
 /// With `ignored`, random bits in the bits `i`'s form ignores; `w` is `i`'s encoding before
@@ -285,6 +295,19 @@ fn break_word(r: &mut Rng, word: u128, op: Op, form: Form) -> u128 {
 
 /// Item `index` of a run.
 pub fn generate_one(opts: &GenOptions, index: u64) -> u128 {
+    match generate_one_unless(opts, index, |_| Ok::<(), std::convert::Infallible>(())) {
+        Ok(w) => w,
+        Err(never) => match never {},
+    }
+}
+
+/// [`generate_one`], or `Err` where `skip` refuses the item's instruction, which it is asked
+/// about before the item's control bits and ignored bits are drawn and the word is encoded:
+/// a caller that would refuse the word for its fields (registers, operands) saves that work.
+/// The instruction's other fields are final then, and the word, when made, decodes to them
+/// (`decode(encode(i)) == i`, the round-trip tests). An item drawn to be illegal (the
+/// `illegal_share`) is not asked: its word is broken after encoding.
+pub fn generate_one_unless<E>(opts: &GenOptions, index: u64, skip: impl FnOnce(&Inst) -> Result<(), E>) -> Result<u128, E> {
     let mut r = Rng::fork(opts.seed, index);
     // one instruction: no draw, so its stream is what it was before the family grew
     // (the draws of `Rng::pick` on the candidates, without collecting them: no allocation)
@@ -301,17 +324,17 @@ pub fn generate_one(opts: &GenOptions, index: u64) -> u128 {
     let invalid = r.chance(opts.invalid_share);
     let ignored = r.chance(opts.ignored_share);
     let illegal = r.chance(opts.illegal_share);
-    let (inst, word) = random_inst_word(&mut r, op, form, invalid, ignored);
+    let inst = draw_inst(&mut r, op, form, invalid);
+    if !illegal {
+        skip(&inst)?;
+    }
+    let (inst, word) = finish_inst(&mut r, inst, form, ignored);
     let word = match word.map_or_else(|| encode(&inst), Ok) {
         Ok(w) => w,
         // random_inst draws only encodable values; this is the program's own invariant
         Err(e) => panic!("generator drew an unencodable instruction {inst:?}: {e}"),
     };
-    if illegal {
-        break_word(&mut r, word, op, form)
-    } else {
-        word
-    }
+    Ok(if illegal { break_word(&mut r, word, op, form) } else { word })
 }
 
 /// `count` words starting at item `start`.
