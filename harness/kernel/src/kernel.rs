@@ -495,9 +495,9 @@ fn push_records(image: &mut Vec<u8>, inputs: &[Inputs]) {
 /// Write the records of `inputs` into `dst` (`inputs.len()` records long).
 fn fill_records(dst: &mut [std::mem::MaybeUninit<u8>], inputs: &[Inputs]) {
     for (rec, x) in dst.chunks_exact_mut(INPUT_RECORD).zip(inputs) {
-        // one 16-byte store a record
-        let r: &mut [std::mem::MaybeUninit<u8>; INPUT_RECORD] = rec.try_into().unwrap_or_else(|_| unreachable!("chunks_exact_mut gives whole records"));
-        *r = record(x).map(std::mem::MaybeUninit::new);
+        for (d, b) in rec.iter_mut().zip(record(x)) {
+            d.write(b);
+        }
     }
 }
 
