@@ -46,11 +46,14 @@ impl Rng {
 /// SplitMix64's step (the golden ratio's fraction in 64 bits).
 const GAMMA: u64 = 0x9e37_79b9_7f4a_7c15;
 
+/// SplitMix64's output function's multipliers.
+const MIX: [u64; 2] = [0xbf58_476d_1ce4_e5b9, 0x94d0_49bb_1331_11eb];
+
 /// SplitMix64's output function of a state.
 #[inline(always)]
 fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z = (z ^ (z >> 30)).wrapping_mul(MIX[0]);
+    z = (z ^ (z >> 27)).wrapping_mul(MIX[1]);
     z ^ (z >> 31)
 }
 
@@ -83,7 +86,7 @@ unsafe fn fill_avx512(s: u64, out: &mut [u64]) {
     let mut z0 = _mm512_setr_epi64(at(0), at(1), at(2), at(3), at(4), at(5), at(6), at(7));
     let mut z1 = _mm512_add_epi64(z0, _mm512_set1_epi64(GAMMA.wrapping_mul(8) as i64));
     let step = _mm512_set1_epi64(GAMMA.wrapping_mul(16) as i64);
-    let (c1, c2) = (_mm512_set1_epi64(0xbf58_476d_1ce4_e5b9u64 as i64), _mm512_set1_epi64(0x94d0_49bb_1331_11ebu64 as i64));
+    let (c1, c2) = (_mm512_set1_epi64(MIX[0] as i64), _mm512_set1_epi64(MIX[1] as i64));
     let mix8 = |z: __m512i| {
         let z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64::<30>(z)), c1);
         let z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64::<27>(z)), c2);

@@ -1101,8 +1101,8 @@ pub fn random_inputs_into(word: u128, threads: usize, rng: &mut crate::rng::Rng,
     let three = inst.is_some_and(|i| i.c.is_some());
     let start = v.len();
     v.reserve(threads);
-    // the draws of up to 64 threads at a time (the same stream whatever the count), in order: a, b, d, pred
-    // (and c) of each thread in turn, each the high half of a draw
+    // the draws of up to 64 threads at a time (the same stream whatever the count), in
+    // order: a, b, d, pred (and c) of each thread in turn, each the high half of a draw
     let per = if three { 5 } else { 4 };
     let mut draws = [0u64; 5 * 64];
     let mut left = threads;
@@ -1116,21 +1116,19 @@ pub fn random_inputs_into(word: u128, threads: usize, rng: &mut crate::rng::Rng,
         }));
         left -= n;
     }
-    let lead = |k: usize, kind: Form| match kind {
-        Form::Ur => k - k % 32,
-        Form::Const | Form::ConstUr => 0,
-        _ => k,
+    // the thread whose special-source value thread k reads: its warp's first (UR), the
+    // case's first (constants); a register or an immediate is every thread's own
+    let lead: fn(usize) -> usize = match form.kind() {
+        Form::Ur => |k| k - k % 32,
+        Form::Const | Form::ConstUr => |_| 0,
+        _ => return,
     };
     let v = &mut v[start..];
-    if !matches!(form.kind(), Form::Ur | Form::Const | Form::ConstUr) {
-        // every thread leads itself
-        return;
-    }
     for k in 0..threads {
         if form.special_source() == 3 {
-            v[k].c = v[lead(k, form.kind())].c;
+            v[k].c = v[lead(k)].c;
         } else {
-            v[k].b = v[lead(k, form.kind())].b;
+            v[k].b = v[lead(k)].b;
         }
     }
 }

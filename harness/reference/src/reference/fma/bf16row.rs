@@ -34,8 +34,8 @@
 //! largest finite. So `C + P` rounds to `C`.
 //!
 //! **Exact, or as good.** `X'·my` is exact: at most 16 significant bits, in [1, 4) and a
-//! multiple of 2^-14 (at most 255·255·2^-14 = 4 - 2^-5 + 2^-14). `C'` has at most 8 bits. Where `d <= -15`
-//! the sum `S = X'·my + C'` is below 4 and a multiple of 2^-20: at most 22 bits, so
+//! multiple of 2^-14 (at most 255·255·2^-14 = 4 - 2^-5 + 2^-14). `C'` has at most 8 bits.
+//! Where `d <= -15` the sum `S = X'·my + C'` is below 4 and a multiple of 2^-20: at most 22 bits, so
 //! `s = S`. Where `-14 <= d <= 10` and `|S| < 2^10` (always for `d <= 9`:
 //! `|C'| <= 2^(d+1) - 2^(d-6)`), `S` is a multiple of 2^min(-14, d-7) below 2^max(3, 10),
 //! at most 24 bits again. Only where `d = 10` and `|S| >= 2^10` may the fused multiply-add
@@ -43,8 +43,8 @@
 //! still that of `S`: its decision points (midpoints of BF16's grid, normal or subnormal,
 //! and the overflow threshold) in [2^10, 2^11) are multiples of 4, and `S`, a multiple of 8
 //! (`C'`) plus a product `1 <= |X'·my| <= 4 - 2^-5 + 2^-14`, is at least 2^-5 - 2^-14 from
-//! every multiple of 4, more than the rounding's 2^-14, so none lies between `S` and `s`. And `s` is zero (an exact cancellation) or at least
-//! 2^-21: never an f32 subnormal.
+//! every multiple of 4, more than the rounding's 2^-14, so none lies between `S` and `s`.
+//! And `s` is zero (an exact cancellation) or at least 2^-21: never an f32 subnormal.
 //!
 //! **The stand-in.** Where `d <= -15`, `C' = ±2^-20` stands for `C·2^-ep`: both have c's
 //! sign, are nonzero, and are smaller in magnitude than 2^-14 (`|C·2^-ep| < 2^(d+1)`).
