@@ -27,6 +27,12 @@ impl Rng {
         fill_at(self.0, out);
         self.0 = self.0.wrapping_add((out.len() as u64).wrapping_mul(GAMMA));
     }
+    /// The high halves of the next `out.len()` draws ([`Rng::next_u32`] repeated) as
+    /// little-endian bytes, eight at a time where the CPU has AVX-512 DQ.
+    pub fn fill_u32_le(&mut self, out: &mut [[u8; 4]]) {
+        fill_u32_at(self.0, out);
+        self.0 = self.0.wrapping_add((out.len() as u64).wrapping_mul(GAMMA));
+    }
     pub fn next_u32(&mut self) -> u32 {
         (self.next_u64() >> 32) as u32
     }
@@ -61,8 +67,14 @@ fn mix(mut z: u64) -> u64 {
 #[inline(always)]
 fn fill_from(s: u64, out: &mut [u64]) {
     for (j, o) in out.iter_mut().enumerate() {
-        *o = mix(s.wrapping_add((j as u64).wrapping_add(1).wrapping_mul(GAMMA)));
+        *o = draw_at(s, j);
     }
+}
+
+/// Draw `j` (from 0) of a stream whose state is `s`: the state after j + 1 steps, mixed.
+#[inline(always)]
+fn draw_at(s: u64, j: usize) -> u64 {
+    mix(s.wrapping_add((j as u64).wrapping_add(1).wrapping_mul(GAMMA)))
 }
 
 /// [`fill_from`], eight draws at a time where the CPU has AVX-512 DQ.
@@ -75,12 +87,66 @@ fn fill_at(s: u64, out: &mut [u64]) {
     fill_from(s, out)
 }
 
+/// [`fill_at`]'s draws' high halves, little-endian.
+fn fill_u32_at(s: u64, out: &mut [[u8; 4]]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512dq") {
+        // SAFETY: AVX-512 F and DQ (DQ implies F) were detected on this CPU.
+        return unsafe { fill_avx512(s, out) };
+    }
+    fill_u32_from(s, out)
+}
+
+/// [`fill_from`]'s draws' high halves, little-endian.
+fn fill_u32_from(s: u64, out: &mut [[u8; 4]]) {
+    for (j, o) in out.iter_mut().enumerate() {
+        *o = <[u8; 4]>::of(draw_at(s, j));
+    }
+}
+
+/// What [`fill_avx512`] makes of a draw: the draw, or its high half as little-endian bytes.
+trait Lane: Copy {
+    /// Store the draws `z` at `p` (eight lanes).
+    ///
+    /// # Safety
+    /// `p` is valid for eight writes of Self; AVX-512 F is available.
+    #[cfg(target_arch = "x86_64")]
+    unsafe fn store8(p: *mut Self, z: std::arch::x86_64::__m512i);
+    /// The lane of draw `z`.
+    fn of(z: u64) -> Self;
+}
+
+impl Lane for u64 {
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn store8(p: *mut u64, z: std::arch::x86_64::__m512i) {
+        // SAFETY: the caller's: 64 bytes at p, AVX-512 F
+        unsafe { std::arch::x86_64::_mm512_storeu_si512(p.cast(), z) }
+    }
+    fn of(z: u64) -> u64 {
+        z
+    }
+}
+
+impl Lane for [u8; 4] {
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn store8(p: *mut [u8; 4], z: std::arch::x86_64::__m512i) {
+        use std::arch::x86_64::*;
+        // SAFETY: the caller's: 32 bytes at p, AVX-512 F (x86 is little-endian)
+        unsafe { _mm256_storeu_si256(p.cast(), _mm512_cvtepi64_epi32(_mm512_srli_epi64::<32>(z))) }
+    }
+    fn of(z: u64) -> [u8; 4] {
+        ((z >> 32) as u32).to_le_bytes()
+    }
+}
+
 /// [`fill_from`] with AVX-512 DQ, eight draws to a vector: the states step by 8·GAMMA (an
 /// addition; the compiler's loop multiplied each index by GAMMA, a third 64-bit multiply
 /// per eight draws), two vectors at a time so that the multiplies' latency overlaps.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512dq")]
-unsafe fn fill_avx512(s: u64, out: &mut [u64]) {
+unsafe fn fill_avx512<T: Lane>(s: u64, out: &mut [T]) {
     use std::arch::x86_64::*;
     let at = |j: i64| s.wrapping_add((j as u64 + 1).wrapping_mul(GAMMA)) as i64;
     let mut z0 = _mm512_setr_epi64(at(0), at(1), at(2), at(3), at(4), at(5), at(6), at(7));
@@ -94,15 +160,18 @@ unsafe fn fill_avx512(s: u64, out: &mut [u64]) {
     };
     let done = out.len() / 16 * 16;
     for b in out[..done].chunks_exact_mut(16) {
-        // SAFETY: b holds 16 u64, two unaligned 64-byte stores
+        // SAFETY: b holds 16 lanes, two unaligned stores of eight
         unsafe {
-            _mm512_storeu_si512(b.as_mut_ptr() as *mut _, mix8(z0));
-            _mm512_storeu_si512(b.as_mut_ptr().add(8) as *mut _, mix8(z1));
+            T::store8(b.as_mut_ptr(), mix8(z0));
+            T::store8(b.as_mut_ptr().add(8), mix8(z1));
         }
         z0 = _mm512_add_epi64(z0, step);
         z1 = _mm512_add_epi64(z1, step);
     }
-    fill_from(s.wrapping_add((done as u64).wrapping_mul(GAMMA)), &mut out[done..]);
+    let s = s.wrapping_add((done as u64).wrapping_mul(GAMMA));
+    for (j, o) in out[done..].iter_mut().enumerate() {
+        *o = T::of(draw_at(s, j));
+    }
 }
 
 /// A seed given on the command line, or one drawn from the clock; always printed.
@@ -137,10 +206,18 @@ mod tests {
             a.fill(&mut v);
             let want: Vec<u64> = (0..n).map(|_| b.next_u64()).collect();
             assert_eq!(v, want, "{n} draws");
-            assert_eq!(a.next_u64(), b.next_u64(), "after {n} draws");
+            let want_after = b.next_u64();
+            assert_eq!(a.next_u64(), want_after, "after {n} draws");
             let mut plain = vec![0; n];
             fill_from(Rng::fork(0x5eed, n as u64).0, &mut plain);
             assert_eq!(plain, want, "{n} draws without AVX-512");
+            let halves: Vec<[u8; 4]> = want.iter().map(|&x| ((x >> 32) as u32).to_le_bytes()).collect();
+            let (mut c, mut half) = (Rng::fork(0x5eed, n as u64), vec![[0u8; 4]; n]);
+            c.fill_u32_le(&mut half);
+            assert_eq!(half, halves, "{n} high halves");
+            assert_eq!(c.next_u64(), want_after, "after {n} high halves");
+            fill_u32_from(Rng::fork(0x5eed, n as u64).0, &mut half);
+            assert_eq!(half, halves, "{n} high halves without AVX-512");
         }
     }
 }

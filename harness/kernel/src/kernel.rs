@@ -481,6 +481,9 @@ fn record(x: &Inputs) -> [u8; INPUT_RECORD] {
     (x.a as u128 | (x.b as u128) << 32 | (x.d as u128) << 64 | (x.pred as u128) << 96).to_le_bytes()
 }
 
+/// Where a record holds b (see [`record`]).
+const RECORD_B: std::ops::Range<usize> = 4..8;
+
 /// Append the records of `inputs` to `image` (appended whole, not zero-filled first, and
 /// without a capacity check per record).
 fn push_records(image: &mut Vec<u8>, inputs: &[Inputs]) {
@@ -510,6 +513,47 @@ fn fill_cases(mut dst: &mut [std::mem::MaybeUninit<u8>], cases: &[Case]) {
     }
 }
 
+/// One case's inputs as the planner reads them: as values, or as the records of its input
+/// image already made (and operand 3's values).
+#[derive(Clone, Copy)]
+pub enum CaseInputs<'a> {
+    Values(&'a [Inputs]),
+    /// [`INPUT_RECORD`] bytes a thread, and for a three-source case each thread's c (else empty)
+    Records {
+        records: &'a [u8],
+        c: &'a [u32],
+    },
+}
+
+impl CaseInputs<'_> {
+    /// The value `which` names of thread `k`.
+    fn value(&self, which: Special, k: usize) -> u32 {
+        match (self, which) {
+            (CaseInputs::Values(v), _) => which.value(&v[k]),
+            (CaseInputs::Records { records, .. }, Special::B) => {
+                let mut b = [0; 4];
+                b.copy_from_slice(&records[k * INPUT_RECORD..][RECORD_B]);
+                u32::from_le_bytes(b)
+            }
+            (CaseInputs::Records { c, .. }, Special::C) => c[k],
+        }
+    }
+    /// Append the threads' records to `image`.
+    fn push_records(&self, image: &mut Vec<u8>) {
+        match self {
+            CaseInputs::Values(v) => push_records(image, v),
+            CaseInputs::Records { records, .. } => image.extend_from_slice(records),
+        }
+    }
+    /// Append the threads' c, a little-endian u32 each, to `plane`.
+    fn push_plane(&self, plane: &mut Vec<u8>) {
+        match self {
+            CaseInputs::Values(v) => plane.extend(v.iter().flat_map(|x| x.c.to_le_bytes())),
+            CaseInputs::Records { c, .. } => plane.extend(c.iter().flat_map(|x| x.to_le_bytes())),
+        }
+    }
+}
+
 /// A batch as [`plan_source`] reads it: each case's encoding and, once and in order, its inputs.
 pub trait CaseSource {
     /// Cases in the batch.
@@ -522,7 +566,7 @@ pub trait CaseSource {
     /// How many inputs case `i` has (before they are asked for).
     fn input_count(&self, i: usize) -> usize;
     /// Case `i`'s inputs. The planner asks for each case once, in order 0, 1, 2, ...
-    fn inputs(&mut self, i: usize) -> &[Inputs];
+    fn inputs(&mut self, i: usize) -> CaseInputs<'_>;
 }
 
 /// A batch held as [`Case`]s.
@@ -538,16 +582,16 @@ impl CaseSource for Cases<'_> {
     fn input_count(&self, i: usize) -> usize {
         self.0[i].inputs.len()
     }
-    fn inputs(&mut self, i: usize) -> &[Inputs] {
-        &self.0[i].inputs
+    fn inputs(&mut self, i: usize) -> CaseInputs<'_> {
+        CaseInputs::Values(&self.0[i].inputs)
     }
 }
 
 /// A batch of `words` with [`random_inputs`] drawn from one generator, as
 /// `words.iter().map(|&w| Case { word: w, inputs: random_inputs(w, threads, &mut rng) })`
-/// would draw them, without holding the whole batch's inputs: drawn on another thread
-/// while the planner works on the cases before them (the draws are a tenth of
-/// `build-kernel`'s time). At most [`DrawnAhead::AHEAD`]
+/// would draw them, without holding the whole batch's inputs: drawn on another thread,
+/// straight into input records ([`random_records_into`]), while the planner works on the
+/// cases before them. At most [`DrawnAhead::AHEAD`]
 /// groups of [`DrawnAhead::GROUP`] cases wait, so memory stays flat; groups the planner is
 /// done with go back to be filled again.
 pub struct DrawnAhead<'a> {
@@ -555,10 +599,19 @@ pub struct DrawnAhead<'a> {
     threads: usize,
     next: usize,
     /// the group holding case `first`..
-    group: Vec<Inputs>,
+    group: Drawn,
     first: usize,
-    groups: std::sync::mpsc::Receiver<Vec<Inputs>>,
-    back: std::sync::mpsc::Sender<Vec<Inputs>>,
+    groups: std::sync::mpsc::Receiver<Drawn>,
+    back: std::sync::mpsc::Sender<Drawn>,
+}
+
+/// A group of cases' inputs: their records, and the c values of the three-source ones
+/// (case k of the group's from `c_at[k]` to `c_at[k + 1]`).
+#[derive(Default)]
+struct Drawn {
+    records: Vec<u8>,
+    c: Vec<u32>,
+    c_at: Vec<usize>,
 }
 
 impl<'a> DrawnAhead<'a> {
@@ -570,22 +623,30 @@ impl<'a> DrawnAhead<'a> {
     /// Start drawing on a thread of `scope`: the cases of `words`, `threads` inputs each from
     /// `rng`.
     pub fn start<'scope>(scope: &'scope std::thread::Scope<'scope, 'a>, words: &'a [u128], threads: usize, mut rng: crate::rng::Rng) -> DrawnAhead<'a> {
-        let (tx, groups) = std::sync::mpsc::sync_channel::<Vec<Inputs>>(Self::AHEAD);
-        let (back, spare) = std::sync::mpsc::channel::<Vec<Inputs>>();
+        let (tx, groups) = std::sync::mpsc::sync_channel::<Drawn>(Self::AHEAD);
+        let (back, spare) = std::sync::mpsc::channel::<Drawn>();
         scope.spawn(move || {
             for ws in words.chunks(Self::GROUP) {
-                let mut g = spare.try_recv().unwrap_or_else(|_| Vec::with_capacity(Self::GROUP * threads));
-                g.clear();
+                let mut g = spare.try_recv().unwrap_or_else(|_| Drawn {
+                    records: Vec::with_capacity(Self::GROUP * threads * INPUT_RECORD),
+                    c: Vec::new(),
+                    c_at: Vec::with_capacity(Self::GROUP + 1),
+                });
+                g.records.clear();
+                g.c.clear();
+                g.c_at.clear();
                 for &w in ws {
-                    random_inputs_into(w, threads, &mut rng, &mut g);
+                    g.c_at.push(g.c.len());
+                    random_records_into(w, threads, &mut rng, &mut g.records, &mut g.c);
                 }
+                g.c_at.push(g.c.len());
                 // a planner that stopped (a refused batch) takes no more
                 if tx.send(g).is_err() {
                     return;
                 }
             }
         });
-        DrawnAhead { words, threads, next: 0, group: Vec::new(), first: 0, groups, back }
+        DrawnAhead { words, threads, next: 0, group: Drawn::default(), first: 0, groups, back }
     }
 }
 
@@ -599,7 +660,7 @@ impl CaseSource for DrawnAhead<'_> {
     fn input_count(&self, _: usize) -> usize {
         self.threads
     }
-    fn inputs(&mut self, i: usize) -> &[Inputs] {
+    fn inputs(&mut self, i: usize) -> CaseInputs<'_> {
         assert_eq!(i, self.next, "DrawnAhead asked for case {i} out of order");
         self.next += 1;
         if i.is_multiple_of(Self::GROUP) {
@@ -609,8 +670,9 @@ impl CaseSource for DrawnAhead<'_> {
             let _ = self.back.send(std::mem::replace(&mut self.group, g));
             self.first = i;
         }
-        let at = (i - self.first) * self.threads;
-        &self.group[at..at + self.threads]
+        let (k, n) = (i - self.first, self.threads * INPUT_RECORD);
+        let g = &self.group;
+        CaseInputs::Records { records: &g.records[k * n..(k + 1) * n], c: &g.c[g.c_at[k]..g.c_at[k + 1]] }
     }
 }
 
@@ -739,13 +801,11 @@ fn plan_inner(src: &mut impl CaseSource, mut stream: Stream<'_>, held: Option<&[
             // a held batch's records are written by the writer thread (`fill_cases`)
             let first_record = if held { i * t * INPUT_RECORD } else { input.len() };
             if !held {
-                push_records(&mut input, inputs);
+                inputs.push_records(&mut input);
             }
             let first_plane = plane.len();
             if inst.c.is_some() {
-                for x in inputs {
-                    plane.extend_from_slice(&x.c.to_le_bytes());
-                }
+                inputs.push_plane(&mut plane);
             }
             if let Some(e) = extra {
                 // load operand 3 into the extra register: word plane_at / 4 + first_plane / 4 + tid
@@ -789,7 +849,7 @@ fn plan_inner(src: &mut impl CaseSource, mut stream: Stream<'_>, held: Option<&[
                     let o = offset as usize;
                     if !bank3_set[o / 4] {
                         bank3_set[o / 4] = true;
-                        bank3[o..o + 4].copy_from_slice(&which.value(&inputs[0]).to_le_bytes());
+                        bank3[o..o + 4].copy_from_slice(&inputs.value(which, 0).to_le_bytes());
                     }
                     BSource::ConstBank { bank, offset: offset as u32 }
                 }
@@ -801,7 +861,7 @@ fn plan_inner(src: &mut impl CaseSource, mut stream: Stream<'_>, held: Option<&[
                         let handle_base = ((slot - o) / 64) as u32;
                         slots.resize(slots.len() + 64, 0);
                         let at = slot - slots_at;
-                        slots[at..at + 4].copy_from_slice(&which.value(&inputs[w * 32]).to_le_bytes());
+                        slots[at..at + 4].copy_from_slice(&inputs.value(which, w * 32).to_le_bytes());
                         // the handle's base / 64 goes where the operand's value would
                         for k in 0..32 {
                             let (buf, at) = match which {
@@ -1096,40 +1156,129 @@ pub fn random_inputs(word: u128, threads: usize, rng: &mut crate::rng::Rng) -> V
 
 /// [`random_inputs`] appended to `v`, drawing the same values.
 pub fn random_inputs_into(word: u128, threads: usize, rng: &mut crate::rng::Rng, v: &mut Vec<Inputs>) {
-    let inst = decode(word).ok();
-    let form = inst.as_ref().map_or(Form::Rrr, |i| i.form());
-    let three = inst.is_some_and(|i| i.c.is_some());
+    let d = Draws::of(word);
     let start = v.len();
     v.reserve(threads);
-    // the draws of up to 64 threads at a time (the same stream whatever the count), in
-    // order: a, b, d, pred (and c) of each thread in turn, each the high half of a draw
-    let per = if three { 5 } else { 4 };
-    let mut draws = [0u64; 5 * 64];
-    let mut left = threads;
-    while left > 0 {
-        let n = left.min(64);
-        let d = &mut draws[..n * per];
-        rng.fill(d);
-        v.extend(d.chunks_exact(per).map(|x| {
-            let hi = |k: usize| (x[k] >> 32) as u32;
-            Inputs { a: hi(0), b: hi(1), d: hi(2), pred: (hi(3) & 0x7f) as u8, c: if three { hi(4) } else { 0 } }
-        }));
-        left -= n;
-    }
-    // the thread whose special-source value thread k reads: its warp's first (UR), the
-    // case's first (constants); a register or an immediate is every thread's own
-    let lead: fn(usize) -> usize = match form.kind() {
-        Form::Ur => |k| k - k % 32,
-        Form::Const | Form::ConstUr => |_| 0,
-        _ => return,
-    };
+    d.each_block(threads, rng, |x| v.extend(x.chunks_exact(d.per).map(Draws::inputs)));
+    let Some((lead, which)) = d.lead else { return };
     let v = &mut v[start..];
     for k in 0..threads {
-        if form.special_source() == 3 {
-            v[k].c = v[lead(k)].c;
-        } else {
-            v[k].b = v[lead(k)].b;
+        let l = lead.of(k);
+        match which {
+            Special::B => v[k].b = v[l].b,
+            Special::C => v[k].c = v[l].c,
         }
+    }
+}
+
+/// The records of [`random_inputs`] (appended to `records`, as the planner writes them)
+/// and, for a three-source instruction, each thread's c (appended to `c`): the same values,
+/// without making [`Inputs`] first.
+pub fn random_records_into(word: u128, threads: usize, rng: &mut crate::rng::Rng, records: &mut Vec<u8>, c: &mut Vec<u32>) {
+    let d = Draws::of(word);
+    let (start, c_start) = (records.len(), c.len());
+    if d.per == 4 {
+        // a thread's draws are its record's words (but pred's bits past the predicates): one
+        // fill draws the stream the blocks of 64 threads would
+        records.resize(start + threads * INPUT_RECORD, 0);
+        let (words, _) = records[start..].as_chunks_mut::<4>();
+        rng.fill_u32_le(words);
+        for r in words.as_chunks_mut::<4>().0 {
+            r[3] = (u32::from_le_bytes(r[3]) & Draws::PRED).to_le_bytes();
+        }
+    } else {
+        records.reserve(threads * INPUT_RECORD);
+        d.each_block(threads, rng, |x| {
+            for x in x.as_chunks::<5>().0 {
+                let i = Draws::inputs(x);
+                records.extend_from_slice(&record(&i));
+                c.push(i.c);
+            }
+        });
+    }
+    // a lead thread comes before the threads that read its value
+    match d.lead {
+        None => {}
+        Some((lead, Special::B)) => {
+            let mut v = [0u8; 4];
+            for (k, r) in records[start..].as_chunks_mut::<INPUT_RECORD>().0.iter_mut().enumerate() {
+                let b = &mut r[RECORD_B];
+                if lead.of(k) == k {
+                    v.copy_from_slice(b);
+                } else {
+                    b.copy_from_slice(&v);
+                }
+            }
+        }
+        Some((lead, Special::C)) => {
+            let c = &mut c[c_start..];
+            for k in 0..c.len() {
+                c[k] = c[lead.of(k)];
+            }
+        }
+    }
+}
+
+/// How a case's random inputs are drawn: `per` draws a thread (their high halves: a, b, d,
+/// pred and, for a three-source instruction, c), and whose special-source value each thread
+/// reads where not its own.
+struct Draws {
+    per: usize,
+    lead: Option<(Lead, Special)>,
+}
+
+/// The thread whose special-source value a thread reads.
+#[derive(Clone, Copy)]
+enum Lead {
+    /// its warp's first (a uniform register)
+    Warp,
+    /// the case's first (a constant)
+    Case,
+}
+
+impl Lead {
+    #[inline(always)]
+    fn of(self, k: usize) -> usize {
+        match self {
+            Lead::Warp => k - k % 32,
+            Lead::Case => 0,
+        }
+    }
+}
+
+impl Draws {
+    /// The predicates a draw sets: P0..P6 (PT is always true).
+    const PRED: u32 = 0x7f;
+
+    fn of(word: u128) -> Draws {
+        let inst = decode(word).ok();
+        let form = inst.as_ref().map_or(Form::Rrr, |i| i.form());
+        let per = if inst.is_some_and(|i| i.c.is_some()) { 5 } else { 4 };
+        let lead = match form.kind() {
+            Form::Ur => Lead::Warp,
+            Form::Const | Form::ConstUr => Lead::Case,
+            _ => return Draws { per, lead: None },
+        };
+        Draws { per, lead: Some((lead, if form.special_source() == 3 { Special::C } else { Special::B })) }
+    }
+    /// The draws of `threads` threads, handed to `f` up to 64 threads at a time (the same
+    /// stream whatever the count).
+    fn each_block(&self, threads: usize, rng: &mut crate::rng::Rng, mut f: impl FnMut(&[[u8; 4]])) {
+        let mut draws = [[0u8; 4]; 5 * 64];
+        let mut left = threads;
+        while left > 0 {
+            let n = left.min(64);
+            let d = &mut draws[..n * self.per];
+            rng.fill_u32_le(d);
+            f(d);
+            left -= n;
+        }
+    }
+    /// One thread's inputs from its draws.
+    #[inline(always)]
+    fn inputs(x: &[[u8; 4]]) -> Inputs {
+        let v = |k: usize| x.get(k).map_or(0, |&b| u32::from_le_bytes(b));
+        Inputs { a: v(0), b: v(1), d: v(2), pred: (v(3) & Draws::PRED) as u8, c: v(4) }
     }
 }
 
@@ -1279,6 +1428,65 @@ mod tests {
         }
         // about half the items name a hardware register, a foreign bank or an odd handle pair
         assert!(refused > 10_000 && passed > 10_000, "{refused} refused, {passed} passed");
+    }
+
+    /// The inputs are the stream read as it always was (a seed draws the same inputs in
+    /// every version), and the records drawn straight from it are those inputs' records, for
+    /// every form, two and three sources, and thread counts past one block of 64; the stream
+    /// is left where the values leave it.
+    #[test]
+    fn random_records_are_the_records_of_random_inputs() {
+        let seed = 0x2ec0;
+        eprintln!("seed: {seed}");
+        let (mut checked, mut three_source, mut led) = (0, 0, 0);
+        for form in [None, Some(Form::Rrr), Some(Form::Imm), Some(Form::Const), Some(Form::ConstUr), Some(Form::Ur)] {
+            for ops in [&[crate::isa::Op::Hmul2][..], &[crate::isa::Op::Hfma2][..], crate::reference::IMPLEMENTED] {
+                let Ok(words) = runnable_words_of(seed, ops, form, 40) else { continue };
+                for (n, &w) in words.iter().enumerate() {
+                    let threads = [32, 64, 96, 256][n % 4];
+                    let (mut a, mut b) = (crate::rng::Rng::fork(seed, n as u64), crate::rng::Rng::fork(seed, n as u64));
+                    let inputs = random_inputs(w, threads, &mut a);
+                    // the stream as it has always been read: per thread, one draw's high half
+                    // for each of a, b, d, pred (and c), the special source's value the lead's
+                    let inst = decode(w).unwrap();
+                    let mut r = crate::rng::Rng::fork(seed, n as u64);
+                    let mut want: Vec<Inputs> = (0..threads)
+                        .map(|_| {
+                            let [a, b, d, p] = [(); 4].map(|_| r.next_u32());
+                            Inputs { a, b, d, pred: (p & 0x7f) as u8, c: if inst.c.is_some() { r.next_u32() } else { 0 } }
+                        })
+                        .collect();
+                    for k in 0..threads {
+                        let lead = match inst.form().kind() {
+                            Form::Ur => k / 32 * 32,
+                            Form::Const | Form::ConstUr => 0,
+                            _ => k,
+                        };
+                        if inst.form().special_source() == 3 {
+                            want[k].c = want[lead].c;
+                        } else {
+                            want[k].b = want[lead].b;
+                        }
+                    }
+                    assert_eq!(inputs, want, "{form:?} {}", format_hex(w));
+                    let (mut records, mut c) = (vec![0xee; 3], vec![7]);
+                    random_records_into(w, threads, &mut b, &mut records, &mut c);
+                    let mut want = vec![0xee; 3];
+                    push_records(&mut want, &inputs);
+                    assert_eq!(records, want, "{form:?} {}", format_hex(w));
+                    let three = decode(w).unwrap().c.is_some();
+                    let want_c: Vec<u32> = [7].into_iter().chain(inputs.iter().map(|x| x.c).filter(|_| three)).collect();
+                    assert_eq!(c, want_c, "{form:?} {}", format_hex(w));
+                    assert_eq!(a.next_u64(), b.next_u64());
+                    checked += 1;
+                    three_source += three as usize;
+                    led += Draws::of(w).lead.is_some() as usize;
+                }
+            }
+        }
+        eprintln!("{checked} cases, {three_source} three-source, {led} with a lead thread");
+        // every form and both kinds were drawn (a form an instruction lacks draws no words)
+        assert!(checked >= 500 && three_source >= 100 && led >= 200, "{checked} cases, {three_source} three-source, {led} with a lead thread");
     }
 
     #[test]
