@@ -13,6 +13,7 @@
 //! | `DIR/junit.xml` | text from a [`Summary`] ([`crate::run::report::junit`]) | `run`, `merge` | CI dashboards |
 //! | `OUT/manifest.json` | [`Manifest`] | `build-kernel` | people |
 //! | `OUT/input.bin` | the kernel's input buffer, byte for byte ([`crate::kernel::LAYOUT`]: 16-byte records, then the c plane, then the bindless slots) | `build-kernel` | people (a launch of `OUT/kernel.cubin` by other means) |
+//! | `OUT/.input.bin.spare`, `OUT/.kernel.cubin.spare`, `OUT/.manifest.json.spare` (Linux) | the previous build's files, kept to be written over by the next ([`crate::outfile::Durability::Regenerable`]); removable at any time | `build-kernel` | `build-kernel` |
 //!
 //! JSON files are read through [`read`] (or [`from_str`]): a missing or null key takes its
 //! default where the type says so (`#[serde(default)]`: files of earlier versions lack the
