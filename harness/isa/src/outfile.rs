@@ -35,12 +35,17 @@ fn named(path: &Path, e: io::Error) -> io::Error {
     e
 }
 
+/// A hidden name beside `path`: `.NAME.` and `suffix`.
+fn beside(path: &Path, suffix: &str) -> PathBuf {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    path.with_file_name(format!(".{name}.{suffix}"))
+}
+
 /// A temporary name beside `path`, unique to this process and call.
 fn temp_beside(path: &Path) -> PathBuf {
     use std::sync::atomic::{AtomicU64, Ordering};
     static N: AtomicU64 = AtomicU64::new(0);
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    path.with_file_name(format!(".{name}.{}.{}.tmp", std::process::id(), N.fetch_add(1, Ordering::Relaxed)))
+    beside(path, &format!("{}.{}.tmp", std::process::id(), N.fetch_add(1, Ordering::Relaxed)))
 }
 
 /// Write `bytes` to a new temporary file beside `path` and sync it; the temporary's name.
@@ -166,8 +171,7 @@ impl Staged {
 
 /// Where the spare of `path` lies (see [`Durability::Regenerable`]).
 fn spare_beside(path: &Path) -> PathBuf {
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    path.with_file_name(format!(".{name}.spare"))
+    beside(path, "spare")
 }
 
 /// The spare at `p` open for writing over and locked against other builds, if it is a plain

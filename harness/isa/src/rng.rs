@@ -24,14 +24,16 @@ impl Rng {
     /// place in the stream (the state after draw j is the start plus (j + 1) steps), so they
     /// are independent, and a CPU with AVX-512 DQ makes eight at a time.
     pub fn fill(&mut self, out: &mut [u64]) {
-        fill_at(self.0, out);
-        self.0 = self.0.wrapping_add((out.len() as u64).wrapping_mul(GAMMA));
+        self.fill_lanes(out)
     }
     /// The high halves of the next `out.len()` draws ([`Rng::next_u32`] repeated) as
     /// little-endian bytes, eight at a time where the CPU has AVX-512 DQ.
     pub fn fill_u32_le(&mut self, out: &mut [[u8; 4]]) {
-        fill_u32_at(self.0, out);
-        self.0 = self.0.wrapping_add((out.len() as u64).wrapping_mul(GAMMA));
+        self.fill_lanes(out)
+    }
+    fn fill_lanes<T: Lane>(&mut self, out: &mut [T]) {
+        fill_at(self.0, out);
+        self.0 = state_at(self.0, out.len());
     }
     pub fn next_u32(&mut self) -> u32 {
         (self.next_u64() >> 32) as u32
@@ -63,45 +65,29 @@ fn mix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// The draws of a stream whose state is `s`, one per element of `out`.
+/// The state `n` steps after `s`.
 #[inline(always)]
-fn fill_from(s: u64, out: &mut [u64]) {
+fn state_at(s: u64, n: usize) -> u64 {
+    s.wrapping_add((n as u64).wrapping_mul(GAMMA))
+}
+
+/// The draws of a stream whose state is `s`, one per element of `out` (draw j is the state
+/// after j + 1 steps, mixed).
+#[inline(always)]
+fn fill_from<T: Lane>(s: u64, out: &mut [T]) {
     for (j, o) in out.iter_mut().enumerate() {
-        *o = draw_at(s, j);
+        *o = T::of(mix(state_at(s, j + 1)));
     }
 }
 
-/// Draw `j` (from 0) of a stream whose state is `s`: the state after j + 1 steps, mixed.
-#[inline(always)]
-fn draw_at(s: u64, j: usize) -> u64 {
-    mix(s.wrapping_add((j as u64).wrapping_add(1).wrapping_mul(GAMMA)))
-}
-
 /// [`fill_from`], eight draws at a time where the CPU has AVX-512 DQ.
-fn fill_at(s: u64, out: &mut [u64]) {
+fn fill_at<T: Lane>(s: u64, out: &mut [T]) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx512dq") {
         // SAFETY: AVX-512 F and DQ (DQ implies F) were detected on this CPU.
         return unsafe { fill_avx512(s, out) };
     }
     fill_from(s, out)
-}
-
-/// [`fill_at`]'s draws' high halves, little-endian.
-fn fill_u32_at(s: u64, out: &mut [[u8; 4]]) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx512dq") {
-        // SAFETY: AVX-512 F and DQ (DQ implies F) were detected on this CPU.
-        return unsafe { fill_avx512(s, out) };
-    }
-    fill_u32_from(s, out)
-}
-
-/// [`fill_from`]'s draws' high halves, little-endian.
-fn fill_u32_from(s: u64, out: &mut [[u8; 4]]) {
-    for (j, o) in out.iter_mut().enumerate() {
-        *o = <[u8; 4]>::of(draw_at(s, j));
-    }
 }
 
 /// What [`fill_avx512`] makes of a draw: the draw, or its high half as little-endian bytes.
@@ -148,7 +134,7 @@ impl Lane for [u8; 4] {
 #[target_feature(enable = "avx512f,avx512dq")]
 unsafe fn fill_avx512<T: Lane>(s: u64, out: &mut [T]) {
     use std::arch::x86_64::*;
-    let at = |j: i64| s.wrapping_add((j as u64 + 1).wrapping_mul(GAMMA)) as i64;
+    let at = |j: usize| state_at(s, j + 1) as i64;
     let mut z0 = _mm512_setr_epi64(at(0), at(1), at(2), at(3), at(4), at(5), at(6), at(7));
     let mut z1 = _mm512_add_epi64(z0, _mm512_set1_epi64(GAMMA.wrapping_mul(8) as i64));
     let step = _mm512_set1_epi64(GAMMA.wrapping_mul(16) as i64);
@@ -168,10 +154,7 @@ unsafe fn fill_avx512<T: Lane>(s: u64, out: &mut [T]) {
         z0 = _mm512_add_epi64(z0, step);
         z1 = _mm512_add_epi64(z1, step);
     }
-    let s = s.wrapping_add((done as u64).wrapping_mul(GAMMA));
-    for (j, o) in out[done..].iter_mut().enumerate() {
-        *o = T::of(draw_at(s, j));
-    }
+    fill_from(state_at(s, done), &mut out[done..]);
 }
 
 /// A seed given on the command line, or one drawn from the clock; always printed.
@@ -216,7 +199,7 @@ mod tests {
             c.fill_u32_le(&mut half);
             assert_eq!(half, halves, "{n} high halves");
             assert_eq!(c.next_u64(), want_after, "after {n} high halves");
-            fill_u32_from(Rng::fork(0x5eed, n as u64).0, &mut half);
+            fill_from(Rng::fork(0x5eed, n as u64).0, &mut half);
             assert_eq!(half, halves, "{n} high halves without AVX-512");
         }
     }

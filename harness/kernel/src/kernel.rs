@@ -386,7 +386,7 @@ pub(crate) fn effective_inputs_with(word: u128, inputs: &[Inputs], bank_word: &d
         // distinct registers, none RZ: every value as given
         let keep_c = if inst.c.is_some() { !0 } else { 0 };
         out.iter_mut().for_each(|x| {
-            x.pred &= 0x7f;
+            x.pred &= PREDICATES as u8;
             x.c &= keep_c;
         });
         return Ok(out);
@@ -396,7 +396,7 @@ pub(crate) fn effective_inputs_with(word: u128, inputs: &[Inputs], bank_word: &d
         let (warp_b, warp_c) = (warp[0].b, warp[0].c);
         for x in warp {
             let of = |p: Pick| p.of(x, warp_b, warp_c);
-            *x = Inputs { a: of(pa), b: of(pb), d: of(pd), pred: x.pred & 0x7f, c: of(pc) };
+            *x = Inputs { a: of(pa), b: of(pb), d: of(pd), pred: x.pred & PREDICATES as u8, c: of(pc) };
         }
     }
     Ok(out)
@@ -483,6 +483,9 @@ fn record(x: &Inputs) -> [u8; INPUT_RECORD] {
 
 /// Where a record holds b (see [`record`]).
 const RECORD_B: std::ops::Range<usize> = 4..8;
+
+/// The predicates an input sets (`R2P PR, Rq+3, 0x7f`): P0..P6; PT is always true.
+const PREDICATES: u32 = 0x7f;
 
 /// Append the records of `inputs` to `image` (appended whole, not zero-filled first, and
 /// without a capacity check per record).
@@ -828,7 +831,7 @@ fn plan_inner(src: &mut impl CaseSource, mut stream: Stream<'_>, held: Option<&[
             }
             h(&mut insts, Op::ImadWideU32Imm, &[q0, q2, INPUT_RECORD as u32, q0]);
             h(&mut insts, Op::LdgE128, &[q0, q0, 4]);
-            h(&mut insts, Op::R2p, &[q3, 0x7f]);
+            h(&mut insts, Op::R2p, &[q3, PREDICATES]);
             // the register that holds the special operand's data (asked only of a UR other than
             // URZ and of cx[], for which operand 3 is loaded: `extra` is then set)
             let staged = |which: Special| match which {
@@ -867,10 +870,10 @@ fn plan_inner(src: &mut impl CaseSource, mut stream: Stream<'_>, held: Option<&[
                             let (buf, at) = match which {
                                 Special::B if held => {
                                     // into the record once it is written
-                                    patches.push((first_record + (w * 32 + k) * INPUT_RECORD + 4, handle_base));
+                                    patches.push((first_record + (w * 32 + k) * INPUT_RECORD + RECORD_B.start, handle_base));
                                     continue;
                                 }
-                                Special::B => (&mut input, first_record + (w * 32 + k) * INPUT_RECORD + 4),
+                                Special::B => (&mut input, first_record + (w * 32 + k) * INPUT_RECORD + RECORD_B.start),
                                 Special::C => (&mut plane, first_plane + (w * 32 + k) * 4),
                             };
                             buf[at..at + 4].copy_from_slice(&handle_base.to_le_bytes());
@@ -1184,7 +1187,7 @@ pub fn random_records_into(word: u128, threads: usize, rng: &mut crate::rng::Rng
         let (words, _) = records[start..].as_chunks_mut::<4>();
         rng.fill_u32_le(words);
         for r in words.as_chunks_mut::<4>().0 {
-            r[3] = (u32::from_le_bytes(r[3]) & Draws::PRED).to_le_bytes();
+            r[3] = (u32::from_le_bytes(r[3]) & PREDICATES).to_le_bytes();
         }
     } else {
         records.reserve(threads * INPUT_RECORD);
@@ -1247,9 +1250,6 @@ impl Lead {
 }
 
 impl Draws {
-    /// The predicates a draw sets: P0..P6 (PT is always true).
-    const PRED: u32 = 0x7f;
-
     fn of(word: u128) -> Draws {
         let inst = decode(word).ok();
         let form = inst.as_ref().map_or(Form::Rrr, |i| i.form());
@@ -1278,7 +1278,7 @@ impl Draws {
     #[inline(always)]
     fn inputs(x: &[[u8; 4]]) -> Inputs {
         let v = |k: usize| x.get(k).map_or(0, |&b| u32::from_le_bytes(b));
-        Inputs { a: v(0), b: v(1), d: v(2), pred: (v(3) & Draws::PRED) as u8, c: v(4) }
+        Inputs { a: v(0), b: v(1), d: v(2), pred: (v(3) & PREDICATES) as u8, c: v(4) }
     }
 }
 
