@@ -1,9 +1,11 @@
-//! Decode + render throughput against nvdisasm on the same 100,000 words.
+//! Decode + render throughput against nvdisasm on the same 100,000 words: one word a call
+//! (`decode_render_into`), and the batch the `decode` command makes of them
+//! (`decode_lines_into`: each word's line and a newline).
 //! Run: `cargo bench -p hmul2-benches --bench decode` (needs `bash ci/install-tools.sh`).
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use hmul2_harness::gen::{self, GenOptions};
-use hmul2_harness::isa::decode_render_into;
+use hmul2_harness::isa::{decode_lines_into, decode_render_into, LineCache};
 use hmul2_harness::nvdisasm::find_tool;
 use std::hint::black_box;
 use std::io::Write;
@@ -31,6 +33,16 @@ fn bench(c: &mut Criterion) {
                 total += s.len();
             }
             black_box(total)
+        })
+    });
+    g.bench_function("hmul2-harness-lines", |b| {
+        let mut s = String::with_capacity(words.len() * 128);
+        let mut cache = LineCache::default();
+        b.iter(|| {
+            s.clear();
+            // the lines `decode` prints (isa::fused's test checks them against one at a time)
+            decode_lines_into(black_box(&words), &mut s, &mut cache);
+            black_box(s.len())
         })
     });
     match find_tool("nvdisasm") {

@@ -338,6 +338,7 @@ struct Fast {
 
 #[rustfmt::skip]
 mod tables;
+mod wide;
 
 /// One source's modifier fields: neg, abs, the half select's fields (low bits first; none
 /// where the spec has no half select), the names of its values, and its reuse bit.
@@ -800,11 +801,17 @@ static IMM_PACKED: [[u8; 16]; super::immtable::PACKED] = {
 
 include!(concat!(env!("OUT_DIR"), "/imm_special.rs"));
 
+/// The packed entry of immediate `v` (BF16's where `bf16` is 1).
+#[inline(always)]
+fn imm_entry(bf16: usize, v: u16) -> &'static [u8; 16] {
+    IMM_PACKED.get(bf16 << 15 | (v & 0x7fff) as usize).unwrap_or(&[0; 16])
+}
+
 impl Imms {
     /// The packed entry of immediate `v`.
     #[inline(always)]
     fn entry(&self, bf16: usize, v: u16) -> &'static [u8; 16] {
-        IMM_PACKED.get(bf16 << 15 | (v & 0x7fff) as usize).unwrap_or(&[0; 16])
+        imm_entry(bf16, v)
     }
 
     /// Append the text of immediate `v` (`, ` after it when `first`). Without branches on
@@ -839,6 +846,9 @@ impl Imms {
 /// bytes (inlined moves) and keeps a prefix of them, with no branch on the length kept.
 struct Writer<'a> {
     v: &'a mut Vec<u8>,
+    /// `v`'s buffer, taken once (through `v` every append would read it again, as an append
+    /// could have changed it for all the compiler knows)
+    ptr: *mut u8,
     len: usize,
 }
 
@@ -862,13 +872,16 @@ impl<'a> Writer<'a> {
     };
 
     /// Appends go to the end of `out`, which only ever receives ASCII.
+    #[inline(always)]
     fn new(out: &'a mut String) -> Writer<'a> {
         // SAFETY: every byte a Writer appends is ASCII (`Texts::entry` and `Imms::new` refuse
         // anything else, and padding is ASCII), so `out` stays UTF-8 whatever prefix is kept.
         let v = unsafe { out.as_mut_vec() };
-        v.reserve(Self::ROOM);
-        let len = v.len();
-        Writer { v, len }
+        if v.capacity() - v.len() < Self::ROOM {
+            v.reserve(Self::ROOM);
+        }
+        let (len, ptr) = (v.len(), v.as_mut_ptr());
+        Writer { v, ptr, len }
     }
 
     /// Copy `src` to the end and keep `keep` bytes of it (at most N). Without a check per
@@ -882,8 +895,20 @@ impl<'a> Writer<'a> {
         // SAFETY: the N bytes from `len` lie within the capacity (the caller's promise: at most
         // ROOM bytes are put, and `new` reserved ROOM), and `src` cannot overlap the vector's
         // spare capacity.
-        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), self.v.as_mut_ptr().add(self.len), N) };
+        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), self.ptr.add(self.len), N) };
         self.len += keep.min(N);
+    }
+
+    /// [`Writer::put`] where the caller knows `keep` is at most N.
+    ///
+    /// # Safety
+    /// As [`Writer::put`], and `keep <= N`.
+    #[inline(always)]
+    unsafe fn put_exact<const N: usize>(&mut self, src: &[u8; N], keep: usize) {
+        debug_assert!(self.len + N <= self.v.capacity() && keep <= N, "more than Writer::ROOM appended, or past N kept");
+        // SAFETY: as `put`
+        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), self.ptr.add(self.len), N) };
+        self.len += keep;
     }
 }
 
@@ -891,7 +916,7 @@ impl Writer<'_> {
     /// Drop the spaces at the end, as the plain renderer does.
     fn trim_spaces(&mut self) {
         // SAFETY: bytes up to `len` are initialized (written by `put`, or the vector's own).
-        while self.len > 0 && unsafe { *self.v.as_ptr().add(self.len - 1) } == b' ' {
+        while self.len > 0 && unsafe { *self.ptr.add(self.len - 1) } == b' ' {
             self.len -= 1;
         }
     }
@@ -991,6 +1016,13 @@ fn bmi2() -> bool {
 
 /// Decode `word` and append its text to `out`: `decode(word).map(|i| render_into(&i, out))`.
 pub fn decode_render_into(word: u128, out: &mut String) -> Result<(), Illegal> {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(ps) = wide::progs() {
+        // SAFETY: `progs` is Some only where the CPU has the features `render_one` needs
+        if unsafe { wide::render_one(ps, word, out) } {
+            return Ok(());
+        }
+    }
     match try_fast(word, out) {
         Ok(()) => Ok(()),
         Err(_) => slow(word, out),
@@ -1053,6 +1085,11 @@ pub fn decode_line_into(word: u128, out: &mut String, cache: &mut LineCache) {
 /// has BMI2 and AVX2 the loop itself is compiled for them, so the renderer is inlined into
 /// it rather than called a word at a time.
 pub fn decode_lines_into(words: &[u128], out: &mut String, cache: &mut LineCache) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(ps) = wide::progs() {
+        // SAFETY: `progs` is Some only where the CPU has the features `lines` needs
+        return unsafe { wide::lines(ps, words, out, cache) };
+    }
     #[cfg(target_arch = "x86_64")]
     if bmi2() {
         // SAFETY: `bmi2()` says BMI2 and AVX2 were detected on this CPU.
@@ -1280,11 +1317,19 @@ mod tests {
             CACHE.with(|c| decode_line_into(w, &mut l, &mut c.borrow_mut()));
             assert_eq!(l[1..], line, "{w:#034x}: the line");
         }
-        // the path without BMI2, which this CPU may not take by itself
+        // the wide programs' steps, plain and (where the CPU has them) AVX-512
+        let wide = wide::tests::text(w);
+        if let Some(t) = &wide {
+            assert_eq!((Ok(()), t.as_str()), (rb.clone(), &b[1..]), "{w:#034x}: the wide program");
+        }
+        // the path without BMI2, which this CPU may not take by itself; a word it takes, the
+        // wide programs take too (the words they leave are illegal or refused)
         if let Some(f) = decode::op_of(w).ok().and_then(fast) {
             let mut c = String::from("x");
-            let rc = fused::<false>(f, w, &mut c).or_else(|_| slow(w, &mut c));
+            let fast_took = fused::<false>(f, w, &mut c).is_ok();
+            let rc = if fast_took { Ok(()) } else { slow(w, &mut c) };
             assert_eq!((rc, c), (rb, b), "{w:#034x} without BMI2");
+            assert!(!fast_took || wide.is_some(), "{w:#034x}: the fused path's, not the wide programs'");
         }
     }
 
@@ -1400,6 +1445,7 @@ mod tests {
                 // a legal word of every form takes the fast path
                 for w in gen::generate(&GenOptions { form: Some(form), ..GenOptions::legal_of(seed, &[op]) }, 0, 64) {
                     assert!(fused::<false>(f, w, &mut String::new()).is_ok(), "{op} {form}: {w:#034x} took the plain path");
+                    assert!(wide::tests::text(w).is_some(), "{op} {form}: {w:#034x} is not the wide program's");
                 }
                 let mut bases = gen::generate(&o, 0, 1);
                 // the same words with every bit of every key set
