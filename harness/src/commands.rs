@@ -176,6 +176,8 @@ fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// own line cache, then waits for the pieces before it to be written and writes it. While
 /// one thread writes, the others render: the write is not a step of its own.
 fn render_and_write(pool: &Pool, spare: &std::sync::mpsc::SyncSender<Batch>) -> Result<(), CliError> {
+    // made while the reader reads the first batch, not when the first words arrive
+    isa::prepare_decode();
     let mut cache = isa::LineCache::default();
     let mut text = String::new();
     loop {

@@ -21,7 +21,7 @@ pub mod strtable;
 
 pub use decode::{decode, Illegal};
 pub use encode::{encode, EncodeError};
-pub use fused::{decode_line_into, decode_lines_into, decode_render_into, LineCache};
+pub use fused::{decode_line_into, decode_lines_into, decode_render_into, prepare_decode, LineCache};
 pub use hex::{format_hex, parse_hex, HexError};
 pub use parse::{parse, ParseError};
 pub use render::{render, render_into};

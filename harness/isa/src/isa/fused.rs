@@ -1014,6 +1014,17 @@ fn bmi2() -> bool {
     false
 }
 
+/// Make what the fused paths read (the wide programs and their cells, about a millisecond,
+/// where the CPU takes them), which the first word of a process otherwise makes: for a
+/// caller that can do it while it waits for its input.
+pub fn prepare_decode() {
+    #[cfg(target_arch = "x86_64")]
+    let _ = wide::progs();
+    for op in Op::ALL {
+        let _ = fast(op);
+    }
+}
+
 /// Decode `word` and append its text to `out`: `decode(word).map(|i| render_into(&i, out))`.
 pub fn decode_render_into(word: u128, out: &mut String) -> Result<(), Illegal> {
     #[cfg(target_arch = "x86_64")]
@@ -1316,6 +1327,11 @@ mod tests {
             let mut l = String::from("x");
             CACHE.with(|c| decode_line_into(w, &mut l, &mut c.borrow_mut()));
             assert_eq!(l[1..], line, "{w:#034x}: the line");
+            // and in a batch (the wide programs', where the CPU has them, which know some
+            // illegal words' lines too)
+            let mut l = String::from("x");
+            CACHE.with(|c| decode_lines_into(&[w], &mut l, &mut c.borrow_mut()));
+            assert_eq!(l[1..], line.clone() + "\n", "{w:#034x}: the line in a batch");
         }
         // the wide programs' steps, plain and (where the CPU has them) AVX-512
         let wide = wide::tests::text(w);

@@ -26,9 +26,7 @@
 //! code), so the tests check the programs on every CPU, and the vector path against it where
 //! the CPU has AVX-512.
 
-#[cfg(test)]
-use super::span;
-use super::{fast, Fast, Gather, Off, Part, Writer, BEFORE, COPY, COPY_HEAD, IMM_BEFORE};
+use super::{fast, span, Fast, Gather, Off, Part, Writer, BEFORE, COPY, COPY_HEAD, IMM_BEFORE};
 use crate::isa::Op;
 
 /// Slots before the insert (the immediates or the constant's offset) and after it.
@@ -90,6 +88,49 @@ pub(super) struct Progs {
     /// every part's texts, a cell each: its length (a head's with bit 7 set for BF16) and
     /// the text; [`CELL_PAD`] bytes past the last
     cells: Box<[u8]>,
+    /// made on the first word no program takes (it reads every instruction's spec)
+    sel_lines: std::sync::OnceLock<Option<SelLines>>,
+}
+
+/// By selector key, where no program takes it: the `decode` line of a known instruction's
+/// word with no such form, as an entry of `lines` (offset << 8 | length; 0: none).
+struct SelLines {
+    by_sel: Box<[u32]>,
+    lines: String,
+}
+
+impl Progs {
+    fn sel_lines(&self) -> Option<&SelLines> {
+        self.sel_lines.get_or_init(|| sel_lines(&self.sel, &self.by_sel)).as_ref()
+    }
+}
+
+/// The line of a word whose selector names a known instruction but none of its forms, which
+/// depends on the selector alone (the key `fused` caches such lines by).
+fn sel_lines(sel: &Gather, by_sel: &[u8]) -> Option<SelLines> {
+    let mut lines = String::new();
+    let mut line_of = vec![0u32; sel.len()].into_boxed_slice();
+    let mut seen: std::collections::HashMap<String, u32> = Default::default();
+    for (sk, e) in line_of.iter_mut().enumerate().filter(|(sk, _)| by_sel.get(*sk) == Some(&0)) {
+        let w = sel.word(sk);
+        let Some(f) = super::decode::op_of(w).ok().and_then(fast) else { continue };
+        if f.form.get(sk) != Some(&u8::MAX) {
+            continue;
+        }
+        let Err(why) = super::decode::decode(w) else { continue };
+        let line = format!("illegal: {why}");
+        *e = match seen.get(&line) {
+            Some(&e) => e,
+            None if line.len() < 0x100 => {
+                let e = u32::try_from(lines.len()).ok().filter(|&at| at < 1 << 24)? << 8 | line.len() as u32;
+                lines.push_str(&line);
+                seen.insert(line, e);
+                e
+            }
+            None => continue,
+        };
+    }
+    Some(SelLines { by_sel: line_of, lines })
 }
 
 /// Cell sizes: a head's, and a part's (of a table whose texts are all shorter than 16, or
@@ -145,7 +186,7 @@ fn make() -> Option<Progs> {
         }
     }
     let cells = cells(&mut progs)?;
-    Some(Progs { sel, by_sel, progs, cells })
+    Some(Progs { sel, by_sel, progs, cells, sel_lines: Default::default() })
 }
 
 /// The parts' cells (each table's once, in the smallest size its texts fit), and each
@@ -386,6 +427,16 @@ struct Plan<'a> {
     first: bool,
 }
 
+/// What [`plan`] made of a word: its plan, or the `decode` line of an illegal word whose
+/// reason its form selector or its form's rules decide (`illegal: ` and why), or neither
+/// (the word is `fused`'s).
+#[derive(Clone, Copy)]
+enum Read<'a> {
+    Word(Plan<'a>),
+    Line(&'a str),
+    Other,
+}
+
 /// Read `word` for [`write`]; None where the word is `fused`'s (an illegal or refused one).
 /// `V`: the keys with AVX-512.
 ///
@@ -393,16 +444,42 @@ struct Plan<'a> {
 /// With `V`, the CPU has AVX-512 F, BW, VBMI and BMI2 (as [`progs`] checked).
 #[inline(always)]
 unsafe fn plan<const V: bool>(ps: &Progs, word: u128) -> Option<Plan<'_>> {
+    // SAFETY: the caller's
+    match unsafe { read_word::<V>(ps, word) } {
+        Read::Word(r) => Some(r),
+        _ => None,
+    }
+}
+
+/// [`plan`], with the lines of the illegal words the tables know.
+///
+/// # Safety
+/// As [`plan`].
+#[inline(always)]
+unsafe fn read_word<const V: bool>(ps: &Progs, word: u128) -> Read<'_> {
     let (lo, hi) = (word as u64, (word >> 64) as u64);
-    let p = ps.by_sel.get(ps.sel.key::<V>(lo, hi)).and_then(|&i| ps.progs.get((i as usize).wrapping_sub(1)))?;
-    if p.fast.legal.get(p.rules.key::<V>(lo, hi)).is_none_or(|&m| m >> p.form & 1 == 0) {
-        return None;
+    let sk = ps.sel.key::<V>(lo, hi);
+    let Some(p) = ps.by_sel.get(sk).and_then(|&i| ps.progs.get((i as usize).wrapping_sub(1))) else {
+        let line = ps
+            .sel_lines()
+            .and_then(|l| l.by_sel.get(sk).filter(|&&e| e & 0xff != 0).and_then(|&e| l.lines.get((e >> 8) as usize..((e >> 8) + (e & 0xff)) as usize)));
+        return line.map_or(Read::Other, Read::Line);
+    };
+    let f = p.fast;
+    let rk = p.rules.key::<V>(lo, hi);
+    if f.legal.get(rk).is_none_or(|&m| m >> p.form & 1 == 0) {
+        // the line `fused` would write (`Miss::Refused`), where the tables know it
+        let line = f.refused.get((p.form as usize) << f.rules.bits | rk).and_then(|&i| f.refused_lines.get(i as usize)).filter(|&&e| e & 0xff != 0);
+        return match line.and_then(|&e| f.text.get(span(e).0..span(e).0 + span(e).1)) {
+            Some(t) => Read::Line(t),
+            None => Read::Other,
+        };
     }
     // a word whose modifiers hide fields (HADD2's .F32) is read without them, as the decoder
     // reads it (the head, which says so, and the rules' fields are not among them): without a
     // branch, as such words come mixed with the others
     let h = p.hidden.get(p.head.key::<V>(lo, hi)).copied().unwrap_or(0);
-    let &(mask, first) = p.masks.get(h as usize)?;
+    let Some(&(mask, first)) = p.masks.get(h as usize) else { return Read::Other };
     let word = word & !mask;
     #[cfg(target_arch = "x86_64")]
     if V {
@@ -417,9 +494,9 @@ unsafe fn plan<const V: bool>(ps: &Progs, word: u128) -> Option<Plan<'_>> {
             // SAFETY: a prefetch reads nothing the program sees
             unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(super::imm_entry(bf16, v as u16).as_ptr().cast()) };
         }
-        return Some(Plan { p, key, first });
+        return Read::Word(Plan { p, key, first });
     }
-    Some(Plan { p, key: keys_plain(p, word), first })
+    Read::Word(Plan { p, key: keys_plain(p, word), first })
 }
 
 /// Append a planned word's text, and a newline where `newline`.
@@ -543,17 +620,21 @@ pub(super) unsafe fn render_one(ps: &Progs, word: u128, out: &mut String) -> boo
 pub(super) unsafe fn lines(ps: &Progs, words: &[u128], out: &mut String, cache: &mut super::LineCache) {
     // a block's words are read first, then written: the reads of many words overlap
     const BLOCK: usize = 16;
-    let mut plans: [Option<Plan>; BLOCK] = [None; BLOCK];
+    let mut plans: [Read; BLOCK] = [Read::Other; BLOCK];
     for block in words.chunks(BLOCK) {
         for (r, &w) in plans.iter_mut().zip(block) {
             // SAFETY: the features are enabled here
-            *r = unsafe { plan::<true>(ps, w) };
+            *r = unsafe { read_word::<true>(ps, w) };
         }
         for (r, &w) in plans.iter().zip(block) {
             match r {
                 // SAFETY: the features are enabled here
-                Some(r) => unsafe { write::<true>(ps, r, out, true) },
-                None => {
+                Read::Word(r) => unsafe { write::<true>(ps, r, out, true) },
+                Read::Line(line) => {
+                    out.push_str(line);
+                    out.push('\n');
+                }
+                Read::Other => {
                     super::line_with(w, out, cache, |w, o| super::fused::<true>(super::tables_of(w)?, w, o));
                     out.push('\n');
                 }
