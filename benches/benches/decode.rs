@@ -19,6 +19,8 @@ fn words() -> Vec<u128> {
 
 fn bench(c: &mut Criterion) {
     let words = words();
+    // the wide programs, where the CPU takes them (`decode_render_into` uses them once made)
+    hmul2_harness::isa::prepare_decode();
     let mut g = c.benchmark_group("decode_render_100k");
     g.throughput(Throughput::Elements(N));
     g.sample_size(10);

@@ -1014,9 +1014,9 @@ fn bmi2() -> bool {
     false
 }
 
-/// Make what the fused paths read (the wide programs and their cells, about a millisecond,
-/// where the CPU takes them), which the first word of a process otherwise makes: for a
-/// caller that can do it while it waits for its input.
+/// Make what the fused paths read (the wide programs and their cells, about half a
+/// millisecond, where the CPU takes them): for a caller that can do it while it waits for
+/// its input, and for [`decode_render_into`], which uses the wide programs only once made.
 pub fn prepare_decode() {
     #[cfg(target_arch = "x86_64")]
     let _ = wide::progs();
@@ -1026,9 +1026,13 @@ pub fn prepare_decode() {
 }
 
 /// Decode `word` and append its text to `out`: `decode(word).map(|i| render_into(&i, out))`.
+///
+/// Where the CPU has AVX-512 VBMI and the wide programs are made ([`prepare_decode`], or a
+/// first [`decode_lines_into`]), they render the word; otherwise the fast path does, as a
+/// few thousand words a process (`build-kernel`'s) do not repay their making.
 pub fn decode_render_into(word: u128, out: &mut String) -> Result<(), Illegal> {
     #[cfg(target_arch = "x86_64")]
-    if let Some(ps) = wide::progs() {
+    if let Some(ps) = wide::made() {
         // SAFETY: `progs` is Some only where the CPU has the features `render_one` needs
         if unsafe { wide::render_one(ps, word, out) } {
             return Ok(());

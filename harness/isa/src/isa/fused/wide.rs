@@ -145,10 +145,18 @@ const _: () = assert!(LEFT == 8 && PARTS == 12, "`write` names the lanes");
 // a copy from a cell's text stays within it, or within the cells and their padding
 const _: () = assert!(COPY_HEAD < HEAD_CELL && COPY < CELL_PAD);
 
-/// The programs, where this CPU has what the vector path needs (and they could be made).
+static PROGS: std::sync::OnceLock<Option<Progs>> = std::sync::OnceLock::new();
+
+/// The programs, where this CPU has what the vector path needs (and they could be made);
+/// made on the first call (about half a millisecond).
 pub(super) fn progs() -> Option<&'static Progs> {
-    static P: std::sync::OnceLock<Option<Progs>> = std::sync::OnceLock::new();
-    P.get_or_init(|| if cpu_has_it() { make() } else { None }).as_ref()
+    PROGS.get_or_init(|| if cpu_has_it() { make() } else { None }).as_ref()
+}
+
+/// The programs, if made already (by [`progs`]): for a word at a time, which would not
+/// repay their making on its own.
+pub(super) fn made() -> Option<&'static Progs> {
+    PROGS.get().and_then(Option::as_ref)
 }
 
 fn cpu_has_it() -> bool {
