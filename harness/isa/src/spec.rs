@@ -622,9 +622,15 @@ impl Spec {
     /// The bits of `word` (of form index `form`) that nvdisasm ignores by the `hidden` rules.
     #[inline]
     pub fn hidden_mask(&self, form: usize, word: u128) -> u128 {
+        self.hidden_mask_of(form, word, |_| true)
+    }
+
+    /// [`Spec::hidden_mask`] of the rules `rule` keeps.
+    #[inline]
+    pub fn hidden_mask_of(&self, form: usize, word: u128, rule: impl Fn(&Hidden) -> bool) -> u128 {
         let mut m = 0;
         for h in &self.hidden {
-            if (h.forms.is_empty() || h.forms.contains(&form)) && h.when.iter().all(|(f, r)| in_ranges(self.fields[*f].get(word), r)) {
+            if rule(h) && (h.forms.is_empty() || h.forms.contains(&form)) && h.when.iter().all(|(f, r)| in_ranges(self.fields[*f].get(word), r)) {
                 m |= self.fields[h.field].mask;
             }
         }

@@ -257,21 +257,40 @@ impl Off {
     /// The text of field value `v` in 16 bytes, and its length.
     #[inline(always)]
     fn spell(&self, v: u32) -> ([u8; 16], usize) {
-        let x = ((v << self.sext) as i32 >> self.sext) as i64 * self.scale as i64;
-        let (neg, mag) = ((x < 0) as u32, x.unsigned_abs() as u32);
-        let digits = (32 - (mag | 1).leading_zeros()).div_ceil(4);
-        // each nibble to its own byte, least significant first, then to ASCII digits
-        let mut d = mag as u64;
-        d = (d | d << 16) & 0x0000_ffff_0000_ffff;
-        d = (d | d << 8) & 0x00ff_00ff_00ff_00ff;
-        d = (d | d << 4) & 0x0f0f_0f0f_0f0f_0f0f;
-        let letters = (d + 0x0606_0606_0606_0606) >> 4 & 0x0101_0101_0101_0101;
-        d += 0x3030_3030_3030_3030 + letters * (b'a' - b'0' - 10) as u64;
-        // most significant first, without the leading zeros
-        let d = d.swap_bytes() >> (8 * (8 - digits));
+        // SAFETY: without PDEP, no CPU feature is needed
+        let (neg, d, digits) = unsafe { self.digits::<false>(v) };
+        let (neg, digits) = (neg as u32, digits as u32);
         let pre = 2 + neg;
         let head: u128 = if neg == 1 { u32::from_le_bytes(*b"-0x\0") as u128 } else { u16::from_le_bytes(*b"0x") as u128 };
         ((head | (d as u128) << (8 * pre)).to_le_bytes(), (pre + digits) as usize)
+    }
+    /// Whether field value `v` is negative, and its magnitude's hex digits: ASCII, most
+    /// significant first in the low bytes, without leading zeros; and how many. With `PDEP`,
+    /// the nibbles are spread to bytes by one `pdep`.
+    ///
+    /// # Safety
+    /// With `PDEP`, the CPU has BMI2.
+    #[inline(always)]
+    unsafe fn digits<const PDEP: bool>(&self, v: u32) -> (bool, u64, usize) {
+        let x = ((v << self.sext) as i32 >> self.sext) as i64 * self.scale as i64;
+        let (neg, mag) = (x < 0, x.unsigned_abs() as u32);
+        let digits = (32 - (mag | 1).leading_zeros()).div_ceil(4) as usize;
+        // each nibble to its own byte, least significant first, then to ASCII digits
+        let spread = |mag: u32| {
+            let mut d = mag as u64;
+            d = (d | d << 16) & 0x0000_ffff_0000_ffff;
+            d = (d | d << 8) & 0x00ff_00ff_00ff_00ff;
+            (d | d << 4) & 0x0f0f_0f0f_0f0f_0f0f
+        };
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: with PDEP, the caller's CPU has BMI2
+        let d = if PDEP { unsafe { std::arch::x86_64::_pdep_u64(mag as u64, 0x0f0f_0f0f_0f0f_0f0f) } } else { spread(mag) };
+        #[cfg(not(target_arch = "x86_64"))]
+        let d = spread(mag);
+        let letters = (d + 0x0606_0606_0606_0606) >> 4 & 0x0101_0101_0101_0101;
+        let d = d + 0x3030_3030_3030_3030 + letters * (b'a' - b'0' - 10) as u64;
+        // most significant first, without the leading zeros
+        (neg, d.swap_bytes() >> (8 * (8 - digits)), digits)
     }
     /// Whether every value's spelling is `table`'s.
     fn agrees(&self, table: &StrTable) -> bool {

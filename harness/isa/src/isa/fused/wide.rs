@@ -64,16 +64,14 @@ struct Prog {
     scale: [u32; KEYS],
     /// the parts' tables in `idx` (base, key bits), of which `make` makes the cells
     tables: [(u32, u32); PARTS],
-    /// the rules' key, and the bit of `legal` that says this form's rules keep the word
-    rules: Gather,
+    /// the bit of `legal` that says this form's rules keep the word
     form: u32,
     /// whether the insert is the immediates (else the offset, kept where `off_keep`)
     imm: bool,
     off: Off,
     off_keep: usize,
-    /// the head's key, and by it the index in `masks` of the bits its modifiers hide and
-    /// whether the first immediate still shows (0: none, and it does)
-    head: Gather,
+    /// by the head's key, the index in `masks` of the bits its modifiers hide and whether the
+    /// first immediate still shows (0: none, and it does)
     hidden: Box<[u8]>,
     masks: Vec<(u128, bool)>,
     fast: &'static Fast,
@@ -274,7 +272,9 @@ fn prog(f: &'static Fast, k: usize) -> Option<Prog> {
     parts.resize(PARTS, empty);
     let mut keys: Vec<(Gather, u32)> = parts.iter().map(|p| (p.g, p.base)).collect();
     let none = Gather::default();
-    keys.push((if !imm && off.at < BEFORE { off.g } else { none }, 0));
+    // the constant's offset goes between the lanes where the form has one
+    let has_off = !imm && off.at < BEFORE;
+    keys.push((if has_off { off.g } else { none }, 0));
     let (i1, i2) = f.imms.map_or((none, none), |i| (i.hi, i.lo));
     keys.extend([(i1, 0), (i2, 0)]);
     let mut p = Prog {
@@ -285,12 +285,10 @@ fn prog(f: &'static Fast, k: usize) -> Option<Prog> {
         base: [0; KEYS],
         scale: [0; KEYS],
         tables: [(0, 0); PARTS],
-        rules: f.rules,
         form: k as u32,
         imm,
         off,
-        off_keep: if !imm && off.at < BEFORE { usize::MAX } else { 0 },
-        head: f.head,
+        off_keep: if has_off { usize::MAX } else { 0 },
         hidden: Box::new([]),
         masks: Vec::new(),
         fast: f,
@@ -354,15 +352,7 @@ fn hidden(f: &Fast, k: usize) -> Option<Hidden> {
             continue;
         }
         let w = f.head.word(hk);
-        let mut m = 0u128;
-        for h in &s.hidden {
-            let by_head = h.when.iter().all(|(i, _)| s.fields[*i].mask & !head == 0);
-            let applies =
-                (h.forms.is_empty() || h.forms.contains(&k)) && h.when.iter().all(|(i, r)| r.iter().any(|&(lo, hi)| (lo..=hi).contains(&s.fields[*i].get(w))));
-            if by_head && applies {
-                m |= s.fields[h.field].mask;
-            }
-        }
+        let m = s.hidden_mask_of(k, w, |h| h.when.iter().all(|(i, _)| s.fields[*i].mask & !head == 0));
         // the head's fields and the form's selector and rules are read before (and must not be hidden)
         let read = head | f.sel.m[0] as u128 | (f.sel.m[1] as u128) << 64 | f.rules.m[0] as u128 | (f.rules.m[1] as u128) << 64;
         if m & read != 0 {
@@ -474,7 +464,7 @@ unsafe fn read_word<const V: bool>(ps: &Progs, word: u128) -> Read<'_> {
         return line.map_or(Read::Other, Read::Line);
     };
     let f = p.fast;
-    let rk = p.rules.key::<V>(lo, hi);
+    let rk = f.rules.key::<V>(lo, hi);
     if f.legal.get(rk).is_none_or(|&m| m >> p.form & 1 == 0) {
         // the line `fused` would write (`Miss::Refused`), where the tables know it
         let line = f.refused.get((p.form as usize) << f.rules.bits | rk).and_then(|&i| f.refused_lines.get(i as usize)).filter(|&&e| e & 0xff != 0);
@@ -486,7 +476,7 @@ unsafe fn read_word<const V: bool>(ps: &Progs, word: u128) -> Read<'_> {
     // a word whose modifiers hide fields (HADD2's .F32) is read without them, as the decoder
     // reads it (the head, which says so, and the rules' fields are not among them): without a
     // branch, as such words come mixed with the others
-    let h = p.hidden.get(p.head.key::<V>(lo, hi)).copied().unwrap_or(0);
+    let h = p.hidden.get(f.head.key::<V>(lo, hi)).copied().unwrap_or(0);
     let Some(&(mask, first)) = p.masks.get(h as usize) else { return Read::Other };
     let word = word & !mask;
     #[cfg(target_arch = "x86_64")]
@@ -553,40 +543,20 @@ unsafe fn write<const V: bool>(ps: &Progs, r: &Plan, out: &mut String, newline: 
 }
 
 /// Append the constant's offset `v` as [`Off::spell`] spells it, keeping `keep` of it (all
-/// or nothing): its sign and `0x`, then its digits, each a fixed-size copy.
+/// or nothing): its sign and `0x`, then its digits ([`Off::digits`]), each a fixed-size copy.
 ///
 /// # Safety
 /// As [`Writer::put`]: this puts 16 bytes. With `V`, the CPU has BMI2.
 #[inline(always)]
 unsafe fn offset<const V: bool>(w: &mut Writer, off: &Off, v: u32, keep: usize) {
-    let x = ((v << off.sext) as i32 >> off.sext) as i64 * off.scale as i64;
-    let (neg, mag) = ((x < 0) as usize, x.unsigned_abs() as u32);
-    let digits = (32 - (mag | 1).leading_zeros()).div_ceil(4) as usize;
-    // each nibble to its own byte (least significant first), then to ASCII digits
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: with `V`, the caller's CPU has BMI2
-    let d = if V { unsafe { std::arch::x86_64::_pdep_u64(mag as u64, 0x0f0f_0f0f_0f0f_0f0f) } } else { spread(mag) };
-    #[cfg(not(target_arch = "x86_64"))]
-    let d = spread(mag);
-    let letters = (d + 0x0606_0606_0606_0606) >> 4 & 0x0101_0101_0101_0101;
-    let d = d + 0x3030_3030_3030_3030 + letters * (b'a' - b'0' - 10) as u64;
-    // most significant first, without the leading zeros
-    let d = d.swap_bytes() >> (8 * (8 - digits));
-    let head = if neg == 1 { u32::from_le_bytes(*b"-0x\0") } else { u32::from_le_bytes(*b"0x\0\0") };
+    // SAFETY: the caller's CPU (BMI2 with `V`)
+    let (neg, d, digits) = unsafe { off.digits::<V>(v) };
+    let head = if neg { u32::from_le_bytes(*b"-0x\0") } else { u32::from_le_bytes(*b"0x\0\0") };
     // SAFETY: the caller's room
     unsafe {
-        w.put_exact::<4>(&head.to_le_bytes(), (2 + neg) & keep);
+        w.put_exact::<4>(&head.to_le_bytes(), (2 + neg as usize) & keep);
         w.put_exact::<8>(&d.to_le_bytes(), digits & keep);
     }
-}
-
-/// [`offset`]'s nibbles to bytes without BMI2.
-#[inline(always)]
-fn spread(mag: u32) -> u64 {
-    let mut d = mag as u64;
-    d = (d | d << 16) & 0x0000_ffff_0000_ffff;
-    d = (d | d << 8) & 0x00ff_00ff_00ff_00ff;
-    (d | d << 4) & 0x0f0f_0f0f_0f0f_0f0f
 }
 
 /// Append `word`'s text (and a newline where `newline`) if a program takes it; false (having
