@@ -1,7 +1,9 @@
 //! How thorough the long tests are: the README's test command (`ci/test.sh`, what CI runs)
 //! sets `HMUL2_TEST_LEVEL=full` and every exhaustive sweep runs whole; a plain `cargo test`
 //! (a developer's loop) runs them sampled, and each sampled test says so on its output with
-//! what it left out, so a quick run never passes for a full one.
+//! what it left out, so a quick run never passes for a full one. A test that cannot check
+//! something on this machine (a CPU without the instructions a kernel needs) says so the
+//! same way, by [`say`].
 
 /// The environment variable that picks the level.
 pub const ENV: &str = "HMUL2_TEST_LEVEL";
@@ -28,15 +30,22 @@ pub fn level() -> TestLevel {
     }
 }
 
-/// `full` at the full level; `quick` otherwise, printing (on stdout and stderr, so that
-/// `cargo test` shows it with and without `--nocapture`) what the quick run leaves out.
+/// Say `line` where every test run shows it: straight to the process's standard error.
+/// `cargo test` captures a passing test's `print!` and `eprint!` and shows them only with
+/// `--nocapture`; a direct write is not captured, so a note of what a test left out or could
+/// not check shows in every run, CI's included.
+pub fn say(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
+}
+
+/// `full` at the full level; `quick` otherwise, saying ([`say`]) what the quick run leaves
+/// out.
 pub fn sized(what: &str, full: u64, quick: u64) -> u64 {
     match level() {
         TestLevel::Full => full,
         TestLevel::Quick => {
-            let line = format!("{what}: quick test level, {quick} of {full} ({ENV}=full, as ci/test.sh sets, runs all)");
-            println!("{line}");
-            eprintln!("{line}");
+            say(&format!("{what}: quick test level, {quick} of {full} ({ENV}=full, as ci/test.sh sets, runs all)"));
             quick.min(full)
         }
     }
@@ -49,7 +58,7 @@ pub fn is_full() -> bool {
 
 /// The rows `0..n` of a sweep to check: every one at the full level; at the quick level
 /// `quick` of them, evenly spaced from an offset drawn from `HMUL2_SEED` or the clock, and
-/// printed (with the seed) so that a quick run says what it covered and can be repeated.
+/// said ([`say`], with the seed) so that a quick run says what it covered and can be repeated.
 pub fn rows(what: &str, n: u32, quick: u32) -> Vec<u32> {
     if is_full() || quick >= n {
         return (0..n).collect();
@@ -61,12 +70,10 @@ pub fn rows(what: &str, n: u32, quick: u32) -> Vec<u32> {
         .unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0));
     let offset = (crate::rng::Rng::new(seed).next_u64() % step as u64) as u32;
     let out: Vec<u32> = (offset..n).step_by(step as usize).collect();
-    let line = format!(
+    say(&format!(
         "{what}: quick test level, {} of {n} rows (every {step}th from {offset}; seed {seed}, HMUL2_SEED repeats it; {ENV}=full, as ci/test.sh sets, runs all)",
         out.len()
-    );
-    println!("{line}");
-    eprintln!("{line}");
+    ));
     out
 }
 

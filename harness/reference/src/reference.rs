@@ -1441,7 +1441,7 @@ mod tests {
         #[cfg(target_arch = "x86_64")]
         {
             if !ph::available() {
-                println!("the CPU has no AVX-512 FP16: the rows take the f32 kernels here, and the AVX-512 ones are not checked");
+                crate::testlevel::say("the CPU has no AVX-512 FP16: the rows take the f32 kernels here, and the AVX-512 ones are not checked");
                 return;
             }
             // a row's eval, with (true) or without (false) AVX-512 FP16's arithmetic
@@ -1588,10 +1588,10 @@ mod tests {
             [(Format::Bf16, BatchPath::Bf16x32, cpu!("avx512f") && cpu!("avx512bw") && cpu!("avx512cd")), (Format::F16, BatchPath::F16x32, ph::available())];
         for (format, want, has) in cases {
             if !has {
-                println!(
+                crate::testlevel::say(&format!(
                     "{format:?}: the CPU lacks what {want:?} needs; eval_batch takes {:?}, and the kernel is not checked here",
                     batch_path(&ctx_for(&Inst { format, ..Inst::new(0, 1, Operand2::Reg(2)) }).unwrap())
-                );
+                ));
                 continue;
             }
             let mods = SrcMods { neg: true, abs: true, swizzle: Swizzle::H0H0 };

@@ -653,7 +653,7 @@ pub(super) mod tests {
         let here = progs().is_some();
         SAID.call_once(|| {
             if !here {
-                println!("this CPU has no AVX-512 VBMI: the wide programs are checked by their plain steps only");
+                crate::testlevel::say("this CPU has no AVX-512 VBMI: the wide programs are checked by their plain steps only");
             }
         });
         here
