@@ -1,6 +1,7 @@
 //! The fused renderer with every table key of a word gathered at once (AVX-512 VBMI), for
-//! the words `fused` takes: the same text, about a quarter sooner one word at a time and a
-//! third sooner in a batch (`decode_lines_into`, which the `decode` command runs).
+//! the words `fused` takes: the same text, a little sooner one word at a time (47-50 against
+//! 51-56 ns a word on the decode benchmark's words) and about a third sooner in a batch
+//! (`decode_lines_into`, which the `decode` command runs: 35-36 against 50 ns).
 //!
 //! A word's instruction and form (one key, the same bits for every instruction) pick a
 //! [`Prog`]: the form's parts in a fixed order of [`PARTS`] lanes, padded with empty texts,
@@ -12,15 +13,17 @@
 //! text's length and the text itself, so a part is one read and one fixed-size copy, with no
 //! index to follow first. The modifiers that hide fields (HADD2's `.F32`) are applied as a
 //! mask picked by the head's key, with no branch. A batch reads (plans) 16 words before it
-//! writes them, so their reads overlap. A word no program takes (an illegal or refused one)
-//! is left to `fused`, which writes the same text or line as the plain renderer.
+//! writes them, so their reads overlap. A word no program takes is illegal: in a batch, the
+//! line of one whose selector names no form of a known instruction, or whose form's rules
+//! refuse it, comes from a table; any other is left to `fused`, which writes the same line as
+//! the plain renderer.
 //!
 //! What made it faster was measured (`cargo bench -p hmul2-benches --bench decode`), and so
 //! was what did not: a gather of the entries then their texts (a dependent read), lookups
 //! whose bounds differed by instruction (a branch mispredicted where instructions mix), a
 //! branch for the hidden fields, and the block's size (4 to 64 words).
 //!
-//! The programs and cells (about 0.8 MB) are made once a process from the same compiled-in
+//! The programs and cells (about 0.5 MB) are made once a process from the same compiled-in
 //! tables as `fused`, and every read they make without a check is checked when they are made.
 //! [`render`] also runs without the vector instructions (`V = false`: the same steps in plain
 //! code), so the tests check the programs on every CPU, and the vector path against it where
@@ -346,6 +349,8 @@ fn hidden(f: &Fast, k: usize) -> Option<Hidden> {
     }
     let (s, l) = (f.op.spec(), f.op.layout());
     let head = f.head.m[0] as u128 | (f.head.m[1] as u128) << 64;
+    // the head's fields and the form's selector and rules are read before (and must not be hidden)
+    let read = head | f.sel.m[0] as u128 | (f.sel.m[1] as u128) << 64 | f.rules.m[0] as u128 | (f.rules.m[1] as u128) << 64;
     let mut by_key = vec![0u8; f.head.len()];
     for (hk, slot) in by_key.iter_mut().enumerate() {
         if !*f.head_hidden.get(hk)? {
@@ -353,8 +358,6 @@ fn hidden(f: &Fast, k: usize) -> Option<Hidden> {
         }
         let w = f.head.word(hk);
         let m = s.hidden_mask_of(k, w, |h| h.when.iter().all(|(i, _)| s.fields[*i].mask & !head == 0));
-        // the head's fields and the form's selector and rules are read before (and must not be hidden)
-        let read = head | f.sel.m[0] as u128 | (f.sel.m[1] as u128) << 64 | f.rules.m[0] as u128 | (f.rules.m[1] as u128) << 64;
         if m & read != 0 {
             return None;
         }
