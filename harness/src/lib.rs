@@ -3,13 +3,14 @@
 //! Data flows one way, through crates: `harness-isa` ([`spec`], [`isa`], [`gen`],
 //! [`nvdisasm`], [`oracle`]) → `harness-reference` ([`mod@reference`], [`vectors`], [`replay`]) →
 //! `harness-kernel` ([`kernel`], [`exhaustive`]) → `harness-runner` ([`gpu`], the run
-//! engine) → this crate: the subcommands ([`commands`], [`explain`], [`verify`],
+//! engine) → this crate: the subcommands ([`commands`], [`mod@eval`], [`explain`], [`verify`],
 //! [`build_kernel`], [`run`], [`settle`]) and the HTML [`report`]. The lower crates are
 //! re-exported here under their module names, so `hmul2_harness::isa` is `harness_isa::isa`.
 //! [`schema`] is the one home of every file format the tool writes and reads.
 
 pub mod build_kernel;
 pub mod commands;
+pub mod eval;
 pub mod explain;
 pub mod probe;
 pub mod report;

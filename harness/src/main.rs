@@ -44,8 +44,8 @@ enum Cmd {
     BuildKernel(hmul2_harness::build_kernel::BuildKernelArgs),
     /// Replay test vectors (JSON Lines) through the software reference.
     Verify(hmul2_harness::verify::VerifyArgs),
-    /// Fill test vectors' `expect` from the software reference.
-    Eval(hmul2_harness::verify::EvalArgs),
+    /// What the reference gives for one instruction and its inputs (or fills vector lines' `expect`).
+    Eval(hmul2_harness::eval::EvalArgs),
     /// Weigh hardware vectors against each option of semantics.json's assumptions (--write records them).
     Settle(hmul2_harness::settle::SettleArgs),
     /// Regenerate docs/semantics.md's table from harness/spec/semantics.json.
@@ -106,7 +106,7 @@ fn main() -> ExitCode {
         Cmd::Worker(a) => commands::worker(a),
         Cmd::BuildKernel(a) => hmul2_harness::build_kernel::build_kernel(a),
         Cmd::Verify(a) => hmul2_harness::verify::verify(a),
-        Cmd::Eval(a) => hmul2_harness::verify::eval(a),
+        Cmd::Eval(a) => hmul2_harness::eval::eval(a),
         Cmd::Settle(a) => hmul2_harness::settle::settle(a),
         Cmd::SemanticsDoc(a) => hmul2_harness::verify::semantics_doc(a),
     };

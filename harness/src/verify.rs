@@ -1,13 +1,10 @@
-//! The vector subcommands: `verify` (replay vectors through the reference), `eval` (fill
-//! vectors' `expect` from the reference) and the hidden `semantics-doc` (regenerate
-//! `docs/semantics.md`'s table from `harness/spec/semantics.json`).
+//! The vector subcommands: `verify` (replay vectors through the reference) and the hidden
+//! `semantics-doc` (regenerate `docs/semantics.md`'s table from `harness/spec/semantics.json`);
+//! `eval` lives in [`crate::eval`].
 
-use crate::cli::{exit_for, for_each_line_of, input_name, vec_for, CliError, CliResult};
-use crate::commands::resolve_seed;
-use crate::isa::parse_hex;
-use crate::reference::{self, policy, Undefined};
+use crate::cli::{exit_for, CliError, CliResult};
+use crate::reference::policy;
 pub use crate::replay::{forms_of, replay, Replay};
-use crate::vectors::{check, parse_line, to_line, Vector};
 use clap::Args;
 use std::io::Write;
 
@@ -37,85 +34,6 @@ pub fn verify(a: VerifyArgs) -> CliResult {
     let r = replay(&a.paths, &mut out)?;
     out.flush().map_err(|e| CliError::input(format!("stdout: {e}")))?;
     Ok(exit_for(r.ok()))
-}
-
-#[derive(Args)]
-#[command(after_help = "\
-Without --encodings: reads vector lines on stdin (`expect` optional) and writes each with \
-`expect` set by the reference and origin `reference` (the value is the reference's, whatever \
-the line said before). With --encodings FILE (hex words, one a line, `-` for stdin): writes \
---inputs vectors per encoding, inputs from the reference's seeded input set. A vector whose \
-encoding has an INVALIDn field is written without `expect` and counted on stderr (exit 1); \
-a malformed or self-contradicting line stops with its line number (exit 2).")]
-pub struct EvalArgs {
-    /// Encodings to make vectors for, instead of reading vectors on stdin.
-    #[arg(long)]
-    pub encodings: Option<String>,
-    /// Inputs per encoding with --encodings.
-    #[arg(long, default_value_t = 4)]
-    pub inputs: usize,
-    /// Seed of the input sets (input set k uses seed + k); drawn and printed when absent.
-    #[arg(long)]
-    pub seed: Option<u64>,
-}
-
-pub fn eval(a: EvalArgs) -> CliResult {
-    // line by line as read, each vector written as soon as it is computed: memory stays
-    // flat, and a bad line stops the run after the lines before it were written
-    let out = std::io::stdout();
-    let mut out = std::io::BufWriter::new(out.lock());
-    let (mut undefined, mut written) = (0usize, 0usize);
-    let mut one = |at: &str, mut v: Vector, out: &mut std::io::BufWriter<std::io::StdoutLock>| -> Result<(), CliError> {
-        let inst = check(&v).map_err(|e| CliError::input(format!("{at}: {e}")))?;
-        v.origin = "reference".into();
-        v.expect = match reference::eval(&inst, &v.inputs) {
-            Ok(e) => Some(e),
-            Err(Undefined::Format(_) | Undefined::Flush | Undefined::Swizzle { .. } | Undefined::AddFlush(_) | Undefined::AddBf16F32 | Undefined::Fma(_)) => {
-                undefined += 1;
-                None
-            }
-            Err(e @ Undefined::Instruction(_)) => return Err(CliError::input(format!("{at}: {e}"))),
-        };
-        written += 1;
-        writeln!(out, "{}", to_line(&v)).map_err(|e| CliError::input(format!("stdout: {e}")))
-    };
-    let run = if let Some(path) = &a.encodings {
-        let seed = resolve_seed(a.seed);
-        let name = input_name(path);
-        // the input sets of one encoding are held at a time
-        vec_for::<crate::inputs::Inputs>("--inputs", a.inputs as u64)?;
-        for_each_line_of(path, |n, line| {
-            let line = line.map_err(CliError::input)?;
-            if line.trim().is_empty() {
-                return Ok(());
-            }
-            let at = format!("{name}:{n}");
-            let word = parse_hex(line).map_err(|e| CliError::input(format!("{at}: {e}")))?;
-            let inst = crate::isa::decode(word).map_err(|e| CliError::input(format!("{at}: {e}")))?;
-            for x in reference::input_set(&inst, seed.wrapping_add(n as u64 - 1), a.inputs) {
-                one(&at, Vector { encoding: word, inputs: x, expect: None, origin: String::new() }, &mut out)?;
-            }
-            Ok(())
-        })
-    } else {
-        for_each_line_of("-", |n, line| {
-            let line = line.map_err(CliError::input)?;
-            if line.trim().is_empty() {
-                return Ok(());
-            }
-            let at = format!("stdin:{n}");
-            let v = parse_line(line).map_err(|e| CliError::input(format!("{at}: {e}")))?;
-            one(&at, v, &mut out)
-        })
-    };
-    // what was computed before a bad line reaches stdout either way
-    let flushed = out.flush().map_err(|e| CliError::input(format!("stdout: {e}")));
-    run?;
-    flushed?;
-    if undefined > 0 {
-        eprintln!("{undefined} of {written} vectors are undefined (INVALIDn fields): written without \"expect\"");
-    }
-    Ok(exit_for(undefined == 0))
 }
 
 pub const BEGIN: &str = "<!-- BEGIN generated from harness/spec/semantics.json by `hmul2-harness semantics-doc`; do not edit -->";

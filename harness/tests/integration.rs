@@ -9,6 +9,7 @@ mod common;
 
 mod bad_input;
 mod digest_emulate;
+mod eval_cli;
 mod fake_driver;
 mod faults;
 mod isa_roundtrip;
