@@ -474,7 +474,8 @@ fn project_vectors() -> PathBuf {
 /// A run without hardware: say so plainly, run the software checks, write the report
 /// (`--require-gpu` makes it an error instead).
 fn software_only(a: &RunArgs, words: &[u128], mut base: Summary, why: String) -> CliResult {
-    crate::outln!("hardware: did not run ({why}); the hardware checks were not run, only the software checks")?;
+    // the reason is the summary's `hardware:` line, once
+    crate::outln!("no usable GPU: running the software checks only")?;
     if a.require_gpu {
         return Err(CliError::input(format!("--require-gpu: {why}")));
     }
