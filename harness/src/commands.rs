@@ -39,13 +39,32 @@ pub fn check_form(ops: &[isa::Op], form: Option<Form>) -> Result<(), CliError> {
 }
 
 #[derive(Args)]
+#[command(after_help = "\
+Each line of stdin is one of: a word (0x + 32 hex digits); cuobjdump's or nvdisasm's two \
+64-bit halves on one line, low first (0x0000000201007232 0x000fe20000000000); a listing line \
+as nvdisasm -hex or cuobjdump -sass prints it (/*0040*/ HMUL2 R0, R1, R2 ; /* 0x... */) \
+followed by the line holding the high half (/* 0x... */), whose output line is blank; a \
+blank or # line, written out as it is. Line N in is line N out: the text nvdisasm prints, \
+`illegal: <reason>`, or `error: <reason>` for a line that is none of these (then exit 2).")]
 pub struct DecodeArgs {
-    /// Words: 0x + 32 hex digits, high 64 bits first. One a line on stdin when none (or `-`)
-    /// are given.
+    /// Words: 0x + 32 hex digits, high 64 bits first, or "0xLOW 0xHIGH" (cuobjdump's halves,
+    /// quoted as one argument). Read from stdin, one a line, when none (or `-`) are given.
     pub hex: Vec<String>,
+    /// JSON Lines: {"input", "encoding", "text"} or {"input", "illegal"} or {"input", "error"}.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// A listing line read before its high half: where it was, and what it held.
+struct Pending {
+    n: usize,
+    low: u64,
 }
 
 pub fn decode(a: DecodeArgs) -> CliResult {
+    if a.json {
+        return decode_json(a);
+    }
     let mut tally = BadInputs::default();
     let mut pool = Pool::default();
     let seen = std::thread::scope(|s| -> Result<usize, CliError> {
@@ -54,25 +73,58 @@ pub fn decode(a: DecodeArgs) -> CliResult {
             // streamed: one buffer in, batches out, whatever the input's size; stdin lines are
             // named by number, and a line that is not UTF-8 (or too long) is one bad input, not the end
             let mut n = 0usize;
+            let mut pending: Option<Pending> = None;
+            let unpaired = |p: &Pending| format!("stdin:{}: a listing line without its high half (/* 0x... */) on the next line", p.n);
             crate::cli::each_line(
                 std::io::stdin().lock(),
                 None,
                 |e| CliError::input(format!("stdin: {e}")),
                 |line| {
                     n += 1;
-                    match line.map(|l| (l, crate::isa::hex::parse_hex_bytes(l))) {
-                        Ok((_, Some(w))) => out.word(w),
-                        Ok((l, None)) => match std::str::from_utf8(l) {
-                            Ok(t) => out.text(t, || format!("stdin:{n}: {:?}", t.trim()), &mut tally),
-                            Err(_) => out.bad(format!("stdin:{n}: not UTF-8"), None, &mut tally),
-                        },
-                        Err(len) => out.bad(format!("stdin:{n}: a line of {len} bytes (at most {})", crate::cli::MAX_LINE), None, &mut tally),
+                    let fast = line.as_ref().ok().and_then(|l| crate::isa::hex::parse_hex_bytes(l));
+                    let text = match (fast, line) {
+                        (Some(w), _) if pending.is_none() => return out.word(w),
+                        (_, Err(len)) => Err(format!("stdin:{n}: a line of {len} bytes (at most {})", crate::cli::MAX_LINE)),
+                        (_, Ok(l)) => std::str::from_utf8(l).map_err(|_| format!("stdin:{n}: not UTF-8")),
+                    };
+                    let pasted = text.as_deref().map(|t| crate::isa::pasted(t));
+                    // a listing line's high half completes it; anything else leaves it unpaired
+                    if let Some(p) = pending.take() {
+                        match pasted {
+                            Ok(crate::isa::Pasted::High(hi)) => {
+                                out.word((hi as u128) << 64 | p.low as u128)?;
+                                return out.verbatim(String::new());
+                            }
+                            _ => out.bad(unpaired(&p), None, &mut tally)?,
+                        }
+                    }
+                    match (pasted, &text) {
+                        (Ok(crate::isa::Pasted::Word(w)), _) => out.word(w),
+                        (Ok(crate::isa::Pasted::Low { low, .. }), _) => {
+                            pending = Some(Pending { n, low });
+                            Ok(())
+                        }
+                        (Ok(crate::isa::Pasted::Verbatim), Ok(t)) => out.verbatim(t.trim_end_matches('\r').to_string()),
+                        (Ok(crate::isa::Pasted::High(_)), _) => {
+                            out.bad(format!("stdin:{n}: a high half (/* 0x... */) without the listing line before it"), None, &mut tally)
+                        }
+                        (_, Ok(t)) => out.text(t, || format!("stdin:{n}: {:?}", crate::cli::excerpt(t.trim(), 80)), &mut tally),
+                        (_, Err(why)) => out.bad(why.clone(), None, &mut tally),
                     }
                 },
-            )
-            .map(|()| n)
+            )?;
+            if let Some(p) = pending.take() {
+                out.bad(unpaired(&p), None, &mut tally)?;
+            }
+            Ok(n)
         } else {
-            a.hex.iter().try_for_each(|h| out.text(h, || format!("{:?}", h.trim()), &mut tally)).map(|()| a.hex.len())
+            a.hex
+                .iter()
+                .try_for_each(|h| match crate::isa::pasted(h) {
+                    crate::isa::Pasted::Word(w) => out.word(w),
+                    _ => out.text(h, || format!("{:?}", crate::cli::excerpt(h.trim(), 80)), &mut tally),
+                })
+                .map(|()| a.hex.len())
         };
         // what was read is written, even after a read error
         let written = out.finish();
@@ -80,7 +132,73 @@ pub fn decode(a: DecodeArgs) -> CliResult {
         written.map(|()| seen)
     })?;
     if tally.bad > 0 {
-        return Err(CliError::input(format!("{} of {seen} inputs are not 0x + 32 hex digits (first: {})", tally.bad, tally.first)));
+        return Err(CliError::input(format!("{} of {seen} inputs are not words (first: {})", tally.bad, tally.first)));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `decode --json`: one object a line, in the order of the inputs (arguments, or stdin's
+/// lines as `decode` reads them; a listing's two lines make one object).
+fn decode_json(a: DecodeArgs) -> CliResult {
+    let stdout = std::io::stdout();
+    let mut w = std::io::BufWriter::new(stdout.lock());
+    let mut bad = 0usize;
+    let mut first = String::new();
+    let mut one = |input: String, word: Result<u128, String>, w: &mut std::io::BufWriter<std::io::StdoutLock>| -> Result<(), CliError> {
+        let v = match word {
+            Ok(word) => match decode_word(word) {
+                Ok(i) => {
+                    serde_json::json!({"input": input, "encoding": format_hex(word), "instruction": i.op.mnemonic(), "form": i.form_key(), "text": render(&i)})
+                }
+                Err(e) => serde_json::json!({"input": input, "encoding": format_hex(word), "illegal": e.to_string()}),
+            },
+            Err(e) => {
+                bad += 1;
+                if first.is_empty() {
+                    first = format!("{input}: {e}");
+                }
+                serde_json::json!({"input": input, "error": e})
+            }
+        };
+        writeln!(w, "{v}").map_err(|e| CliError::input(format!("stdout: {e}")))
+    };
+    let word_of = |t: &str| match crate::isa::pasted(t) {
+        crate::isa::Pasted::Word(w) => Ok(w),
+        _ => parse_hex(t).map_err(|e| e.to_string()),
+    };
+    let r = if a.hex.is_empty() || a.hex == ["-"] {
+        let mut pending: Option<Pending> = None;
+        let r = crate::cli::for_each_line_of("-", |n, line| {
+            let line = line.map_err(CliError::input)?;
+            let p = crate::isa::pasted(line);
+            if let Some(pd) = pending.take() {
+                if let crate::isa::Pasted::High(hi) = p {
+                    return one(format!("stdin:{}", pd.n), Ok((hi as u128) << 64 | pd.low as u128), &mut w);
+                }
+                one(format!("stdin:{}", pd.n), Err("a listing line without its high half on the next line".into()), &mut w)?;
+            }
+            match p {
+                crate::isa::Pasted::Verbatim => Ok(()),
+                crate::isa::Pasted::Low { low, .. } => {
+                    pending = Some(Pending { n, low });
+                    Ok(())
+                }
+                crate::isa::Pasted::High(_) => one(format!("stdin:{n}"), Err("a high half without the listing line before it".into()), &mut w),
+                _ => one(format!("stdin:{n}"), word_of(line), &mut w),
+            }
+        });
+        match pending.take() {
+            Some(pd) if r.is_ok() => one(format!("stdin:{}", pd.n), Err("a listing line without its high half on the next line".into()), &mut w),
+            _ => r,
+        }
+    } else {
+        a.hex.iter().try_for_each(|h| one(crate::cli::excerpt(h, 80), word_of(h), &mut w))
+    };
+    let flushed = w.flush().map_err(|e| CliError::input(format!("stdout: {e}")));
+    r?;
+    flushed?;
+    if bad > 0 {
+        return Err(CliError::input(format!("{bad} inputs are not words (first: {first})")));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -91,7 +209,8 @@ pub fn decode(a: DecodeArgs) -> CliResult {
 struct Batch {
     /// by input: its word (0 for a bad input)
     words: Vec<u128>,
-    /// the bad inputs: their place among the inputs, in order, and why
+    /// the inputs that are not words: their place among the inputs, in order, and the line
+    /// written for each (`error: why`, or a blank or `#` line as it came)
     bad: Vec<(usize, String)>,
 }
 
@@ -128,7 +247,6 @@ fn render_lines(batch: &Batch, range: std::ops::Range<usize>, out: &mut String, 
     let first_bad = batch.bad.partition_point(|(i, _)| *i < range.start);
     for (i, why) in batch.bad[first_bad..].iter().take_while(|(i, _)| *i < range.end) {
         isa::decode_lines_into(&batch.words[at..*i], out, cache);
-        out.push_str("error: ");
         out.push_str(why);
         out.push('\n');
         at = i + 1;
@@ -267,7 +385,12 @@ impl<'scope> Output<'scope> {
         if tally.bad == 1 {
             tally.first = first.unwrap_or_else(|| why.clone());
         }
-        self.pending.bad.push((self.pending.words.len(), why));
+        self.verbatim(format!("error: {why}"))
+    }
+
+    /// A line written as it is (a blank or `#` input line, or `error: ...`).
+    fn verbatim(&mut self, line: String) -> Result<(), CliError> {
+        self.pending.bad.push((self.pending.words.len(), line));
         self.pending.words.push(0);
         self.send_if_full()
     }
@@ -319,18 +442,145 @@ struct BadInputs {
 }
 
 #[derive(Args)]
+#[command(after_help = "\
+The text may be a line of nvdisasm's or cuobjdump's listing (/*0040*/ HMUL2 R0, R1, R2 ; \
+/* 0x... */): the address and comments are left out. Constant operands are taken with or \
+without nvdisasm's space (c[0x3] [0x10], c[0x3][0x10]). With no text (or `-`), stdin's lines \
+are encoded one a line: blank and # lines, and a listing's second line (/* 0x... */), are \
+written as they are (the second line blank), so line N in is line N out; a line that is not \
+an instruction is `error: <reason>` (then exit 2).
+
+The text does not hold the scheduling bits (stall, yield, scoreboards, wait mask): encode \
+uses stall=1,yield=0,wbar=none,rbar=none,wait=0x00 (yield=1 when a .reuse is shown, as \
+nvdisasm shows .reuse only then) unless --sched says otherwise, and says on stderr which it used.")]
 pub struct EncodeArgs {
     /// Instruction text as nvdisasm prints it, e.g. 'HMUL2.FTZ R0, -R1.H0_H0, c[0x3] [0x10]'.
     // (the help text as the user reads it, not Markdown: its brackets are no links)
     #[allow(rustdoc::broken_intra_doc_links)]
-    pub text: String,
+    pub text: Vec<String>,
+    /// Scheduling bits, any of stall=0..15,yield=0|1,wbar=0..5|none,rbar=0..5|none,wait=0x00..0x3f
+    /// (comma-separated; the others keep their defaults).
+    #[arg(long, value_parser = parse_sched)]
+    pub sched: Option<Sched>,
+    /// JSON Lines: {"input", "encoding", "text", "sched"} or {"input", "error"}.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `--sched`: the scheduling bits given; the rest keep [`isa::Control::default`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Sched {
+    stall: Option<u8>,
+    yield_: Option<bool>,
+    wr_bar: Option<u8>,
+    rd_bar: Option<u8>,
+    wait: Option<u8>,
+}
+
+/// Parse `--sched stall=2,yield=1,wbar=none,...`.
+pub fn parse_sched(s: &str) -> Result<Sched, String> {
+    let mut o = Sched::default();
+    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (k, v) = part.split_once('=').ok_or_else(|| format!("{part:?}: expected key=value"))?;
+        let num = |max: u32| -> Result<u8, String> {
+            let n = match v.strip_prefix("0x") {
+                Some(h) => u32::from_str_radix(h, 16).ok(),
+                None => v.parse::<u32>().ok(),
+            };
+            n.filter(|&n| n <= max).map(|n| n as u8).ok_or_else(|| format!("{k}={v}: expected 0..={max}"))
+        };
+        let bar = || if v == "none" { Ok(7) } else { num(5) };
+        match k {
+            "stall" => o.stall = Some(num(15)?),
+            "yield" => o.yield_ = Some(num(1)? == 1),
+            "wbar" => o.wr_bar = Some(bar()?),
+            "rbar" => o.rd_bar = Some(bar()?),
+            "wait" => o.wait = Some(num(0x3f)?),
+            _ => return Err(format!("unknown key {k:?} (stall, yield, wbar, rbar, wait)")),
+        }
+    }
+    Ok(o)
+}
+
+/// How `--sched` spells a control word's scheduling bits.
+fn sched_text(c: &isa::Control) -> String {
+    let bar = |b: u8| if b == 7 { "none".to_string() } else { b.to_string() };
+    format!("stall={},yield={},wbar={},rbar={},wait={:#04x}", c.stall, c.yield_ as u8, bar(c.wr_bar), bar(c.rd_bar), c.wait)
+}
+
+/// The word of one text with `--sched`'s bits; the scheduling bits used.
+fn encode_one(text: &str, sched: Option<Sched>) -> Result<(u128, isa::Inst), String> {
+    let t = isa::listing_text(text);
+    let mut inst = isa::parse(t).map_err(|e| e.to_string())?;
+    if let Some(s) = sched {
+        let c = &mut inst.ctrl;
+        c.stall = s.stall.unwrap_or(c.stall);
+        c.wr_bar = s.wr_bar.unwrap_or(c.wr_bar);
+        c.rd_bar = s.rd_bar.unwrap_or(c.rd_bar);
+        c.wait = s.wait.unwrap_or(c.wait);
+        if s.yield_ == Some(false) && c.reuse != 0 {
+            return Err(format!("{:?}: --sched yield=0, but nvdisasm shows .reuse only with yield=1", crate::cli::excerpt(t, 80)));
+        }
+        c.yield_ = s.yield_.unwrap_or(c.yield_);
+    }
+    let word = isa::encode(&inst).map_err(|e| format!("{:?}: {e}", crate::cli::excerpt(t, 80)))?;
+    Ok((word, inst))
 }
 
 pub fn encode(a: EncodeArgs) -> CliResult {
-    let inst = isa::parse(&a.text)?;
-    let word = isa::encode(&inst).map_err(|e| CliError::input(format!("{:?}: {e}", a.text)))?;
-    crate::outln!("{}", format_hex(word))?;
-    Ok(ExitCode::SUCCESS)
+    let stdout = std::io::stdout();
+    let mut w = std::io::BufWriter::new(stdout.lock());
+    let (mut bad, mut first, mut used) = (0usize, String::new(), None::<isa::Control>);
+    let single = a.text.len() == 1 && a.text[0] != "-";
+    let mut one = |input: &str, line: &str, w: &mut std::io::BufWriter<std::io::StdoutLock>| -> Result<(), CliError> {
+        let out = match (isa::pasted(line), encode_one(line, a.sched)) {
+            (isa::Pasted::Verbatim, _) if !a.json => line.trim_end_matches('\r').to_string(),
+            (isa::Pasted::High(_), _) if !a.json => String::new(),
+            (isa::Pasted::Verbatim | isa::Pasted::High(_), _) => return Ok(()),
+            (_, Ok((word, inst))) => {
+                used.get_or_insert(inst.ctrl);
+                match a.json {
+                    true => {
+                        serde_json::json!({"input": input, "encoding": format_hex(word), "text": render(&inst), "sched": sched_text(&inst.ctrl)}).to_string()
+                    }
+                    false => format_hex(word),
+                }
+            }
+            (_, Err(e)) => {
+                bad += 1;
+                if first.is_empty() {
+                    first = format!("{input}: {e}");
+                }
+                if single && !a.json {
+                    // one text: its error is the command's, said once
+                    return Ok(());
+                }
+                match a.json {
+                    true => serde_json::json!({"input": input, "error": e}).to_string(),
+                    false => format!("error: {e}"),
+                }
+            }
+        };
+        writeln!(w, "{out}").map_err(|e| CliError::input(format!("stdout: {e}")))
+    };
+    let r = if a.text.is_empty() || a.text == ["-"] {
+        crate::cli::for_each_line_of("-", |n, line| one(&format!("stdin:{n}"), line.map_err(CliError::input)?, &mut w))
+    } else {
+        a.text.iter().try_for_each(|t| one(&crate::cli::excerpt(t, 80), t, &mut w))
+    };
+    let flushed = w.flush().map_err(|e| CliError::input(format!("stdout: {e}")));
+    r?;
+    flushed?;
+    // (on bad input, the one error line alone: it is what the user must read)
+    if let Some(c) = used.filter(|_| bad == 0) {
+        let how = if a.sched.is_some() { "from --sched" } else { "not in the text: --sched sets them" };
+        eprintln!("encode: scheduling bits {} ({how})", sched_text(&c));
+    }
+    match bad {
+        0 => Ok(ExitCode::SUCCESS),
+        1 if single => Err(CliError::input(first.split_once(": ").map_or(first.clone(), |(_, e)| e.to_string()))),
+        _ => Err(CliError::input(format!("{bad} inputs are not instructions (first: {first})"))),
+    }
 }
 
 #[derive(Args)]

@@ -180,7 +180,9 @@ fn cases() -> Vec<(&'static str, Case)> {
         ("encode: misaligned offset", case(&["encode", "HMUL2 R0, R1, c[0x3] [-0x41]"], 2, "offset -0x41 is not a multiple of 4")),
         ("encode: offset out of range", case(&["encode", "HMUL2 R0, R1, c[0x3] [-0x8004]"], 2, "-0x8004 is outside -0x8000..=0x7ffc")),
         ("encode: argument not UTF-8", case(&["encode"], 2, "UTF-8").arg(invalid_utf8_arg)),
-        ("encode: missing argument", case(&["encode"], 2, "<TEXT>")),
+        ("encode: garbage on stdin", case(&["encode"], 2, "stdin:2").stdin("HMUL2 R0, R1, R2\nzz\n").stdout_has("0x000fc200000000000000000201007232\nerror: ")),
+        ("encode: a runaway argument is quoted in part", case(&["encode"], 2, "(100014 bytes)").arg(format!("HMUL2 R0, R1, {}", "R".repeat(100_000)))),
+        ("encode: --sched out of range", case(&["encode", "HMUL2 R0, R1, R2", "--sched", "stall=16"], 2, "stall=16")),
         // explain
         ("explain: short hex", case(&["explain", "0x12"], 2, "\"0x12\"")),
         ("explain: stdout full", case(&["explain", WORD], 2, "stdout").stdout_full()),

@@ -19,6 +19,7 @@ mod kernel_helpers;
 mod kernel_patch;
 mod kernel_template;
 mod oracle_nvdisasm;
+mod paste_cli;
 mod probe_nvdisasm;
 mod ptxas_add_semantics;
 mod ptxas_semantics;

@@ -22,7 +22,7 @@ pub mod strtable;
 pub use decode::{decode, Illegal};
 pub use encode::{encode, EncodeError};
 pub use fused::{decode_line_into, decode_lines_into, decode_render_into, prepare_decode, LineCache};
-pub use hex::{format_hex, parse_hex, HexError};
+pub use hex::{format_hex, listing_text, parse_hex, pasted, HexError, Pasted};
 pub use parse::{parse, ParseError};
 pub use render::{render, render_into};
 

@@ -128,8 +128,123 @@ pub fn to_bytes(word: u128) -> [u8; 16] {
     word.to_le_bytes()
 }
 
+/// A line as users paste words: what [`pasted`] makes of it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pasted<'a> {
+    /// A whole word: `0x` + 32 digits, cuobjdump's and nvdisasm's two halves on one line
+    /// (`0xLOW 0xHIGH`, low first as they print them), or both comments of a listing line.
+    Word(u128),
+    /// The first line of an nvdisasm or cuobjdump listing (`/*0040*/ HMUL2 ... ; /* 0xLOW */`):
+    /// its text and the low half; the high half is the next line's comment.
+    Low { text: &'a str, low: u64 },
+    /// The second line of a listing: a comment holding the high half alone (`/* 0xHIGH */`).
+    High(u64),
+    /// Blank, or a `#` comment: passed through as it is.
+    Verbatim,
+    /// None of these.
+    Other,
+}
+
+/// `0x` and 1 to 16 hex digits: one 64-bit half.
+fn half(t: &str) -> Option<u64> {
+    let d = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X"))?;
+    if d.is_empty() || d.len() > 16 || !d.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    u64::from_str_radix(d, 16).ok()
+}
+
+/// What a pasted line holds (see [`Pasted`]). The listing forms are nvdisasm's and
+/// cuobjdump's `-sass` output: an optional `/*addr*/`, the text and `;`, then the low half in
+/// a comment, and the high half in a comment on the next line.
+pub fn pasted(line: &str) -> Pasted<'_> {
+    let t = line.trim();
+    if t.is_empty() || t.starts_with('#') {
+        return Pasted::Verbatim;
+    }
+    if let Ok(w) = parse_hex(t) {
+        return Pasted::Word(w);
+    }
+    // two bare halves, low first
+    let bare: Vec<&str> = t.split_whitespace().collect();
+    if let [lo, hi] = bare.as_slice() {
+        if let (Some(lo), Some(hi)) = (half(lo), half(hi)) {
+            return Pasted::Word((hi as u128) << 64 | lo as u128);
+        }
+    }
+    // a listing line: its comments' halves, and the text outside the comments
+    let (mut halves, mut text, mut rest) = (Vec::new(), "", t);
+    // the text outside the comments: one piece at most
+    fn take<'t>(text: &mut &'t str, piece: &'t str) -> bool {
+        let piece = piece.trim();
+        match (piece.is_empty(), text.is_empty()) {
+            (true, _) => true,
+            (false, true) => {
+                *text = piece;
+                true
+            }
+            (false, false) => false,
+        }
+    }
+    while let Some(open) = rest.find("/*") {
+        if !take(&mut text, &rest[..open]) {
+            return Pasted::Other;
+        }
+        let Some(close) = rest[open..].find("*/") else { return Pasted::Other };
+        let inside = rest[open + 2..open + close].trim();
+        match half(inside) {
+            Some(h) => halves.push(h),
+            // the address (`/*0040*/`, hex without 0x) or another comment: not text
+            None if inside.bytes().all(|b| b.is_ascii_hexdigit()) => {}
+            None => return Pasted::Other,
+        }
+        rest = &rest[open + close + 2..];
+    }
+    if !take(&mut text, rest) {
+        return Pasted::Other;
+    }
+    match (halves.as_slice(), text.is_empty()) {
+        ([h], true) => Pasted::High(*h),
+        ([lo, hi], _) => Pasted::Word((*hi as u128) << 64 | *lo as u128),
+        ([lo], false) => {
+            // the instruction's text without its ` ;`, as [`crate::isa::parse`] takes it
+            let text = text.strip_suffix(';').unwrap_or(text).trim_end();
+            Pasted::Low { text, low: *lo }
+        }
+        _ => Pasted::Other,
+    }
+}
+
+/// The text of a listing line (see [`pasted`]) or the line itself: what `encode` parses.
+pub fn listing_text(line: &str) -> &str {
+    match pasted(line) {
+        Pasted::Low { text, .. } => text,
+        _ => line,
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn pasted_lines_as_nvdisasm_and_cuobjdump_print_them() {
+        use super::{pasted, Pasted};
+        let w = 0x004fca00000000000000000003077232u128;
+        assert_eq!(pasted("0x004fca00000000000000000003077232"), Pasted::Word(w));
+        assert_eq!(pasted("  0x0000000003077232 0x004fca0000000000 "), Pasted::Word(w));
+        assert_eq!(
+            pasted("        /*00a0*/                   HMUL2 R7, R3, R0 ;                /* 0x0000000003077232 */"),
+            Pasted::Low { text: "HMUL2 R7, R3, R0", low: 0x3077232 }
+        );
+        assert_eq!(pasted("                                                                     /* 0x004fca0000000000 */"), Pasted::High(0x004fca0000000000));
+        assert_eq!(pasted("/* 0x0000000003077232 */ /* 0x004fca0000000000 */"), Pasted::Word(w));
+        for v in ["", "   ", "# a comment", "  #x"] {
+            assert_eq!(pasted(v), Pasted::Verbatim, "{v:?}");
+        }
+        for o in ["0x123", "hello", "0x1 0x2 0x3", "/* 0x1", "/* note */ 0x1", "0x00000000000000001 0x0"] {
+            assert_eq!(pasted(o), Pasted::Other, "{o:?}");
+        }
+    }
+
     use super::*;
 
     #[test]

@@ -9,9 +9,10 @@
 use super::floattext::{parse_imm, Half};
 use super::*;
 
-/// Why a text is not an instruction of the family.
+/// Why a text is not an instruction of the family. Its message quotes a bounded excerpt of
+/// the text and the reason, never a whole runaway input.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("cannot parse {text:?}: {reason}")]
+#[error("cannot parse {:?}: {}", crate::cli::excerpt(text, 120), crate::cli::excerpt(reason, 200))]
 pub struct ParseError {
     pub text: String,
     pub reason: String,
@@ -224,6 +225,11 @@ pub fn parse(text: &str) -> Result<Inst, ParseError> {
 /// One register or special source (not immediates): the operand, its modifiers, whether it shows `.reuse`.
 fn parse_operand(full: &str, op: Op, text: &str, names: &[String]) -> Result<(Operand2, SrcMods, bool), ParseError> {
     let sep = format!("]{}[", op.spec().const_space);
+    // nvdisasm spaces `c[0x3] [0x10]` for some instructions and not others: either is taken
+    let split = |rest: &'_ str| -> Option<(String, String)> {
+        let (x, y) = rest.split_once(sep.as_str()).or_else(|| rest.split_once("] [")).or_else(|| rest.split_once("]["))?;
+        Some((x.to_string(), y.to_string()))
+    };
     let src = parse_src(full, text, names)?;
     let core = src.core;
     {
@@ -232,7 +238,8 @@ fn parse_operand(full: &str, op: Op, text: &str, names: &[String]) -> Result<(Op
         } else if let Some(u) = reg_number(core, "UR", URZ, 62) {
             Operand2::Ur(u)
         } else if let Some(rest) = core.strip_prefix("cx[") {
-            let (u, off) = rest.split_once(sep.as_str()).ok_or_else(|| ParseError { text: full.into(), reason: format!("bad operand {core:?}") })?;
+            let (u, off) = split(rest).ok_or_else(|| ParseError { text: full.into(), reason: format!("bad operand {core:?}") })?;
+            let (u, off) = (u.as_str(), off.as_str());
             let ureg = reg_number(u, "UR", URZ, 62).ok_or_else(|| ParseError { text: full.into(), reason: format!("bad uniform register {u:?}") })?;
             let off = off.strip_suffix(']').and_then(parse_hex_num).filter(|&o| (0..=u32::MAX as i64).contains(&o));
             match off {
@@ -240,7 +247,8 @@ fn parse_operand(full: &str, op: Op, text: &str, names: &[String]) -> Result<(Op
                 None => return err(full, format!("bad offset in {core:?}")),
             }
         } else if let Some(rest) = core.strip_prefix("c[") {
-            let (bank, off) = rest.split_once(sep.as_str()).ok_or_else(|| ParseError { text: full.into(), reason: format!("bad operand {core:?}") })?;
+            let (bank, off) = split(rest).ok_or_else(|| ParseError { text: full.into(), reason: format!("bad operand {core:?}") })?;
+            let (bank, off) = (bank.as_str(), off.as_str());
             let bank = parse_hex_num(bank).filter(|b| (0..=255).contains(b));
             let off = off.strip_suffix(']').and_then(parse_hex_num).filter(|o| (i32::MIN as i64..=i32::MAX as i64).contains(o));
             match (bank, off) {
@@ -349,6 +357,26 @@ mod tests {
     }
 
     #[test]
+    fn constant_operands_are_taken_with_or_without_the_space() {
+        for (a, b) in [
+            ("HMUL2 R0, R1, c[0x3] [0x10]", "HMUL2 R0, R1, c[0x3][0x10]"),
+            ("HMUL2 R0, R1, -|cx[UR4] [0x10].H1_H1|", "HMUL2 R0, R1, -|cx[UR4][0x10].H1_H1|"),
+            ("HFMA2.MMA R0, R1, c[0x3][0x14], R3", "HFMA2.MMA R0, R1, c[0x3] [0x14], R3"),
+        ] {
+            assert_eq!(parse(a).unwrap(), parse(b).unwrap(), "{a} / {b}");
+        }
+        // the canonical spelling is what render prints
+        assert_eq!(render(&parse("HMUL2 R0, R1, c[0x3][0x10]").unwrap()), "HMUL2 R0, R1, c[0x3] [0x10]");
+    }
+
+    #[test]
+    fn a_runaway_text_is_quoted_in_part() {
+        let long = format!("HMUL2 R0, R1, {}", "R".repeat(100_000));
+        let e = parse(&long).unwrap_err().to_string();
+        assert!(e.len() < 600 && e.contains("bytes)"), "{} bytes: {}", e.len(), &e[..200]);
+    }
+
+    #[test]
     fn rejects_garbage() {
         for t in [
             "",
@@ -360,7 +388,6 @@ mod tests {
             "@P7 HMUL2 R0, R1, R2",
             "HMUL2 R0, R1, 1.00000001, 0",
             "HFMA2 R0, R1, R2",
-            "HFMA2.MMA R0, R1, c[0x3] [0x14], R3",
             "HFMA2.RELU R0, R1, R2, R3, P7",
             "HFMA2 R0, R1, 1, 2, 3, 4",
         ] {
