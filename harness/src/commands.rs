@@ -716,9 +716,10 @@ pub struct OracleArgs {
     /// Also every value of every field set one at a time, and the spec's errata words.
     #[arg(long)]
     pub fields: bool,
-    /// Write the report (totals, mismatches, coverage) as JSON to this file.
-    #[arg(long)]
-    pub json: Option<std::path::PathBuf>,
+    /// Write the report (totals, mismatches, coverage) as JSON to this file (what `report
+    /// --oracle` reads).
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<std::path::PathBuf>,
 }
 
 /// Words of the errata and evidence in the specs of `ops`.
@@ -760,7 +761,7 @@ pub fn oracle(a: OracleArgs) -> CliResult {
         t.elapsed().as_secs_f64(),
         nv.version().unwrap_or_default()
     )?;
-    if let Some(path) = &a.json {
+    if let Some(path) = &a.report {
         let ok = rep.ok();
         let v = crate::schema::OracleFile { seed, report: rep, coverage: Some(Coverage::of(&words)) };
         crate::outfile::write_atomic(path, serde_json::to_string_pretty(&v).unwrap_or_default().as_bytes())
@@ -815,7 +816,7 @@ pub struct GpuInfoArgs {
 pub fn gpu_info(a: GpuInfoArgs) -> crate::cli::CliResult {
     let d = crate::gpu::detect::detect();
     if a.json {
-        crate::outln!("{}", serde_json::to_string_pretty(&d).unwrap_or_default())?;
+        crate::outln!("{}", serde_json::to_string(&d).unwrap_or_default())?;
     } else {
         crate::out!("{}", d.text())?;
     }

@@ -270,6 +270,32 @@ impl Explanation {
 pub struct ExplainArgs {
     /// One instruction word: 0x + 32 hex digits, high 64 bits first.
     pub hex: String,
+    /// One JSON object: the word, its text (or why it is illegal) and every field with its
+    /// bits, value and meaning.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl Explanation {
+    /// The explanation as one JSON object (`explain --json`).
+    pub fn to_json(&self) -> serde_json::Value {
+        let s = self.op.unwrap_or(Op::ALL[0]).spec();
+        serde_json::json!({
+            "encoding": crate::isa::format_hex(self.word),
+            "instruction": self.op.map(|o| o.mnemonic()),
+            "form": self.form.map(|f| f.cli_name()),
+            "text": self.decoded.as_ref().ok(),
+            "illegal": self.decoded.as_ref().err().map(|e| e.to_string()),
+            "fields": self.fields.iter().map(|f| serde_json::json!({
+                "field": s.fields[f.field].name,
+                "bits": f.bits,
+                "value": f.value,
+                "meaning": f.meaning,
+                "fixed": f.fixed,
+                "at_fault": f.at_fault,
+            })).collect::<Vec<_>>(),
+        })
+    }
 }
 
 /// Colour only for a terminal, and never when NO_COLOR is set (https://no-color.org).
@@ -280,7 +306,12 @@ fn use_color() -> bool {
 
 pub fn run(a: ExplainArgs) -> CliResult {
     let word = parse_hex(&a.hex).map_err(|e| CliError::input(e.to_string()))?;
-    crate::out!("{}", explain(word).to_text(use_color()))?;
+    let e = explain(word);
+    if a.json {
+        crate::outln!("{}", e.to_json())?;
+    } else {
+        crate::out!("{}", e.to_text(use_color()))?;
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -118,3 +118,26 @@ fn main() -> ExitCode {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    /// `--json` means one thing: print machine-readable output instead of text. It is a switch
+    /// wherever it appears, and every command that prints results has it.
+    #[test]
+    fn json_is_a_switch_for_machine_readable_output_everywhere() {
+        let cli = Cli::command();
+        let mut with = Vec::new();
+        for sub in cli.get_subcommands() {
+            for arg in sub.get_arguments().filter(|a| a.get_long() == Some("json")) {
+                assert!(!arg.get_action().takes_values(), "{} --json takes a value", sub.get_name());
+                with.push(sub.get_name().to_string());
+            }
+        }
+        for name in ["decode", "encode", "explain", "verify", "eval", "gpu-info", "generate"] {
+            assert!(with.iter().any(|w| w == name), "{name} has no --json switch");
+        }
+    }
+}

@@ -376,7 +376,7 @@ pub struct ReportArgs {
     /// A run report folder (holding summary.json); repeatable.
     #[arg(long = "run", value_parser = crate::cli::path_arg)]
     pub runs: Vec<PathBuf>,
-    /// An `oracle --json` file; repeatable.
+    /// An `oracle --report` file; repeatable.
     #[arg(long = "oracle", value_parser = crate::cli::path_arg)]
     pub oracles: Vec<PathBuf>,
     /// A vectors .jsonl file or a folder of them; repeatable.

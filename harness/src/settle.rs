@@ -54,15 +54,15 @@ pub struct SettleArgs {
     /// Only vectors whose origin starts with this are weighed.
     #[arg(long, default_value = "hardware:")]
     pub origin: String,
-    /// Record what the vectors settle in --json (assumption, status, evidence) and
+    /// Record what the vectors settle in --semantics (assumption, status, evidence) and
     /// regenerate --doc's table.
     #[arg(long)]
     pub write: bool,
     /// The semantics table weighed against (and rewritten by --write); default: the
     /// checkout's harness/spec/semantics.json, found from the current folder upwards, else
     /// (without --write) the table built into this binary.
-    #[arg(long, value_parser = path_arg)]
-    pub json: Option<PathBuf>,
+    #[arg(long, value_name = "FILE", value_parser = path_arg)]
+    pub semantics: Option<PathBuf>,
     /// The document whose generated table --write regenerates; default: docs/semantics.md
     /// beside the table's checkout.
     #[arg(long, value_parser = path_arg)]
@@ -326,10 +326,10 @@ fn load(a: &SettleArgs) -> Result<(Vec<Case>, String), CliError> {
 }
 
 pub fn settle(a: SettleArgs) -> CliResult {
-    let json = a.json.clone().or_else(|| checkout().map(|c| c.join("harness/spec/semantics.json")));
+    let json = a.semantics.clone().or_else(|| checkout().map(|c| c.join("harness/spec/semantics.json")));
     let (json_name, text) = match &json {
         Some(p) => (p.display().to_string(), std::fs::read_to_string(p).map_err(|e| CliError::input(format!("{}: {e}", p.display())))?),
-        None if a.write => return Err(CliError::input("--write: no harness/spec/semantics.json in this folder or above; give --json and --doc")),
+        None if a.write => return Err(CliError::input("--write: no harness/spec/semantics.json in this folder or above; give --semantics and --doc")),
         None => ("the built-in semantics.json".to_string(), policy::SEMANTICS_JSON.to_string()),
     };
     let bad_table = |e: policy::PolicyError| CliError::input(format!("{json_name}: {}", e.to_string().trim_start_matches("semantics.json: ")));

@@ -26,9 +26,21 @@ pub struct VerifyArgs {
     /// Files or folders (searched recursively for *.jsonl, in sorted order).
     #[arg(required = true)]
     pub paths: Vec<String>,
+    /// One JSON object: the tallies, whether it passed, and the first 100 failing lines.
+    #[arg(long)]
+    pub json: bool,
 }
 
 pub fn verify(a: VerifyArgs) -> CliResult {
+    if a.json {
+        let r = replay(&a.paths, &mut std::io::sink())?;
+        let v = serde_json::json!({
+            "vectors": r.vectors, "pass": r.pass, "mismatch": r.mismatch, "malformed": r.malformed,
+            "invalid": r.invalid, "undefined": r.undefined, "ok": r.ok(), "failures": r.failures,
+        });
+        crate::outln!("{v}")?;
+        return Ok(exit_for(r.ok()));
+    }
     let out = std::io::stdout();
     let mut out = std::io::BufWriter::new(out.lock());
     let r = replay(&a.paths, &mut out)?;
@@ -54,15 +66,15 @@ pub struct SemanticsDocArgs {
     #[arg(long, default_value = "docs/semantics.md")]
     pub doc: String,
     /// The semantics table to render.
-    #[arg(long, default_value = "harness/spec/semantics.json")]
-    pub json: String,
+    #[arg(long, value_name = "FILE", default_value = "harness/spec/semantics.json")]
+    pub semantics: String,
 }
 
 pub fn semantics_doc(a: SemanticsDocArgs) -> CliResult {
     let read = |p: &str| std::fs::read_to_string(p).map_err(|e| CliError::input(format!("{p}: {e}")));
-    let json = read(&a.json)?;
+    let json = read(&a.semantics)?;
     // the policy's errors name the embedded semantics.json; name the file given instead
-    let bad_json = |e: policy::PolicyError| CliError::input(format!("{}: {}", a.json, e.to_string().trim_start_matches("semantics.json: ")));
+    let bad_json = |e: policy::PolicyError| CliError::input(format!("{}: {}", a.semantics, e.to_string().trim_start_matches("semantics.json: ")));
     policy::Policy::from_table(&policy::parse_table(&json).map_err(bad_json)?).map_err(bad_json)?;
     let text = render_doc(&read(&a.doc)?, &json).map_err(|e| CliError::input(format!("{}: {e}", a.doc)))?;
     crate::outfile::write_atomic(std::path::Path::new(&a.doc), text.as_bytes()).map_err(|e| CliError::input(format!("{}: {e}", a.doc)))?;

@@ -223,10 +223,10 @@ fn cases() -> Vec<(&'static str, Case)> {
         ("verify: empty path", case(&["verify", ""], 2, "an empty path")),
         ("settle: no hardware vectors", case(&["settle", "v.jsonl"], 2, "v.jsonl").file("v.jsonl", format!("{GOOD_VECTOR}\n"))),
         ("settle: --write outside a checkout", case(&["settle", "v.jsonl", "--write"], 2, "--write").file("v.jsonl", format!("{GOOD_VECTOR}\n"))),
-        ("settle: table missing", case(&["settle", "v.jsonl", "--json", "none.json"], 2, "none.json").file("v.jsonl", format!("{GOOD_VECTOR}\n"))),
+        ("settle: table missing", case(&["settle", "v.jsonl", "--semantics", "none.json"], 2, "none.json").file("v.jsonl", format!("{GOOD_VECTOR}\n"))),
         (
             "settle: table corrupt",
-            case(&["settle", "v.jsonl", "--json", "s.json"], 2, "s.json").file("v.jsonl", format!("{GOOD_VECTOR}\n")).file("s.json", "[{}]"),
+            case(&["settle", "v.jsonl", "--semantics", "s.json"], 2, "s.json").file("v.jsonl", format!("{GOOD_VECTOR}\n")).file("s.json", "[{}]"),
         ),
         ("build-kernel: empty --out", case(&["build-kernel", "--seed", "1", "--count", "3", "--out", ""], 2, "--out")),
         ("run: empty --out", case(&["run", "--seed", "1", "--out", ""], 2, "--out")),
@@ -370,9 +370,9 @@ fn cases() -> Vec<(&'static str, Case)> {
         // the hidden semantics-doc, and the command line itself
         (
             "semantics-doc: no markers",
-            case(&["semantics-doc", "--doc", "d.md", "--json"], 2, "d.md").arg(root().join("harness/spec/semantics.json")).file("d.md", "no markers\n"),
+            case(&["semantics-doc", "--doc", "d.md", "--semantics"], 2, "d.md").arg(root().join("harness/spec/semantics.json")).file("d.md", "no markers\n"),
         ),
-        ("semantics-doc: bad table", case(&["semantics-doc", "--doc", "d.md", "--json", "t.json"], 2, "t.json").file("t.json", "[1]").file("d.md", "")),
+        ("semantics-doc: bad table", case(&["semantics-doc", "--doc", "d.md", "--semantics", "t.json"], 2, "t.json").file("t.json", "[1]").file("d.md", "")),
         ("no subcommand", case(&[], 2, "subcommand")),
         ("unknown subcommand", case(&["bogus"], 2, "bogus")),
     ]

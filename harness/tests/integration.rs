@@ -13,6 +13,7 @@ mod eval_cli;
 mod fake_driver;
 mod faults;
 mod isa_roundtrip;
+mod json_cli;
 mod kernel_cli;
 mod kernel_emulate;
 mod kernel_helpers;

@@ -4,7 +4,7 @@
 //!
 //! Fails (never skips) without Chromium: run `bash ci/install-browser.sh`, or point
 //! HMUL2_CHROMIUM at one. HMUL2_UPDATE_SCREENSHOT=1 writes docs/report.png; HMUL2_REPORT_ORACLE
-//! names a real `oracle --json` file: the screenshot is then of a second report, built from it
+//! names a real `oracle --report` file: the screenshot is then of a second report, built from it
 //! in place of the fixture's oracle result (the DOM checks stay on the fixture report).
 
 use hmul2_harness::gen::{self, Coverage, GenOptions};

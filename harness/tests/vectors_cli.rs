@@ -214,7 +214,7 @@ fn settle_finds_a_contradicted_assumption_and_records_it() {
     std::fs::copy(root().join("docs/semantics.md"), d.join("semantics.md")).unwrap();
     let settle = |extra: &[&str]| {
         let mut c = bin();
-        c.arg("settle").arg(d.join("h.jsonl")).arg("--json").arg(d.join("semantics.json")).arg("--doc").arg(d.join("semantics.md")).args(extra);
+        c.arg("settle").arg(d.join("h.jsonl")).arg("--semantics").arg(d.join("semantics.json")).arg("--doc").arg(d.join("semantics.md")).args(extra);
         c.output().unwrap()
     };
     let o = settle(&[]);

@@ -4,7 +4,7 @@ use crate::isa::{decode, format_hex, render, Illegal, Op};
 use crate::nvdisasm::{Nvdisasm, ToolError, Verdict};
 use serde::{Deserialize, Serialize};
 
-/// `hmul2-harness oracle --json FILE`: the seed, the comparison and the words' coverage.
+/// `hmul2-harness oracle --report FILE`: the seed, the comparison and the words' coverage.
 /// Read tolerantly (missing keys take defaults, unknown keys are ignored) by the HTML report.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default)]

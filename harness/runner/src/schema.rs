@@ -7,7 +7,7 @@
 //! |---|---|---|---|
 //! | vector lines (`*.jsonl`) | [`Vector`] ([`parse_line`], [`to_line`]: a hand-written fast reader and writer) | `run --vectors`, `eval` | `verify`, `eval`, `settle`, `report` |
 //! | `harness/spec/semantics.json` | `Vec<`[`Assumption`]`>` ([`Status`], [`Outside`]) | people, `settle --write` | the reference ([`crate::reference::policy`]), `settle`, `report` |
-//! | `oracle --json FILE` | [`OracleFile`] ([`OracleReport`], [`OracleMismatch`], [`Coverage`]) | `oracle` | `report` |
+//! | `oracle --report FILE` | [`OracleFile`] ([`OracleReport`], [`OracleMismatch`], [`Coverage`]) | `oracle` | `report` |
 //! | `DIR/summary.json` | [`Summary`] ([`Totals`], [`Finding`], [`FindingKind`], [`FindingInputs`], [`Hardware`], [`SoftwareChecks`], [`Timing`], [`RunStatus`], [`Coverage`]) | `run`, `merge` | `merge`, `report` |
 //! | `DIR/journal.jsonl` | a header line (`{"type": "header", "config": …}`), then [`BatchRecord`] lines ([`ItemRecord`], [`Finding`], [`VectorMark`]) | `run` | `run --resume`, `merge` (the header's config) |
 //! | `DIR/junit.xml` | text from a [`Summary`] ([`crate::run::report::junit`]) | `run`, `merge` | CI dashboards |

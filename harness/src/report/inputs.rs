@@ -22,7 +22,7 @@ impl<T> std::ops::Deref for Sourced<T> {
     }
 }
 
-/// An `oracle --json` file.
+/// An `oracle --report` file.
 pub type Oracle = Sourced<OracleFile>;
 /// A run report folder (`path`) and its `summary.json`.
 pub type Run = Sourced<Summary>;
