@@ -720,6 +720,9 @@ pub struct OracleArgs {
     /// --oracle` reads).
     #[arg(long, value_name = "FILE")]
     pub report: Option<std::path::PathBuf>,
+    /// The nvdisasm to compare with (default: $HMUL2_NVDISASM, the project's .tools/bin, PATH).
+    #[arg(long, value_name = "PATH")]
+    pub nvdisasm: Option<std::path::PathBuf>,
 }
 
 /// Words of the errata and evidence in the specs of `ops`.
@@ -732,7 +735,7 @@ pub fn oracle(a: OracleArgs) -> CliResult {
     check_share("invalid-share", a.invalid_share)?;
     check_share("ignored-share", a.ignored_share)?;
     check_form(&ops_or_all(&a.instruction), a.form)?;
-    let nv = Nvdisasm::find().map_err(|e| CliError::input(e.to_string()))?;
+    let nv = Nvdisasm::locate(a.nvdisasm.as_deref()).map_err(|e| CliError::input(e.to_string()))?;
     let seed = resolve_seed(a.seed);
     let ops = ops_or_all(&a.instruction);
     let o = GenOptions { seed, ops: ops.clone(), form: a.form, illegal_share: a.illegal_share, invalid_share: a.invalid_share, ignored_share: a.ignored_share };

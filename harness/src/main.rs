@@ -7,7 +7,7 @@ use hmul2_harness::commands;
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "hmul2-harness", version, about = "The truth about NVIDIA SM90 HMUL2, bit for bit")]
+#[command(name = "hmul2-harness", version, about = "The truth about NVIDIA SM90 packed-half arithmetic (HMUL2, HADD2, HFMA2, HFMA2.MMA), bit for bit", after_help = after_help())]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -51,6 +51,23 @@ enum Cmd {
     /// Regenerate docs/semantics.md's table from harness/spec/semantics.json.
     #[command(hide = true)]
     SemanticsDoc(hmul2_harness::verify::SemanticsDocArgs),
+}
+
+/// What the top `--help` says after the commands: what is built in, where the NVIDIA tools
+/// and the cache are found.
+fn after_help() -> String {
+    format!(
+        "Built in: the instruction specs, the semantics table (harness/spec/semantics.json) and the \
+reference vectors (vectors/reference); `run` replays a checkout's vectors/ when it runs in one \
+(found from the current folder upwards), and any folder with --verify-dir.\n\n\
+NVIDIA tools (nvdisasm, ptxas, cuobjdump) are found by one rule: {}.\n\n\
+nvdisasm's verdicts are cached in $HMUL2_NVDISASM_CACHE, default $XDG_CACHE_HOME/hmul2-harness/nvdisasm \
+or ~/.cache/hmul2-harness/nvdisasm (`off` turns the cache off). A call of a tool that takes \
+longer than {} s and {} ms a word is killed as hung ($HMUL2_TOOL_TIMEOUT sets a limit in seconds).",
+        hmul2_harness::nvdisasm::TOOL_RULE,
+        hmul2_harness::nvdisasm::TOOL_BASE_S,
+        hmul2_harness::nvdisasm::TOOL_MS_PER_WORD
+    )
 }
 
 /// A usage error as one line `error: ...` (clap's own report adds a usage block); help and

@@ -26,6 +26,9 @@ pub struct ProbeArgs {
     /// Also try every value of the adjacent bits LO..HI (at most 12 bits).
     #[arg(long)]
     pub values: Option<String>,
+    /// The nvdisasm to ask (default: $HMUL2_NVDISASM, the project's .tools/bin, PATH).
+    #[arg(long, value_name = "PATH")]
+    pub nvdisasm: Option<std::path::PathBuf>,
 }
 
 /// What nvdisasm made of one variant, compared with the base word.
@@ -164,7 +167,7 @@ pub fn run(a: ProbeArgs) -> CliResult {
         let (vlo, vhi) = parse_range(v).map_err(|e| CliError::input(format!("--values: {e}")))?;
         variants.extend(values(base, vlo, vhi).map_err(|e| CliError::input(format!("--values: {e}")))?);
     }
-    let nv = Nvdisasm::find().map_err(|e| CliError::input(e.to_string()))?;
+    let nv = Nvdisasm::locate(a.nvdisasm.as_deref()).map_err(|e| CliError::input(e.to_string()))?;
     let (first, vs) = probe(&nv, base, variants).map_err(|e| CliError::input(e.to_string()))?;
     crate::outln!("base {}: {}", format_hex(base), line(&first))?;
     let mut same = Vec::new();

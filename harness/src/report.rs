@@ -382,7 +382,7 @@ pub struct ReportArgs {
     /// A vectors .jsonl file or a folder of them; repeatable.
     #[arg(long = "vectors", value_parser = crate::cli::path_arg)]
     pub vectors: Vec<PathBuf>,
-    /// The semantics assumptions; default harness/spec/semantics.json of this checkout, when present.
+    /// The semantics assumptions; default: the table built into this binary (harness/spec/semantics.json as it was built).
     #[arg(long, value_parser = crate::cli::path_arg)]
     pub semantics: Option<PathBuf>,
     /// The HTML file to write.
@@ -397,13 +397,13 @@ pub fn run(a: ReportArgs) -> CliResult {
     for p in &a.vectors {
         vectors.extend(read_vectors(p)?);
     }
-    let sem_path = a.semantics.clone().or_else(|| {
-        let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("spec/semantics.json");
-        p.exists().then_some(p)
-    });
-    let semantics = match &sem_path {
+    // the table given, else the one built into this binary (never a file of the tree it was built in)
+    let semantics = match &a.semantics {
         Some(p) => Some((p.display().to_string(), read_semantics(p)?)),
-        None => None,
+        None => Some((
+            "the built-in harness/spec/semantics.json".to_string(),
+            crate::reference::policy::parse_table(crate::reference::policy::SEMANTICS_JSON).map_err(|e| CliError::input(e.to_string()))?,
+        )),
     };
     let model = build(oracles, runs, vectors, semantics).map_err(CliError::input)?;
     let page = html::render(&model);

@@ -1,4 +1,4 @@
-//! The NVIDIA tools are found where the project installed them (or where a variable says),
+//! The NVIDIA tools are found by one rule (a flag, a variable, the project's .tools, PATH),
 //! never in a `.tools` up the working folder's ancestors: a planted one must not run.
 
 use crate::common;
@@ -25,4 +25,26 @@ fn a_tools_folder_planted_above_the_working_folder_is_not_run() {
     // the project's own (pinned) nvdisasm judged the words instead
     assert!(o.status.success() && text.contains("0 mismatches") && text.contains("V13.2"), "{text}");
     std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// The rule's order: a command's flag before the variable; a flag or variable naming no
+/// file is an error naming it, never a fall-back to another tool.
+#[test]
+fn the_flag_comes_before_the_variable_and_neither_falls_back() {
+    let nv = common::root().join(".tools/bin/nvdisasm");
+    let o = Command::new(BIN)
+        .args(["oracle", "--seed", "1", "--count", "5", "--nvdisasm"])
+        .arg(&nv)
+        .env("HMUL2_NVDISASM", "/nonexistent/nvdisasm")
+        .output()
+        .unwrap();
+    let t = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success() && t.contains("0 mismatches"), "{t}");
+    let o = Command::new(BIN).args(["oracle", "--seed", "1", "--count", "5", "--nvdisasm", "/nonexistent/nvdisasm"]).output().unwrap();
+    let t = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    assert!(t.contains("--nvdisasm /nonexistent/nvdisasm, which is not a file"), "{t}");
+    let o = Command::new(BIN).args(["oracle", "--seed", "1", "--count", "5"]).env("HMUL2_NVDISASM", "/nonexistent/nvdisasm").output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("$HMUL2_NVDISASM = /nonexistent/nvdisasm, which is not a file"));
 }

@@ -15,38 +15,54 @@ use std::process::Command;
 /// A tool could not be found or run.
 #[derive(Debug, thiserror::Error)]
 pub enum ToolError {
-    #[error("{tool} not found (looked in {looked}); install it with `bash ci/install-tools.sh` or set {env}")]
+    #[error("{tool} not found (looked in {looked}); install it with `bash ci/install-tools.sh`, put it on PATH or set {env}")]
     NotFound { tool: String, looked: String, env: String },
     #[error("{tool}: {msg}")]
     Failed { tool: String, msg: String },
-    #[error("{tool} did not finish within {limit_s} s and was killed (the limit is ${TOOL_TIMEOUT_ENV}, in seconds)")]
-    Timeout { tool: String, limit_s: u64 },
+    #[error("{tool} did not finish within {limit_s} s and was killed ({why})")]
+    Timeout { tool: String, limit_s: u64, why: String },
     #[error("{0}")]
     Io(#[from] std::io::Error),
 }
 
 /// The variable that sets how long one call of an external tool may take, in seconds.
 pub const TOOL_TIMEOUT_ENV: &str = "HMUL2_TOOL_TIMEOUT";
-/// The limit when the variable is not set: a batch of 16,384 words takes about a second.
-pub const DEFAULT_TOOL_TIMEOUT_S: u64 = 300;
+/// The limit of a call when the variable is not set: this much for the tool's start, plus
+/// [`TOOL_MS_PER_WORD`] for each word it is given. nvdisasm answers a batch of 16,384 words in
+/// about a second (up to 3 s on a loaded 2-core machine), so a batch's limit, 31 s, is ten
+/// times what it needs at worst, and a hang is called one within half a minute, not five.
+pub const TOOL_BASE_S: u64 = 15;
+/// See [`TOOL_BASE_S`].
+pub const TOOL_MS_PER_WORD: u64 = 1;
 
-/// How long one call of an external tool may take.
-pub fn tool_timeout() -> Result<std::time::Duration, ToolError> {
+/// The default limit of a call given `words` words: [`TOOL_BASE_S`] and [`TOOL_MS_PER_WORD`].
+pub fn scaled_limit(words: usize) -> std::time::Duration {
+    std::time::Duration::from_millis(TOOL_BASE_S * 1000 + TOOL_MS_PER_WORD * words as u64)
+}
+
+/// How long one call of an external tool given `words` words may take, and how the limit
+/// was set (for the message of a call killed at it): `$HMUL2_TOOL_TIMEOUT` seconds when set,
+/// else scaled to the work ([`TOOL_BASE_S`]).
+pub fn tool_timeout(words: usize) -> Result<(std::time::Duration, String), ToolError> {
     match std::env::var(TOOL_TIMEOUT_ENV) {
-        Err(_) => Ok(std::time::Duration::from_secs(DEFAULT_TOOL_TIMEOUT_S)),
+        Err(_) => {
+            let why = format!("{TOOL_BASE_S} s and {TOOL_MS_PER_WORD} ms for each of its {words} words; ${TOOL_TIMEOUT_ENV} sets a limit in seconds");
+            Ok((scaled_limit(words), why))
+        }
         Ok(v) => match v.trim().parse::<u64>() {
-            Ok(n) if n > 0 => Ok(std::time::Duration::from_secs(n)),
+            Ok(n) if n > 0 => Ok((std::time::Duration::from_secs(n), format!("the limit is ${TOOL_TIMEOUT_ENV}, in seconds"))),
             _ => Err(ToolError::Failed { tool: TOOL_TIMEOUT_ENV.into(), msg: format!("{v:?} is not a positive number of seconds") }),
         },
     }
 }
 
-/// Run `cmd` to the end, its output captured, within the tool time limit: a tool that hangs
-/// is killed and is an error naming it and the limit, never a wait without end.
-pub fn output_within(cmd: &mut Command, tool: &str) -> Result<std::process::Output, ToolError> {
+/// Run `cmd` to the end, its output captured, within the time limit of a call given `words`
+/// words ([`tool_timeout`]): a tool that hangs is killed and is an error naming it and the
+/// limit, never a wait without end.
+pub fn output_within(cmd: &mut Command, tool: &str, words: usize) -> Result<std::process::Output, ToolError> {
     use std::io::Read;
     use std::process::Stdio;
-    let limit = tool_timeout()?;
+    let (limit, why) = tool_timeout(words)?;
     let program = std::path::PathBuf::from(cmd.get_program()).display().to_string();
     let failed = |e: std::io::Error| ToolError::Failed { tool: program.clone(), msg: format!("cannot run: {e}") };
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
@@ -78,7 +94,7 @@ pub fn output_within(cmd: &mut Command, tool: &str) -> Result<std::process::Outp
             }
             let _ = child.kill();
             let _ = child.wait();
-            return Err(ToolError::Timeout { tool: tool.into(), limit_s: limit.as_secs() });
+            return Err(ToolError::Timeout { tool: tool.into(), limit_s: limit.as_secs(), why });
         }
         std::thread::sleep(std::time::Duration::from_millis(5).min(limit / 10));
     };
@@ -86,14 +102,36 @@ pub fn output_within(cmd: &mut Command, tool: &str) -> Result<std::process::Outp
     Ok(std::process::Output { status, stdout: join(out), stderr: join(err) })
 }
 
-/// Locate a pinned NVIDIA tool: `$HMUL2_<TOOL>` if set (a set variable naming no file is an
-/// error, never a silent fall-back to another tool), else `.tools/bin/<tool>` of the checkout
-/// this program was built from (where `ci/install-tools.sh` installs it), else `PATH`. Never a
-/// `.tools` found up the working folder's or the binary's ancestors: a file planted in a
-/// parent folder (under /tmp, say) would run as NVIDIA's tool.
-pub fn find_tool(name: &str) -> Result<PathBuf, ToolError> {
+/// The one rule by which every command finds an NVIDIA tool (`--help` says it too).
+pub const TOOL_RULE: &str = "the path a command's flag gives (--nvdisasm), else $HMUL2_NVDISASM \
+($HMUL2_PTXAS, $HMUL2_CUOBJDUMP), else .tools/bin of the project the program lies in (a \
+checkout whose target/ folder holds it, where `bash ci/install-tools.sh` installs them), else PATH";
+
+/// `.tools/bin` of the project the running program lies in: the folder holding the `target/`
+/// folder the program was built into (`<project>/target/<profile>/`, or `deps/` below it),
+/// when that folder is a checkout (it holds `harness/spec/sm90`). A copied or installed
+/// program has none. Never a `.tools` up the working folder's ancestors, nor above a
+/// program outside a `target/`: a file planted in a parent folder (under /tmp, say) would
+/// run as NVIDIA's tool.
+pub fn project_tools() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let target = exe.ancestors().skip(1).take(3).find(|d| d.file_name().is_some_and(|n| n == "target"))?;
+    let root = target.parent()?;
+    root.join("harness/spec/sm90").is_dir().then(|| root.join(".tools").join("bin"))
+}
+
+/// Locate a pinned NVIDIA tool by [`TOOL_RULE`]: `given` (a command's flag), else
+/// `$HMUL2_<TOOL>`, else [`project_tools`], else `PATH`. A path given or a variable set that
+/// names no file is an error, never a silent fall-back to another tool.
+pub fn locate_tool(name: &str, given: Option<&Path>) -> Result<PathBuf, ToolError> {
     let env = format!("HMUL2_{}", name.to_ascii_uppercase());
     let mut looked = Vec::new();
+    if let Some(p) = given {
+        if p.is_file() {
+            return Ok(p.to_path_buf());
+        }
+        return Err(ToolError::NotFound { tool: name.into(), looked: format!("--{name} {}, which is not a file", p.display()), env });
+    }
     if let Some(p) = std::env::var_os(&env).filter(|p| !p.is_empty()) {
         let p = PathBuf::from(p);
         if p.is_file() {
@@ -101,13 +139,13 @@ pub fn find_tool(name: &str) -> Result<PathBuf, ToolError> {
         }
         return Err(ToolError::NotFound { tool: name.into(), looked: format!("${env} = {}, which is not a file", p.display()), env });
     }
-    // this crate is harness/isa of the checkout
-    let tools = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("..").join(".tools").join("bin");
-    let p = tools.join(name);
-    if p.is_file() {
-        return Ok(p);
+    if let Some(tools) = project_tools() {
+        let p = tools.join(name);
+        if p.is_file() {
+            return Ok(p);
+        }
+        looked.push(tools.display().to_string());
     }
-    looked.push(tools.display().to_string());
     if let Some(paths) = std::env::var_os("PATH") {
         for dir in std::env::split_paths(&paths) {
             let p = dir.join(name);
@@ -118,6 +156,11 @@ pub fn find_tool(name: &str) -> Result<PathBuf, ToolError> {
         looked.push("PATH".into());
     }
     Err(ToolError::NotFound { tool: name.into(), looked: looked.join(", "), env })
+}
+
+/// [`locate_tool`] with no flag given.
+pub fn find_tool(name: &str) -> Result<PathBuf, ToolError> {
+    locate_tool(name, None)
 }
 
 /// What nvdisasm made of one word.
@@ -152,7 +195,12 @@ pub struct Nvdisasm {
 
 impl Nvdisasm {
     pub fn find() -> Result<Nvdisasm, ToolError> {
-        Ok(Nvdisasm::at(find_tool("nvdisasm")?))
+        Nvdisasm::locate(None)
+    }
+
+    /// The nvdisasm of [`TOOL_RULE`], `given` being a command's `--nvdisasm`.
+    pub fn locate(given: Option<&Path>) -> Result<Nvdisasm, ToolError> {
+        Ok(Nvdisasm::at(locate_tool("nvdisasm", given)?))
     }
 
     pub fn at(path: PathBuf) -> Nvdisasm {
@@ -174,7 +222,7 @@ impl Nvdisasm {
 
     /// `nvdisasm --version`'s release line.
     pub fn version(&self) -> Result<String, ToolError> {
-        let out = output_within(Command::new(&self.path).arg("--version"), "nvdisasm")?;
+        let out = output_within(Command::new(&self.path).arg("--version"), "nvdisasm", 0)?;
         let text = String::from_utf8_lossy(&out.stdout);
         Ok(text.lines().rev().nth(1).unwrap_or("").trim().to_string())
     }
@@ -194,7 +242,7 @@ impl Nvdisasm {
             f.flush()
         };
         write().map_err(|e| ToolError::Failed { tool: "nvdisasm".into(), msg: format!("{}: {e}", tmp.display()) })?;
-        let out = output_within(Command::new(&self.path).args(["-b", Self::arch()]).arg(tmp), "nvdisasm")?;
+        let out = output_within(Command::new(&self.path).args(["-b", Self::arch()]).arg(tmp), "nvdisasm", words.len())?;
         if out.status.success() {
             // a word with no line is one nvdisasm printed nothing for (the oracle compares that
             // verdict like any other: a word the spec expects text for is a mismatch)
@@ -383,6 +431,23 @@ fn parse_listing(stdout: &str, n: usize) -> Vec<Option<String>> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_calls_limit_scales_with_its_words_and_stays_far_below_five_minutes() {
+        use super::scaled_limit;
+        assert_eq!(scaled_limit(0).as_secs(), 15);
+        // a full batch: ten times what nvdisasm needs on a loaded machine, and half a minute
+        let batch = scaled_limit(16_384);
+        assert!(batch.as_secs_f64() > 30.0 && batch.as_secs_f64() < 32.0, "{batch:?}");
+        assert!(scaled_limit(1_000_000) > scaled_limit(16_384));
+    }
+
+    #[test]
+    fn the_project_tools_are_those_of_the_checkout_this_test_was_built_in() {
+        // this test's executable is target/<profile>/deps/... of the checkout
+        let t = super::project_tools().expect("a checkout");
+        assert!(t.ends_with(".tools/bin") && t.parent().and_then(|p| p.parent()).is_some_and(|r| r.join("harness/spec/sm90").is_dir()), "{}", t.display());
+    }
+
     use super::*;
 
     #[test]

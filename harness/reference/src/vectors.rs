@@ -197,6 +197,18 @@ pub fn check(v: &Vector) -> Result<Inst, Contradiction> {
     Ok(i)
 }
 
+include!(concat!(env!("OUT_DIR"), "/builtin_vectors.rs"));
+
+/// The name that stands for the built-in reference vectors ([`BUILTIN`]) among the paths
+/// [`for_each_line`] takes: what `run` replays when no `vectors/` folder is at hand.
+pub const BUILTIN_DIR: &str = "built-in:vectors/reference";
+
+/// A file to read: on disk, or built in.
+enum Source {
+    File(PathBuf),
+    Builtin(&'static str, &'static str),
+}
+
 /// Where a line came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Located<T> {
@@ -269,12 +281,25 @@ pub fn for_each_line<P: AsRef<Path>, E: From<ReadError>>(
 ) -> Result<(), E> {
     let mut files = Vec::new();
     let mut seen = std::collections::BTreeSet::new();
+    let mut sources = Vec::new();
     for p in paths {
+        if p.as_ref() == Path::new(BUILTIN_DIR) {
+            sources.extend(BUILTIN.iter().map(|(name, text)| Source::Builtin(name, text)));
+            continue;
+        }
         collect(p.as_ref(), &mut files, &mut seen)?;
+        sources.extend(files.drain(..).map(Source::File));
     }
-    for f in files {
+    for s in sources {
+        let f = match &s {
+            Source::File(f) => f.clone(),
+            Source::Builtin(name, _) => Path::new(BUILTIN_DIR).join(name),
+        };
         let unreadable = |source| E::from(ReadError { path: f.display().to_string(), source });
-        let r = crate::cli::open_regular(&f).map_err(unreadable)?;
+        let r: Box<dyn std::io::Read> = match s {
+            Source::File(_) => Box::new(crate::cli::open_regular(&f).map_err(unreadable)?),
+            Source::Builtin(_, text) => Box::new(text.as_bytes()),
+        };
         let mut n = 0;
         crate::cli::each_line(r, None, unreadable, |line| {
             n += 1;
@@ -294,6 +319,20 @@ pub fn for_each_line<P: AsRef<Path>, E: From<ReadError>>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_built_in_vectors_are_the_committed_ones() {
+        let mut built_in = 0;
+        for_each_line(&[BUILTIN_DIR], |l| {
+            assert!(l.item.is_ok(), "{}", l.at());
+            built_in += 1;
+            Ok::<(), ReadError>(())
+        })
+        .unwrap();
+        let on_disk = read_paths(&[Path::new(env!("CARGO_MANIFEST_DIR")).join("../../vectors/reference")]).unwrap().len();
+        assert_eq!(built_in, on_disk);
+        assert!(built_in > 1000);
+    }
 
     #[test]
     fn line_round_trip_and_extra_keys() {
