@@ -125,7 +125,9 @@ fn a_copied_binary_runs_the_quick_start_from_any_folder() {
     std::fs::create_dir_all(d.join("bin")).unwrap();
     std::fs::create_dir_all(d.join("work")).unwrap();
     let copy = d.join("bin").join("hmul2-harness");
-    std::fs::copy(BIN, &copy).unwrap();
+    // copied by another process: a file this (threaded) test process held open for writing
+    // could leak into another test's fork and make the exec fail with ETXTBSY
+    assert!(Command::new("cp").arg(BIN).arg(&copy).status().unwrap().success());
     let tools = root().join(".tools").join("bin");
     let path = std::env::join_paths(std::iter::once(tools).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()))).unwrap();
     let quick = run_readme(&copy, &d.join("work"), true, Some(&path));
