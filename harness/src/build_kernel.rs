@@ -72,7 +72,7 @@ pub fn build_kernel(a: BuildKernelArgs) -> CliResult {
         return Err(CliError::input(format!("--instruction {op}: the reference has no arithmetic for it yet, so the kernel does not run it")));
     }
     crate::commands::check_form(&ops, form)?;
-    let words = runnable_words_of(seed, &ops, form, a.count).map_err(CliError::input)?;
+    let words = runnable_words_of(seed, &ops, form, a.count).map_err(|e| CliError::input(format!("--count {}: {e}", a.count)))?;
     // a template or a batch the patcher cannot build is a setup error (exit 2), not a finding
     let template_err = |e| CliError::input(format!("kernel template {}: {e}", "kernels/hmul2_template.sm_90.cubin"));
     let dir = std::path::Path::new(&a.out);

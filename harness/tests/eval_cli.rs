@@ -99,3 +99,18 @@ fn an_undefined_vector_says_why_not_blames_invalidn() {
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("stdin:1: HFMA2 .F32") && !err.contains("INVALIDn"), "{err}");
 }
+
+#[test]
+fn a_verify_mismatch_line_holds_operand_3() {
+    let d = common::tmp("verify-c");
+    let w = hmul2_harness::isa::encode(&hmul2_harness::isa::parse("HFMA2 R0, R1, R2, R3").unwrap()).unwrap();
+    let line = format!(
+        r#"{{"encoding":"{}","a":"0x3e003c00","b":"0x40004000","c":"0x3c003c00","d":"0x00000000","pred":"0x00","expect":"0x00000000","origin":"test"}}"#,
+        hmul2_harness::isa::format_hex(w)
+    );
+    std::fs::write(d.join("v.jsonl"), line + "\n").unwrap();
+    let o = bin().arg("verify").arg(d.join("v.jsonl")).output().unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(out.contains("mismatch: HFMA2 R0, R1, R2, R3  a=0x3e003c00 b=0x40004000 c=0x3c003c00 d=0x00000000"), "{out}");
+}

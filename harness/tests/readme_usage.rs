@@ -141,6 +141,17 @@ fn a_copied_binary_runs_the_quick_start_from_any_folder() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// The README's Rust example is the reference crate's doc example, which `cargo test
+/// --doc` compiles and runs: the same lines, so the README's cannot go stale unseen.
+#[test]
+fn the_readme_rust_example_is_the_crate_doctest() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let block = readme.split("```rust\n").nth(1).and_then(|b| b.split("\n```").next()).expect("a ```rust block");
+    let lib = std::fs::read_to_string(root().join("harness/reference/src/lib.rs")).unwrap();
+    let doc: String = lib.lines().filter_map(|l| l.strip_prefix("//!")).map(|l| l.strip_prefix(' ').unwrap_or(l)).collect::<Vec<_>>().join("\n");
+    assert!(doc.contains(&format!("```\n{block}\n```")), "README's Rust example is not harness-reference's doc example:\n{block}");
+}
+
 #[test]
 fn the_matcher_takes_what_it_should_and_nothing_else() {
     let w = |l: &[&str]| l.iter().map(|s| s.to_string()).collect::<Vec<_>>();

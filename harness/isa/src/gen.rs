@@ -729,6 +729,7 @@ impl Coverage {
 }
 
 /// proptest strategies: a failing test shrinks towards a small seed and item index.
+#[cfg(feature = "tools")]
 pub mod strategies {
     use super::*;
     use proptest::prelude::{any, Strategy};

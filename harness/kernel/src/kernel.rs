@@ -1292,7 +1292,8 @@ pub fn runnable_words(seed: u64, form: Option<crate::isa::Form>, count: usize) -
 pub fn runnable_words_of(seed: u64, ops: &[crate::isa::Op], form: Option<crate::isa::Form>, count: usize) -> Result<Vec<u128>, String> {
     let mut opts = crate::gen::GenOptions::legal_of(seed, ops);
     opts.form = form;
-    let mut out = crate::cli::vec_for("--count", count as u64).map_err(|e| e.message)?;
+    let mut out = Vec::new();
+    out.try_reserve_exact(count).map_err(|_| format!("{count} words: too many to hold in memory"))?;
     let limit = 1000 + 1000 * count as u64;
     // items `from..to` drawn: the runnable words in order, and the last reason one was not
     let draw = |from: u64, to: u64, stop_at: usize| {

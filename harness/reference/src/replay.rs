@@ -2,12 +2,23 @@
 //! mismatch, malformed, invalid, undefined) and tallied by origin and form. `verify` prints
 //! it; the runner replays the project's vectors as one of its software checks.
 
-use crate::cli::CliError;
 use crate::isa::{render, Form};
 use crate::reference;
 use crate::vectors::{self, check, Vector};
 use std::collections::BTreeMap;
 use std::io::Write;
+
+/// Why a replay could not finish: a path that cannot be read, the report's output, or
+/// nothing to replay.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    #[error(transparent)]
+    Read(#[from] vectors::ReadError),
+    #[error("output: {0}")]
+    Output(std::io::Error),
+    #[error("no vectors in {0}")]
+    Empty(String),
+}
 
 #[derive(Default)]
 struct Tally {
@@ -38,21 +49,21 @@ impl Replay {
 /// Replay every vector under `paths` through the reference, writing the report to `out`.
 /// Replays the vectors of `paths` line by line as they are read (memory stays flat whatever
 /// the files hold), writing each failing or undefined line and then the tallies to `out`.
-pub fn replay<P: AsRef<std::path::Path>>(paths: &[P], out: &mut dyn Write) -> Result<Replay, CliError> {
+pub fn replay<P: AsRef<std::path::Path>>(paths: &[P], out: &mut dyn Write) -> Result<Replay, ReplayError> {
     let mut vectors = 0usize;
     let mut failures = Vec::new();
     let mut by_origin: BTreeMap<String, Tally> = BTreeMap::new();
     let mut by_form: BTreeMap<String, Tally> = BTreeMap::new();
     let mut by_op: BTreeMap<String, Tally> = BTreeMap::new();
     let (mut malformed, mut invalid, mut mismatch, mut undefined, mut pass) = (0usize, 0usize, 0usize, 0usize, 0usize);
-    let w = |o: &mut dyn Write, s: String| writeln!(o, "{s}").map_err(|e| CliError::input(format!("output: {e}")));
+    let w = |o: &mut dyn Write, s: String| writeln!(o, "{s}").map_err(ReplayError::Output);
     let mut fail = |o: &mut dyn Write, s: String| {
         if failures.len() < 100 {
             failures.push(s.clone());
         }
         w(o, s)
     };
-    vectors::for_each_line(paths, |l| -> Result<(), CliError> {
+    vectors::for_each_line(paths, |l| -> Result<(), ReplayError> {
         vectors += 1;
         let at = l.at();
         let v = match &l.item {
@@ -76,7 +87,9 @@ pub fn replay<P: AsRef<std::path::Path>>(paths: &[P], out: &mut dyn Write) -> Re
         let op = by_op.entry(inst.op.mnemonic().to_string()).or_default();
         let form = by_form.entry(inst.form().cli_name().to_string()).or_default();
         let x = v.inputs;
-        let what = format!("{}  a={:#010x} b={:#010x} d={:#010x} pred={:#04x}", render(&inst), x.a, x.b, x.d, x.pred);
+        // operand 3 too where the instruction has one: a line says all a reader needs to repeat it
+        let c = if inst.c.is_some() { format!(" c={:#010x}", x.c) } else { String::new() };
+        let what = format!("{}  a={:#010x} b={:#010x}{c} d={:#010x} pred={:#04x}", render(&inst), x.a, x.b, x.d, x.pred);
         let Some(expect) = v.expect else {
             malformed += 1;
             origin.fail += 1;
@@ -118,7 +131,7 @@ pub fn replay<P: AsRef<std::path::Path>>(paths: &[P], out: &mut dyn Write) -> Re
     })?;
     if vectors == 0 {
         let names: Vec<String> = paths.iter().map(|p| p.as_ref().display().to_string()).collect();
-        return Err(CliError::input(format!("no vectors in {}", names.join(" "))));
+        return Err(ReplayError::Empty(names.join(" ")));
     }
     w(out, format!("{vectors} vectors: {pass} pass, {mismatch} mismatch, {malformed} malformed, {invalid} invalid, {undefined} undefined"))?;
     for (title, map) in [("origin", &by_origin), ("instruction", &by_op), ("form", &by_form)] {

@@ -35,7 +35,7 @@ pub enum VectorError {
     NotUtf8,
     #[error("key \"c\": the instruction has no operand 3")]
     NoOperand3,
-    #[error("a line of {0} bytes (at most {max})", max = crate::cli::MAX_LINE)]
+    #[error("a line of {0} bytes (at most {max})", max = crate::lines::MAX_LINE)]
     TooLong(usize),
 }
 
@@ -55,7 +55,7 @@ impl<'de> serde::Deserialize<'de> for UniqueKeys {
                 let mut out = serde_json::Map::new();
                 while let Some(k) = m.next_key::<String>()? {
                     if out.contains_key(&k) {
-                        return Err(serde::de::Error::custom(format!("key {:?} appears twice", crate::cli::excerpt(&k, 40))));
+                        return Err(serde::de::Error::custom(format!("key {:?} appears twice", crate::lines::excerpt(&k, 40))));
                     }
                     let v = m.next_value()?;
                     out.insert(k, v);
@@ -93,7 +93,7 @@ pub enum Contradiction {
 fn hex_field(o: &serde_json::Map<String, serde_json::Value>, key: &'static str, digits: usize) -> Result<Option<u128>, VectorError> {
     let Some(v) = o.get(key) else { return Ok(None) };
     let s = v.as_str().ok_or(VectorError::NotString(key))?;
-    let bad = || VectorError::Hex { key, value: crate::cli::excerpt(s, 40), digits };
+    let bad = || VectorError::Hex { key, value: crate::lines::excerpt(s, 40), digits };
     let h = s.strip_prefix("0x").ok_or_else(bad)?;
     if h.len() != digits || !h.bytes().all(|c| c.is_ascii_hexdigit()) {
         return Err(bad());
@@ -260,7 +260,7 @@ fn collect(path: &Path, out: &mut Vec<PathBuf>, seen: &mut std::collections::BTr
 
 /// Every non-blank line of the given files and of the `*.jsonl` files under the given
 /// folders (recursively, sorted by path, each file once), parsed, each with its file and
-/// line. Only regular files are read; a line longer than [`crate::cli::MAX_LINE`] is a
+/// line. Only regular files are read; a line longer than [`crate::lines::MAX_LINE`] is a
 /// malformed vector whose bytes are never held.
 pub fn read_paths<P: AsRef<Path>>(paths: &[P]) -> Result<Vec<Located<Result<Vector, VectorError>>>, ReadError> {
     let mut out = Vec::new();
@@ -272,7 +272,7 @@ pub fn read_paths<P: AsRef<Path>>(paths: &[P]) -> Result<Vec<Located<Result<Vect
 }
 
 /// [`read_paths`] without holding the lines: `each` gets every parsed line in turn, read
-/// through one buffer ([`crate::cli::each_line`]), so memory stays flat whatever the files
+/// through one buffer ([`crate::lines::each_line`]), so memory stays flat whatever the files
 /// hold. A file that cannot be read is a [`ReadError`] (as `E`), after the lines before it
 /// were handed on; the first error `each` returns ends the reading.
 pub fn for_each_line<P: AsRef<Path>, E: From<ReadError>>(
@@ -297,11 +297,11 @@ pub fn for_each_line<P: AsRef<Path>, E: From<ReadError>>(
         };
         let unreadable = |source| E::from(ReadError { path: f.display().to_string(), source });
         let r: Box<dyn std::io::Read> = match s {
-            Source::File(_) => Box::new(crate::cli::open_regular(&f).map_err(unreadable)?),
+            Source::File(_) => Box::new(crate::lines::open_regular(&f).map_err(unreadable)?),
             Source::Builtin(_, text) => Box::new(text.as_bytes()),
         };
         let mut n = 0;
-        crate::cli::each_line(r, None, unreadable, |line| {
+        crate::lines::each_line(r, None, unreadable, |line| {
             n += 1;
             // line by line, so a line that is not UTF-8 is one malformed vector, not an unreadable file
             let item = match line.map(std::str::from_utf8) {

@@ -25,7 +25,7 @@ pub fn parse_hex(text: &str) -> Result<u128, HexError> {
     }
     let t = text.trim();
     // the message quotes a bounded excerpt, never a whole runaway input
-    let bad = || HexError::Malformed(crate::cli::excerpt(t, 80));
+    let bad = || HexError::Malformed(crate::lines::excerpt(t, 80));
     let digits = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")).ok_or_else(bad)?;
     if digits.len() != 32 || !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(bad());

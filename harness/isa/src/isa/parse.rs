@@ -12,7 +12,7 @@ use super::*;
 /// Why a text is not an instruction of the family. Its message quotes a bounded excerpt of
 /// the text and the reason, never a whole runaway input.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("cannot parse {:?}: {}", crate::cli::excerpt(text, 120), crate::cli::excerpt(reason, 200))]
+#[error("cannot parse {:?}: {}", crate::lines::excerpt(text, 120), crate::lines::excerpt(reason, 200))]
 pub struct ParseError {
     pub text: String,
     pub reason: String,
