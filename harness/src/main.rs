@@ -51,6 +51,61 @@ enum Cmd {
     /// Regenerate docs/semantics.md's table from harness/spec/semantics.json.
     #[command(hide = true)]
     SemanticsDoc(hmul2_harness::verify::SemanticsDocArgs),
+    /// Print a shell completion script (e.g. `hmul2-harness completions bash > /etc/bash_completion.d/hmul2-harness`).
+    Completions(CompletionsArgs),
+    /// Print the man page (roff), or write one per command into --out DIR.
+    Man(ManArgs),
+}
+
+#[derive(clap::Args)]
+struct CompletionsArgs {
+    /// The shell.
+    shell: clap_complete::Shell,
+}
+
+#[derive(clap::Args)]
+struct ManArgs {
+    /// Write hmul2-harness.1 and hmul2-harness-COMMAND.1 for each command into this folder.
+    #[arg(long, value_parser = hmul2_harness::cli::path_arg)]
+    out: Option<std::path::PathBuf>,
+}
+
+/// `completions`: the script for one shell, made from the command definitions.
+fn completions(a: CompletionsArgs) -> CliResult {
+    use clap::CommandFactory;
+    let mut buf = Vec::new();
+    clap_complete::generate(a.shell, &mut Cli::command(), "hmul2-harness", &mut buf);
+    hmul2_harness::out!("{}", String::from_utf8_lossy(&buf))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The roff of one command's man page.
+fn man_page(cmd: clap::Command) -> Result<Vec<u8>, hmul2_harness::cli::CliError> {
+    let mut buf = Vec::new();
+    clap_mangen::Man::new(cmd).render(&mut buf).map_err(|e| hmul2_harness::cli::CliError::input(format!("man: {e}")))?;
+    Ok(buf)
+}
+
+/// `man`: the top page on stdout, or every visible command's page into a folder.
+fn man(a: ManArgs) -> CliResult {
+    use clap::CommandFactory;
+    let top = Cli::command();
+    let Some(dir) = a.out else {
+        hmul2_harness::out!("{}", String::from_utf8_lossy(&man_page(top)?))?;
+        return Ok(ExitCode::SUCCESS);
+    };
+    std::fs::create_dir_all(&dir).map_err(|e| hmul2_harness::cli::CliError::input(format!("{}: {e}", dir.display())))?;
+    let mut pages = vec![("hmul2-harness.1".to_string(), man_page(top.clone())?)];
+    for sub in top.get_subcommands().filter(|c| !c.is_hide_set()) {
+        let name = format!("hmul2-harness-{}", sub.get_name());
+        pages.push((format!("{name}.1"), man_page(sub.clone().display_name(name.clone()).bin_name(name))?));
+    }
+    for (file, roff) in &pages {
+        let p = dir.join(file);
+        hmul2_harness::outfile::write_atomic(&p, roff).map_err(|e| hmul2_harness::cli::CliError::input(format!("{}: {e}", p.display())))?;
+    }
+    eprintln!("wrote {} man pages into {}", pages.len(), dir.display());
+    Ok(ExitCode::SUCCESS)
 }
 
 /// What the top `--help` says after the commands: what is built in, where the NVIDIA tools
@@ -126,6 +181,8 @@ fn main() -> ExitCode {
         Cmd::Eval(a) => hmul2_harness::eval::eval(a),
         Cmd::Settle(a) => hmul2_harness::settle::settle(a),
         Cmd::SemanticsDoc(a) => hmul2_harness::verify::semantics_doc(a),
+        Cmd::Completions(a) => completions(a),
+        Cmd::Man(a) => man(a),
     };
     match result {
         Ok(code) => code,
@@ -156,5 +213,11 @@ mod tests {
         for name in ["decode", "encode", "explain", "verify", "eval", "gpu-info", "generate"] {
             assert!(with.iter().any(|w| w == name), "{name} has no --json switch");
         }
+    }
+
+    /// The command definitions are consistent (clap's own checks: no clashing names, ...).
+    #[test]
+    fn the_command_definitions_hold_together() {
+        Cli::command().debug_assert();
     }
 }

@@ -8,6 +8,7 @@
 mod common;
 
 mod bad_input;
+mod cli_docs;
 mod digest_emulate;
 mod eval_cli;
 mod fake_driver;
