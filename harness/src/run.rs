@@ -128,7 +128,9 @@ pub struct RunArgs {
     /// the reference implements.
     #[arg(long = "instruction", value_parser = crate::commands::parse_ops_arg)]
     pub instruction: Option<crate::commands::OpList>,
-    /// Restrict to one form (rrr, imm, const, constx, ur).
+    /// Restrict to one form: rrr, imm, const, constx, ur (HMUL2, HADD2; for HFMA2 and
+    /// HFMA2.MMA the special source as operand 2), rrrr, imm-c, const-c, constx-c, ur-c (HFMA2
+    /// and HFMA2.MMA: the special source as operand 3), or a spec key such as HFMA2_R_R_R_I_I.
     #[arg(long, value_parser = crate::commands::parse_form)]
     pub form: Option<Form>,
     #[arg(long, value_enum, default_value_t = Mode::Random)]

@@ -37,3 +37,46 @@ fn man_pages_come_from_the_command_definitions() {
     // hidden commands (the worker) get no page
     assert!(!d.join("hmul2-harness-worker.1").exists());
 }
+
+/// Texts that said HMUL2 alone where the four instructions are meant, and the smaller
+/// promises of the help texts.
+#[test]
+fn help_and_docs_speak_of_the_whole_family() {
+    let top = bin().arg("--help").output().unwrap();
+    let top = String::from_utf8_lossy(&top.stdout);
+    assert!(top.lines().next().is_some_and(|l| ["HMUL2", "HADD2", "HFMA2", "HFMA2.MMA"].iter().all(|m| l.contains(m))), "{top}");
+    for cmd in ["run", "build-kernel"] {
+        let h = bin().args([cmd, "--help"]).output().unwrap();
+        let h = String::from_utf8_lossy(&h.stdout);
+        assert!(["rrrr", "imm-c", "const-c", "constx-c", "ur-c"].iter().all(|f| h.contains(f)), "{cmd} --help leaves forms out:\n{h}");
+    }
+    let d = tmp("report-title");
+    let o = bin().args(["report", "--vectors", "vectors", "--out"]).arg(d.join("r.html")).output().unwrap();
+    assert!(o.status.success());
+    let page = std::fs::read_to_string(d.join("r.html")).unwrap();
+    assert!(page.contains("<title>HMUL2, HADD2, HFMA2, HFMA2.MMA on SM90: what is proven, per bit</title>"));
+    let root = common::root();
+    for (doc, first) in [("docs/runner.md", "the packed-half family"), ("docs/semantics.md", "the packed-half family")] {
+        let t = std::fs::read_to_string(root.join(doc)).unwrap();
+        assert!(t.lines().next().is_some_and(|l| l.contains(first)), "{doc}'s title");
+    }
+    // the runner's status does not deny the GPU sessions docs/hardware records
+    let sessions = std::fs::read_dir(root.join("docs/hardware")).unwrap().filter(|e| e.as_ref().is_ok_and(|e| e.path().is_dir())).count();
+    let runner = std::fs::read_to_string(root.join("docs/runner.md")).unwrap();
+    assert!(sessions == 0 || !runner.contains("has not been executed on a GPU"), "docs/runner.md says no GPU ran, docs/hardware has {sessions} session(s)");
+}
+
+/// `ci/nightly --help` prints its usage; an option is never taken as the output folder.
+#[test]
+fn nightly_help_is_help_and_an_option_is_no_folder() {
+    let root = common::root();
+    let d = tmp("nightly-help");
+    let o = std::process::Command::new("bash").arg(root.join("ci/nightly")).arg("--help").current_dir(&d).output().unwrap();
+    let t = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success() && t.contains("ci/nightly [OUT_DIR]"), "{t}");
+    for bad in [&["--out", "x"][..], &["a", "b"][..]] {
+        let o = std::process::Command::new("bash").arg(root.join("ci/nightly")).args(bad).current_dir(&d).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{bad:?}");
+    }
+    assert!(!root.join("--help").exists() && !root.join("--out").exists());
+}

@@ -652,21 +652,27 @@ fn sources_section(out: &mut String, m: &Model) {
     );
 }
 
+/// The instructions the page covers (runs, vectors and the semantics table hold all of
+/// them; the bits are drawn for the seed page's).
+fn family() -> String {
+    crate::isa::Op::ALL.iter().map(|o| o.mnemonic()).collect::<Vec<_>>().join(", ")
+}
+
 /// The whole page.
 pub fn render(m: &Model) -> String {
     let s = spec();
     let mut out = String::with_capacity(400_000);
     let _ = write!(
         out,
-        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{} {}: what is proven, per bit</title><style>{CSS}</style></head><body>",
-        esc(&s.mnemonic),
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{} on {}: what is proven, per bit</title><style>{CSS}</style></head><body>",
+        esc(&family()),
         esc(&s.arch)
     );
     let hw_runs = m.runs.iter().filter(|r| r.hardware.used && !not_hardware(&r.hardware)).count();
     let _ = write!(
         out,
-        "<header><h1>{} on {}: what is proven, per bit</h1><p class=\"sub\">hmul2-harness {} · {} oracle file(s), {} run(s) ({} on hardware), {} vector(s), {} errat{}, seed page <code>harness/spec/sm90/hmul2-seed-page.txt</code> (untrusted: nvdisasm wins)</p></header>",
-        esc(&s.mnemonic),
+        "<header><h1>{} on {}: what is proven, per bit</h1><p class=\"sub\">hmul2-harness {} · {} oracle file(s), {} run(s) ({} on hardware), {} vector(s), {} errat{}, the bits drawn for {}'s seed page <code>harness/spec/sm90/hmul2-seed-page.txt</code> (untrusted: nvdisasm wins)</p></header>",
+        esc(&family()),
         esc(&s.arch),
         env!("CARGO_PKG_VERSION"),
         m.oracles.len(),
@@ -674,7 +680,8 @@ pub fn render(m: &Model) -> String {
         hw_runs,
         m.vectors.len(),
         s.errata.len(),
-        if s.errata.len() == 1 { "um" } else { "a" }
+        if s.errata.len() == 1 { "um" } else { "a" },
+        esc(&s.mnemonic)
     );
     let fake = m.runs.iter().filter(|r| not_hardware(&r.hardware)).count();
     if fake > 0 {
