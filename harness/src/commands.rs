@@ -819,7 +819,7 @@ pub struct GpuInfoArgs {
 pub fn gpu_info(a: GpuInfoArgs) -> crate::cli::CliResult {
     let d = crate::gpu::detect::detect();
     if a.json {
-        crate::outln!("{}", serde_json::to_string(&d).unwrap_or_default())?;
+        crate::outln!("{}", serde_json::to_string_pretty(&d).unwrap_or_default())?;
     } else {
         crate::out!("{}", d.text())?;
     }
