@@ -168,6 +168,8 @@ fn two_runs_on_one_folder_and_a_doubled_journal_are_refused() {
         assert!(t0.elapsed().as_secs() < 60, "the first run never journaled");
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
+    // the lock is the folder's own (flock on the folder): no file in it can be deleted to get past it
+    assert!(!out.join(".lock").exists());
     let o = run(&["run", "--seed", "14", "--count", "400000", "--out", o_s, "--resume"]);
     let t = text(&o);
     long.kill().unwrap();
@@ -184,12 +186,18 @@ fn two_runs_on_one_folder_and_a_doubled_journal_are_refused() {
     std::fs::write(out.join("journal.jsonl"), j.join("\n") + "\n").unwrap();
     args.push("--resume");
     let t = text(&run(&args));
+    assert!(t.contains(&format!("journal.jsonl:{}: corrupt", j.len())) && t.contains("integrity check"), "{t}");
+    // the same line with its check recomputed (a writer that seals its lines): still two writers
+    common::reseal(&mut j);
+    std::fs::write(out.join("journal.jsonl"), j.join("\n") + "\n").unwrap();
+    let t = text(&run(&args));
     assert!(t.contains("corrupt") && t.contains("journaled twice"), "{t}");
     // an item of another shard
     j.pop();
     let mut b: Value = serde_json::from_str(&j[1]).unwrap();
     b["items"][0]["index"] = 10_000_000.into();
     j[1] = b.to_string();
+    common::reseal(&mut j);
     std::fs::write(out.join("journal.jsonl"), j.join("\n") + "\n").unwrap();
     let t = text(&run(&args));
     assert!(t.contains("corrupt") && t.contains("10000000"), "{t}");
@@ -223,11 +231,16 @@ fn links_planted_in_output_folders_are_not_followed() {
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
     let out = d.join("r3");
     let vec = d.join("v");
-    std::fs::create_dir_all(vec.join("simulated")).unwrap();
-    let today = &String::from_utf8(Command::new("date").args(["-u", "+%F"]).output().unwrap().stdout).unwrap()[..10];
-    std::os::unix::fs::symlink(&victim, vec.join(format!("simulated/{today}-seed16-random-shard0of1.jsonl"))).unwrap();
     let mut args = vec!["run", "--seed", "16", "--out", out.to_str().unwrap(), "--vectors", vec.to_str().unwrap()];
     args.extend(SMALL);
+    let mut first = args.clone();
+    first.extend(["--stop-after-batches", "1"]);
+    assert_eq!(run(&first).status.code(), Some(2));
+    // the run's vector file replaced by a link: a resume refuses to write through it
+    let f = vector_file(&vec);
+    std::fs::remove_file(&f).unwrap();
+    std::os::unix::fs::symlink(&victim, &f).unwrap();
+    args.push("--resume");
     let o = run(&args);
     let t = text(&o);
     assert_eq!(o.status.code(), Some(2), "{t}");

@@ -464,7 +464,22 @@ pub fn incomplete(s: &Summary) -> Option<String> {
     }
 }
 
-/// Join shard summaries (each `I/N` of the same seed and mode) into one.
+/// What gave a summary's results, in words: the hardware (which GPU), a simulation (the
+/// simulated executor or the emulated driver), a test fixture, or nothing (the hardware
+/// part did not run).
+pub fn executor(s: &Summary) -> String {
+    let h = &s.hardware;
+    let gpu = h.gpu.as_deref().unwrap_or("an unnamed device");
+    match (h.used, h.simulated, h.fixture) {
+        (_, _, true) => "a test fixture".into(),
+        (true, _, _) => format!("the hardware ({gpu})"),
+        (false, true, _) if h.gpu.is_some() => format!("the emulated driver ({gpu})"),
+        (false, true, _) => "the simulated executor".into(),
+        (false, false, _) => "no executor (the hardware part did not run)".into(),
+    }
+}
+
+/// Join shard summaries (each `I/N` of the same seed and mode, harness version and executor) into one.
 pub fn merge(parts: &[(String, Summary)]) -> Result<Summary, MergeError> {
     let Some((first_name, first)) = parts.first() else {
         return Err(MergeError::Mismatch("nothing to merge".into()));
@@ -485,6 +500,19 @@ pub fn merge(parts: &[(String, Summary)]) -> Result<Summary, MergeError> {
             return Err(MergeError::Mismatch(format!(
                 "{name}: seed {} mode {} differs from {first_name}'s seed {} mode {}",
                 s.seed, s.mode, first.seed, first.mode
+            )));
+        }
+        if s.tool_version != first.tool_version {
+            return Err(MergeError::Mismatch(format!(
+                "{name}: harness version {} differs from {first_name}'s {}: merge shards of one version",
+                s.tool_version, first.tool_version
+            )));
+        }
+        if executor(s) != executor(first) {
+            return Err(MergeError::Mismatch(format!(
+                "{name}: its results are from {}, {first_name}'s from {}: results of different executors are not one run (merge each executor's shards on their own)",
+                executor(s),
+                executor(first)
             )));
         }
         let (i, ni) = n_of(s).filter(|&(i, n)| i < n).ok_or_else(|| MergeError::Mismatch(format!("{name}: shard {:?} is not I/N with I < N", s.shard)))?;
