@@ -434,7 +434,7 @@ pub fn generate(a: GenerateArgs) -> CliResult {
     }
     out.flush().map_err(|e| CliError::input(format!("stdout: {e}")))?;
     if a.coverage {
-        eprint!("{}", coverage.finish().table());
+        crate::errp!("{}", coverage.finish().table());
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -63,7 +63,7 @@ fn parse_args() -> Result<Cli, ExitCode> {
             ExitCode::SUCCESS
         }
         ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand | ErrorKind::MissingSubcommand => {
-            eprintln!("error: no subcommand given; `hmul2-harness --help` lists them");
+            hmul2_harness::errln!("error: no subcommand given; `hmul2-harness --help` lists them");
             ExitCode::from(2)
         }
         _ => {
@@ -80,7 +80,7 @@ fn parse_args() -> Result<Cli, ExitCode> {
                 false if acc.ends_with(':') => format!("{acc} {l}"),
                 false => format!("{acc}; {l}"),
             });
-            eprintln!("error: {} (see --help)", what.strip_prefix("error:").unwrap_or(&what).trim());
+            hmul2_harness::errln!("error: {} (see --help)", what.strip_prefix("error:").unwrap_or(&what).trim());
             ExitCode::from(2)
         }
     })
@@ -113,7 +113,7 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e}");
+            hmul2_harness::errln!("error: {e}");
             ExitCode::from(e.code)
         }
     }

@@ -1228,6 +1228,18 @@ fn tool_error(s: &Summary) -> Option<String> {
 /// outputs opened, `execute` (batches through the workers, each journaled as it ends)
 /// and `record` (the summary, whatever stopped the run).
 pub fn run(a: RunArgs) -> CliResult {
+    // a reader that quits (`run | head -1`) must not end the run before its report is written
+    crate::cli::keep_going_without_stdout();
+    let out = a.out.clone();
+    match run_job(a) {
+        Ok(_) if crate::cli::stdout_lost() => {
+            Err(CliError::input(format!("stdout: closed before the run ended; the run went on, and its report is in {}", out.display())))
+        }
+        r => r,
+    }
+}
+
+fn run_job(a: RunArgs) -> CliResult {
     let mut p = plan(&a)?;
     std::fs::create_dir_all(&a.out).map_err(|e| CliError::input(format!("{}: {e}", a.out.display())))?;
     // one run per folder: a second one would interleave its journal with this one's

@@ -293,3 +293,34 @@ fn resume_and_merge_refuse_other_executors_and_versions() {
     std::fs::write(c.join("summary.json"), s.to_string()).unwrap();
     refused(&merge(&out, &c), "version");
 }
+
+/// Item 12: a reader that quits (`run | head -1`) does not end the run before its report is
+/// written: the run goes on, writes its whole summary and says on stderr (exit 2) that its
+/// stdout was closed; an error said to a closed stderr is exit 2, never a panic (101).
+#[test]
+fn a_closed_stdout_or_stderr_loses_no_report_and_never_panics() {
+    use std::io::BufRead;
+    let d = tmp("resume-pipe");
+    let out = d.join("r");
+    let mut child = Command::new(BIN)
+        .args(args(27, &out, None, &["--host-threads", "1"]))
+        .env("HMUL2_FAKE_EXECUTOR", "ok")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
+    // the reader is gone (dropped): the run's next line meets a closed pipe
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{first}{err}");
+    assert!(err.contains("stdout: closed before the run ended") && !err.contains("panicked"), "{err}");
+    let s = summary(&out);
+    assert_eq!((s["status"].as_str(), s["totals"]["instructions"].as_u64()), (Some("complete"), Some(200)), "{s}");
+    // errors to closed descriptors: a one-line error that nobody reads, exit 2
+    for cmd in ["\"$0\" decode 0x12 2>&-", "\"$0\" decode 0x12 >&- 2>&-", "\"$0\" --no-such-flag 2>&-", "\"$0\" 2>&-"] {
+        let o = Command::new("bash").arg("-c").arg(cmd).arg(BIN).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{cmd}: {}", text(&o));
+    }
+}

@@ -73,7 +73,7 @@ impl FakeExecutor {
     fn misbehave(&self, words: &[u128]) -> Result<(), ExecError> {
         for w in words {
             if self.crash_on.contains(w) {
-                eprintln!("fake executor: crashing on {}", crate::isa::format_hex(*w));
+                crate::errln!("fake executor: crashing on {}", crate::isa::format_hex(*w));
                 std::process::abort();
             }
             if self.hang_on.contains(w) {

@@ -189,7 +189,7 @@ impl Executor for WorkerExecutor {
             // an answer that is not this job's: the worker's stream is not to be trusted; a
             // fresh worker runs the job again, and a second misfit is a protocol error
             Err(ExecError::Protocol(why)) if why.starts_with(MISFIT) => {
-                eprintln!("worker: {why}; restarting the worker and retrying the job");
+                crate::errln!("worker: {why}; restarting the worker and retrying the job");
                 self.misfits += 1;
                 self.execute_once(&payload)
             }

@@ -124,7 +124,7 @@ fn say_failed(what: &str) {
     static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
     if n <= 20 || n.is_multiple_of(500) {
-        eprintln!("launch failed ({n} so far): {what}");
+        crate::errln!("launch failed ({n} so far): {what}");
     }
 }
 

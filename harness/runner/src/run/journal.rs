@@ -262,7 +262,7 @@ impl Journal {
         for (i, l) in lines.iter().enumerate() {
             let r = std::str::from_utf8(l).map_err(|e| e.to_string()).and_then(|s| serde_json::from_str::<Line>(s).map_err(|e| e.to_string()));
             if i + 1 == n && !complete_last {
-                eprintln!("journal: {}: dropping a torn last line (the run was stopped while writing it)", path.display());
+                crate::errln!("journal: {}: dropping a torn last line (the run was stopped while writing it)", path.display());
                 break;
             }
             parsed.push(r.map_err(|msg| corrupt(i + 1, msg))?);
