@@ -324,3 +324,36 @@ fn a_closed_stdout_or_stderr_loses_no_report_and_never_panics() {
         assert_eq!(o.status.code(), Some(2), "{cmd}: {}", text(&o));
     }
 }
+
+/// Item 11: a host paused for longer than `--timeout` (SIGSTOP of the run for 3 s with
+/// `--timeout 1`) blames no instruction: a worker is timed out only for time in which the
+/// run was there to see it answer.
+#[test]
+fn a_paused_host_blames_no_instruction() {
+    let d = tmp("resume-pause");
+    let out = d.join("r");
+    // launches of 0.4 s: the run is waiting on its worker most of the time it is stopped
+    let a =
+        ["run", "--seed", "28", "--count", "256", "--inputs", "32", "--batch", "64", "--host-threads", "1", "--timeout", "1", "--out", out.to_str().unwrap()];
+    let child = Command::new(BIN)
+        .args(a)
+        .env("HMUL2_FAKE_EXECUTOR", "slow:400")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    while std::fs::read_to_string(out.join("journal.jsonl")).map(|j| j.lines().count()).unwrap_or(0) < 2 {
+        assert!(t0.elapsed().as_secs() < 60, "the run never journaled");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    let pid = child.id().to_string();
+    assert!(Command::new("kill").args(["-STOP", &pid]).status().unwrap().success());
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    assert!(Command::new("kill").args(["-CONT", &pid]).status().unwrap().success());
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let s = summary(&out);
+    assert_eq!((s["totals"]["faults"].as_u64(), s["totals"]["instructions"].as_u64()), (Some(0), Some(256)), "{}", s["faults"]);
+}
