@@ -560,10 +560,15 @@ pub struct GpuInfoArgs {
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Seconds the driver may take to answer (detection runs in a child process, stopped at
+    /// this limit: a driver that hangs or crashes is reported, never waited on).
+    #[arg(long, default_value_t = crate::run::DETECT_TIMEOUT_S, value_parser = crate::run::seconds_arg)]
+    pub timeout: f64,
 }
 
 pub fn gpu_info(a: GpuInfoArgs) -> crate::cli::CliResult {
-    let d = crate::gpu::detect::detect();
+    let exe = std::env::current_exe().map_err(|e| CliError::input(format!("cannot find this program to detect the driver: {e}")))?;
+    let d = crate::gpu::detect::detect_in_worker(&exe, std::time::Duration::from_secs_f64(a.timeout), &[]);
     if a.json {
         crate::outln!("{}", serde_json::to_string_pretty(&d).unwrap_or_default())?;
     } else {
@@ -578,8 +583,15 @@ pub struct WorkerArgs {
     /// CUDA device ordinal.
     #[arg(long, default_value_t = 0)]
     pub device: i32,
+    /// Detect the driver and devices, print them as JSON and exit (what `gpu-info` and
+    /// `run` ask a child for, so a hanging or crashing driver costs only the child).
+    #[arg(long)]
+    pub detect: bool,
 }
 
 pub fn worker(a: WorkerArgs) -> CliResult {
+    if a.detect {
+        return crate::gpu::detect::detect_main();
+    }
     crate::gpu::worker::worker_main(a.device)
 }

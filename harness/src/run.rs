@@ -215,7 +215,14 @@ pub struct RunArgs {
     /// Testing: stop (as if killed) after journaling this many batches.
     #[arg(long, hide = true)]
     pub stop_after_batches: Option<u64>,
+    /// Seconds the driver's detection may take [default: --timeout, at least 30].
+    #[arg(long, hide = true, value_parser = seconds_arg)]
+    pub detect_timeout: Option<f64>,
 }
+
+/// Seconds driver detection may take at least (`gpu-info --timeout`'s default): a driver's
+/// first `cuInit` can take seconds on a machine of several GPUs.
+pub const DETECT_TIMEOUT_S: f64 = 30.0;
 
 /// How many results per instruction become vectors: `None` all.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -435,7 +442,10 @@ fn choose_hardware(a: &RunArgs) -> Result<Hw, CliError> {
         let n = if a.devices == "all" { 1 } else { a.devices.split(',').count().max(1) };
         return Ok(Hw::Simulated(format!("simulated executor ({FAKE_ENV}={spec}), {n} worker(s); no hardware was used")));
     }
-    let det = detect::detect();
+    // in a child with a limit, like a launch: a driver that hangs or crashes is a problem
+    // found, never a run that hangs or dies
+    let exe = std::env::current_exe().map_err(|e| CliError::input(format!("cannot find this program to detect the driver: {e}")))?;
+    let det = detect::detect_in_worker(&exe, Duration::from_secs_f64(a.detect_timeout.unwrap_or(a.timeout.max(DETECT_TIMEOUT_S))), &[]);
     if let Some(p) = &det.problem {
         return Ok(Hw::None(p.clone()));
     }
@@ -615,7 +625,7 @@ fn verdict(s: &Summary) -> String {
 }
 
 /// `--timeout`: a positive, finite number of seconds (fractions allowed).
-fn seconds_arg(s: &str) -> Result<f64, String> {
+pub fn seconds_arg(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 && v <= 1e9 => Ok(v),
         Ok(_) => Err(format!("{s:?}: expected a positive number of seconds")),

@@ -368,8 +368,13 @@ fn the_nightly_script_runs_every_form_and_mode_and_fails_without_a_gpu() {
     }
     assert_eq!(random_forms, night_forms.iter().copied().collect::<std::collections::BTreeSet<Form>>(), "{random_forms:?}");
     assert!(!d.join("v").join("hardware").exists(), "an emulated night writes no hardware vectors");
-    let files = std::fs::read_dir(d.join("v").join("simulated")).unwrap().count();
-    assert_eq!(files, 2, "one vector file per mode");
+    // one vector file a run (its name says which: mode, form, options), never one shared by
+    // the night's forms, where a resume of one form cut the lines of the others (issue 39)
+    let files: Vec<String> = std::fs::read_dir(d.join("v").join("simulated")).unwrap().map(|f| f.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert_eq!(files.len(), runs.len(), "one vector file a run: {files:?}");
+    for f in &night_forms {
+        assert_eq!(files.iter().filter(|n| n.contains(&format!("-{}-shard", f.cli_name()))).count(), 2, "{f:?}: {files:?}");
+    }
     // no GPU: every run is refused (--require-gpu), and the night fails
     let o = nightly(&d.join("nogpu"), false);
     let t = text(&o);
@@ -697,5 +702,29 @@ fn constant_bank_inputs_do_not_depend_on_the_batch() {
         if form == "all" {
             assert!(run(form, "0/1", "50", &format!("{form}-b50")) == one, "{form}: --batch 50 changes the lines");
         }
+    }
+}
+
+/// Issue 39 item 13: detection runs in a child with a time limit, like a launch: a `cuInit`
+/// that never returns, a driver that segfaults and a device count of 2^31 - 1 are each a
+/// problem reported (`gpu-info` exit 0, `run --require-gpu` exit 2), never a hang or a crash.
+#[test]
+fn a_hanging_crashing_or_lying_driver_is_reported_not_waited_on() {
+    let d = tmp("detect-hostile");
+    for (config, want) in [
+        ("init=hang", "driver detection did not finish within 1.0 s"),
+        ("init=segv", "driver detection crashed (killed by signal 11)"),
+        ("devices=2147483647", "the driver reports 2147483647 devices"),
+    ] {
+        let t0 = std::time::Instant::now();
+        let o = harness(config, &["gpu-info", "--timeout", "1"]);
+        let t = text(&o);
+        assert!(o.status.success() && t.contains("no usable GPU") && t.contains(want), "{config}: {t}");
+        let out = d.join(config.replace('=', "-"));
+        let o = harness(config, &["run", "--require-gpu", "--count", "8", "--timeout", "1", "--detect-timeout", "1", "--out", out.to_str().unwrap()]);
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{config}: {t}");
+        assert!(t.contains(want) && !t.contains("panicked"), "{config}: {t}");
+        assert!(t0.elapsed() < std::time::Duration::from_secs(30), "{config}: {:?}", t0.elapsed());
     }
 }

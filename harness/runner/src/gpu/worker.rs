@@ -174,7 +174,7 @@ const PAUSE_GRACE: Duration = Duration::from_millis(250);
 /// of this process, a suspended machine) counts only as what it asked. A worker is timed out,
 /// and its instructions blamed, only for time in which it could have answered and was seen
 /// not to; a paused host is not a finding about an instruction.
-fn recv_within<T>(rx: &Receiver<T>, timeout: Duration) -> Result<T, RecvTimeoutError> {
+pub(crate) fn recv_within<T>(rx: &Receiver<T>, timeout: Duration) -> Result<T, RecvTimeoutError> {
     let slice = (timeout / 20).clamp(Duration::from_millis(10), Duration::from_millis(250));
     let mut waited = Duration::ZERO;
     loop {
