@@ -728,3 +728,24 @@ fn a_hanging_crashing_or_lying_driver_is_reported_not_waited_on() {
         assert!(t0.elapsed() < std::time::Duration::from_secs(30), "{config}: {:?}", t0.elapsed());
     }
 }
+
+/// Issue 39 item 9: a run begun on the simulated executor is not resumed on the emulated
+/// driver (which would credit the driver with every journaled result), nor the other way;
+/// resumed on its own executor, it completes.
+#[test]
+fn a_run_is_resumed_only_on_the_executor_that_began_it() {
+    let d = tmp("resume-executor");
+    let out = d.join("r");
+    let args = ["run", "--seed", "9", "--count", "64", "--inputs", "32", "--batch", "16", "--out", out.to_str().unwrap()];
+    let simulated = |extra: &[&str]| Command::new(BIN).current_dir(root()).args(args).args(extra).env("HMUL2_FAKE_EXECUTOR", "ok").output().unwrap();
+    assert_eq!(simulated(&["--stop-after-batches", "2"]).status.code(), Some(2));
+    let journal = std::fs::read(out.join("journal.jsonl")).unwrap();
+    let o = harness("", &[&args[..], &["--resume"]].concat());
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    assert!(t.contains("executor \"simulated\" vs this run's \"emulated:hmul2-fake-cuda"), "{t}");
+    assert_eq!(std::fs::read(out.join("journal.jsonl")).unwrap(), journal, "the journal is left as it is");
+    let o = simulated(&["--resume"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(summary(&out)["totals"]["instructions"], 64);
+}
