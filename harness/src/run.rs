@@ -810,9 +810,10 @@ impl VectorSink {
 
     /// A resumed run's file: every journaled batch's bytes are verified against their
     /// checksums (a missing, shorter, edited or converted file is an error, and nothing is
-    /// cut); bytes past the last journaled batch (this run's, written before it was
-    /// stopped) are cut, so a redone batch is not kept twice.
-    fn resume(path: PathBuf, marks: &[(usize, &journal::VectorMark)]) -> Result<VectorSink, CliError> {
+    /// cut); bytes past the last journaled batch are cut only when the journal announced
+    /// them (`pending`: a batch written, or being written, when the run was stopped), so a
+    /// redone batch is not kept twice and bytes another writer left are never cut.
+    fn resume(path: PathBuf, marks: &[(usize, &journal::VectorMark)], pending: Option<&journal::VectorMark>) -> Result<VectorSink, CliError> {
         let end = marks.last().map_or(0, |(_, m)| m.end);
         if std::fs::symlink_metadata(&path).is_err() && end > 0 {
             return Err(CliError::input(format!(
@@ -852,20 +853,40 @@ impl VectorSink {
             }
         }
         if len > end {
-            crate::outln!("vectors: {}: cutting {} bytes no journaled batch accounts for (a torn or unjournaled tail)", path.display(), len - end)?;
+            if !pending.is_some_and(|p| p.start == end && len <= p.end) {
+                return Err(CliError::input(format!(
+                    "{}: bytes {end}..{len} follow the last journaled batch, but this journal announced no write there (another writer's, or a copy of this journal resumed elsewhere); nothing was cut",
+                    path.display()
+                )));
+            }
+            crate::outln!(
+                "vectors: {}: cutting {} bytes of a batch that was written but not journaled (a torn or unjournaled tail)",
+                path.display(),
+                len - end
+            )?;
             sink.file.set_len(end).map_err(Self::err(&path))?;
         }
         Ok(sink)
     }
 
+    /// Where `bytes` will lie once appended, with their checksum (journaled before they are
+    /// written: `Journal::pending`).
+    fn mark(&self, bytes: &[u8]) -> journal::VectorMark {
+        journal::VectorMark {
+            file: self.name.clone(),
+            start: self.len,
+            end: self.len + bytes.len() as u64,
+            sum: format!("{:016x}", journal::check64(0, bytes)),
+        }
+    }
+
     /// Append a batch's lines durably; on failure the file is cut back to where it was.
-    fn append(&mut self, bytes: &[u8]) -> std::io::Result<journal::VectorMark> {
+    fn append(&mut self, bytes: &[u8]) -> std::io::Result<()> {
         let r = self.file.write_all(bytes).and_then(|_| self.file.sync_data());
         match r {
             Ok(()) => {
-                let start = self.len;
                 self.len += bytes.len() as u64;
-                Ok(journal::VectorMark { file: self.name.clone(), start, end: self.len, sum: format!("{:016x}", journal::check64(0, bytes)) })
+                Ok(())
             }
             Err(e) => {
                 let _ = self.file.set_len(self.len);
@@ -990,20 +1011,21 @@ fn open_outputs(a: &RunArgs, p: &Plan) -> Result<Outputs, CliError> {
         };
         return Ok(Outputs { journal, done: Vec::new(), vectors });
     }
-    let (journal, header, done) = Journal::open(&jpath, &want, true).map_err(|e| CliError::input(e.to_string()))?;
+    let (journal, header, resumed) = Journal::open(&jpath, &want, true).map_err(|e| CliError::input(e.to_string()))?;
+    let journal::Resumed { batches: done, lines, pending, .. } = resumed;
     // what the run's identity implies of each journaled item
     let word_of: BTreeMap<u64, u128> = p.items.iter().copied().collect();
-    for (k, b) in done.iter().enumerate() {
+    for (b, line) in done.iter().zip(&lines) {
         for it in &b.items {
-            check_item(a, &word_of, it).map_err(|why| CliError::input(format!("{}:{}: corrupt journal: {why}", jpath.display(), k + 2)))?;
+            check_item(a, &word_of, it).map_err(|why| CliError::input(format!("{}:{line}: corrupt journal: {why}", jpath.display())))?;
         }
     }
     let n: usize = done.iter().map(|b| b.items.len()).sum();
     crate::outln!("resume: {n} items already journaled in {} batches", done.len())?;
     let vectors = match (&header.vectors, &vec_dir) {
         (Some(v), Some(d)) => {
-            let marks: Vec<(usize, &journal::VectorMark)> = done.iter().enumerate().filter_map(|(k, b)| b.vectors.as_ref().map(|m| (k + 2, m))).collect();
-            Some(VectorSink::resume(d.join(&v.file), &marks)?)
+            let marks: Vec<(usize, &journal::VectorMark)> = done.iter().zip(&lines).filter_map(|(b, &line)| b.vectors.as_ref().map(|m| (line, m))).collect();
+            Some(VectorSink::resume(d.join(&v.file), &marks, pending.as_ref())?)
         }
         _ => None,
     };
@@ -1128,7 +1150,14 @@ fn execute(a: &RunArgs, p: &Plan, backend: &dyn Backend, ordinals: &[i32], out: 
                     // journaled batch is never redone, so its lines must not be lost
                     if let Some(sink) = vec_sink.as_mut() {
                         vec_buf.clear();
-                        match vec_writer.write(&outcome.observed, &mut vec_buf).and_then(|_| sink.append(&vec_buf)) {
+                        let written = vec_writer.write(&outcome.observed, &mut vec_buf).and_then(|_| {
+                            // the bytes are announced before they are written: a resume cuts
+                            // only bytes its journal announced
+                            let mark = sink.mark(&vec_buf);
+                            journal.pending(&mark).map_err(|e| std::io::Error::other(e.to_string()))?;
+                            sink.append(&vec_buf).map(|_| mark)
+                        });
+                        match written {
                             Ok(mark) => outcome.record.vectors = Some(mark),
                             Err(e) => {
                                 ex.error

@@ -41,6 +41,7 @@ fn journaled_compared(out: &Path) -> u64 {
         .iter()
         .skip(1)
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|b| b["type"] == "batch")
         .flat_map(|b| b["items"].as_array().unwrap().iter().map(|i| i["totals"]["compared"].as_u64().unwrap()).collect::<Vec<_>>())
         .sum()
 }
@@ -82,8 +83,10 @@ fn a_failing_vector_write_loses_nothing_and_resume_completes_it() {
     assert_eq!(unique.len(), all.len(), "no line written twice");
 }
 
-/// Class 1, the other half: lines written after the last journaled batch (a kill between the
-/// vector write and the journal) and a torn last line are cut on resume.
+/// Class 1, the other half: lines written after the last journaled batch (a kill between
+/// the vector write and the batch's journal line) and a torn last line are cut on resume,
+/// because the journal announced them (a `pending` line before the write); bytes no line
+/// announced (another writer's) are never cut.
 #[test]
 fn resume_cuts_vector_lines_no_journaled_batch_accounts_for() {
     let d = tmp("fault-torn");
@@ -98,6 +101,20 @@ fn resume_cuts_vector_lines_no_journaled_batch_accounts_for() {
     let extra = before.lines().next().unwrap().to_string() + "\n{\"encoding\": \"0x";
     std::fs::write(&f, before.clone() + &extra).unwrap();
     args.push("--resume");
+    // no journal line announced these bytes: refused, nothing cut
+    let o = run(&args);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    assert!(t.contains("announced no write there") && t.contains("nothing was cut"), "{t}");
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), before.clone() + &extra);
+    // as a run killed mid-write leaves them: announced by the journal's last line
+    let mut j = lines(&out.join("journal.jsonl"));
+    let end = before.len() as u64;
+    let pending =
+        serde_json::json!({"type": "pending", "file": f.file_name().unwrap().to_str().unwrap(), "start": end, "end": end + 2 * extra.len() as u64, "sum": "0"});
+    j.push(pending.to_string());
+    common::reseal(&mut j);
+    std::fs::write(out.join("journal.jsonl"), j.join("\n") + "\n").unwrap();
     let o = run(&args);
     let t = text(&o);
     assert!(o.status.success(), "{t}");

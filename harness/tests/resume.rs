@@ -41,6 +41,12 @@ fn journal(out: &Path) -> Vec<String> {
     std::fs::read_to_string(out.join("journal.jsonl")).unwrap().lines().map(str::to_string).collect()
 }
 
+/// The positions of a journal's batch lines (between them, `pending` lines announce each
+/// batch's vector bytes).
+fn batch_lines(j: &[String]) -> Vec<usize> {
+    j.iter().enumerate().filter(|(_, l)| l.starts_with("{\"type\":\"batch\"")).map(|(k, _)| k).collect()
+}
+
 fn write_journal(out: &Path, lines: &[String]) {
     std::fs::write(out.join("journal.jsonl"), lines.join("\n") + "\n").unwrap();
 }
@@ -71,19 +77,22 @@ fn a_journal_naming_another_file_is_corrupt_and_nothing_is_cut() {
     std::fs::write(&victim, "precious\n".repeat(1000)).unwrap();
     let f = &vector_files(&vec)[0];
     let (j0, f0) = (journal(&out), std::fs::read(f).unwrap());
-    for name in [victim.to_str().unwrap().to_string(), "../../victim.jsonl".into()] {
+    let k = batch_lines(&j0)[1];
+    for (name, at) in [(victim.to_str().unwrap().to_string(), k), ("../../victim.jsonl".into(), k), ("../../victim.jsonl".into(), k - 1)] {
+        // a batch line, or the pending line announcing its bytes, names another file
         let mut j = j0.clone();
-        let mut b: Value = serde_json::from_str(&j[3]).unwrap();
-        b["vectors"]["file"] = name.clone().into();
-        b["vectors"]["end"] = 1.into();
-        j[3] = b.to_string();
+        let mut b: Value = serde_json::from_str(&j[at]).unwrap();
+        let m = if at == k { &mut b["vectors"] } else { &mut b };
+        m["file"] = name.clone().into();
+        m["end"] = 1.into();
+        j[at] = b.to_string();
         // as edited (the chain breaks) and with its checks recomputed (the marks do not fit)
         for seal in [false, true] {
             if seal {
                 reseal(&mut j);
             }
             write_journal(&out, &j);
-            refused(&run(&with(&a, &["--resume"])), "journal.jsonl:4: corrupt");
+            refused(&run(&with(&a, &["--resume"])), &format!("journal.jsonl:{}: corrupt", at + 1));
             assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n".repeat(1000), "{name}");
             assert_eq!(std::fs::read(f).unwrap(), f0, "the run's own file is untouched too");
         }
@@ -115,6 +124,27 @@ fn runs_sharing_a_vectors_folder_keep_their_own_files() {
     refused(&run(&args(22, &d.join("imm2"), Some(&vec), &["--form", "imm"])), "another run's");
     assert_eq!(std::fs::read(&imm_file).unwrap(), imm_bytes);
     assert!(!d.join("imm2").join("journal.jsonl").exists(), "nothing begun");
+    // at the same time: a copy of a running run's journal, resumed in another folder, cannot
+    // take the running run's file (the run holds an OS lock on it)
+    let running = args(22, &d.join("running"), Some(&vec), &["--form", "ur"]);
+    let mut child = Command::new(BIN)
+        .args(&running)
+        .env("HMUL2_FAKE_EXECUTOR", "slow:300")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    while std::fs::read_to_string(d.join("running/journal.jsonl")).map(|j| j.lines().count()).unwrap_or(0) < 2 {
+        assert!(t0.elapsed().as_secs() < 60, "the run never journaled");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::fs::create_dir_all(d.join("copy")).unwrap();
+    std::fs::copy(d.join("running/journal.jsonl"), d.join("copy/journal.jsonl")).unwrap();
+    let o = run(&with(&args(22, &d.join("copy"), Some(&vec), &["--form", "ur"]), &["--resume"]));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    refused(&o, "another run is writing this vector file");
     // the resumed run's own file holds each of its results once
     let rrr_file = vector_files(&vec).into_iter().find(|f| f.to_str().unwrap().contains("-rrr-")).unwrap();
     assert_eq!(std::fs::read_to_string(&rrr_file).unwrap().lines().count() as u64, summary(&d.join("rrr"))["totals"]["compared"].as_u64().unwrap());
@@ -206,30 +236,40 @@ fn journal_lines_that_parse_but_lie_are_corrupt() {
     std::fs::write(out.join("journal.jsonl"), &j0[0]).unwrap();
     refused(&run(&with(&a, &["--resume"])), "torn");
     assert_eq!(std::fs::read_to_string(out.join("journal.jsonl")).unwrap(), j0[0], "not padded");
-    let edit = |k: usize, f: &dyn Fn(&mut Value)| {
+    let bl = batch_lines(&j0);
+    assert_eq!(bl.len(), 4, "{j0:?}");
+    // each batch line k is announced by the pending line k - 1
+    type Edit<'a> = (usize, &'a dyn Fn(&mut Value));
+    let edit = |edits: &[Edit]| {
         let mut j = j0.clone();
-        let mut b: Value = serde_json::from_str(&j[k]).unwrap();
-        f(&mut b);
-        j[k] = b.to_string();
+        for (k, f) in edits {
+            let mut b: Value = serde_json::from_str(&j[*k]).unwrap();
+            f(&mut b);
+            j[*k] = b.to_string();
+        }
         j
     };
+    let less = |v: &Value| (v.as_u64().unwrap() - 10).into();
     // --count 200: item 200 is no item of the run
     let other_shard = 200u64;
     let cases: Vec<(&str, Vec<String>, &str)> = vec![
-        ("compared 33 of 8", edit(2, &|b| b["items"][0]["totals"]["compared"] = 33.into()), "counts no run"),
-        ("an item moved out of the run", edit(2, &|b| b["items"][0]["index"] = other_shard.into()), "not one of this run's"),
-        ("a batch removed", [&j0[..2], &j0[3..]].concat(), "batch before ends at"),
-        ("an edited end", edit(3, &|b| b["vectors"]["end"] = (b["vectors"]["end"].as_u64().unwrap() - 10).into()), "batch before ends at"),
-        ("the last end edited", edit(4, &|b| b["vectors"]["end"] = (b["vectors"]["end"].as_u64().unwrap() - 10).into()), "not the lines the run wrote"),
+        ("compared 33 of 8", edit(&[(bl[0], &|b| b["items"][0]["totals"]["compared"] = 33.into())]), "counts no run"),
+        ("an item moved out of the run", edit(&[(bl[0], &|b| b["items"][0]["index"] = other_shard.into())]), "not one of this run's"),
+        ("a batch removed", [&j0[..bl[1] - 1], &j0[bl[1] + 1..]].concat(), "batch before ends at"),
+        ("an edited end", edit(&[(bl[1], &|b| b["vectors"]["end"] = less(&b["vectors"]["end"]))]), "not announced"),
         (
-            "an edited end, and the next start",
-            {
-                let mut j = edit(3, &|b| b["vectors"]["end"] = (b["vectors"]["end"].as_u64().unwrap() - 10).into());
-                let mut b: Value = serde_json::from_str(&j[4]).unwrap();
-                b["vectors"]["start"] = (b["vectors"]["start"].as_u64().unwrap() - 10).into();
-                j[4] = b.to_string();
-                j
-            },
+            "the last end edited, announced",
+            edit(&[(bl[3] - 1, &|b| b["end"] = less(&b["end"])), (bl[3], &|b| b["vectors"]["end"] = less(&b["vectors"]["end"]))]),
+            "not the lines the run wrote",
+        ),
+        (
+            "an end and the next start edited",
+            edit(&[
+                (bl[1] - 1, &|b| b["end"] = less(&b["end"])),
+                (bl[1], &|b| b["vectors"]["end"] = less(&b["vectors"]["end"])),
+                (bl[2] - 1, &|b| b["start"] = less(&b["start"])),
+                (bl[2], &|b| b["vectors"]["start"] = less(&b["vectors"]["start"])),
+            ]),
             "not the lines the run wrote",
         ),
     ];

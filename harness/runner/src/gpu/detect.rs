@@ -134,8 +134,8 @@ pub fn detect_in_worker(exe: &Path, limit: Duration, env: &[(String, String)]) -
     let failed = |loaded: bool, why: String| Detection { driver_loaded: loaded, driver: None, devices: Vec::new(), problem: Some(why), emulated: None };
     let mut cmd = std::process::Command::new(exe);
     cmd.args(["worker", "--detect"]).stdin(std::process::Stdio::null()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::inherit());
-    #[cfg(unix)]
-    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    // in the caller's process group (unlike a job's worker): a Ctrl-C while the driver hangs
+    // ends the child with its parent, leaving nothing behind
     for (k, v) in env {
         cmd.env(k, v);
     }

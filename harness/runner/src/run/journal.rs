@@ -78,7 +78,24 @@ pub struct Header {
 #[serde(tag = "type", rename_all = "lowercase")]
 enum Line {
     Header(Header),
+    /// The vector bytes a batch is about to append, journaled before they are written: a
+    /// resume cuts only bytes its journal announced (a run killed between the write and the
+    /// batch's line), never bytes another writer left.
+    Pending(VectorMark),
     Batch(BatchRecord),
+}
+
+/// What a resumed journal holds.
+#[derive(Debug, Default)]
+pub struct Resumed {
+    pub header: Option<Header>,
+    pub batches: Vec<BatchRecord>,
+    /// The journal line (1-based) of each batch.
+    pub lines: Vec<usize>,
+    /// The last write announced and not followed by its batch's line (the run was stopped
+    /// between the two, or the write failed): the only bytes past the last batch a resume
+    /// may cut.
+    pub pending: Option<VectorMark>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -228,7 +245,7 @@ impl Journal {
     /// run was killed while writing it) is cut off; a torn header, a line whose check fails,
     /// a vector file other than the header's, or vector marks that do not follow each other
     /// are errors, and nothing is cut.
-    pub fn open(path: &Path, want: &Header, resume: bool) -> Result<(Journal, Header, Vec<BatchRecord>), JournalError> {
+    pub fn open(path: &Path, want: &Header, resume: bool) -> Result<(Journal, Header, Resumed), JournalError> {
         let exists = std::fs::symlink_metadata(path).is_ok();
         if exists && !resume {
             return Err(JournalError::Exists { path: path.display().to_string() });
@@ -237,21 +254,22 @@ impl Journal {
             let file = outfile::create_new(path).map_err(|e| Self::io(path, e))?;
             let mut j = Journal { path: path.to_path_buf(), file, last: 0 };
             j.write_line(&Line::Header(want.clone()))?;
-            return Ok((j, want.clone(), Vec::new()));
+            return Ok((j, want.clone(), Resumed::default()));
         }
         // read once: a read error (a folder in its place) is an error, never a retry
         let full = std::fs::read(path).map_err(|e| Self::io(path, e))?;
-        let (header, records, good_len, last) = Self::read(path, &full, want)?;
+        let (resumed, good_len, last) = Self::read(path, &full, want)?;
         if good_len < full.len() as u64 {
             let file = outfile::open_existing(path).map_err(|e| Self::io(path, e))?;
             file.set_len(good_len).map_err(|e| Self::io(path, e))?;
         }
         let file = outfile::open_append(path).map_err(|e| Self::io(path, e))?;
-        Ok((Journal { path: path.to_path_buf(), file, last }, header, records))
+        let header = resumed.header.clone().unwrap_or_else(|| want.clone());
+        Ok((Journal { path: path.to_path_buf(), file, last }, header, resumed))
     }
 
     /// The journal's header and batches, the length of its whole lines, and the last check.
-    fn read(path: &Path, full: &[u8], want: &Header) -> Result<(Header, Vec<BatchRecord>, u64, u64), JournalError> {
+    fn read(path: &Path, full: &[u8], want: &Header) -> Result<(Resumed, u64, u64), JournalError> {
         let corrupt = |line: usize, msg: String| JournalError::Corrupt { path: path.display().to_string(), line, msg };
         let complete_last = full.last() == Some(&b'\n');
         let mut lines: Vec<&[u8]> = full.split(|&b| b == b'\n').collect();
@@ -285,17 +303,11 @@ impl Journal {
         if !differ.is_empty() {
             return Err(JournalError::OtherRun { path: path.display().to_string(), what: differ.join("; ") });
         }
-        let mut records = Vec::new();
-        for (k, l) in it.enumerate() {
-            match l {
-                Line::Batch(b) => records.push(b),
-                Line::Header(_) => return Err(corrupt(k + 2, "a second header".into())),
-            }
-        }
+        let body: Vec<Line> = it.collect();
         // the chain: each line's check covers it and every line before it
         let mut last = 0u64;
         let mut good_len = 0u64;
-        for (i, l) in lines.iter().take(records.len() + 1).enumerate() {
+        for (i, l) in lines.iter().take(body.len() + 1).enumerate() {
             match unseal(l, last) {
                 None if i == 0 => {
                     return Err(corrupt(
@@ -311,41 +323,65 @@ impl Journal {
             }
             good_len += l.len() as u64 + 1;
         }
-        Self::check_batches(&header, &records).map_err(|(k, msg)| corrupt(k.wrapping_add(2).max(1), msg))?;
-        Ok((header, records, good_len, last))
+        let mut resumed = Self::check_lines(&header, body).map_err(|(line, msg)| corrupt(line, msg))?;
+        resumed.header = Some(header);
+        Ok((resumed, good_len, last))
     }
 
-    /// What the header implies of the batches: each item once, and vector marks that name
-    /// the header's file and follow each other from its first byte. Err: (batch, why).
-    fn check_batches(header: &Header, records: &[BatchRecord]) -> Result<(), (usize, String)> {
+    /// What the header implies of the lines after it (`body`, from line 2): each item once;
+    /// vector marks that name the header's file and follow each other from its first byte;
+    /// each batch's bytes announced by a pending line just before it. Err: (line, why).
+    fn check_lines(header: &Header, body: Vec<Line>) -> Result<Resumed, (usize, String)> {
         if let Some(v) = header.vectors.as_ref().filter(|v| !plain_name(&v.file)) {
-            return Err((usize::MAX, format!("names vector file {:?}: not a plain file name in its vectors folder", v.file)));
+            return Err((1, format!("names vector file {:?}: not a plain file name in its vectors folder", v.file)));
         }
+        let mut r = Resumed::default();
         let mut seen = std::collections::BTreeMap::new();
         let mut end = 0u64;
-        for (k, b) in records.iter().enumerate() {
-            for it in &b.items {
-                if let Some(first) = seen.insert(it.index, k) {
-                    return Err((k, format!("item {} is journaled twice (batches {} and {}): two runs wrote this folder at once", it.index, first + 1, k + 1)));
-                }
+        // a mark names the run's own file and starts where the journaled bytes end
+        let follows = |m: &VectorMark, end: u64| -> Result<(), String> {
+            let Some(v) = &header.vectors else { return Err(format!("names vector file {:?}, but the run writes no vectors", m.file)) };
+            if m.file != v.file {
+                // a path, another run's file: never opened, never cut
+                return Err(format!("names vector file {:?}; this run's is {:?} in its vectors folder", m.file, v.file));
             }
-            match (&header.vectors, &b.vectors) {
-                (None, None) => {}
-                (None, Some(m)) => return Err((k, format!("names vector file {:?}, but the run writes no vectors", m.file))),
-                (Some(v), None) => return Err((k, format!("has no vector mark, but the run writes its vectors to {}", v.file))),
-                (Some(v), Some(m)) => {
-                    if m.file != v.file {
-                        // a path, another run's file: never opened, never cut
-                        return Err((k, format!("names vector file {:?}; this run's is {:?} in its vectors folder", m.file, v.file)));
+            if m.start != end || m.end < m.start {
+                return Err(format!("its vector lines are bytes {}..{}, but the batch before ends at {end}", m.start, m.end));
+            }
+            Ok(())
+        };
+        for (k, l) in body.into_iter().enumerate() {
+            let line = k + 2;
+            match l {
+                Line::Header(_) => return Err((line, "a second header".into())),
+                Line::Pending(m) => {
+                    follows(&m, end).map_err(|e| (line, e))?;
+                    r.pending = Some(m);
+                }
+                Line::Batch(b) => {
+                    for it in &b.items {
+                        if let Some(first) = seen.insert(it.index, line) {
+                            return Err((line, format!("item {} is journaled twice (lines {first} and {line}): two runs wrote this folder at once", it.index)));
+                        }
                     }
-                    if m.start != end || m.end < m.start {
-                        return Err((k, format!("its vector lines are bytes {}..{}, but the batch before ends at {end}", m.start, m.end)));
+                    match (&header.vectors, &b.vectors) {
+                        (None, None) => {}
+                        (Some(v), None) => return Err((line, format!("has no vector mark, but the run writes its vectors to {}", v.file))),
+                        (_, Some(m)) => {
+                            follows(m, end).map_err(|e| (line, e))?;
+                            if r.pending.as_ref() != Some(m) {
+                                return Err((line, format!("its vector lines (bytes {}..{}) were not announced before they were written", m.start, m.end)));
+                            }
+                            end = m.end;
+                            r.pending = None;
+                        }
                     }
-                    end = m.end;
+                    r.batches.push(b);
+                    r.lines.push(line);
                 }
             }
         }
-        Ok(())
+        Ok(r)
     }
 
     fn write_line(&mut self, l: &Line) -> Result<(), JournalError> {
@@ -363,6 +399,11 @@ impl Journal {
     pub fn append(&mut self, b: &BatchRecord) -> Result<(), JournalError> {
         self.write_line(&Line::Batch(b.clone()))
     }
+
+    /// Announce, durably, the vector bytes a batch is about to append (see [`Line::Pending`]).
+    pub fn pending(&mut self, m: &VectorMark) -> Result<(), JournalError> {
+        self.write_line(&Line::Pending(m.clone()))
+    }
 }
 
 /// A name of a file in a folder: no separator, not `.` or `..`, not empty.
@@ -378,7 +419,7 @@ pub fn header(path: &Path) -> Option<Header> {
     std::io::BufReader::new(f).read_line(&mut first).ok()?;
     match serde_json::from_str::<Line>(&first).ok()? {
         Line::Header(h) => Some(h),
-        Line::Batch(_) => None,
+        _ => None,
     }
 }
 
@@ -430,7 +471,7 @@ mod tests {
         drop(j);
         let good = std::fs::read_to_string(&p).unwrap();
         let (_, h, r) = Journal::open(&p, &header(), true).unwrap();
-        assert_eq!((h, r.len()), (header(), 3));
+        assert_eq!((h, r.batches.len(), r.lines), (header(), 3, vec![2, 3, 4]));
         let lines: Vec<&str> = good.lines().collect();
         let edits: Vec<(String, usize)> = vec![
             (good.replacen("\"index\":1", "\"index\":7", 1), 3),
@@ -452,30 +493,39 @@ mod tests {
         // a torn batch line is cut, and the next line chains on the last whole one
         std::fs::write(&p, format!("{}{}", good, &lines[1][..20])).unwrap();
         let (mut j, _, r) = Journal::open(&p, &header(), true).unwrap();
-        assert_eq!(r.len(), 3);
+        assert_eq!(r.batches.len(), 3);
         j.append(&batch(3)).unwrap();
         drop(j);
-        assert_eq!(Journal::open(&p, &header(), true).unwrap().2.len(), 4);
+        assert_eq!(Journal::open(&p, &header(), true).unwrap().2.batches.len(), 4);
     }
 
-    /// A batch names only the header's vector file, and the marks follow each other.
+    /// A batch names only the header's vector file, its bytes were announced by the pending
+    /// line before it, and the marks follow each other; a trailing pending line is the only
+    /// tail a resume may cut.
     #[test]
     fn vector_marks_name_the_run_s_file_and_follow_each_other() {
         let mut h = header();
         h.vectors = Some(VectorsSpec { dir: "/v".into(), file: "f.jsonl".into(), per_instruction: None });
-        let mark = |file: &str, start: u64, end: u64| Some(VectorMark { file: file.into(), start, end, sum: String::new() });
-        let with = |m: Vec<Option<VectorMark>>| m.into_iter().enumerate().map(|(i, v)| BatchRecord { vectors: v, ..batch(i as u64) }).collect::<Vec<_>>();
-        assert!(Journal::check_batches(&h, &with(vec![mark("f.jsonl", 0, 10), mark("f.jsonl", 10, 10)])).is_ok());
-        for (bad, why) in [
-            (vec![mark("/etc/passwd", 0, 10)], "names vector file"),
-            (vec![mark("../f.jsonl", 0, 10)], "names vector file"),
-            (vec![mark("f.jsonl", 0, 10), mark("f.jsonl", 11, 20)], "batch before ends at 10"),
-            (vec![mark("f.jsonl", 5, 10)], "batch before ends at 0"),
-            (vec![None], "no vector mark"),
-        ] {
-            let e = Journal::check_batches(&h, &with(bad)).err().unwrap();
-            assert!(e.1.contains(why), "{e:?}");
+        let mark = |file: &str, start: u64, end: u64| VectorMark { file: file.into(), start, end, sum: String::new() };
+        let batch = |i: u64, m: Option<VectorMark>| Line::Batch(BatchRecord { vectors: m, ..batch(i) });
+        let good = || vec![Line::Pending(mark("f.jsonl", 0, 10)), batch(0, Some(mark("f.jsonl", 0, 10))), Line::Pending(mark("f.jsonl", 10, 25))];
+        let r = Journal::check_lines(&h, good()).unwrap();
+        assert_eq!((r.lines, r.pending), (vec![3], Some(mark("f.jsonl", 10, 25))));
+        let bad: Vec<(Vec<Line>, usize, &str)> = vec![
+            (vec![Line::Pending(mark("/etc/passwd", 0, 10))], 2, "names vector file"),
+            (vec![Line::Pending(mark("f.jsonl", 0, 10)), batch(0, Some(mark("../f.jsonl", 0, 10)))], 3, "names vector file"),
+            (vec![batch(0, Some(mark("f.jsonl", 0, 10)))], 2, "not announced"),
+            (vec![Line::Pending(mark("f.jsonl", 0, 10)), batch(0, Some(mark("f.jsonl", 0, 12)))], 3, "not announced"),
+            (good().into_iter().chain([batch(1, Some(mark("f.jsonl", 11, 25)))]).collect(), 5, "batch before ends at 10"),
+            (vec![Line::Pending(mark("f.jsonl", 5, 10))], 2, "batch before ends at 0"),
+            (vec![batch(0, None)], 2, "no vector mark"),
+        ];
+        for (lines, line, why) in bad {
+            let e = Journal::check_lines(&h, lines).err().unwrap();
+            assert!(e.0 == line && e.1.contains(why), "{e:?}");
         }
+        let e = Journal::check_lines(&header(), vec![Line::Pending(mark("f.jsonl", 0, 10))]).err().unwrap();
+        assert!(e.1.contains("writes no vectors"), "{e:?}");
     }
 
     #[test]
