@@ -591,6 +591,30 @@ mod tests {
     }
 
     #[test]
+    fn shards_of_different_executors_or_versions_are_not_merged() {
+        let ok = json!({"ran": true, "ok": true});
+        let (a, b) = (shard(0, ok.clone(), ok.clone()), shard(1, ok.clone(), ok.clone()));
+        assert!(merge(&[a.clone(), b.clone()]).is_ok(), "neither ran the hardware: one kind");
+        let mut sim = a.clone();
+        sim.1.hardware.simulated = true;
+        sim.1.planned = Some(0);
+        let e = merge(&[sim.clone(), b.clone()]).err().unwrap().to_string();
+        assert!(e.contains("different executors") && e.contains("simulated executor") && e.contains("did not run"), "{e}");
+        let mut emulated = b.clone();
+        emulated.1.hardware = Hardware { simulated: true, gpu: Some("HMUL2 fake SM90".into()), ..Default::default() };
+        let e = merge(&[sim, emulated]).err().unwrap().to_string();
+        assert!(e.contains("emulated driver"), "{e}");
+        let mut h100 = a.clone();
+        h100.1.hardware = Hardware { used: true, gpu: Some("NVIDIA H100".into()), ..Default::default() };
+        let mut h200 = b.clone();
+        h200.1.hardware = Hardware { used: true, gpu: Some("NVIDIA H200".into()), ..Default::default() };
+        assert!(merge(&[h100, h200]).err().unwrap().to_string().contains("NVIDIA H200"));
+        let mut other = b;
+        other.1.tool_version = "u".into();
+        assert!(merge(&[a, other]).err().unwrap().to_string().contains("harness version u"));
+    }
+
+    #[test]
     fn merged_oracle_counts_add_up_over_shards() {
         let m = merge(&[shard(0, verify(true), oracle(10_000, 0)), shard(1, verify(true), oracle(10_000, 0))]).unwrap();
         let o = m.software_checks.oracle.as_ref().unwrap();
