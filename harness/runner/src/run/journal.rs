@@ -405,7 +405,7 @@ impl Journal {
         self.write_line(&Line::Batch(b.clone()))
     }
 
-    /// Announce the vector bytes a batch is about to append (see [`Line::Pending`]). Written
+    /// Announce the vector bytes a batch is about to append (a `pending` line). Written
     /// before them but not synced (the batch's line syncs it): a killed process leaves it, and
     /// after a power loss that kept the bytes but not this line, a resume refuses the tail,
     /// which loses nothing; a sync here would be a third per batch.
