@@ -574,7 +574,7 @@ pub fn encode(a: EncodeArgs) -> CliResult {
     // (on bad input, the one error line alone: it is what the user must read)
     if let Some(c) = used.filter(|_| bad == 0) {
         let how = if a.sched.is_some() { "from --sched" } else { "not in the text: --sched sets them" };
-        eprintln!("encode: scheduling bits {} ({how})", sched_text(&c));
+        crate::errln!("encode: scheduling bits {} ({how})", sched_text(&c));
     }
     match bad {
         0 => Ok(ExitCode::SUCCESS),
@@ -684,7 +684,7 @@ pub fn generate(a: GenerateArgs) -> CliResult {
     }
     out.flush().map_err(|e| CliError::input(format!("stdout: {e}")))?;
     if a.coverage {
-        eprint!("{}", coverage.finish().table());
+        crate::errp!("{}", coverage.finish().table());
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -814,10 +814,15 @@ pub struct GpuInfoArgs {
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Seconds the driver may take to answer (detection runs in a child process, stopped at
+    /// this limit: a driver that hangs or crashes is reported, never waited on).
+    #[arg(long, default_value_t = crate::run::DETECT_TIMEOUT_S, value_parser = crate::run::seconds_arg)]
+    pub timeout: f64,
 }
 
 pub fn gpu_info(a: GpuInfoArgs) -> crate::cli::CliResult {
-    let d = crate::gpu::detect::detect();
+    let exe = std::env::current_exe().map_err(|e| CliError::input(format!("cannot find this program to detect the driver: {e}")))?;
+    let d = crate::gpu::detect::detect_in_worker(&exe, std::time::Duration::from_secs_f64(a.timeout), &[]);
     if a.json {
         crate::outln!("{}", serde_json::to_string_pretty(&d).unwrap_or_default())?;
     } else {
@@ -832,8 +837,15 @@ pub struct WorkerArgs {
     /// CUDA device ordinal.
     #[arg(long, default_value_t = 0)]
     pub device: i32,
+    /// Detect the driver and devices, print them as JSON and exit (what `gpu-info` and
+    /// `run` ask a child for, so a hanging or crashing driver costs only the child).
+    #[arg(long)]
+    pub detect: bool,
 }
 
 pub fn worker(a: WorkerArgs) -> CliResult {
+    if a.detect {
+        return crate::gpu::detect::detect_main();
+    }
     crate::gpu::worker::worker_main(a.device)
 }

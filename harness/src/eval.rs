@@ -452,7 +452,7 @@ fn vectors(a: EvalArgs) -> CliResult {
     run?;
     flushed?;
     if undefined > 0 {
-        eprintln!("{undefined} of {written} vectors are undefined, written without \"expect\" (first: {})", first_why.unwrap_or_default());
+        crate::errln!("{undefined} of {written} vectors are undefined, written without \"expect\" (first: {})", first_why.unwrap_or_default());
     }
     Ok(exit_for(undefined == 0))
 }

@@ -34,7 +34,7 @@ enum Cmd {
     /// Report the CUDA driver and SM90 devices found (exit 0 even without a GPU).
     GpuInfo(commands::GpuInfoArgs),
     /// Run encodings on SM90 hardware and compare bit for bit with the reference.
-    Run(hmul2_harness::run::RunArgs),
+    Run(Box<hmul2_harness::run::RunArgs>),
     /// Join shard report folders into one summary.json + junit.xml.
     Merge(hmul2_harness::run::MergeArgs),
     /// Internal: execute jobs from stdin on one device (fault isolation).
@@ -104,7 +104,7 @@ fn man(a: ManArgs) -> CliResult {
         let p = dir.join(file);
         hmul2_harness::outfile::write_atomic(&p, roff).map_err(|e| hmul2_harness::cli::CliError::input(format!("{}: {e}", p.display())))?;
     }
-    eprintln!("wrote {} man pages into {}", pages.len(), dir.display());
+    hmul2_harness::errln!("wrote {} man pages into {}", pages.len(), dir.display());
     Ok(ExitCode::SUCCESS)
 }
 
@@ -135,7 +135,7 @@ fn parse_args() -> Result<Cli, ExitCode> {
             ExitCode::SUCCESS
         }
         ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand | ErrorKind::MissingSubcommand => {
-            eprintln!("error: no subcommand given; `hmul2-harness --help` lists them");
+            hmul2_harness::errln!("error: no subcommand given; `hmul2-harness --help` lists them");
             ExitCode::from(2)
         }
         _ => {
@@ -152,7 +152,7 @@ fn parse_args() -> Result<Cli, ExitCode> {
                 false if acc.ends_with(':') => format!("{acc} {l}"),
                 false => format!("{acc}; {l}"),
             });
-            eprintln!("error: {} (see --help)", what.strip_prefix("error:").unwrap_or(&what).trim());
+            hmul2_harness::errln!("error: {} (see --help)", what.strip_prefix("error:").unwrap_or(&what).trim());
             ExitCode::from(2)
         }
     })
@@ -173,7 +173,7 @@ fn main() -> ExitCode {
         Cmd::Explain(a) => hmul2_harness::explain::run(a),
         Cmd::Report(a) => hmul2_harness::report::run(a),
         Cmd::GpuInfo(a) => commands::gpu_info(a),
-        Cmd::Run(a) => hmul2_harness::run::run(a),
+        Cmd::Run(a) => hmul2_harness::run::run(*a),
         Cmd::Merge(a) => hmul2_harness::run::merge(a),
         Cmd::Worker(a) => commands::worker(a),
         Cmd::BuildKernel(a) => hmul2_harness::build_kernel::build_kernel(a),
@@ -187,7 +187,7 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e}");
+            hmul2_harness::errln!("error: {e}");
             ExitCode::from(e.code)
         }
     }

@@ -409,7 +409,7 @@ pub fn run(a: ReportArgs) -> CliResult {
     let page = html::render(&model);
     crate::outfile::write_atomic(&a.out, page.as_bytes()).map_err(|e| CliError::input(format!("{}: {e}", a.out.display())))?;
     let counts: BTreeMap<&str, usize> = Evidence::CLASSES.iter().map(|e| (e.name(), model.bits.iter().flatten().filter(|b| b.primary == *e).count())).collect();
-    eprintln!("report: wrote {} ({})", a.out.display(), counts.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", "));
+    crate::errln!("report: wrote {} ({})", a.out.display(), counts.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", "));
     Ok(ExitCode::SUCCESS)
 }
 

@@ -217,7 +217,14 @@ pub struct RunArgs {
     /// Testing: stop (as if killed) after journaling this many batches.
     #[arg(long, hide = true)]
     pub stop_after_batches: Option<u64>,
+    /// Seconds the driver's detection may take [default: --timeout, at least 30].
+    #[arg(long, hide = true, value_parser = seconds_arg)]
+    pub detect_timeout: Option<f64>,
 }
+
+/// Seconds driver detection may take at least (`gpu-info --timeout`'s default): a driver's
+/// first `cuInit` can take seconds on a machine of several GPUs.
+pub const DETECT_TIMEOUT_S: f64 = 30.0;
 
 /// How many results per instruction become vectors: `None` all.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -437,7 +444,10 @@ fn choose_hardware(a: &RunArgs) -> Result<Hw, CliError> {
         let n = if a.devices == "all" { 1 } else { a.devices.split(',').count().max(1) };
         return Ok(Hw::Simulated(format!("simulated executor ({FAKE_ENV}={spec}), {n} worker(s); no hardware was used")));
     }
-    let det = detect::detect();
+    // in a child with a limit, like a launch: a driver that hangs or crashes is a problem
+    // found, never a run that hangs or dies
+    let exe = std::env::current_exe().map_err(|e| CliError::input(format!("cannot find this program to detect the driver: {e}")))?;
+    let det = detect::detect_in_worker(&exe, Duration::from_secs_f64(a.detect_timeout.unwrap_or(a.timeout.max(DETECT_TIMEOUT_S))), &[]);
     if let Some(p) = &det.problem {
         return Ok(Hw::None(p.clone()));
     }
@@ -619,7 +629,7 @@ fn verdict(s: &Summary) -> String {
 }
 
 /// `--timeout`: a positive, finite number of seconds (fractions allowed).
-fn seconds_arg(s: &str) -> Result<f64, String> {
+pub fn seconds_arg(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 && v <= 1e9 => Ok(v),
         Ok(_) => Err(format!("{s:?}: expected a positive number of seconds")),
@@ -751,7 +761,9 @@ fn exhaustive_groups(a: &RunArgs) -> std::ops::Range<u64> {
     0..1u64 << (a.space_bits - a.chunk_bits).saturating_sub(exhaustive_group_bits(a))
 }
 
-/// The run's vector file: appended batch by batch, each batch synced before it is journaled.
+/// The run's vector file: made by this run (its name says which run, and no other run
+/// opens it), appended batch by batch, each batch synced and checksummed before it is
+/// journaled, and locked (`flock`) for the run's life.
 struct VectorSink {
     file: std::fs::File,
     path: PathBuf,
@@ -759,35 +771,118 @@ struct VectorSink {
     len: u64,
 }
 
+/// Bytes read at a time when a resume verifies a vector file.
+const VERIFY_BLOCK: usize = 1 << 20;
+
 impl VectorSink {
-    /// Open (creating) the file; cut it back to `keep` bytes when given (a resume: the end
-    /// of the last journaled batch), else to its last whole line.
-    fn open(path: PathBuf, keep: Option<u64>) -> Result<VectorSink, CliError> {
-        let err = |e: std::io::Error| CliError::input(format!("{}: {e}", path.display()));
-        let file = crate::outfile::open_append(&path).map_err(err)?;
-        let len = file.metadata().map_err(err)?.len();
-        let cut = match keep {
-            Some(k) => k.min(len),
-            None => {
-                let bytes = std::fs::read(&path).map_err(err)?;
-                bytes.iter().rposition(|&b| b == b'\n').map_or(0, |p| p as u64 + 1)
-            }
-        };
-        if cut < len {
-            crate::outln!("vectors: {}: cutting {} bytes no journaled batch accounts for (a torn or unjournaled tail)", path.display(), len - cut)?;
-            file.set_len(cut).map_err(err)?;
-        }
+    fn err(path: &Path) -> impl Fn(std::io::Error) -> CliError + '_ {
+        move |e| CliError::input(format!("{}: {e}", path.display()))
+    }
+
+    fn locked(file: std::fs::File, path: PathBuf, len: u64) -> Result<VectorSink, CliError> {
+        crate::outfile::lock_file(&file).map_err(|e| match e {
+            None => CliError::input(format!("{}: another run is writing this vector file", path.display())),
+            Some(e) => CliError::input(format!("{}: cannot lock: {e}", path.display())),
+        })?;
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        Ok(VectorSink { file, path, name, len: cut })
+        Ok(VectorSink { file, path, name, len })
+    }
+
+    /// A new run's file: created here; one that exists belongs to another run and is
+    /// never written.
+    fn create(path: PathBuf) -> Result<VectorSink, CliError> {
+        let file = crate::outfile::create_new(&path).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::AlreadyExists {
+                CliError::input(format!(
+                    "{}: exists: it is another run's (same options and vector flags); resume that run with --resume, or choose another --vectors",
+                    path.display()
+                ))
+            } else {
+                Self::err(&path)(e)
+            }
+        })?;
+        Self::locked(file, path, 0)
+    }
+
+    /// A resumed run's file: every journaled batch's bytes are verified against their
+    /// checksums (a missing, shorter, edited or converted file is an error, and nothing is
+    /// cut); bytes past the last journaled batch are cut only when the journal announced
+    /// them (`pending`: a batch written, or being written, when the run was stopped), so a
+    /// redone batch is not kept twice and bytes another writer left are never cut.
+    fn resume(path: PathBuf, marks: &[(usize, &journal::VectorMark)], pending: Option<&journal::VectorMark>) -> Result<VectorSink, CliError> {
+        let end = marks.last().map_or(0, |(_, m)| m.end);
+        if std::fs::symlink_metadata(&path).is_err() && end > 0 {
+            return Err(CliError::input(format!(
+                "{}: missing, but the journal holds {} batches of its lines ({end} bytes): restore the file, or start the run anew in another --out",
+                path.display(),
+                marks.len()
+            )));
+        }
+        let file = crate::outfile::open_append(&path).map_err(Self::err(&path))?;
+        let sink = Self::locked(file, path, end)?;
+        let path = sink.path.clone();
+        let len = sink.file.metadata().map_err(Self::err(&path))?.len();
+        if len < end {
+            return Err(CliError::input(format!(
+                "{}: {len} bytes, but the journal accounts for {end}: lines of journaled batches are missing; restore the file, or start the run anew in another --out",
+                path.display()
+            )));
+        }
+        let mut r = std::io::BufReader::with_capacity(VERIFY_BLOCK, std::fs::File::open(&path).map_err(Self::err(&path))?);
+        let mut buf = vec![0u8; VERIFY_BLOCK];
+        for (line, m) in marks {
+            let mut c = journal::Check64::new(0);
+            let mut left = m.end - m.start;
+            while left > 0 {
+                let n = left.min(VERIFY_BLOCK as u64) as usize;
+                std::io::Read::read_exact(&mut r, &mut buf[..n]).map_err(Self::err(&path))?;
+                c.update(&buf[..n]);
+                left -= n as u64;
+            }
+            if format!("{:016x}", c.finish()) != m.sum {
+                return Err(CliError::input(format!(
+                    "{}: bytes {}..{} (the batch of journal line {line}) are not the lines the run wrote (edited, converted, reordered or cut); nothing was cut: restore the file, or start the run anew in another --out",
+                    path.display(),
+                    m.start,
+                    m.end
+                )));
+            }
+        }
+        if len > end {
+            if !pending.is_some_and(|p| p.start == end && len <= p.end) {
+                return Err(CliError::input(format!(
+                    "{}: bytes {end}..{len} follow the last journaled batch, but this journal announced no write there (another writer's, or a copy of this journal resumed elsewhere); nothing was cut",
+                    path.display()
+                )));
+            }
+            crate::outln!(
+                "vectors: {}: cutting {} bytes of a batch that was written but not journaled (a torn or unjournaled tail)",
+                path.display(),
+                len - end
+            )?;
+            sink.file.set_len(end).map_err(Self::err(&path))?;
+        }
+        Ok(sink)
+    }
+
+    /// Where `bytes` will lie once appended, with their checksum (journaled before they are
+    /// written: `Journal::pending`).
+    fn mark(&self, bytes: &[u8]) -> journal::VectorMark {
+        journal::VectorMark {
+            file: self.name.clone(),
+            start: self.len,
+            end: self.len + bytes.len() as u64,
+            sum: format!("{:016x}", journal::check64(0, bytes)),
+        }
     }
 
     /// Append a batch's lines durably; on failure the file is cut back to where it was.
-    fn append(&mut self, bytes: &[u8]) -> std::io::Result<journal::VectorMark> {
+    fn append(&mut self, bytes: &[u8]) -> std::io::Result<()> {
         let r = self.file.write_all(bytes).and_then(|_| self.file.sync_data());
         match r {
             Ok(()) => {
                 self.len += bytes.len() as u64;
-                Ok(journal::VectorMark { file: self.name.clone(), end: self.len })
+                Ok(())
             }
             Err(e) => {
                 let _ = self.file.set_len(self.len);
@@ -804,50 +899,131 @@ struct Outputs {
     vectors: Option<VectorSink>,
 }
 
+/// What executes this run's jobs, as its journal records it: a resume on another executor
+/// would credit one executor with another's results.
+fn executor_name(p: &Plan) -> String {
+    match &p.hw {
+        Hw::Real { det, .. } => match &det.emulated {
+            Some(fake) => format!("emulated:{fake}"),
+            None => format!(
+                "hardware:{}:{}",
+                p.base.hardware.gpu.as_deref().unwrap_or("unknown GPU"),
+                p.base.hardware.driver.as_deref().unwrap_or("unknown driver")
+            ),
+        },
+        Hw::Simulated(_) => "simulated".into(),
+        Hw::None(_) => "none".into(),
+    }
+}
+
+/// The run's identity, as its journal's header holds it; `dir` is the vectors folder (made).
+fn identity(a: &RunArgs, p: &Plan, dir: Option<&Path>) -> journal::Header {
+    let config = config_json(a, p.seed);
+    let executor = executor_name(p);
+    let vectors = dir.map(|d| {
+        let per_instruction = a.vectors_per_instruction.0.map(|n| n as u64);
+        // the name says which run: its options, vector flags and executor
+        let id = journal::check64(0, format!("{config}{per_instruction:?}{executor}").as_bytes());
+        let form = a.form.map_or("all", |f| f.cli_name());
+        let file =
+            format!("{}-seed{}-{}-{form}-shard{}of{}-{:012x}.jsonl", &p.base.started[..10], p.seed, a.mode.name(), a.shard.index, a.shard.count, id >> 16);
+        journal::VectorsSpec { dir: d.display().to_string(), file, per_instruction }
+    });
+    journal::Header { config, vectors, executor, tool_version: env!("CARGO_PKG_VERSION").to_string() }
+}
+
+/// What a journaled item's counts must be, given the run's identity: an item of this run,
+/// its form, one instruction (or chunk group) of the inputs the run gives it, no more
+/// results than inputs. Err: why not.
+fn check_item(a: &RunArgs, word_of: &BTreeMap<u64, u128>, it: &journal::ItemRecord) -> Result<(), String> {
+    let t = &it.totals;
+    let mut expect_inputs = a.inputs as u64;
+    if a.mode == Mode::Exhaustive {
+        if !exhaustive_groups(a).contains(&it.index) || !a.shard.owns_group(it.index) {
+            return Err(format!("item {} is not one of this run's (shard {})", it.index, a.shard));
+        }
+        expect_inputs = 1u64 << (exhaustive_group_bits(a) + a.chunk_bits);
+        if t.instructions != (it.index == 0) as u64 {
+            return Err(format!("item {}: {} instructions", it.index, t.instructions));
+        }
+    } else {
+        let Some(&w) = word_of.get(&it.index) else {
+            return Err(format!("item {} is not one of this run's (shard {})", it.index, a.shard));
+        };
+        let form = crate::isa::decode::form_of(w).map(|(o, f)| o.form_key(f).to_string()).unwrap_or_else(|_| "illegal".into());
+        if it.form != form {
+            return Err(format!("item {}: form {:?}, but its word is {form:?}", it.index, it.form));
+        }
+        if t.instructions != 1 {
+            return Err(format!("item {}: {} instructions, want 1", it.index, t.instructions));
+        }
+        if t.not_runnable == 1 {
+            expect_inputs = 0;
+        }
+    }
+    let results = t.compared.checked_add(t.undefined);
+    if t.inputs != expect_inputs || results.is_none_or(|r| r > t.inputs) || t.mismatches > t.compared || t.not_runnable > 1 {
+        return Err(format!(
+            "item {}: {} inputs ({expect_inputs} given), {} compared, {} undefined, {} mismatching: counts no run of it gives",
+            it.index, t.inputs, t.compared, t.undefined, t.mismatches
+        ));
+    }
+    Ok(())
+}
+
 fn open_outputs(a: &RunArgs, p: &Plan) -> Result<Outputs, CliError> {
     let simulated = p.base.hardware.simulated;
     // the vectors folder is made before the journal, so a bad --vectors leaves no journal behind
-    let vec_path = match &a.vectors {
+    let vec_dir = match &a.vectors {
         Some(dir) => {
             // simulated results never land beside hardware truth
             let d = dir.join(if simulated { "simulated" } else { "hardware" });
             std::fs::create_dir_all(&d).map_err(|e| CliError::input(format!("{}: {e}", d.display())))?;
-            Some(d.join(format!("{}-seed{}-{}-shard{}of{}.jsonl", &p.base.started[..10], p.seed, a.mode.name(), a.shard.index, a.shard.count)))
+            Some(d.canonicalize().map_err(|e| CliError::input(format!("{}: {e}", d.display())))?)
         }
         None => None,
     };
+    let want = identity(a, p, vec_dir.as_deref());
     let jpath = a.out.join("journal.jsonl");
-    let (journal, done) = Journal::open(&jpath, &config_json(a, p.seed), a.resume).map_err(|e| CliError::input(e.to_string()))?;
-    // a journaled item this run does not own is another run's journal, not work done
-    let owned: BTreeSet<u64> =
-        if a.mode == Mode::Exhaustive { exhaustive_groups(a).filter(|g| a.shard.owns_group(*g)).collect() } else { p.items.iter().map(|x| x.0).collect() };
-    if let Some(i) = done.iter().flat_map(|b| &b.items).map(|i| i.index).find(|i| !owned.contains(i)) {
-        return Err(CliError::input(format!("{}: corrupt journal: item {i} is not one of this run's (shard {})", jpath.display(), a.shard)));
-    }
-    if a.resume {
-        let n: usize = done.iter().map(|b| b.items.len()).sum();
-        crate::outln!("resume: {n} items already journaled in {} batches", done.len())?;
-    }
-    let vectors = match vec_path {
-        None => None,
-        Some(path) => {
-            // a resume keeps exactly what the journal accounts for, in every file it names
-            let mut ends: BTreeMap<&str, u64> = BTreeMap::new();
-            for m in done.iter().filter_map(|b| b.vectors.as_ref()) {
-                let e = ends.entry(m.file.as_str()).or_default();
-                *e = (*e).max(m.end);
-            }
-            let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-            let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-            for (f, end) in ends.iter().filter(|(f, _)| **f != name) {
-                let other = dir.join(f);
-                if std::fs::metadata(&other).is_ok_and(|m| m.len() > *end) {
-                    VectorSink::open(other, Some(*end))?;
-                }
-            }
-            let keep = if a.resume { Some(ends.get(name.as_str()).copied().unwrap_or(0)) } else { None };
-            Some(VectorSink::open(path, keep)?)
+    if !(a.resume && std::fs::symlink_metadata(&jpath).is_ok()) {
+        // a new run: its vector file is made first (one that exists is another run's), so
+        // the file a journal names was always made by that journal's run
+        if std::fs::symlink_metadata(&jpath).is_ok() {
+            return Err(CliError::input(journal::JournalError::Exists { path: jpath.display().to_string() }.to_string()));
         }
+        let vectors = match (&want.vectors, &vec_dir) {
+            (Some(v), Some(d)) => Some(VectorSink::create(d.join(&v.file))?),
+            _ => None,
+        };
+        let journal = match Journal::open(&jpath, &want, false) {
+            Ok((j, _, _)) => j,
+            Err(e) => {
+                if let Some(v) = &vectors {
+                    // empty, and made by this process a moment ago
+                    let _ = std::fs::remove_file(&v.path);
+                }
+                return Err(CliError::input(e.to_string()));
+            }
+        };
+        return Ok(Outputs { journal, done: Vec::new(), vectors });
+    }
+    let (journal, header, resumed) = Journal::open(&jpath, &want, true).map_err(|e| CliError::input(e.to_string()))?;
+    let journal::Resumed { batches: done, lines, pending, .. } = resumed;
+    // what the run's identity implies of each journaled item
+    let word_of: BTreeMap<u64, u128> = p.items.iter().copied().collect();
+    for (b, line) in done.iter().zip(&lines) {
+        for it in &b.items {
+            check_item(a, &word_of, it).map_err(|why| CliError::input(format!("{}:{line}: corrupt journal: {why}", jpath.display())))?;
+        }
+    }
+    let n: usize = done.iter().map(|b| b.items.len()).sum();
+    crate::outln!("resume: {n} items already journaled in {} batches", done.len())?;
+    let vectors = match (&header.vectors, &vec_dir) {
+        (Some(v), Some(d)) => {
+            let marks: Vec<(usize, &journal::VectorMark)> = done.iter().zip(&lines).filter_map(|(b, &line)| b.vectors.as_ref().map(|m| (line, m))).collect();
+            Some(VectorSink::resume(d.join(&v.file), &marks, pending.as_ref())?)
+        }
+        _ => None,
     };
     Ok(Outputs { journal, done, vectors })
 }
@@ -970,7 +1146,14 @@ fn execute(a: &RunArgs, p: &Plan, backend: &dyn Backend, ordinals: &[i32], out: 
                     // journaled batch is never redone, so its lines must not be lost
                     if let Some(sink) = vec_sink.as_mut() {
                         vec_buf.clear();
-                        match vec_writer.write(&outcome.observed, &mut vec_buf).and_then(|_| sink.append(&vec_buf)) {
+                        let written = vec_writer.write(&outcome.observed, &mut vec_buf).and_then(|_| {
+                            // the bytes are announced before they are written: a resume cuts
+                            // only bytes its journal announced
+                            let mark = sink.mark(&vec_buf);
+                            journal.pending(&mark).map_err(|e| std::io::Error::other(e.to_string()))?;
+                            sink.append(&vec_buf).map(|_| mark)
+                        });
+                        match written {
                             Ok(mark) => outcome.record.vectors = Some(mark),
                             Err(e) => {
                                 ex.error
@@ -1049,6 +1232,16 @@ fn record(a: &RunArgs, p: Plan, ex: Executed) -> CliResult {
         let why = format!("interrupted by {} during the software checks; every item ran and is journaled; run again with --resume", signal_name(sig));
         return Err(stopped(base, report::RunStatus::Interrupted, why)?);
     }
+    // complete means every planned item has its result, from this run's one executor
+    let journaled: BTreeSet<u64> = ex.records.iter().flat_map(|r| r.items.iter().map(|i| i.index)).collect();
+    if Some(journaled.len() as u64) != base.planned {
+        let why = format!(
+            "the journal holds {} of the {} planned items; continue with --resume",
+            journaled.len(),
+            base.planned.map_or("?".into(), |n| n.to_string())
+        );
+        return Err(stopped(base, report::RunStatus::Stopped, why)?);
+    }
     base.finished = utc_now();
     let s = summarize(&ex.records, base)?;
     let code = finish(&a.out, &s)?;
@@ -1070,12 +1263,35 @@ fn tool_error(s: &Summary) -> Option<String> {
 /// outputs opened, `execute` (batches through the workers, each journaled as it ends)
 /// and `record` (the summary, whatever stopped the run).
 pub fn run(a: RunArgs) -> CliResult {
+    // a reader that quits (`run | head -1`) must not end the run before its report is written
+    crate::cli::keep_going_without_stdout();
+    let out = a.out.clone();
+    match run_job(a) {
+        Ok(_) if crate::cli::stdout_lost() => {
+            Err(CliError::input(format!("stdout: closed before the run ended; the run went on, and its report is in {}", out.display())))
+        }
+        r => r,
+    }
+}
+
+fn run_job(a: RunArgs) -> CliResult {
     let mut p = plan(&a)?;
     std::fs::create_dir_all(&a.out).map_err(|e| CliError::input(format!("{}: {e}", a.out.display())))?;
     // one run per folder: a second one would interleave its journal with this one's
     let _lock = crate::outfile::lock_dir(&a.out).map_err(CliError::input)?;
     let (backend, ordinals): (Box<dyn Backend>, Vec<i32>) = match &p.hw {
-        Hw::None(why) => return software_only(&a, &p.words, p.base, format!("no usable GPU: {why}")),
+        Hw::None(why) => {
+            // a folder holding a run's journal keeps that run's report: a run without
+            // hardware would replace it with one that has none of its results
+            let j = a.out.join("journal.jsonl");
+            if std::fs::symlink_metadata(&j).is_ok() {
+                return Err(CliError::input(format!(
+                    "{}: a run's journal is here, but this machine has no usable GPU ({why}): continue it where it ran, or choose another --out",
+                    j.display()
+                )));
+            }
+            return software_only(&a, &p.words, p.base, format!("no usable GPU: {why}"));
+        }
         Hw::Simulated(why) => {
             crate::outln!("hardware: not used; {why}")?;
             p.base.hardware.reason = Some(why.clone());

@@ -78,6 +78,6 @@ pub fn semantics_doc(a: SemanticsDocArgs) -> CliResult {
     policy::Policy::from_table(&policy::parse_table(&json).map_err(bad_json)?).map_err(bad_json)?;
     let text = render_doc(&read(&a.doc)?, &json).map_err(|e| CliError::input(format!("{}: {e}", a.doc)))?;
     crate::outfile::write_atomic(std::path::Path::new(&a.doc), text.as_bytes()).map_err(|e| CliError::input(format!("{}: {e}", a.doc)))?;
-    eprintln!("wrote {}", a.doc);
+    crate::errln!("wrote {}", a.doc);
     Ok(exit_for(true))
 }

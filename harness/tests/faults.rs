@@ -41,6 +41,7 @@ fn journaled_compared(out: &Path) -> u64 {
         .iter()
         .skip(1)
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|b| b["type"] == "batch")
         .flat_map(|b| b["items"].as_array().unwrap().iter().map(|i| i["totals"]["compared"].as_u64().unwrap()).collect::<Vec<_>>())
         .sum()
 }
@@ -82,8 +83,10 @@ fn a_failing_vector_write_loses_nothing_and_resume_completes_it() {
     assert_eq!(unique.len(), all.len(), "no line written twice");
 }
 
-/// Class 1, the other half: lines written after the last journaled batch (a kill between the
-/// vector write and the journal) and a torn last line are cut on resume.
+/// Class 1, the other half: lines written after the last journaled batch (a kill between
+/// the vector write and the batch's journal line) and a torn last line are cut on resume,
+/// because the journal announced them (a `pending` line before the write); bytes no line
+/// announced (another writer's) are never cut.
 #[test]
 fn resume_cuts_vector_lines_no_journaled_batch_accounts_for() {
     let d = tmp("fault-torn");
@@ -98,6 +101,20 @@ fn resume_cuts_vector_lines_no_journaled_batch_accounts_for() {
     let extra = before.lines().next().unwrap().to_string() + "\n{\"encoding\": \"0x";
     std::fs::write(&f, before.clone() + &extra).unwrap();
     args.push("--resume");
+    // no journal line announced these bytes: refused, nothing cut
+    let o = run(&args);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    assert!(t.contains("announced no write there") && t.contains("nothing was cut"), "{t}");
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), before.clone() + &extra);
+    // as a run killed mid-write leaves them: announced by the journal's last line
+    let mut j = lines(&out.join("journal.jsonl"));
+    let end = before.len() as u64;
+    let pending =
+        serde_json::json!({"type": "pending", "file": f.file_name().unwrap().to_str().unwrap(), "start": end, "end": end + 2 * extra.len() as u64, "sum": "0"});
+    j.push(pending.to_string());
+    common::reseal(&mut j);
+    std::fs::write(out.join("journal.jsonl"), j.join("\n") + "\n").unwrap();
     let o = run(&args);
     let t = text(&o);
     assert!(o.status.success(), "{t}");
@@ -168,6 +185,8 @@ fn two_runs_on_one_folder_and_a_doubled_journal_are_refused() {
         assert!(t0.elapsed().as_secs() < 60, "the first run never journaled");
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
+    // the lock is the folder's own (flock on the folder): no file in it can be deleted to get past it
+    assert!(!out.join(".lock").exists());
     let o = run(&["run", "--seed", "14", "--count", "400000", "--out", o_s, "--resume"]);
     let t = text(&o);
     long.kill().unwrap();
@@ -184,12 +203,18 @@ fn two_runs_on_one_folder_and_a_doubled_journal_are_refused() {
     std::fs::write(out.join("journal.jsonl"), j.join("\n") + "\n").unwrap();
     args.push("--resume");
     let t = text(&run(&args));
+    assert!(t.contains(&format!("journal.jsonl:{}: corrupt", j.len())) && t.contains("integrity check"), "{t}");
+    // the same line with its check recomputed (a writer that seals its lines): still two writers
+    common::reseal(&mut j);
+    std::fs::write(out.join("journal.jsonl"), j.join("\n") + "\n").unwrap();
+    let t = text(&run(&args));
     assert!(t.contains("corrupt") && t.contains("journaled twice"), "{t}");
     // an item of another shard
     j.pop();
     let mut b: Value = serde_json::from_str(&j[1]).unwrap();
     b["items"][0]["index"] = 10_000_000.into();
     j[1] = b.to_string();
+    common::reseal(&mut j);
     std::fs::write(out.join("journal.jsonl"), j.join("\n") + "\n").unwrap();
     let t = text(&run(&args));
     assert!(t.contains("corrupt") && t.contains("10000000"), "{t}");
@@ -223,11 +248,16 @@ fn links_planted_in_output_folders_are_not_followed() {
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
     let out = d.join("r3");
     let vec = d.join("v");
-    std::fs::create_dir_all(vec.join("simulated")).unwrap();
-    let today = &String::from_utf8(Command::new("date").args(["-u", "+%F"]).output().unwrap().stdout).unwrap()[..10];
-    std::os::unix::fs::symlink(&victim, vec.join(format!("simulated/{today}-seed16-random-shard0of1.jsonl"))).unwrap();
     let mut args = vec!["run", "--seed", "16", "--out", out.to_str().unwrap(), "--vectors", vec.to_str().unwrap()];
     args.extend(SMALL);
+    let mut first = args.clone();
+    first.extend(["--stop-after-batches", "1"]);
+    assert_eq!(run(&first).status.code(), Some(2));
+    // the run's vector file replaced by a link: a resume refuses to write through it
+    let f = vector_file(&vec);
+    std::fs::remove_file(&f).unwrap();
+    std::os::unix::fs::symlink(&victim, &f).unwrap();
+    args.push("--resume");
     let o = run(&args);
     let t = text(&o);
     assert_eq!(o.status.code(), Some(2), "{t}");

@@ -29,6 +29,7 @@ mod readme_usage;
 mod reference_add_exhaustive;
 mod reference_exhaustive;
 mod report_browser;
+mod resume;
 mod run_cli;
 mod tool_lookup;
 mod vectors_cli;

@@ -11,7 +11,8 @@
 //!
 //! Configured by `HMUL2_FAKE_CUDA`, a comma-separated list:
 //! `devices=N` (default 1), `cc=MAJOR.MINOR` (default 9.0), `driver=VERSION` (default 13000),
-//! `init=CODE` (`cuInit` fails with CODE), `fault-on:HEX` (a launch whose `.text` holds the
+//! `init=CODE` (`cuInit` fails with CODE; `init=hang`: it never returns, `init=segv`: the
+//! process dies of SIGSEGV in it, as broken drivers do), `fault-on:HEX` (a launch whose `.text` holds the
 //! word faults with `CUDA_ERROR_ILLEGAL_INSTRUCTION`), `reject-on:HEX` (`cuModuleLoadData`
 //! refuses an image holding the word with `CUDA_ERROR_INVALID_IMAGE`), `abort-on:HEX` (the
 //! process aborts in the launch, like a driver crash), `flip-if:MASK:VALUE` (an HMUL2 word
@@ -63,12 +64,20 @@ const HEAP_BASE: u64 = 0x7f00_0000_0000;
 const REGISTERS_PER_BLOCK: u32 = 65536;
 const MAX_DYNAMIC_SHARED: u32 = 227 * 1024;
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Misbehave {
+    Hang,
+    Segv,
+}
+
 #[derive(Debug, Default)]
 struct Config {
     devices: i32,
     cc: (i32, i32),
     driver: i32,
     init: CuResult,
+    /// `init=hang` / `init=segv`: what `cuInit` does instead of returning.
+    init_misbehaves: Option<Misbehave>,
     fault_on: Vec<u128>,
     reject_on: Vec<u128>,
     abort_on: Vec<u128>,
@@ -88,6 +97,10 @@ fn parse_config(spec: &str) -> Result<Config, String> {
             c.cc = (int(d, a)?, int(d, b)?);
         } else if let Some(v) = d.strip_prefix("driver=") {
             c.driver = int(d, v)?;
+        } else if d == "init=hang" {
+            c.init_misbehaves = Some(Misbehave::Hang);
+        } else if d == "init=segv" {
+            c.init_misbehaves = Some(Misbehave::Segv);
         } else if let Some(v) = d.strip_prefix("init=") {
             c.init = int(d, v)?;
         } else if let Some(v) = d.strip_prefix("fault-on:") {
@@ -187,6 +200,27 @@ pub extern "C" fn cuInit(flags: c_uint) -> CuResult {
                 return INVALID_VALUE;
             }
         };
+        match c.init_misbehaves {
+            Some(Misbehave::Hang) => {
+                // never returns, like a driver stuck in its first call; leaves once orphaned,
+                // so a test that kills the caller's parent leaves no stray process behind
+                let parent = std::os::unix::process::parent_id();
+                loop {
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                    if std::os::unix::process::parent_id() != parent {
+                        std::process::exit(9);
+                    }
+                }
+            }
+            // SAFETY: setting the default action and raising a signal have no memory effect;
+            // the process dies of it (Rust's own SIGSEGV handler, which would return from a
+            // raised signal, is put aside first)
+            Some(Misbehave::Segv) => unsafe {
+                libc::signal(libc::SIGSEGV, libc::SIG_DFL);
+                libc::raise(libc::SIGSEGV);
+            },
+            None => {}
+        }
         if c.init != SUCCESS {
             return c.init;
         }

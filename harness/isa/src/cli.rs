@@ -123,17 +123,63 @@ pub fn vec_for<T>(arg: &str, n: u64) -> Result<Vec<T>, CliError> {
     Ok(v)
 }
 
+/// Set by [`keep_going_without_stdout`]: a closed stdout is noted, not an error.
+static STDOUT_OPTIONAL: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// A write to stdout failed while it was optional.
+static STDOUT_LOST: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// From here on a stdout that cannot be written (a reader that quit: `run | head -1`) is
+/// noted ([`stdout_lost`]) instead of failing the write: for a job whose results go to
+/// files, so that its report is still written. The job decides its exit at its end.
+pub fn keep_going_without_stdout() {
+    STDOUT_OPTIONAL.store(true, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// Whether a write to stdout failed after [`keep_going_without_stdout`].
+pub fn stdout_lost() -> bool {
+    STDOUT_LOST.load(std::sync::atomic::Ordering::SeqCst)
+}
+
 /// Write to stdout; a closed or full stdout is an error naming it (`print!` would panic).
 pub fn write_stdout(args: std::fmt::Arguments) -> Result<(), CliError> {
     use std::io::Write;
+    use std::sync::atomic::Ordering;
+    if STDOUT_LOST.load(Ordering::SeqCst) {
+        return Ok(());
+    }
     let mut out = std::io::stdout().lock();
-    out.write_fmt(args).and_then(|_| out.flush()).map_err(|e| CliError::input(format!("stdout: {e}")))
+    match out.write_fmt(args).and_then(|_| out.flush()) {
+        Err(_) if STDOUT_OPTIONAL.load(Ordering::SeqCst) => {
+            STDOUT_LOST.store(true, Ordering::SeqCst);
+            Ok(())
+        }
+        r => r.map_err(|e| CliError::input(format!("stdout: {e}"))),
+    }
 }
 
 /// `print!` that returns `Err(CliError)` naming stdout when it cannot be written.
 #[macro_export]
 macro_rules! out {
     ($($t:tt)*) => { $crate::cli::write_stdout(format_args!($($t)*)) };
+}
+
+/// `eprintln!` that never panics: a closed or full stderr (`2>&-`, a reader that quit) loses
+/// the line, never the run; `eprintln!` would panic there and end the process with exit 101.
+#[macro_export]
+macro_rules! errln {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($t)*);
+    }};
+}
+
+/// `eprint!` that never panics (see [`errln!`]).
+#[macro_export]
+macro_rules! errp {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stderr(), $($t)*);
+    }};
 }
 
 /// `println!` that returns `Err(CliError)` naming stdout when it cannot be written.

@@ -288,17 +288,29 @@ pub fn create_new(path: &Path) -> io::Result<File> {
     no_follow(OpenOptions::new().create_new(true).append(true)).open(path).map_err(|e| named(path, e))
 }
 
-/// Take the folder's lock (`DIR/.lock`) for as long as the returned file lives; Err says
-/// that another process holds it, or why it could not be taken.
+/// Take the folder's lock for as long as the returned handle lives; Err says that another
+/// process holds it, or why it could not be taken. The lock is an OS lock (`flock`) on the
+/// folder itself, not on a file in it: deleting or replacing a file cannot release it, and
+/// a process that dies releases it by itself.
 pub fn lock_dir(dir: &Path) -> Result<File, String> {
-    let p = dir.join(".lock");
-    let f = no_follow(OpenOptions::new().create(true).truncate(false).write(true)).open(&p).map_err(|e| format!("{}: {}", p.display(), named(&p, e)))?;
+    let f = File::open(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    if !f.metadata().map_err(|e| format!("{}: {e}", dir.display()))?.is_dir() {
+        return Err(format!("{}: not a folder", dir.display()));
+    }
+    lock_file(&f).map_err(|e| match e {
+        None => format!("{}: another run is writing this folder (it holds the folder's lock); wait for it to finish or choose another --out", dir.display()),
+        Some(e) => format!("{}: cannot lock: {e}", dir.display()),
+    })?;
+    Ok(f)
+}
+
+/// An exclusive OS lock (`flock`) on `f`, held until `f` is closed. Err(None): another
+/// process holds it.
+pub fn lock_file(f: &File) -> Result<(), Option<io::Error>> {
     match f.try_lock() {
-        Ok(()) => Ok(f),
-        Err(std::fs::TryLockError::WouldBlock) => {
-            Err(format!("{}: another run is writing this folder (it holds {}); wait for it to finish or choose another --out", dir.display(), p.display()))
-        }
-        Err(std::fs::TryLockError::Error(e)) => Err(format!("{}: cannot lock: {e}", p.display())),
+        Ok(()) => Ok(()),
+        Err(std::fs::TryLockError::WouldBlock) => Err(None),
+        Err(std::fs::TryLockError::Error(e)) => Err(Some(e)),
     }
 }
 
@@ -415,6 +427,8 @@ mod tests {
         let first = lock_dir(d.path()).unwrap();
         let e = lock_dir(d.path()).unwrap_err();
         assert!(e.contains("another run"), "{e}");
+        // the lock is the folder's own: no file in it can be deleted to get past it
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
         drop(first);
         lock_dir(d.path()).unwrap();
     }

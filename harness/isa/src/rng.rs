@@ -163,7 +163,7 @@ pub fn resolve_seed(seed: Option<u64>) -> u64 {
         let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
         (t as u64) ^ (t >> 64) as u64 ^ std::process::id() as u64
     });
-    eprintln!("seed: {s}");
+    crate::errln!("seed: {s}");
     s
 }
 

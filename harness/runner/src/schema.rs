@@ -9,7 +9,7 @@
 //! | `harness/spec/semantics.json` | `Vec<`[`Assumption`]`>` ([`Status`], [`Outside`]) | people, `settle --write` | the reference ([`crate::reference::policy`]), `settle`, `report` |
 //! | `oracle --report FILE` | [`OracleFile`] ([`OracleReport`], [`OracleMismatch`], [`Coverage`]) | `oracle` | `report` |
 //! | `DIR/summary.json` | [`Summary`] ([`Totals`], [`Finding`], [`FindingKind`], [`FindingInputs`], [`Hardware`], [`SoftwareChecks`], [`Timing`], [`RunStatus`], [`Coverage`]) | `run`, `merge` | `merge`, `report` |
-//! | `DIR/journal.jsonl` | a header line (`{"type": "header", "config": …}`), then [`BatchRecord`] lines ([`ItemRecord`], [`Finding`], [`VectorMark`]) | `run` | `run --resume`, `merge` (the header's config) |
+//! | `DIR/journal.jsonl` | a [`JournalHeader`] line (`{"type": "header", "config": …}`, [`VectorsSpec`]), then [`BatchRecord`] lines ([`ItemRecord`], [`Finding`], [`VectorMark`]), each ending in a chained `"check"` | `run` | `run --resume`, `merge` (the header's config) |
 //! | `DIR/junit.xml` | text from a [`Summary`] ([`crate::run::report::junit`]) | `run`, `merge` | CI dashboards |
 //! | `OUT/manifest.json` | [`Manifest`] | `build-kernel` | people |
 //! | `OUT/input.bin` | the kernel's input buffer, byte for byte ([`crate::kernel::LAYOUT`]: 16-byte records, then the c plane, then the bindless slots) | `build-kernel` | people (a launch of `OUT/kernel.cubin` by other means) |
@@ -27,7 +27,7 @@ pub use crate::gen::{Coverage, FieldCoverage};
 pub use crate::kernel::Manifest;
 pub use crate::oracle::{Mismatch as OracleMismatch, OracleFile, OracleReport};
 pub use crate::reference::policy::{Assumption, Outside, Status};
-pub use crate::run::journal::{BatchRecord, ItemRecord, VectorMark};
+pub use crate::run::journal::{BatchRecord, Header as JournalHeader, ItemRecord, VectorMark, VectorsSpec};
 pub use crate::run::report::{Finding, FindingInputs, FindingKind, Hardware, RunStatus, SoftwareChecks, Summary, Timing, Totals};
 pub use crate::vectors::{parse_line, to_line, Vector};
 

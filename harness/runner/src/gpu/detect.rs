@@ -1,10 +1,19 @@
-//! What this machine offers for running SM90 code, found without panicking.
+//! What this machine offers for running SM90 code, found without panicking, and without
+//! trusting the driver: [`detect_in_worker`] asks in a child process with a time limit (a
+//! `cuInit` that never returns, or a driver that crashes, costs the child, never the caller),
+//! and a device count no machine has is a problem, not a loop.
 
 use super::driver::{Api, DriverError};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+use std::time::Duration;
+
+/// Devices looked at, at most: a driver that reports more is broken (an SM90 machine holds
+/// a few; 2^31 - 1 would have the loop run for hours).
+pub const MAX_DEVICES: i32 = 1024;
 
 /// One device as the driver reports it.
-#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Device {
     pub ordinal: i32,
     pub name: String,
@@ -14,7 +23,7 @@ pub struct Device {
 }
 
 /// The outcome of looking for a usable GPU.
-#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Detection {
     pub driver_loaded: bool,
     /// e.g. "13.0 (13000)".
@@ -24,7 +33,7 @@ pub struct Detection {
     pub problem: Option<String>,
     /// Set when the loaded libcuda is the CPU-emulating test driver (`harness/fake-cuda`):
     /// its devices are not hardware and nothing run on them is a hardware result.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub emulated: Option<String>,
 }
 
@@ -92,6 +101,10 @@ pub fn detect() -> Detection {
             return d;
         }
     };
+    if !(0..=MAX_DEVICES).contains(&n) {
+        d.problem = Some(format!("the driver reports {n} devices: no machine has that many (at most {MAX_DEVICES} are looked at); the driver is broken"));
+        return d;
+    }
     for i in 0..n {
         let dev = match api.device(i) {
             Ok(x) => x,
@@ -111,4 +124,103 @@ pub fn detect() -> Detection {
         d.problem = Some(format!("no device of compute capability 9.0 ({})", ccs.join(", ")));
     }
     d
+}
+
+/// [`detect`], run in a child process (`exe worker --detect`, which prints the detection as
+/// JSON) that may take at most `limit`: a driver whose `cuInit` never returns, that crashes
+/// or that answers garbage gives a detection whose problem says so; the child is killed at
+/// the limit. `env` is added to the child's environment.
+pub fn detect_in_worker(exe: &Path, limit: Duration, env: &[(String, String)]) -> Detection {
+    let failed = |loaded: bool, why: String| Detection { driver_loaded: loaded, driver: None, devices: Vec::new(), problem: Some(why), emulated: None };
+    let mut cmd = std::process::Command::new(exe);
+    cmd.args(["worker", "--detect"]).stdin(std::process::Stdio::null()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::inherit());
+    // in the caller's process group (unlike a job's worker): a Ctrl-C while the driver hangs
+    // ends the child with its parent, leaving nothing behind
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => return failed(false, format!("{}: cannot start driver detection: {e}", exe.display())),
+    };
+    let Some(mut stdout) = child.stdout.take() else {
+        let _ = child.kill();
+        let _ = child.wait();
+        return failed(false, "driver detection: no stdout".into());
+    };
+    // the answer is read on a thread, so a child that never writes is timed out
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        // at most 1 MiB: a detection is a few hundred bytes
+        let r = std::io::Read::read_to_end(&mut std::io::Read::take(&mut stdout, 1 << 20), &mut buf).map(|_| buf);
+        let _ = tx.send(r);
+    });
+    let answer = super::worker::recv_within(&rx, limit);
+    if answer.is_err() {
+        let _ = child.kill();
+    }
+    let status = child.wait();
+    match (answer, status) {
+        (Err(_), _) => {
+            failed(true, format!("driver detection did not finish within {:.1} s (a driver call such as cuInit hung); it was stopped", limit.as_secs_f64()))
+        }
+        (Ok(Err(e)), _) => failed(true, format!("driver detection: reading its answer: {e}")),
+        (Ok(Ok(_)), Ok(st)) if !st.success() => failed(true, format!("driver detection crashed ({}): the CUDA driver is broken", describe(st))),
+        (Ok(Ok(out)), _) => serde_json::from_slice(&out)
+            .unwrap_or_else(|e| failed(true, format!("driver detection answered something that is not a detection ({e}): the CUDA driver is broken"))),
+    }
+}
+
+fn describe(st: std::process::ExitStatus) -> String {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(sig) = st.signal() {
+            return format!("killed by signal {sig}");
+        }
+    }
+    format!("exit status {}", st.code().unwrap_or(-1))
+}
+
+/// The child side of [`detect_in_worker`]: the detection as one JSON line on stdout.
+pub fn detect_main() -> crate::cli::CliResult {
+    let d = detect();
+    let json = serde_json::to_string(&d).map_err(|e| crate::cli::CliError::input(format!("detection: {e}")))?;
+    crate::outln!("{json}")?;
+    Ok(std::process::ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A child that never answers is stopped at the limit; one that dies is a crash; one
+    /// that prints garbage is not believed (stand-ins for `worker --detect`: `sleep`,
+    /// `sh -c 'kill -SEGV $$'`, `echo`).
+    #[cfg(unix)]
+    #[test]
+    fn a_hung_crashed_or_garbled_detection_is_a_problem_not_a_hang() {
+        let d = tempfile::tempdir().unwrap();
+        let script = |name: &str, body: &str| {
+            let p = d.path().join(name);
+            std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+            let mut perm = std::fs::metadata(&p).unwrap().permissions();
+            std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o755);
+            std::fs::set_permissions(&p, perm).unwrap();
+            p
+        };
+        let t0 = std::time::Instant::now();
+        let hung = detect_in_worker(&script("hang", "exec sleep 30"), Duration::from_millis(300), &[]);
+        assert!(t0.elapsed() < Duration::from_secs(10));
+        assert!(hung.problem.as_deref().unwrap().contains("did not finish within 0.3 s"), "{hung:?}");
+        let crashed = detect_in_worker(&script("segv", "kill -SEGV $$"), Duration::from_secs(10), &[]);
+        assert!(crashed.problem.as_deref().unwrap().contains("crashed (killed by signal 11)"), "{crashed:?}");
+        let garbled = detect_in_worker(&script("garble", "echo '{\"devices\": 7}'"), Duration::from_secs(10), &[]);
+        assert!(garbled.problem.as_deref().unwrap().contains("not a detection"), "{garbled:?}");
+        let good = Detection { driver_loaded: true, driver: Some("13.0 (13000)".into()), devices: Vec::new(), problem: Some("x".into()), emulated: None };
+        let answer = d.path().join("answer.json");
+        std::fs::write(&answer, serde_json::to_string(&good).unwrap()).unwrap();
+        assert_eq!(detect_in_worker(&script("good", &format!("cat '{}'", answer.display())), Duration::from_secs(10), &[]), good);
+    }
 }

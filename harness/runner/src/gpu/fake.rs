@@ -6,7 +6,8 @@
 //! parent's real spawn/read/death-detection/restart path runs); `fault-on:HEX` (answer an
 //! illegal-instruction fault); `hang-on:HEX` (never answer); `flip-if:MASK:VALUE` (the
 //! "hardware" result's bit 0 flips when `word & MASK == VALUE`: a mismatch to find);
-//! `flip-a:HEX32` (bit 0 flips when operand 1's register holds that value).
+//! `flip-a:HEX32` (bit 0 flips when operand 1's register holds that value); `slow:MS` (every
+//! job takes MS milliseconds more, as a long launch does).
 
 use super::{ExecError, Executor, LaunchJob};
 use crate::inputs::Inputs;
@@ -34,6 +35,8 @@ pub struct FakeExecutor {
     /// `stray-every:N`: before answering every Nth job of a process, a well-formed answer
     /// frame nobody asked for appears on stdout (as a library printing there would make).
     pub stray_every: Option<u64>,
+    /// `slow:MS`: milliseconds every job takes before it is answered.
+    pub slow_ms: u64,
     pub jobs: u64,
 }
 
@@ -54,6 +57,8 @@ impl FakeExecutor {
                 f.flip_a.push(v);
             } else if let Some(n) = d.strip_prefix("stray-every:") {
                 f.stray_every = Some(n.parse().ok().filter(|&n: &u64| n > 0).ok_or_else(|| format!("{}: {d:?}: want stray-every:N, N >= 1", super::FAKE_ENV))?);
+            } else if let Some(n) = d.strip_prefix("slow:") {
+                f.slow_ms = n.parse().ok().filter(|&n: &u64| n <= 60_000).ok_or_else(|| format!("{}: {d:?}: want slow:MS, MS <= 60000", super::FAKE_ENV))?;
             } else if let Some(r) = d.strip_prefix("flip-if:") {
                 let (m, v) = r.split_once(':').ok_or_else(|| format!("{}: {d:?}: want flip-if:MASK:VALUE", super::FAKE_ENV))?;
                 f.flip_if.push((hex(m)?, hex(v)?));
@@ -71,9 +76,10 @@ impl FakeExecutor {
     }
 
     fn misbehave(&self, words: &[u128]) -> Result<(), ExecError> {
+        std::thread::sleep(std::time::Duration::from_millis(self.slow_ms));
         for w in words {
             if self.crash_on.contains(w) {
-                eprintln!("fake executor: crashing on {}", crate::isa::format_hex(*w));
+                crate::errln!("fake executor: crashing on {}", crate::isa::format_hex(*w));
                 std::process::abort();
             }
             if self.hang_on.contains(w) {

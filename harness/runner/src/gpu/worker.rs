@@ -137,7 +137,7 @@ impl WorkerExecutor {
         let mut live = Live { child, stdin, frames: rx, seq: 0 };
         // The hello decides whether this worker can run anything: failures here are setup
         // errors, never blamed on instructions.
-        let hello = live.frames.recv_timeout(self.timeout.max(Duration::from_secs(60)));
+        let hello = recv_within(&live.frames, self.timeout.max(Duration::from_secs(60)));
         match hello {
             Ok(Ok((KIND_HELLO, _))) => {
                 self.live = Some(live);
@@ -161,6 +161,34 @@ impl WorkerExecutor {
             drop(l.stdin);
             let _ = l.child.kill();
             reap(&mut l.child);
+        }
+    }
+}
+
+/// Time a slice of waiting may overrun before the overrun is taken for this process not
+/// running (stopped, suspended, starved) rather than for waiting.
+const PAUSE_GRACE: Duration = Duration::from_millis(250);
+
+/// The next frame, waiting at most `timeout` of time in which this process was running to
+/// see it: the wait is cut in slices, and a slice that ran far past what it asked (SIGSTOP
+/// of this process, a suspended machine) counts only as what it asked. A worker is timed out,
+/// and its instructions blamed, only for time in which it could have answered and was seen
+/// not to; a paused host is not a finding about an instruction.
+pub(crate) fn recv_within<T>(rx: &Receiver<T>, timeout: Duration) -> Result<T, RecvTimeoutError> {
+    let slice = (timeout / 20).clamp(Duration::from_millis(10), Duration::from_millis(250));
+    let mut waited = Duration::ZERO;
+    loop {
+        let ask = slice.min(timeout.saturating_sub(waited));
+        let t0 = std::time::Instant::now();
+        match rx.recv_timeout(ask) {
+            Err(RecvTimeoutError::Timeout) => {
+                let took = t0.elapsed();
+                waited += if took > ask + PAUSE_GRACE { ask } else { took };
+                if waited >= timeout {
+                    return Err(RecvTimeoutError::Timeout);
+                }
+            }
+            r => return r,
         }
     }
 }
@@ -189,7 +217,7 @@ impl Executor for WorkerExecutor {
             // an answer that is not this job's: the worker's stream is not to be trusted; a
             // fresh worker runs the job again, and a second misfit is a protocol error
             Err(ExecError::Protocol(why)) if why.starts_with(MISFIT) => {
-                eprintln!("worker: {why}; restarting the worker and retrying the job");
+                crate::errln!("worker: {why}; restarting the worker and retrying the job");
                 self.misfits += 1;
                 self.execute_once(&payload)
             }
@@ -213,7 +241,7 @@ impl WorkerExecutor {
         let tag = protocol::Tag::of(live.seq, payload);
         let sent = protocol::write_frame(&mut live.stdin, KIND_JOB, &protocol::tagged(tag, payload)).and_then(|_| live.stdin.flush());
         let answer = match sent {
-            Ok(()) => live.frames.recv_timeout(self.timeout),
+            Ok(()) => recv_within(&live.frames, self.timeout),
             Err(_) => Err(RecvTimeoutError::Disconnected),
         };
         match answer {
@@ -273,5 +301,25 @@ impl Drop for WorkerExecutor {
             let _ = l.child.kill();
             let _ = l.child.wait();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recv_within_times_out_after_its_time_and_takes_an_answer_before() {
+        let (tx, rx) = std::sync::mpsc::channel::<u8>();
+        let t0 = std::time::Instant::now();
+        assert_eq!(recv_within(&rx, Duration::from_millis(200)), Err(RecvTimeoutError::Timeout));
+        assert!(t0.elapsed() >= Duration::from_millis(200) && t0.elapsed() < Duration::from_secs(5));
+        let sender = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(100));
+            tx.send(7).unwrap();
+        });
+        assert_eq!(recv_within(&rx, Duration::from_secs(5)), Ok(7));
+        sender.join().unwrap();
+        assert_eq!(recv_within(&rx, Duration::from_secs(5)), Err(RecvTimeoutError::Disconnected));
     }
 }

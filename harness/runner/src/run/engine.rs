@@ -124,28 +124,34 @@ fn say_failed(what: &str) {
     static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
     if n <= 20 || n.is_multiple_of(500) {
-        eprintln!("launch failed ({n} so far): {what}");
+        crate::errln!("launch failed ({n} so far): {what}");
     }
 }
 
 /// One case's results (input, result per thread), or why its lone launch failed.
 type CaseResult = Result<Vec<(Inputs, u32)>, String>;
 
-/// The constant-bank offset an instruction reads (`c[3][offset]` forms).
-fn const_offset(inst: &Inst) -> Option<i32> {
-    match inst.b {
-        crate::isa::Operand2::Const { offset, .. } => Some(offset),
-        _ => None,
-    }
+/// The constant-bank words (byte offset / 4) an instruction reads: through operand 2 (the
+/// `const` forms) or, for a three-source word, through operand 3 (`HFMA2 R0, R1, R2,
+/// c[0x3][0x10]`, the `const-c` forms). The kernel fills each bank word once a launch, from
+/// the first case that reads it, whichever operand that case reads it through.
+fn bank_words(inst: &Inst) -> Vec<i32> {
+    std::iter::once(inst.b)
+        .chain(inst.c)
+        .filter_map(|o| match o {
+            crate::isa::Operand2::Const { offset, .. } => Some(offset / 4),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Cases (by position) grouped into launches so that no two of a launch read the same
 /// constant-bank word; each case goes to the first group it fits, so a batch without such
 /// clashes is one launch, in order.
-fn launch_groups(offsets: impl Iterator<Item = Option<i32>>) -> Vec<Vec<usize>> {
+fn launch_groups(words: impl Iterator<Item = Vec<i32>>) -> Vec<Vec<usize>> {
     let mut groups: Vec<(Vec<usize>, std::collections::BTreeSet<i32>)> = Vec::new();
-    for (i, off) in offsets.enumerate() {
-        let fits = |g: &(Vec<usize>, std::collections::BTreeSet<i32>)| off.is_none_or(|o| !g.1.contains(&(o / 4)));
+    for (i, read) in words.enumerate() {
+        let fits = |g: &(Vec<usize>, std::collections::BTreeSet<i32>)| read.iter().all(|w| !g.1.contains(w));
         let k = match groups.iter().position(fits) {
             Some(k) => k,
             None => {
@@ -154,9 +160,7 @@ fn launch_groups(offsets: impl Iterator<Item = Option<i32>>) -> Vec<Vec<usize>> 
             }
         };
         groups[k].0.push(i);
-        if let Some(o) = off {
-            groups[k].1.insert(o / 4);
-        }
+        groups[k].1.extend(read);
     }
     groups.into_iter().map(|g| g.0).collect()
 }
@@ -197,7 +201,7 @@ pub fn run_batch(
     // one launch per group of cases that read distinct words of constant bank 3: the bank
     // holds one value per offset, so a case's c[] operand is its own input, whatever else
     // the batch holds (and a shard's results equal the unsharded run's)
-    let groups = launch_groups(run.iter().map(|(_, inst)| inst.as_ref().and_then(const_offset)));
+    let groups = launch_groups(run.iter().map(|(_, inst)| inst.as_ref().map(bank_words).unwrap_or_default()));
     let mut slots: Vec<Option<CaseResult>> = vec![None; cases.len()];
     for g in groups {
         let part: Vec<Case> = g.iter().map(|&i| cases[i].clone()).collect();
@@ -366,10 +370,27 @@ mod tests {
 
     #[test]
     fn cases_reading_one_bank_word_never_share_a_launch() {
-        let g = launch_groups([None, Some(8), Some(8), None, Some(9), Some(12), Some(8)].into_iter());
+        let w = |o: &[i32]| o.iter().map(|o| o / 4).collect::<Vec<i32>>();
+        let g = launch_groups([w(&[]), w(&[8]), w(&[8]), w(&[]), w(&[9]), w(&[12]), w(&[8])].into_iter());
         // 8 and 9 are the same 32-bit word of the bank; 12 is the next
         assert_eq!(g, vec![vec![0, 1, 3, 5], vec![2], vec![4], vec![6]]);
-        assert_eq!(launch_groups([None, Some(0), Some(4)].into_iter()), vec![vec![0, 1, 2]], "no clash: one launch");
+        assert_eq!(launch_groups([w(&[]), w(&[0]), w(&[4])].into_iter()), vec![vec![0, 1, 2]], "no clash: one launch");
+    }
+
+    /// Issue 39 item 10: a three-source word reads the bank through operand 3 as well; the
+    /// grouping once looked at operand 2 only, so an `HFMA2 ..., c[0x3][X]` shared a launch
+    /// with an `HMUL2 ..., c[0x3][X]` and one of them read the other's value: the item's
+    /// inputs depended on the batch (on the emulated driver and on a GPU alike).
+    #[test]
+    fn operand_3_in_the_bank_counts_as_reading_it() {
+        use crate::isa::{Op, Operand2};
+        let mut fma = Inst::new(0, 1, Operand2::Reg(2));
+        fma.op = Op::Hfma2;
+        fma.c = Some(Operand2::Const { bank: 3, offset: 0x10 });
+        let mul = Inst::new(0, 1, Operand2::Const { bank: 3, offset: 0x10 });
+        assert_eq!(bank_words(&fma), vec![4]);
+        assert_eq!(bank_words(&mul), vec![4]);
+        assert_eq!(launch_groups([bank_words(&mul), bank_words(&fma), bank_words(&fma)].into_iter()), vec![vec![0], vec![1], vec![2]]);
     }
 
     /// A worker killed mid-batch (its first launch dies, the retries run clean): the batch's

@@ -464,7 +464,22 @@ pub fn incomplete(s: &Summary) -> Option<String> {
     }
 }
 
-/// Join shard summaries (each `I/N` of the same seed and mode) into one.
+/// What gave a summary's results, in words: the hardware (which GPU), a simulation (the
+/// simulated executor or the emulated driver), a test fixture, or nothing (the hardware
+/// part did not run).
+pub fn executor(s: &Summary) -> String {
+    let h = &s.hardware;
+    let gpu = h.gpu.as_deref().unwrap_or("an unnamed device");
+    match (h.used, h.simulated, h.fixture) {
+        (_, _, true) => "a test fixture".into(),
+        (true, _, _) => format!("the hardware ({gpu})"),
+        (false, true, _) if h.gpu.is_some() => format!("the emulated driver ({gpu})"),
+        (false, true, _) => "the simulated executor".into(),
+        (false, false, _) => "no executor (the hardware part did not run)".into(),
+    }
+}
+
+/// Join shard summaries (each `I/N` of the same seed and mode, harness version and executor) into one.
 pub fn merge(parts: &[(String, Summary)]) -> Result<Summary, MergeError> {
     let Some((first_name, first)) = parts.first() else {
         return Err(MergeError::Mismatch("nothing to merge".into()));
@@ -485,6 +500,19 @@ pub fn merge(parts: &[(String, Summary)]) -> Result<Summary, MergeError> {
             return Err(MergeError::Mismatch(format!(
                 "{name}: seed {} mode {} differs from {first_name}'s seed {} mode {}",
                 s.seed, s.mode, first.seed, first.mode
+            )));
+        }
+        if s.tool_version != first.tool_version {
+            return Err(MergeError::Mismatch(format!(
+                "{name}: harness version {} differs from {first_name}'s {}: merge shards of one version",
+                s.tool_version, first.tool_version
+            )));
+        }
+        if executor(s) != executor(first) {
+            return Err(MergeError::Mismatch(format!(
+                "{name}: its results are from {}, {first_name}'s from {}: results of different executors are not one run (merge each executor's shards on their own)",
+                executor(s),
+                executor(first)
             )));
         }
         let (i, ni) = n_of(s).filter(|&(i, n)| i < n).ok_or_else(|| MergeError::Mismatch(format!("{name}: shard {:?} is not I/N with I < N", s.shard)))?;
@@ -560,6 +588,30 @@ mod tests {
 
     fn verify(ok: bool) -> serde_json::Value {
         json!({"ran": true, "ok": ok, "vectors": 3000, "pass": if ok { 3000 } else { 2999 }, "mismatch": if ok { 0 } else { 1 }})
+    }
+
+    #[test]
+    fn shards_of_different_executors_or_versions_are_not_merged() {
+        let ok = json!({"ran": true, "ok": true});
+        let (a, b) = (shard(0, ok.clone(), ok.clone()), shard(1, ok.clone(), ok.clone()));
+        assert!(merge(&[a.clone(), b.clone()]).is_ok(), "neither ran the hardware: one kind");
+        let mut sim = a.clone();
+        sim.1.hardware.simulated = true;
+        sim.1.planned = Some(0);
+        let e = merge(&[sim.clone(), b.clone()]).err().unwrap().to_string();
+        assert!(e.contains("different executors") && e.contains("simulated executor") && e.contains("did not run"), "{e}");
+        let mut emulated = b.clone();
+        emulated.1.hardware = Hardware { simulated: true, gpu: Some("HMUL2 fake SM90".into()), ..Default::default() };
+        let e = merge(&[sim, emulated]).err().unwrap().to_string();
+        assert!(e.contains("emulated driver"), "{e}");
+        let mut h100 = a.clone();
+        h100.1.hardware = Hardware { used: true, gpu: Some("NVIDIA H100".into()), ..Default::default() };
+        let mut h200 = b.clone();
+        h200.1.hardware = Hardware { used: true, gpu: Some("NVIDIA H200".into()), ..Default::default() };
+        assert!(merge(&[h100, h200]).err().unwrap().to_string().contains("NVIDIA H200"));
+        let mut other = b;
+        other.1.tool_version = "u".into();
+        assert!(merge(&[a, other]).err().unwrap().to_string().contains("harness version u"));
     }
 
     #[test]
