@@ -140,3 +140,43 @@ fn a_words_run_runs_exactly_its_words_and_says_what_it_cannot() {
     assert_eq!(s["totals"]["not_runnable"], 1, "{t}");
     assert_eq!(s["totals"]["compared"], 64, "{t}");
 }
+
+#[test]
+fn the_scaffold_road_runs_what_its_scaffolds_hold_and_counts_the_rest() {
+    let seed = seed(38);
+    let s = run_road(Road::Scaffold, seed, 8);
+    let forms = s["by_form"].as_object().unwrap();
+    assert_eq!(forms.len(), all_forms(), "every form is reported, runnable or not: {forms:?}");
+    let n = |t: &Value, k: &str| t[k].as_u64().unwrap();
+    // each form with a scaffold of its instruction (or of one with the same sources) ran
+    // and compared; every other word is counted not runnable, never run as another
+    let mut ran = std::collections::BTreeSet::new();
+    for (f, t) in forms {
+        // what ran was compared (or has no reference value); what did not is counted
+        assert_eq!(n(t, "compared") + n(t, "undefined"), n(t, "inputs"), "{f}: {t}");
+        assert_eq!(n(t, "inputs"), 64 * (n(t, "instructions") - n(t, "not_runnable")), "{f}: {t}");
+        if n(t, "compared") > 0 {
+            ran.insert(f.clone());
+        }
+    }
+    eprintln!("ran on the scaffold road: {ran:?}");
+    let key = |op: Op, f: hmul2_harness::isa::Form| op.form_key(f).to_string();
+    use hmul2_harness::isa::Form;
+    for (op, f) in [
+        (Op::Hmul2, Form::Rrr),
+        (Op::Hmul2, Form::Imm),
+        (Op::Hadd2, Form::Rrr),
+        (Op::Hadd2, Form::Imm),
+        (Op::Hfma2, Form::Rrrr),
+        (Op::Hfma2, Form::Imm),
+        (Op::Hfma2, Form::ImmC),
+        (Op::Hfma2Mma, Form::Rrrr),
+    ] {
+        assert!(ran.contains(&key(op, f)), "{} did not run on the scaffold road: {ran:?}", key(op, f));
+    }
+    // the forms no scaffold holds are counted, never run
+    for (f, t) in forms.iter().filter(|(f, _)| f.contains("_C_") || f.contains("_U_") || f.contains("UR")) {
+        assert_eq!(n(t, "inputs"), 0, "{f}: {t}");
+    }
+    assert_eq!((s["totals"]["mismatches"].as_u64(), s["totals"]["faults"].as_u64()), (Some(0), Some(0)));
+}

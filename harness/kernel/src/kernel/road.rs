@@ -70,6 +70,17 @@ impl Road {
         }
     }
 
+    /// The word `word` runs as on this road: itself, except on the scaffold road, where a
+    /// word that maps onto a scaffold takes the scaffold's registers, predicate and control
+    /// bits ([`super::scaffold::fit`]; unchanged when none fits, and then not runnable).
+    /// The runner runs and records this word, so a result is never filed under another.
+    pub fn fit(self, word: u128) -> u128 {
+        match self {
+            Road::Batch | Road::Single => word,
+            Road::Scaffold => super::scaffold::fit(word).map_or(word, |(w, _)| w),
+        }
+    }
+
     /// The launches that run `cases` on this road.
     pub fn build(self, cases: &[Case]) -> Result<RoadBuilt, PatchError> {
         match self {
