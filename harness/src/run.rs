@@ -419,6 +419,12 @@ fn check_options(a: &RunArgs) -> Result<(), CliError> {
     if a.mode == Mode::Exhaustive && a.road != crate::kernel::road::Road::Batch {
         return Err(CliError::input(format!("--road {}: exhaustive mode runs the digest kernel, the batch road's; use --road batch", a.road)));
     }
+    if a.road == crate::kernel::road::Road::Scaffold && a.control != ControlBits::Drawn {
+        return Err(CliError::input(format!(
+            "--control {}: the scaffold road runs every word with its scaffold's control bits (ptxas's), so no other setting could hold",
+            a.control.name()
+        )));
+    }
     if a.road != crate::kernel::road::Road::Batch && std::env::var_os(FAKE_ENV).is_some() {
         return Err(CliError::input(format!(
             "--road {}: the simulated executor ({FAKE_ENV}) runs no kernel, so no road but batch means anything there; use the emulated driver (harness/fake-cuda)",

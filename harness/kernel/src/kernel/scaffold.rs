@@ -22,14 +22,16 @@
 //! a `.const` word with `LDC` into a register first; `cx[]`: PTX has no bindless constant
 //! bank; `UR`: ptxas kept the values in general registers in every kernel tried), words
 //! with a `.RELU` predicate operand other than PT (the scaffolds set no
-//! predicate; a guard predicate becomes the scaffold's PT, like its registers), and register patterns with no scaffold (which operands coincide, RZ).
+//! predicate; a guard predicate becomes the scaffold's PT, like its registers), and register
+//! patterns with no scaffold (which operands coincide, RZ).
 
 use super::{Case, LaunchJob, NotRunnable, PatchError, KERNEL_NAME};
 use crate::inputs::Inputs;
 use crate::isa::{decode, encode, Form, Inst, Op, Operand2, PT, RZ};
 use std::sync::OnceLock;
 
-/// One committed scaffold: its name (`<instruction>_<form>[_<pattern>]`), PTX and cubin.
+/// One committed scaffold: its name (`<instruction>_<form>[_<pattern>]`: `ab` Ra = Rb, `da`
+/// Rd = Ra, `abc` Ra = Rb = Rc; none: distinct registers), PTX and cubin.
 #[derive(Debug)]
 pub struct Scaffold {
     pub name: &'static str,
@@ -51,13 +53,21 @@ macro_rules! scaffold {
 pub const SCAFFOLDS: &[Scaffold] = &[
     scaffold!("hmul2_rrr"),
     scaffold!("hmul2_rrr_ab"),
+    scaffold!("hmul2_rrr_da"),
     scaffold!("hmul2_imm"),
+    scaffold!("hmul2_imm_da"),
     scaffold!("hadd2_rrr"),
     scaffold!("hadd2_rrr_ab"),
+    scaffold!("hadd2_rrr_da"),
     scaffold!("hadd2_imm"),
+    scaffold!("hadd2_imm_da"),
     scaffold!("hfma2_rrrr"),
+    scaffold!("hfma2_rrrr_da"),
+    scaffold!("hfma2_rrrr_abc"),
     scaffold!("hfma2_imm"),
+    scaffold!("hfma2_imm_da"),
     scaffold!("hfma2_imm_c"),
+    scaffold!("hfma2_imm_c_da"),
     scaffold!("hfma2_mma_rrrr"),
 ];
 
@@ -342,15 +352,17 @@ mod tests {
         assert_eq!((f.dst, f.a, f.b, f.ctrl), (l.inst.dst, l.inst.a, l.inst.b, l.inst.ctrl));
         assert!(runnable(w).is_err(), "the case's own registers are not the scaffold's");
         assert!(runnable(fitted).is_ok());
-        // Ra = Rb has its own scaffold
+        // Ra = Rb and Rd = Ra have their own scaffolds
         let (_, l) = fit(encode(&Inst::new(0, 1, Operand2::Reg(1))).unwrap()).unwrap();
         assert_eq!(l.scaffold.name, "hmul2_rrr_ab");
+        let (_, l) = fit(encode(&Inst::new(1, 1, Operand2::Reg(2))).unwrap()).unwrap();
+        assert_eq!(l.scaffold.name, "hmul2_rrr_da");
         // a guarded word runs unguarded, as the scaffold's own word is
         let guarded = Inst { pred: Pred { index: 2, negated: false }, ..Inst::new(0, 1, Operand2::Reg(2)) };
         let (w, _) = fit(encode(&guarded).unwrap()).unwrap();
         assert_eq!(decode(w).unwrap().pred, Pred::ALWAYS);
-        // a word whose registers coincide as no scaffold's do maps onto none
-        let da = Inst::new(1, 1, Operand2::Reg(2));
-        assert!(matches!(fit(encode(&da).unwrap()), Err(NotRunnable::NoScaffold(_))));
+        // a word whose registers coincide as no scaffold's do maps onto none (Rd = Rb)
+        let db = Inst::new(2, 1, Operand2::Reg(2));
+        assert!(matches!(fit(encode(&db).unwrap()), Err(NotRunnable::NoScaffold(_))));
     }
 }
