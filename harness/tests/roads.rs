@@ -180,3 +180,46 @@ fn the_scaffold_road_runs_what_its_scaffolds_hold_and_counts_the_rest() {
     }
     assert_eq!((s["totals"]["mismatches"].as_u64(), s["totals"]["faults"].as_u64()), (Some(0), Some(0)));
 }
+
+#[test]
+fn a_words_run_on_the_scaffold_road_says_and_records_the_word_that_ran() {
+    let d = tmp("words-scaffold");
+    let out = d.join("r");
+    let vec_dir = d.join("v");
+    // one word that runs on ptxas's registers, one form no scaffold holds
+    std::fs::write(d.join("w.txt"), "HMUL2 R0, R1, R2\nHMUL2 R0, R1, c[0x3] [0x10]\n").unwrap();
+    let o = harness(
+        "",
+        &[
+            "run",
+            "--seed",
+            "1",
+            "--road",
+            "scaffold",
+            "--words",
+            d.join("w.txt").to_str().unwrap(),
+            "--inputs",
+            "32",
+            "--out",
+            out.to_str().unwrap(),
+            "--vectors",
+            vec_dir.to_str().unwrap(),
+        ],
+    );
+    let t = text(&o);
+    let (ran_as, _) =
+        hmul2_harness::kernel::scaffold::fit(hmul2_harness::isa::encode(&hmul2_harness::isa::parse("HMUL2 R0, R1, R2").unwrap()).unwrap()).unwrap();
+    assert!(t.contains("w.txt:1: 0x") && t.contains(&format!("runs as {} on the scaffold road", format_hex(ran_as))), "{t}");
+    assert!(t.contains("w.txt:2:") && t.contains("not runnable on the scaffold road"), "{t}");
+    let s = summary(&out);
+    assert_eq!(
+        (s["totals"]["instructions"].as_u64(), s["totals"]["not_runnable"].as_u64(), s["totals"]["compared"].as_u64()),
+        (Some(2), Some(1), Some(32)),
+        "{t}"
+    );
+    // the vectors are of the word that ran, never of the one asked for
+    let files: Vec<_> = std::fs::read_dir(vec_dir.join("simulated")).unwrap().map(|e| e.unwrap().path()).collect();
+    let body = std::fs::read_to_string(&files[0]).unwrap();
+    assert_eq!(body.lines().count(), 32);
+    assert!(body.lines().all(|l| hmul2_harness::vectors::parse_line(l).unwrap().encoding == ran_as), "{body}");
+}
