@@ -662,7 +662,11 @@ fn check_regs(s: &Warp, at: usize, rc: u32, reads: &[u32], ureads: &[u32], write
     }
     for &x in reads.iter().filter(rz) {
         if s.wr_pending[x as usize] != 0 {
-            return Err(Fault::Hazard { pc: at, what: format!("{name} reads R{x} before waiting on scoreboard {}", s.wr_pending[x as usize] - 1) });
+            let on = match s.wr_pending[x as usize] {
+                UNSYNCED => "its variable-latency write, which set no scoreboard".to_string(),
+                b => format!("scoreboard {}", b - 1),
+            };
+            return Err(Fault::Hazard { pc: at, what: format!("{name} reads R{x} before waiting on {on}") });
         }
     }
     for &x in ureads.iter().filter(urz) {

@@ -365,4 +365,22 @@ mod tests {
         let db = Inst::new(2, 1, Operand2::Reg(2));
         assert!(matches!(fit(encode(&db).unwrap()), Err(NotRunnable::NoScaffold(_))));
     }
+
+    /// ptxas's prologue loads R1 (the stack pointer) with an `LDC` on no scoreboard; the
+    /// emulator runs that, and faults on code that then reads R1.
+    #[test]
+    fn the_unsynchronized_stack_pointer_is_never_read() {
+        use super::super::{elf, emu, helpers};
+        let l = scaffolds()[0].as_ref().unwrap();
+        let mut cubin = l.scaffold.cubin.to_vec();
+        let mov = helpers::encode(helpers::Op::Mov, &[l.inst.dst as u32, 1], helpers::Sched::safe(helpers::Op::Mov)).unwrap();
+        cubin[l.file_offset..l.file_offset + 16].copy_from_slice(&mov.to_le_bytes());
+        let p = emu::Program::load(&elf::image(&cubin).unwrap()).unwrap();
+        let mut mem = emu::Regions(vec![(1 << 40, vec![0; 512]), (2 << 40, vec![0; 512])]);
+        let launch = emu::Launch { grid: [1, 1, 1], block: [32, 1, 1], params: [1 << 40, 2 << 40] };
+        match emu::run(&p, &launch, &mut mem, &mut emu::reference_hook) {
+            Err(emu::Fault::Hazard { what, .. }) => assert!(what.contains("reads R1"), "{what}"),
+            r => panic!("reading R1 ran: {r:?}"),
+        }
+    }
 }
