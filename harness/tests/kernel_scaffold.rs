@@ -111,3 +111,79 @@ fn a_patched_scaffold_differs_from_ptxas_in_the_cases_bits_of_one_word() {
     }
     eprintln!("{patched} patched scaffolds checked");
 }
+
+/// Where `.nv.constant3`'s bytes start in a cubin.
+fn bank3_at(cubin: &[u8]) -> usize {
+    use object::{Object, ObjectSection};
+    let f = object::File::parse(cubin).unwrap();
+    f.section_by_name(".nv.constant3").unwrap().file_range().unwrap().0 as usize
+}
+
+#[test]
+fn a_constant_bank_case_rewrites_one_operand_and_writes_its_bank_word() {
+    use hmul2_harness::isa::{Form, Op};
+    let seed = seed(38);
+    let nvdisasm = find_tool("nvdisasm").expect("nvdisasm is required (bash ci/install-tools.sh)");
+    let dir = crate::common::tmp("scaffold-const");
+    let ctrl = {
+        let l = Op::Hmul2.layout();
+        l.stall.mask | l.yield_.mask | l.wr_bar.mask | l.rd_bar.mask | l.wait.mask | l.reuse.mask
+    };
+    let mut checked = 0;
+    for &op in hmul2_harness::reference::IMPLEMENTED {
+        for form in [Form::Const, Form::ConstC].into_iter().filter(|&f| op.has_form(f)) {
+            let drawn = hmul2_harness::kernel::runnable_words_of(seed, &[op], Some(form), 64).unwrap();
+            let mut n = 0;
+            for w in drawn {
+                let Ok((fitted, l)) = scaffold::fit(w) else { continue };
+                let i = decode(fitted).unwrap();
+                let (slot, offset) = match (i.b, i.c) {
+                    (Operand2::Const { offset, .. }, _) => (1, offset),
+                    (_, Some(Operand2::Const { offset, .. })) => (2, offset),
+                    _ => panic!("{}: the c[] operand is gone", format_hex(fitted)),
+                };
+                let value = 0x3c00_4000u32 ^ n;
+                let mut inputs = vec![hmul2_harness::inputs::Inputs::default(); 32];
+                inputs.iter_mut().for_each(|x| if slot == 1 { x.b = value } else { x.c = value });
+                let b = scaffold::build(&Case { word: fitted, inputs: inputs.clone() }).unwrap();
+                let cubin = &b.job.cubin;
+                let bank = bank3_at(l.scaffold.cubin) + offset as usize;
+                let differ: Vec<usize> = cubin.iter().zip(l.scaffold.cubin).enumerate().filter(|(_, (x, y))| x != y).map(|(k, _)| k).collect();
+                assert!(
+                    differ.iter().all(|&k| (l.file_offset..l.file_offset + 16).contains(&k) || (bank..bank + 4).contains(&k)),
+                    "{}: bytes {differ:?} differ outside the word and the bank word",
+                    l.scaffold.name
+                );
+                assert_eq!(u32::from_le_bytes(cubin[bank..bank + 4].try_into().unwrap()), value);
+                let got = u128::from_le_bytes(cubin[l.file_offset..l.file_offset + 16].try_into().unwrap());
+                assert_eq!(got, fitted);
+                assert_eq!((got ^ l.word) & ctrl, 0, "{}: control bits changed", l.scaffold.name);
+                // registers other than the rewritten operand are ptxas's
+                let s = &l.inst;
+                assert_eq!((i.dst, i.a, i.pred), (s.dst, s.a, s.pred));
+                if slot == 1 {
+                    assert_eq!(i.c, s.c);
+                } else {
+                    assert_eq!(i.b, s.b);
+                }
+                // what the threads read: the bank word for the c[] operand
+                let eff = b.effective_inputs(&Case { word: fitted, inputs }).unwrap();
+                assert!(eff.iter().all(|x| (if slot == 1 { x.b } else { x.c }) == value));
+                let path = dir.join(format!("{}-{n}.cubin", l.scaffold.name));
+                std::fs::write(&path, cubin).unwrap();
+                let o = std::process::Command::new(&nvdisasm).arg("-c").arg(&path).output().unwrap();
+                assert!(o.status.success(), "nvdisasm {}: {}", path.display(), String::from_utf8_lossy(&o.stderr));
+                let listing = String::from_utf8_lossy(&o.stdout);
+                let line = listing.lines().find(|x| x.contains(&format!("/*{:04x}*/", l.file_offset_in_text()))).unwrap_or_default();
+                assert!(line.contains(render(&i).trim_end_matches(" ;")), "{}: nvdisasm prints {line:?}, the decoder {:?}", l.scaffold.name, render(&i));
+                n += 1;
+                if n == 3 {
+                    break;
+                }
+            }
+            assert!(n >= 1, "{op} {form:?}: no drawn word fits a scaffold");
+            checked += n;
+        }
+    }
+    eprintln!("{checked} c[] cases checked");
+}

@@ -17,10 +17,16 @@
 //! each of its register sources and which output word holds its result are found by
 //! running the scaffold once on the emulator with marked inputs.
 //!
+//! `c[0x3][offset]` sources: ptxas 13.0 never wrote one for these instructions (it loads a
+//! `.const` word or a parameter with `LDC` into a register first), so a `c[]` case stands on
+//! its register form's scaffold, that register operand rewritten into the case's bank and
+//! offset, and the case's bank word written into ptxas's `.nv.constant3` (data, read by
+//! every thread).
+//!
 //! What maps onto no scaffold is "not runnable on this road" ([`runnable`]), never run as
-//! something else: forms ptxas was not made to emit from PTX here (`c[]`: ptxas 13.0 loads
-//! a `.const` word with `LDC` into a register first; `cx[]`: PTX has no bindless constant
-//! bank; `UR`: ptxas kept the values in general registers in every kernel tried), words
+//! something else: forms ptxas was not made to emit from PTX here (`cx[]`: PTX has no
+//! bindless constant bank; `UR`: ptxas kept the values in general registers in every kernel
+//! tried), words
 //! with a `.RELU` predicate operand other than PT (the scaffolds set no
 //! predicate; a guard predicate becomes the scaffold's PT, like its registers), and register
 //! patterns with no scaffold (which operands coincide, RZ).
@@ -101,12 +107,15 @@ impl Loaded {
 
 /// Which operands name the same register: dst, a, b, c as classes (first-seen numbering;
 /// RZ is its own class, `u8::MAX`; a non-register source is absent).
-fn pattern(i: &Inst) -> Vec<u8> {
+/// Source `drop` (1: b, 2: c) is left out: the operand a `c[]` case puts in the bank,
+/// whatever register the scaffold has there.
+fn pattern_without(i: &Inst, drop: Option<usize>) -> Vec<u8> {
     let reg = |o: Option<Operand2>| match o {
         Some(Operand2::Reg(r)) => Some(r),
         _ => None,
     };
-    let regs: Vec<u8> = [Some(i.dst), Some(i.a), reg(Some(i.b)), reg(i.c)].into_iter().flatten().collect();
+    let (b, c) = (if drop == Some(1) { None } else { Some(i.b) }, if drop == Some(2) { None } else { i.c });
+    let regs: Vec<u8> = [Some(i.dst), Some(i.a), reg(b), reg(c)].into_iter().flatten().collect();
     let mut seen: Vec<u8> = Vec::new();
     regs.iter()
         .map(|&r| {
@@ -210,9 +219,17 @@ pub fn fit(word: u128) -> Result<(u128, &'static Loaded), NotRunnable> {
         return Err(NotRunnable::NoScaffold("a .RELU predicate operand other than PT: the scaffolds set no predicate".into()));
     }
     let (_, form) = crate::isa::decode::form_of(word).map_err(|e| NotRunnable::Illegal(e.to_string()))?;
-    let want = pattern(&case);
+    // c[0x3][offset] stands on the register form's scaffold: the operand's register becomes
+    // the bank word (ptxas loads `.const` data with LDC into a register, never as an operand)
+    let (on_form, bank) = match (form, case.c.is_some()) {
+        (Form::Const, false) => (Form::Rrr, Some(1)),
+        (Form::Const, true) => (Form::Rrrr, Some(1)),
+        (Form::ConstC, _) => (Form::Rrrr, Some(2)),
+        (f, _) => (f, None),
+    };
+    let want = pattern_without(&case, bank);
     let mut candidates: Vec<&Loaded> =
-        scaffolds().iter().flatten().filter(|l| l.form == form && pattern(&l.inst) == want && same_sources(l.inst.op, case.op)).collect();
+        scaffolds().iter().flatten().filter(|l| l.form == on_form && pattern_without(&l.inst, bank) == want && same_sources(l.inst.op, case.op)).collect();
     candidates.sort_by_key(|l| l.inst.op != case.op);
     for l in candidates {
         let s = &l.inst;
@@ -227,7 +244,7 @@ pub fn fit(word: u128) -> Result<(u128, &'static Loaded), NotRunnable> {
         }
         i.pred = s.pred;
         i.ctrl = s.ctrl;
-        i.ignored = if s.op == case.op { s.ignored } else { 0 };
+        i.ignored = if s.op == case.op && bank.is_none() { s.ignored } else { 0 };
         if let Ok(w) = encode(&i) {
             return Ok((w, l));
         }
@@ -258,6 +275,8 @@ pub struct ScaffoldBuilt {
     /// The scaffold it was patched from (`kernels/scaffold/<name>.ptx`).
     pub name: &'static str,
     slots: [Option<usize>; 3],
+    /// A `c[0x3]` source (1: b, 2: c) and the bank word written for it.
+    konst: Option<(usize, u32)>,
     out_slot: usize,
     threads: usize,
 }
@@ -286,25 +305,59 @@ impl ScaffoldBuilt {
             .map(|x| {
                 let given = [x.a, x.b, x.c];
                 let of = |k: usize, own: u32| self.slots[k].map_or(own, |s| (0..3).find(|&j| self.slots[j] == Some(s)).map_or(own, |j| given[j]));
-                Inputs { a: of(0, x.a), b: of(1, x.b), c: of(2, x.c), d: 0, pred: 0 }
+                let mut v = Inputs { a: of(0, x.a), b: of(1, x.b), c: of(2, x.c), d: 0, pred: 0 };
+                match self.konst {
+                    Some((1, k)) => v.b = k,
+                    Some((_, k)) => v.c = k,
+                    None => {}
+                }
+                v
             })
             .collect())
     }
 }
 
+/// Where `.nv.constant3`'s bytes start in a cubin file.
+fn bank3_file_offset(cubin: &[u8]) -> Result<usize, PatchError> {
+    use object::{Object, ObjectSection};
+    let f = object::File::parse(cubin).map_err(|e| PatchError::Malformed(format!("ELF: {e}")))?;
+    let s = f.section_by_name(".nv.constant3").ok_or_else(|| PatchError::MissingSection(".nv.constant3".into()))?;
+    let (at, _) = s.file_range().ok_or_else(|| PatchError::Malformed(".nv.constant3 holds no file bytes".into()))?;
+    Ok(at as usize)
+}
+
 /// The patched scaffold of one case: ptxas's cubin with the instruction's word replaced by
-/// the case's (which must be its own [`fit`]); every other byte as ptxas wrote it.
+/// the case's (which must be its own [`fit`]); every other byte as ptxas wrote it, but for
+/// a `c[0x3][offset]` case the bank word at that offset (data: the case's first input's
+/// operand, read by every thread).
 pub fn build(case: &Case) -> Result<ScaffoldBuilt, PatchError> {
     let n = case.inputs.len();
     if n == 0 || n > super::MAX_THREADS {
         return Err(PatchError::InputCount { case: 0, got: n, expected: super::MAX_THREADS });
     }
     let l = runnable(case.word).map_err(|reason| PatchError::NotRunnable { case: 0, word: crate::isa::format_hex(case.word), reason })?;
+    let inst = decode(case.word).map_err(|e| PatchError::NotRunnable {
+        case: 0,
+        word: crate::isa::format_hex(case.word),
+        reason: NotRunnable::Illegal(e.to_string()),
+    })?;
     let mut cubin = l.scaffold.cubin.to_vec();
     cubin[l.file_offset..l.file_offset + 16].copy_from_slice(&case.word.to_le_bytes());
+    // a c[0x3][offset] source: its word, the case's first input's, in ptxas's bank 3 (data)
+    let mut slots = l.slots;
+    let mut konst = None;
+    for (k, o) in [(1, Some(inst.b)), (2, inst.c)] {
+        if let Some(Operand2::Const { offset, .. }) = o {
+            let v = if k == 1 { case.inputs[0].b } else { case.inputs[0].c };
+            let at = bank3_file_offset(l.scaffold.cubin)? + offset as usize;
+            cubin.get_mut(at..at + 4).ok_or_else(|| PatchError::Malformed(format!("c[0x3][{offset:#x}] is past the bank")))?.copy_from_slice(&v.to_le_bytes());
+            slots[k] = None;
+            konst = Some((k, v));
+        }
+    }
     let mut input = vec![0u8; n * RECORD_WORDS * 4];
     for (rec, x) in input.chunks_exact_mut(RECORD_WORDS * 4).zip(&case.inputs) {
-        for (slot, v) in l.slots.iter().zip([x.a, x.b, x.c]) {
+        for (slot, v) in slots.iter().zip([x.a, x.b, x.c]) {
             if let Some(k) = slot {
                 rec[4 * k..4 * k + 4].copy_from_slice(&v.to_le_bytes());
             }
@@ -321,7 +374,8 @@ pub fn build(case: &Case) -> Result<ScaffoldBuilt, PatchError> {
             output_bytes: n * RECORD_WORDS * 4,
         },
         name: l.scaffold.name,
-        slots: l.slots,
+        slots,
+        konst,
         out_slot: l.out_slot,
         threads: n,
     })
@@ -361,6 +415,15 @@ mod tests {
         let guarded = Inst { pred: Pred { index: 2, negated: false }, ..Inst::new(0, 1, Operand2::Reg(2)) };
         let (w, _) = fit(encode(&guarded).unwrap()).unwrap();
         assert_eq!(decode(w).unwrap().pred, Pred::ALWAYS);
+        // c[0x3] stands on the register form's scaffold, its b operand rewritten
+        let k = Inst::new(0, 1, Operand2::Const { bank: 3, offset: 0x40 });
+        let (w, l) = fit(encode(&k).unwrap()).unwrap();
+        assert_eq!(l.form, Form::Rrr);
+        assert_eq!(decode(w).unwrap().b, Operand2::Const { bank: 3, offset: 0x40 });
+        let x = Inputs { a: 0x3c00_3c00, b: 0x4000_4000, ..Default::default() };
+        let b = build(&Case { word: w, inputs: vec![x; 32] }).unwrap();
+        let at = bank3_file_offset(&b.job.cubin).unwrap() + 0x40;
+        assert_eq!(b.job.cubin[at..at + 4], 0x4000_4000u32.to_le_bytes());
         // a word whose registers coincide as no scaffold's do maps onto none (Rd = Rb)
         let db = Inst::new(2, 1, Operand2::Reg(2));
         assert!(matches!(fit(encode(&db).unwrap()), Err(NotRunnable::NoScaffold(_))));
