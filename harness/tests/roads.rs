@@ -185,7 +185,7 @@ fn a_words_run_on_the_scaffold_road_says_and_records_the_word_that_ran() {
     let out = d.join("r");
     let vec_dir = d.join("v");
     // one word that runs on ptxas's registers, one form no scaffold holds
-    std::fs::write(d.join("w.txt"), "HMUL2 R0, R1, R2\nHMUL2 R0, R1, c[0x3] [0x10]\n").unwrap();
+    std::fs::write(d.join("w.txt"), "HMUL2 R0, R1, R2\nHMUL2 R0, R1, UR4\n").unwrap();
     let o = harness(
         "",
         &[
