@@ -416,6 +416,19 @@ fn check_options(a: &RunArgs) -> Result<(), CliError> {
     if a.words.is_some() && a.mode != Mode::Random {
         return Err(CliError::input(format!("--words: runs the words given; --mode {} draws its own", a.mode.name())));
     }
+    if a.words.is_some() {
+        // options that choose what is drawn would be ignored: refused, not silently dropped
+        let drawing = [
+            ("--form", a.form.is_some()),
+            ("--instruction", a.instruction.is_some()),
+            ("--invalid-share", a.invalid_share != 0.0),
+            ("--illegal-share", a.illegal_share != 0.0),
+            ("--control", a.control != ControlBits::Drawn),
+        ];
+        if let Some((name, _)) = drawing.iter().find(|(_, given)| *given) {
+            return Err(CliError::input(format!("{name}: chooses what a run draws; --words runs the words given, as given")));
+        }
+    }
     if a.mode == Mode::Exhaustive && a.road != crate::kernel::road::Road::Batch {
         return Err(CliError::input(format!("--road {}: exhaustive mode runs the digest kernel, the batch road's; use --road batch", a.road)));
     }

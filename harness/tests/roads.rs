@@ -120,6 +120,14 @@ fn a_words_file_with_a_bad_line_is_one_error_naming_the_line() {
         .output()
         .unwrap();
     assert!(o.status.code() == Some(2) && text(&o).contains("--words: runs the words given"), "{}", text(&o));
+    std::fs::write(d.join("words.txt"), "HMUL2 R0, R1, R2\n").unwrap();
+    for (flag, value) in [("--form", "rrr"), ("--instruction", "HADD2"), ("--control", "fixed")] {
+        let o = std::process::Command::new(BIN)
+            .args(["run", "--words", d.join("words.txt").to_str().unwrap(), flag, value, "--out", out.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(o.status.code() == Some(2) && text(&o).contains(&format!("{flag}: chooses what a run draws")), "{}", text(&o));
+    }
 }
 
 #[test]
