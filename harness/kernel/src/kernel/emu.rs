@@ -283,6 +283,15 @@ impl Program {
     pub fn len(&self) -> usize {
         self.code.len()
     }
+    /// Words of `.text` that are no helper: the cases under test (one per case of a batch
+    /// kernel, one in a digest kernel), illegal words included.
+    pub fn cases(&self) -> usize {
+        self.code.iter().filter(|d| !matches!(d.insn, Insn::Helper(..))).count()
+    }
+    /// Whether some word of `.text` is the helper `op`.
+    pub fn uses(&self, op: Op) -> bool {
+        self.code.iter().any(|d| matches!(d.insn, Insn::Helper(o, _) if o == op))
+    }
     pub fn is_empty(&self) -> bool {
         self.code.is_empty()
     }
