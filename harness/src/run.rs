@@ -203,6 +203,11 @@ pub struct RunArgs {
     /// Executions spent minimizing each mismatch (0: off).
     #[arg(long, default_value_t = 64)]
     pub minimize_budget: usize,
+    /// End the run at its first failed launch (a fault, a hang past --timeout, a dead
+    /// worker) instead of bisecting the batch: a device session leaves a road that fails at
+    /// once for the next one. Results of the batches before it are kept.
+    #[arg(long)]
+    pub stop_on_launch_failure: bool,
     /// Exit 2 when no usable GPU is found (for jobs that were promised one).
     #[arg(long)]
     pub require_gpu: bool,
@@ -885,7 +890,13 @@ fn execute(a: &RunArgs, p: &Plan, backend: &dyn Backend, ordinals: &[i32], out: 
     let mut vec_writer = vector_out::VectorWriter::new(&origin);
     let mut vec_buf = Vec::new();
     let exe = std::env::current_exe().map_err(|e| CliError::input(format!("cannot find this program for its workers: {e}")))?;
-    let opts = EngineOptions { inputs: a.inputs, seed: p.seed, minimize_budget: a.minimize_budget, keep_vectors: keep_vectors(a) };
+    let opts = EngineOptions {
+        inputs: a.inputs,
+        seed: p.seed,
+        minimize_budget: a.minimize_budget,
+        keep_vectors: keep_vectors(a),
+        stop_on_launch_failure: a.stop_on_launch_failure,
+    };
     let nv = crate::nvdisasm::Nvdisasm::find().ok();
     let describe = move |w: u128| -> Option<String> {
         let nv = nv.as_ref()?;
