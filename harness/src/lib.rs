@@ -11,6 +11,7 @@
 pub mod build_kernel;
 pub mod commands;
 pub mod explain;
+pub mod ladder;
 pub mod probe;
 pub mod report;
 pub mod run;
