@@ -44,7 +44,7 @@ fn batches() -> Vec<Vec<(u64, u128)>> {
 /// What an agreeing GPU would write for `items`: built the way `run_batch` builds it, each
 /// output word the reference's value for the inputs the kernel really reads.
 fn agreeing_output(items: &[(u64, u128)]) -> Vec<u8> {
-    let b = RealBackend;
+    let b = RealBackend::default();
     let o = opts();
     let cases: Vec<Case> = items
         .iter()
@@ -55,7 +55,7 @@ fn agreeing_output(items: &[(u64, u128)]) -> Vec<u8> {
         .collect();
     let p = b.build(&cases).expect("build");
     let used = b.effective_inputs(&p, &cases).expect("effective inputs of a built batch");
-    let mut out = Vec::with_capacity(p.job.output_bytes);
+    let mut out = Vec::with_capacity(p.jobs[0].output_bytes);
     for (c, ins) in cases.iter().zip(used) {
         let inst = decode(c.word).expect("decodes");
         let mut r = vec![0u32; ins.len()];
@@ -66,7 +66,7 @@ fn agreeing_output(items: &[(u64, u128)]) -> Vec<u8> {
         }
         out.extend(r.iter().flat_map(|v| v.to_le_bytes()));
     }
-    assert_eq!(out.len(), p.job.output_bytes, "the output layout is case after case, 4 bytes per input");
+    assert_eq!(out.len(), p.jobs[0].output_bytes, "the output layout is case after case, 4 bytes per input");
     out
 }
 
@@ -82,7 +82,7 @@ impl Executor for Replay {
 /// One batch as `run` handles it: run_batch, then the journal record and vector lines.
 fn host_batch(items: &[(u64, u128)], out: &[u8], sink: &mut Vec<u8>) -> u64 {
     let mut exec = Replay(out.to_vec());
-    let r = run_batch(&RealBackend, &mut exec, items, &opts(), &|_| None).expect("no setup error");
+    let r = run_batch(&RealBackend::default(), &mut exec, items, &opts(), &|_| None).expect("no setup error");
     let compared: u64 = r.record.items.iter().map(|i| i.totals.compared).sum();
     assert_eq!(r.record.items.iter().map(|i| i.totals.mismatches).sum::<u64>(), 0, "the agreeing output agrees");
     sink.clear();
@@ -141,7 +141,7 @@ fn ratio_report(bs: &[Vec<(u64, u128)>], outs: &[Vec<u8>]) {
 /// then, where the fused sweep applies, all 2^32 timed as a run sweeps them (best of 3).
 fn exhaustive_report() {
     use hmul2_harness::run::exhaustive::{reference_digests, DigestRequest};
-    let b = RealBackend;
+    let b = RealBackend::default();
     let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     for (name, text, c) in [
         ("HMUL2 FP16", "HMUL2 R0, R1, R2", 0),

@@ -34,7 +34,7 @@ enum Cmd {
     /// Report the CUDA driver and SM90 devices found (exit 0 even without a GPU).
     GpuInfo(commands::GpuInfoArgs),
     /// Run encodings on SM90 hardware and compare bit for bit with the reference.
-    Run(hmul2_harness::run::RunArgs),
+    Run(Box<hmul2_harness::run::RunArgs>),
     /// The device session's ladder: one change a rung from the shape that ran on the GPU (plan), and the road it chooses (verdict).
     Ladder(hmul2_harness::ladder::LadderArgs),
     /// Join shard report folders into one summary.json + junit.xml.
@@ -103,7 +103,7 @@ fn main() -> ExitCode {
         Cmd::Explain(a) => hmul2_harness::explain::run(a),
         Cmd::Report(a) => hmul2_harness::report::run(a),
         Cmd::GpuInfo(a) => commands::gpu_info(a),
-        Cmd::Run(a) => hmul2_harness::run::run(a),
+        Cmd::Run(a) => hmul2_harness::run::run(*a),
         Cmd::Ladder(a) => hmul2_harness::ladder::ladder(a),
         Cmd::Merge(a) => hmul2_harness::run::merge(a),
         Cmd::Worker(a) => commands::worker(a),

@@ -154,6 +154,17 @@ pub struct RunArgs {
     /// Exhaustive mode: the one instruction to run on every input pair.
     #[arg(long)]
     pub encoding: Option<String>,
+    /// How the cases reach the GPU: `batch` (many cases a patched kernel), `single` (one
+    /// case a module, 32 threads a launch: the shape that ran on the H200) or `scaffold` (a
+    /// kernel ptxas compiled around the instruction, one word rewritten). docs/runner.md,
+    /// "Roads onto the GPU".
+    #[arg(long, default_value = "batch", value_parser = crate::kernel::road::Road::parse)]
+    pub road: crate::kernel::road::Road,
+    /// Run exactly the words in FILE (one per line: 0x + 32 hex digits, or SASS text as
+    /// nvdisasm prints it; blank lines and `#` comments ignored), nothing drawn: no
+    /// --count, --control or placing; a word not runnable on the road is counted and said.
+    #[arg(long, value_name = "FILE", value_parser = crate::cli::path_arg)]
+    pub words: Option<PathBuf>,
     /// Exhaustive mode, three-source words (HFMA2, HFMA2.MMA): operand 3's value, fixed
     /// while every (a, b) pair is swept: 0x + 8 hex digits (high half first), e.g.
     /// 0x3c00bc00. Needed for such a word; one run a value.
@@ -306,6 +317,9 @@ const UNDOCUMENTED_SALT: u64 = 0x0dd0_c0de_5a17_0001;
 /// The items of a run (index, word); random items outside the shard are not generated
 /// (the caller still filters every mode by shard).
 pub fn all_items(a: &RunArgs, seed: u64) -> Result<Vec<(u64, u128)>, CliError> {
+    if let Some(f) = &a.words {
+        return Ok(read_words(f)?.into_iter().enumerate().map(|(i, (_, w))| (i as u64, w)).collect());
+    }
     Ok(match a.mode {
         Mode::Random => {
             let o = crate::gen::GenOptions {
@@ -332,6 +346,44 @@ pub fn all_items(a: &RunArgs, seed: u64) -> Result<Vec<(u64, u128)>, CliError> {
         }
         Mode::Exhaustive => Vec::new(),
     })
+}
+
+/// `--words FILE`: its words with their line numbers. A line is `0x` + 32 hex digits or
+/// an instruction's text (the parser's: control bits other than reuse are the default);
+/// what follows a `#` is a comment. A bad line is an error naming FILE:LINE.
+pub fn read_words(path: &Path) -> Result<Vec<(usize, u128)>, CliError> {
+    let text = std::fs::read_to_string(path).map_err(|e| CliError::input(format!("--words {}: {e}", path.display())))?;
+    let mut words = Vec::new();
+    for (k, line) in text.lines().enumerate() {
+        let l = line.split('#').next().unwrap_or("").trim();
+        if l.is_empty() {
+            continue;
+        }
+        let at = || format!("--words {}:{}", path.display(), k + 1);
+        let w = if l.starts_with("0x") || l.starts_with("0X") {
+            parse_hex(l).map_err(|e| CliError::input(format!("{}: {l:?}: {e}", at())))?
+        } else {
+            let inst = crate::isa::parse(l).map_err(|e| CliError::input(format!("{}: {e}", at())))?;
+            crate::isa::encode(&inst).map_err(|e| CliError::input(format!("{}: {l:?}: {e}", at())))?
+        };
+        words.push((k + 1, w));
+    }
+    if words.is_empty() {
+        return Err(CliError::input(format!("--words {}: no word in it; a run of nothing checks nothing", path.display())));
+    }
+    Ok(words)
+}
+
+/// A short digest of a word list (FNV-1a over the words' bytes): the journal's identity
+/// of a `--words` run, so that a resume with another file is refused.
+fn words_digest(words: &[(u64, u128)]) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for (_, w) in words {
+        for b in w.to_le_bytes() {
+            h = (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    format!("{h:016x}")
 }
 
 /// Register files one launch may carry (16 bytes each in its input): far below the worker
@@ -363,6 +415,18 @@ fn check_options(a: &RunArgs) -> Result<(), CliError> {
         if !crate::reference::IMPLEMENTED.contains(&op) {
             return Err(CliError::input(format!("--instruction {op}: the reference has no arithmetic for it yet, so nothing could be checked")));
         }
+    }
+    if a.words.is_some() && a.mode != Mode::Random {
+        return Err(CliError::input(format!("--words: runs the words given; --mode {} draws its own", a.mode.name())));
+    }
+    if a.mode == Mode::Exhaustive && a.road != crate::kernel::road::Road::Batch {
+        return Err(CliError::input(format!("--road {}: exhaustive mode runs the digest kernel, the batch road's; use --road batch", a.road)));
+    }
+    if a.road != crate::kernel::road::Road::Batch && std::env::var_os(FAKE_ENV).is_some() {
+        return Err(CliError::input(format!(
+            "--road {}: the simulated executor ({FAKE_ENV}) runs no kernel, so no road but batch means anything there; use the emulated driver (harness/fake-cuda)",
+            a.road
+        )));
     }
     if a.mode == Mode::Exhaustive {
         let enc = a.encoding.as_deref().ok_or_else(|| CliError::input("--mode exhaustive needs --encoding HEX"))?;
@@ -412,7 +476,7 @@ fn check_options(a: &RunArgs) -> Result<(), CliError> {
 }
 
 /// The journal's header: everything that decides which items exist and what they hold.
-fn config_json(a: &RunArgs, seed: u64) -> serde_json::Value {
+fn config_json(a: &RunArgs, seed: u64, items: &[(u64, u128)]) -> serde_json::Value {
     let mut c = serde_json::json!({
         "seed": seed, "mode": a.mode.name(), "form": a.form.map(|f| f.cli_name()),
         "instruction": run_ops(a).iter().map(|o| o.mnemonic()).collect::<Vec<_>>(), "count": a.count,
@@ -423,6 +487,12 @@ fn config_json(a: &RunArgs, seed: u64) -> serde_json::Value {
     // only when asked for, so that the journals of runs before the option resume as before
     if a.control != ControlBits::Drawn {
         c["control"] = a.control.name().into();
+    }
+    if a.road != crate::kernel::road::Road::Batch {
+        c["road"] = a.road.name().into();
+    }
+    if let Some(f) = &a.words {
+        c["words"] = serde_json::json!({"file": f.display().to_string(), "count": items.len(), "fnv64": words_digest(items)});
     }
     c
 }
@@ -714,7 +784,17 @@ fn plan(a: &RunArgs) -> Result<Plan, CliError> {
             crate::kernel::MAX_THREADS
         )));
     }
-    let items: Vec<(u64, u128)> = all_items(a, seed)?.into_iter().filter(|(i, _)| a.shard.owns(*i)).collect();
+    let all = all_items(a, seed)?;
+    if let Some(f) = &a.words {
+        // said before anything runs: a word the road cannot run is counted, never run as another
+        let lines = read_words(f)?;
+        for (line, w) in lines.iter().filter(|(_, w)| a.road.runnable(*w).is_err()) {
+            let why = a.road.runnable(*w).err().map(|e| e.to_string()).unwrap_or_default();
+            crate::outln!("--words {}:{line}: {} not runnable on the {} road: {why}", f.display(), format_hex(*w), a.road)?;
+        }
+    }
+    let config = config_json(a, seed, &all);
+    let items: Vec<(u64, u128)> = all.into_iter().filter(|(i, _)| a.shard.owns(*i)).collect();
     let (words, planned) = if a.mode == Mode::Exhaustive {
         let word = a.encoding.as_deref().and_then(|e| parse_hex(e).ok());
         (word.into_iter().collect::<Vec<_>>(), exhaustive_groups(a).filter(|g| a.shard.owns_group(*g)).count() as u64)
@@ -739,7 +819,8 @@ fn plan(a: &RunArgs) -> Result<Plan, CliError> {
         shard: a.shard.to_string(),
         status: report::RunStatus::Complete,
         planned: Some(planned),
-        mode: a.mode.name().to_string(),
+        mode: if a.words.is_some() { "words".to_string() } else { a.mode.name().to_string() },
+        road: Some(a.road.name().to_string()),
         started: utc_now(),
         finished: String::new(),
         hardware: Hardware::default(),
@@ -750,7 +831,7 @@ fn plan(a: &RunArgs) -> Result<Plan, CliError> {
         software_checks: SoftwareChecks { verify: None, oracle: None },
         coverage,
         timing: None,
-        config: Some(config_json(a, seed)),
+        config: Some(config),
     };
     Ok(Plan { seed, items, words, hw, base })
 }
@@ -826,7 +907,8 @@ fn open_outputs(a: &RunArgs, p: &Plan) -> Result<Outputs, CliError> {
         None => None,
     };
     let jpath = a.out.join("journal.jsonl");
-    let (journal, done) = Journal::open(&jpath, &config_json(a, p.seed), a.resume).map_err(|e| CliError::input(e.to_string()))?;
+    let (journal, done) =
+        Journal::open(&jpath, p.base.config.as_ref().unwrap_or(&serde_json::Value::Null), a.resume).map_err(|e| CliError::input(e.to_string()))?;
     // a journaled item this run does not own is another run's journal, not work done
     let owned: BTreeSet<u64> =
         if a.mode == Mode::Exhaustive { exhaustive_groups(a).filter(|g| a.shard.owns_group(*g)).collect() } else { p.items.iter().map(|x| x.0).collect() };
@@ -1097,7 +1179,7 @@ pub fn run(a: RunArgs) -> CliResult {
             p.base.hardware.simulated = true;
             (Box::new(pipeline::FakeBackend), worker_ordinals(&a, &p.hw))
         }
-        Hw::Real { det, devices } => match pipeline::hardware_backend() {
+        Hw::Real { det, devices } => match pipeline::hardware_backend(a.road) {
             Ok(b) => {
                 p.base.hardware.gpu = det.devices.iter().find(|d| devices.contains(&d.ordinal)).map(|d| d.name.clone());
                 p.base.hardware.driver = det.driver.clone();
@@ -1127,7 +1209,7 @@ pub fn run(a: RunArgs) -> CliResult {
 }
 
 /// One warp of a plain `HMUL2 R0, R1, R2` on exactly representable products (FP16 1.0 × 3.0
-/// and 2.0 × 1.5); its results must be the reference's. Err: why the harness, not an
+/// and 2.0 × 1.5), on the run's road; its results must be the reference's. Err: why the harness, not an
 /// instruction under test, is at fault.
 pub fn preflight(backend: &dyn Backend, exec: &mut dyn Executor) -> Result<String, String> {
     let inst = crate::isa::Inst::new(0, 1, crate::isa::Operand2::Reg(2));
@@ -1149,7 +1231,7 @@ pub fn preflight(backend: &dyn Backend, exec: &mut dyn Executor) -> Result<Strin
                     bad.first().map(String::as_str).unwrap_or("none")
                 ));
             }
-            Ok(format!("{text} gave the reference's {want:#010x} in all {} threads", engine::MIN_THREADS))
+            Ok(format!("{text} gave the reference's {want:#010x} in all {} threads, on the {} road", engine::MIN_THREADS, backend.road()))
         }
     }
 }

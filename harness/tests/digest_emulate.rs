@@ -294,7 +294,7 @@ fn digest_word(n: usize, w: u128, n_two: usize, list: bool) -> (bool, bool, Opti
         }
         // the runner's reference digests: effective inputs, eval_batch
         let inst = decode(w).unwrap();
-        let backend = RealBackend;
+        let backend = RealBackend::default();
         let expect = |xs: &[Inputs], out: &mut [u32]| {
             let eff = backend.digest_inputs(w, xs)?;
             backend.expect_batch(&inst, &eff, out)
@@ -337,7 +337,7 @@ fn digest_jobs_refuse_what_they_cannot_sweep() {
             Err(e @ DigestError::Form { .. }) => {
                 let m = e.to_string();
                 assert!(m.contains("cannot be swept") && !m.contains('\n'), "{m}");
-                assert!(RealBackend.digest_job(&req).unwrap_err().contains("cannot be swept"));
+                assert!(RealBackend::default().digest_job(&req).unwrap_err().contains("cannot be swept"));
             }
             other => panic!("{form:?}: {:?}", other.map(|b| b.program.len())),
         }

@@ -21,7 +21,7 @@ use std::sync::OnceLock;
 
 /// The folder holding the fake `libcuda.so`, built once per test process (release code,
 /// rebuilt incrementally: the workspace's `fake` profile).
-fn fake_lib() -> &'static Path {
+pub(crate) fn fake_lib() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
         let target = root().join("target").join("fake-cuda");
@@ -40,7 +40,7 @@ fn fake_lib() -> &'static Path {
 }
 
 /// The harness with the fake driver configured by `config` (HMUL2_FAKE_CUDA).
-fn harness(config: &str, args: &[&str]) -> Output {
+pub(crate) fn harness(config: &str, args: &[&str]) -> Output {
     Command::new(BIN)
         .current_dir(root())
         .args(args)

@@ -25,6 +25,7 @@ mod readme_usage;
 mod reference_add_exhaustive;
 mod reference_exhaustive;
 mod report_browser;
+mod roads;
 mod run_cli;
 mod tool_lookup;
 mod vectors_cli;

@@ -42,6 +42,8 @@ pub mod digest;
 pub mod elf;
 pub mod emu;
 pub mod helpers;
+pub mod road;
+pub mod scaffold;
 
 use crate::inputs::Inputs;
 use crate::isa::{decode, format_hex, render, Form, Operand2, RZ, URZ};
@@ -106,6 +108,8 @@ pub enum NotRunnable {
     ConstBank { bank: u8, offset: i32 },
     #[error("cx[UR{ureg}][{offset:#x}]: the bindless handle would be UR{ureg}:UR{}, an odd or URZ-including pair the harness cannot set (only even URn, n <= 60)", ureg + 1)]
     BindlessHandlePair { ureg: u8, offset: u32 },
+    #[error("not runnable on the scaffold road: {0}")]
+    NoScaffold(String),
 }
 
 /// Whether `word` can run in the kernel: legal, its arithmetic implemented, and its

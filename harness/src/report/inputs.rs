@@ -209,6 +209,7 @@ mod tests {
             status: RunStatus::Stopped,
             planned: Some(2),
             mode: "random".into(),
+            road: Some("batch".into()),
             started: "2026-12-04T00:00:00Z".into(),
             finished: "2026-12-04T00:00:01Z".into(),
             hardware: Hardware {

@@ -70,22 +70,27 @@ pub fn attempt(backend: &dyn Backend, exec: &mut dyn Executor, cases: &[Case]) -
         Ok(p) => p,
         Err(e) => return Ok(Err(format!("patcher could not build the kernel: {e}"))),
     };
-    match exec.execute(&prepared.job) {
-        Ok(out) => Ok(match backend.results(&prepared, &out) {
-            Ok(r) if r.len() == cases.len() && r.iter().zip(cases).all(|(v, c)| v.len() == c.inputs.len()) => {
-                // the patcher may normalise inputs (shared constants, coinciding registers):
-                // judge each result by what the kernel really read
-                match backend.effective_inputs(&prepared, cases) {
-                    Ok(used) => Ok(used.into_iter().zip(r).map(|(ins, res)| ins.into_iter().zip(res).collect()).collect()),
-                    Err(e) => Err(format!("inputs the kernel read: {e}")),
-                }
-            }
-            Ok(r) => Err(format!("output holds {} cases, want {}", r.len(), cases.len())),
-            Err(e) => Err(format!("output unreadable: {e}")),
-        }),
-        Err(e) if e.blames_instructions() => Ok(Err(e.to_string())),
-        Err(e) => Err(e),
+    // every launch of the build, in order; a failure blamed on the instructions fails them all
+    let mut outs = Vec::with_capacity(prepared.jobs.len());
+    for job in &prepared.jobs {
+        match exec.execute(job) {
+            Ok(out) => outs.push(out),
+            Err(e) if e.blames_instructions() => return Ok(Err(e.to_string())),
+            Err(e) => return Err(e),
+        }
     }
+    Ok(match backend.results(&prepared, &outs) {
+        Ok(r) if r.len() == cases.len() && r.iter().zip(cases).all(|(v, c)| v.len() == c.inputs.len()) => {
+            // the patcher may normalise inputs (shared constants, coinciding registers):
+            // judge each result by what the kernel really read
+            match backend.effective_inputs(&prepared, cases) {
+                Ok(used) => Ok(used.into_iter().zip(r).map(|(ins, res)| ins.into_iter().zip(res).collect()).collect()),
+                Err(e) => Err(format!("inputs the kernel read: {e}")),
+            }
+        }
+        Ok(r) => Err(format!("output holds {} cases, want {}", r.len(), cases.len())),
+        Err(e) => Err(format!("output unreadable: {e}")),
+    })
 }
 
 /// Run `cases`, splitting on blamed failures until single instructions are left. Each slot
@@ -150,8 +155,12 @@ fn const_offset(inst: &Inst) -> Option<i32> {
 
 /// Cases (by position) grouped into launches so that no two of a launch read the same
 /// constant-bank word; each case goes to the first group it fits, so a batch without such
-/// clashes is one launch, in order.
-fn launch_groups(offsets: impl Iterator<Item = Option<i32>>) -> Vec<Vec<usize>> {
+/// clashes is one launch, in order. At most `most` cases a group (the road's
+/// `cases_per_build`).
+fn launch_groups(offsets: impl Iterator<Item = Option<i32>>, most: Option<usize>) -> Vec<Vec<usize>> {
+    if let Some(n) = most {
+        return offsets.enumerate().map(|(i, _)| i).collect::<Vec<_>>().chunks(n.max(1)).map(<[usize]>::to_vec).collect();
+    }
     let mut groups: Vec<(Vec<usize>, std::collections::BTreeSet<i32>)> = Vec::new();
     for (i, off) in offsets.enumerate() {
         let fits = |g: &(Vec<usize>, std::collections::BTreeSet<i32>)| off.is_none_or(|o| !g.1.contains(&(o / 4)));
@@ -206,7 +215,7 @@ pub fn run_batch(
     // one launch per group of cases that read distinct words of constant bank 3: the bank
     // holds one value per offset, so a case's c[] operand is its own input, whatever else
     // the batch holds (and a shard's results equal the unsharded run's)
-    let groups = launch_groups(run.iter().map(|(_, inst)| inst.as_ref().and_then(const_offset)));
+    let groups = launch_groups(run.iter().map(|(_, inst)| inst.as_ref().and_then(const_offset)), backend.cases_per_build());
     let mut slots: Vec<Option<CaseResult>> = vec![None; cases.len()];
     for g in groups {
         let part: Vec<Case> = g.iter().map(|&i| cases[i].clone()).collect();
@@ -389,10 +398,11 @@ mod tests {
 
     #[test]
     fn cases_reading_one_bank_word_never_share_a_launch() {
-        let g = launch_groups([None, Some(8), Some(8), None, Some(9), Some(12), Some(8)].into_iter());
+        let g = launch_groups([None, Some(8), Some(8), None, Some(9), Some(12), Some(8)].into_iter(), None);
         // 8 and 9 are the same 32-bit word of the bank; 12 is the next
         assert_eq!(g, vec![vec![0, 1, 3, 5], vec![2], vec![4], vec![6]]);
-        assert_eq!(launch_groups([None, Some(0), Some(4)].into_iter()), vec![vec![0, 1, 2]], "no clash: one launch");
+        assert_eq!(launch_groups([None, Some(0), Some(4)].into_iter(), None), vec![vec![0, 1, 2]], "no clash: one launch");
+        assert_eq!(launch_groups([None, Some(0), Some(0)].into_iter(), Some(1)), vec![vec![0], vec![1], vec![2]], "one case a build");
     }
 
     /// A worker killed mid-batch (its first launch dies, the retries run clean): the batch's
@@ -461,7 +471,7 @@ mod tests {
             fn build(&self, cases: &[Case]) -> Result<crate::run::pipeline::Prepared, String> {
                 FakeBackend.build(cases)
             }
-            fn results(&self, p: &crate::run::pipeline::Prepared, out: &[u8]) -> Result<Vec<Vec<u32>>, String> {
+            fn results(&self, p: &crate::run::pipeline::Prepared, out: &[Vec<u8>]) -> Result<Vec<Vec<u32>>, String> {
                 FakeBackend.results(p, out)
             }
             fn expect(&self, inst: &Inst, x: &Inputs) -> Result<u32, String> {

@@ -13,21 +13,32 @@ use std::path::Path;
 /// One instruction and the register files to run it with: the patcher's own case.
 pub use crate::kernel::Case;
 
-/// A built job plus whatever the builder needs to read its output back
-/// (for the patcher: its `Built`, whose `results` decodes the output buffer).
+/// Built jobs, run in order, plus whatever the builder needs to read their outputs back
+/// (for the patcher: its `RoadBuilt`, whose `results` decodes the output buffers).
 pub struct Prepared {
-    pub job: LaunchJob,
+    pub jobs: Vec<LaunchJob>,
     pub state: Box<dyn Any + Send>,
 }
 
 /// What the runner needs from the patcher and the reference.
 pub trait Backend: Sync {
-    /// `kernel::runnable(word)`: whether the patcher can place this word in a kernel.
+    /// `Road::runnable(word)`: whether the patcher can place this word in a kernel of the
+    /// backend's road.
     fn runnable(&self, word: u128) -> Result<(), String>;
-    /// `kernel::build(cases)`.
+    /// `Road::build(cases)`: the launches that run them.
     fn build(&self, cases: &[Case]) -> Result<Prepared, String>;
-    /// `Built::results(output)`: `[case][input]` = the destination register after.
-    fn results(&self, prepared: &Prepared, output: &[u8]) -> Result<Vec<Vec<u32>>, String>;
+    /// `RoadBuilt::results(outputs)` (one output per job, in order): `[case][input]` = the
+    /// destination register after.
+    fn results(&self, prepared: &Prepared, outputs: &[Vec<u8>]) -> Result<Vec<Vec<u32>>, String>;
+    /// The most cases one [`Backend::build`] should be given (`Road::cases_per_build`):
+    /// `None` any number.
+    fn cases_per_build(&self) -> Option<usize> {
+        None
+    }
+    /// The road its kernels take to the GPU.
+    fn road(&self) -> crate::kernel::road::Road {
+        crate::kernel::road::Road::Batch
+    }
     /// The inputs each case's kernel really reads (`kernel::Built::effective_inputs`), which
     /// the patcher may have normalised; by default the cases' own.
     fn effective_inputs(&self, _prepared: &Prepared, cases: &[Case]) -> Result<Vec<Vec<Inputs>>, String> {
@@ -66,73 +77,41 @@ pub trait Backend: Sync {
     }
 }
 
-/// The real backend: the patcher builds the kernels, the reference judges the results.
-///
-/// A kernel case runs at most [`crate::kernel::MAX_THREADS`] inputs (one block). A case
-/// with more (exhaustive mode fetches a chunk of 2^20 inputs for one instruction) is run as
-/// that many-input slices of the same word, one kernel case each, in one launch; results
-/// and effective inputs are joined back in order.
-pub struct RealBackend;
-
-/// A built batch and, per runner case, how many kernel cases it became.
-struct RealState {
-    built: crate::kernel::Built,
-    parts: Vec<usize>,
+/// The real backend: the patcher builds the kernels on its road, the reference judges the
+/// results. How a road runs cases of many inputs (exhaustive mode fetches a chunk of 2^20
+/// inputs for one instruction) is the road's (`kernel::road`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RealBackend {
+    pub road: crate::kernel::road::Road,
 }
 
-/// The kernel cases of `cases`: each split into slices of `MAX_THREADS` inputs when any
-/// case has more than that (then every case's count must be a multiple of it, since one
-/// launch runs the same number of inputs per kernel case); the count per runner case.
-fn kernel_cases(cases: &[Case]) -> Result<(std::borrow::Cow<'_, [Case]>, Vec<usize>), String> {
-    let max = crate::kernel::MAX_THREADS;
-    if cases.iter().all(|c| c.inputs.len() <= max) {
-        return Ok((std::borrow::Cow::Borrowed(cases), vec![1; cases.len()]));
+impl RealBackend {
+    fn built<'a>(&self, p: &'a Prepared) -> Result<&'a crate::kernel::road::RoadBuilt, String> {
+        p.state.downcast_ref::<crate::kernel::road::RoadBuilt>().ok_or_else(|| "prepared state is not the real backend's".to_string())
     }
-    let mut kc = Vec::new();
-    let mut parts = Vec::with_capacity(cases.len());
-    for (i, c) in cases.iter().enumerate() {
-        if c.inputs.is_empty() || c.inputs.len() % max != 0 {
-            return Err(format!(
-                "case {i} has {} inputs: a batch with a case of more than {max} inputs needs a multiple of {max} in every case",
-                c.inputs.len()
-            ));
-        }
-        kc.extend(c.inputs.chunks(max).map(|s| Case { word: c.word, inputs: s.to_vec() }));
-        parts.push(c.inputs.len() / max);
-    }
-    Ok((std::borrow::Cow::Owned(kc), parts))
-}
-
-/// `per_kernel_case` joined back into one vector per runner case.
-fn join<T>(per_kernel_case: Vec<Vec<T>>, parts: &[usize]) -> Vec<Vec<T>> {
-    let mut it = per_kernel_case.into_iter();
-    parts.iter().map(|&n| it.by_ref().take(n).flatten().collect()).collect()
 }
 
 impl Backend for RealBackend {
     fn runnable(&self, w: u128) -> Result<(), String> {
-        crate::kernel::runnable(w).map_err(|e| e.to_string())
+        self.road.runnable(w).map_err(|e| e.to_string())
     }
     fn build(&self, cases: &[Case]) -> Result<Prepared, String> {
-        let (kc, parts) = kernel_cases(cases)?;
-        let mut built = crate::kernel::build(&kc).map_err(|e| e.to_string())?;
-        // the job's buffers move to the launch; what reads the output back keeps the rest
-        let job = LaunchJob {
-            cubin: std::mem::take(&mut built.job.cubin),
-            input: std::mem::take(&mut built.job.input),
-            kernel_name: built.job.kernel_name.clone(),
-            ..built.job
-        };
-        Ok(Prepared { job, state: Box::new(RealState { built, parts }) })
+        let mut built = self.road.build(cases).map_err(|e| e.to_string())?;
+        // the jobs' buffers move to the launches; what reads the outputs back keeps the rest
+        let jobs = built.take_jobs();
+        Ok(Prepared { jobs, state: Box::new(built) })
     }
-    fn results(&self, p: &Prepared, out: &[u8]) -> Result<Vec<Vec<u32>>, String> {
-        let s = p.state.downcast_ref::<RealState>().ok_or("prepared state is not the real backend's")?;
-        Ok(join(s.built.results(out).map_err(|e| e.to_string())?, &s.parts))
+    fn results(&self, p: &Prepared, outs: &[Vec<u8>]) -> Result<Vec<Vec<u32>>, String> {
+        self.built(p)?.results(outs).map_err(|e| e.to_string())
     }
     fn effective_inputs(&self, p: &Prepared, cases: &[Case]) -> Result<Vec<Vec<Inputs>>, String> {
-        let s = p.state.downcast_ref::<RealState>().ok_or("prepared state is not the real backend's")?;
-        let (kc, _) = kernel_cases(cases)?;
-        Ok(join(s.built.effective_inputs(&kc).map_err(|e| e.to_string())?, &s.parts))
+        self.built(p)?.effective_inputs(cases).map_err(|e| e.to_string())
+    }
+    fn cases_per_build(&self) -> Option<usize> {
+        self.road.cases_per_build()
+    }
+    fn road(&self) -> crate::kernel::road::Road {
+        self.road
     }
     fn expect(&self, i: &Inst, x: &Inputs) -> Result<u32, String> {
         crate::reference::eval(i, x).map_err(|e| e.to_string())
@@ -157,9 +136,9 @@ impl Backend for RealBackend {
     }
 }
 
-/// The backend of a hardware run.
-pub fn hardware_backend() -> Result<Box<dyn Backend>, String> {
-    Ok(Box::new(RealBackend))
+/// The backend of a hardware run on `road`.
+pub fn hardware_backend(road: crate::kernel::road::Road) -> Result<Box<dyn Backend>, String> {
+    Ok(Box::new(RealBackend { road }))
 }
 
 /// The outcome of replaying the vectors under a folder: `{"ran": bool, "ok": bool, ...}`.
@@ -206,10 +185,11 @@ impl Backend for FakeBackend {
             input: crate::gpu::fake::encode_cases(&refs),
             output_bytes: 4 * n,
         };
-        Ok(Prepared { job, state: Box::new(shape) })
+        Ok(Prepared { jobs: vec![job], state: Box::new(shape) })
     }
-    fn results(&self, p: &Prepared, out: &[u8]) -> Result<Vec<Vec<u32>>, String> {
+    fn results(&self, p: &Prepared, outs: &[Vec<u8>]) -> Result<Vec<Vec<u32>>, String> {
         let shape = p.state.downcast_ref::<Vec<usize>>().ok_or("fake state")?;
+        let [out] = outs else { return Err(format!("{} outputs for one job", outs.len())) };
         if out.len() != 4 * shape.iter().sum::<usize>() {
             return Err(format!("output of {} bytes", out.len()));
         }
@@ -241,7 +221,7 @@ impl Backend for FakeBackend {
 mod tests {
     use super::*;
     use crate::isa::Form;
-    use crate::kernel::MAX_THREADS;
+    use crate::kernel::road::Road;
 
     fn case(seed: u64, form: Form, n: usize) -> Case {
         let word = crate::kernel::runnable_words(seed, Some(form), 1).unwrap()[0];
@@ -250,42 +230,17 @@ mod tests {
     }
 
     #[test]
-    fn a_case_of_many_inputs_runs_as_slices_and_comes_back_whole() {
-        let cases = [case(1, Form::Rrr, 4 * MAX_THREADS), case(2, Form::Const, 2 * MAX_THREADS)];
-        let p = RealBackend.build(&cases).unwrap();
-        assert_eq!(p.job.block, [MAX_THREADS as u32, 1, 1]);
-        let s = p.state.downcast_ref::<RealState>().unwrap();
-        assert_eq!(s.built.manifest.cases.len(), 6);
-        // the same program as building the slices by hand
-        let slices: Vec<crate::kernel::Case> =
-            cases.iter().flat_map(|c| c.inputs.chunks(MAX_THREADS).map(|s| crate::kernel::Case { word: c.word, inputs: s.to_vec() })).collect();
-        let by_hand = crate::kernel::build(&slices).unwrap();
-        assert_eq!(by_hand.job.cubin, p.job.cubin);
-        assert_eq!(by_hand.job.input, p.job.input);
-        // output word k holds k: results and effective inputs come back per runner case, in order
-        let out: Vec<u8> = (0..p.job.output_bytes / 4).flat_map(|k| (k as u32).to_le_bytes()).collect();
-        let want = by_hand.results(&out).unwrap().concat();
-        let got = RealBackend.results(&p, &out).unwrap();
-        assert_eq!(got.iter().map(Vec::len).collect::<Vec<_>>(), vec![4 * MAX_THREADS, 2 * MAX_THREADS]);
-        assert_eq!(got.concat(), want);
-        let eff = RealBackend.effective_inputs(&p, &cases).unwrap();
-        assert_eq!(eff.concat(), by_hand.effective_inputs(&slices).unwrap().concat());
-        // a constant-bank case reads one b for the whole launch, whatever it asked for
-        assert!(eff[1].iter().all(|i| i.b == eff[1][0].b));
-    }
-
-    #[test]
-    fn small_cases_are_built_as_they_are() {
+    fn the_real_backend_builds_on_its_road() {
         let cases = [case(3, Form::Rrr, 64), case(4, Form::Ur, 64)];
-        let p = RealBackend.build(&cases).unwrap();
-        let s = p.state.downcast_ref::<RealState>().unwrap();
-        assert_eq!((s.built.manifest.cases.len(), s.parts.clone()), (2, vec![1, 1]));
-    }
-
-    #[test]
-    fn a_split_batch_needs_whole_slices_in_every_case() {
-        let cases = [case(5, Form::Rrr, 2 * MAX_THREADS), case(6, Form::Rrr, 64)];
-        let e = RealBackend.build(&cases).err().unwrap();
-        assert!(e.contains("case 1 has 64 inputs") && e.contains("multiple of 256"), "{e}");
+        let batch = RealBackend::default().build(&cases).unwrap();
+        assert_eq!(batch.jobs.len(), 1);
+        let single = RealBackend { road: Road::Single };
+        assert_eq!(single.cases_per_build(), Some(1));
+        let p = single.build(&cases).unwrap();
+        assert_eq!(p.jobs.len(), 4, "two warps of each case, a module each");
+        let outs: Vec<Vec<u8>> = p.jobs.iter().map(|j| vec![0; j.output_bytes]).collect();
+        let r = single.results(&p, &outs).unwrap();
+        assert_eq!(r.iter().map(Vec::len).collect::<Vec<_>>(), [64, 64]);
+        assert!(single.results(&batch, &outs).is_err() || batch.jobs.len() != outs.len());
     }
 }

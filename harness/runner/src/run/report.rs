@@ -184,6 +184,10 @@ pub struct Summary {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub planned: Option<u64>,
     pub mode: String,
+    /// The road the cases took to the GPU (`batch`, `single`, `scaffold`: `kernel::road`);
+    /// absent in summaries written before roads existed (the batch road).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub road: Option<String>,
     pub started: String,
     pub finished: String,
     pub hardware: Hardware,
@@ -481,10 +485,16 @@ pub fn merge(parts: &[(String, Summary)]) -> Result<Summary, MergeError> {
     out.coverage = None;
     out.hardware.devices = 0;
     for (k, (name, s)) in parts.iter().enumerate() {
-        if s.seed != first.seed || s.mode != first.mode {
+        if s.seed != first.seed || s.mode != first.mode || s.road != first.road {
+            let road = |s: &Summary| s.road.clone().unwrap_or_else(|| "batch".into());
             return Err(MergeError::Mismatch(format!(
-                "{name}: seed {} mode {} differs from {first_name}'s seed {} mode {}",
-                s.seed, s.mode, first.seed, first.mode
+                "{name}: seed {} mode {} road {} differs from {first_name}'s seed {} mode {} road {}",
+                s.seed,
+                s.mode,
+                road(s),
+                first.seed,
+                first.mode,
+                road(first)
             )));
         }
         let (i, ni) = n_of(s).filter(|&(i, n)| i < n).ok_or_else(|| MergeError::Mismatch(format!("{name}: shard {:?} is not I/N with I < N", s.shard)))?;
