@@ -114,7 +114,7 @@ pub fn rungs() -> Vec<Rung> {
             ..words("", "", BASE_WORD, &[])
         },
     ];
-    for road in ["single", "scaffold"] {
+    for road in ["single", "scaffold"].into_iter().filter(|r| *r == "single" || run_has_roads()) {
         v.push(Rung {
             name: if road == "single" { "road-single" } else { "road-scaffold" },
             change: if road == "single" { "the single road (one case a module)" } else { "the scaffold road (ptxas's kernel, one word patched)" },
@@ -145,6 +145,24 @@ pub const NOT_ASKED: [(&str, &str); 2] = [
     ("nops", "`.text` grown by NOPs only: the patcher has no option to pad a kernel yet"),
     ("template-12.9", "the template from ptxas 12.9 (no EIATTR_MERCURY_ISA_VERSION): no such template is committed yet"),
 ];
+
+/// Whether this build's `run` takes `--road` (the roads of `kernel::road`). Without it the
+/// single road is the batch kernel holding one case (the same one-case, 32-thread shape, a
+/// module a case) and the scaffold road does not exist: its rung is not asked.
+pub fn run_has_roads() -> bool {
+    use clap::Args as _;
+    crate::run::RunArgs::augment_args(clap::Command::new("run")).get_arguments().any(|a| a.get_long() == Some("road"))
+}
+
+/// The `run` options that put random cases on `road`: its batch size and threads a case.
+pub fn road_args(road: &str) -> Vec<String> {
+    let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect();
+    match road {
+        "batch" => s(&["--batch", "256", "--inputs", "256"]),
+        r if run_has_roads() => s(&["--road", r, "--batch", "1", "--inputs", "32"]),
+        _ => s(&["--batch", "1", "--inputs", "32"]),
+    }
+}
 
 impl Rung {
     /// The `run` options of this rung (besides `--require-gpu --seed --timeout --out`);
@@ -179,7 +197,7 @@ impl Rung {
             }
         }
         a.extend(["--inputs".into(), self.threads.to_string()]);
-        if self.road != "batch" {
+        if self.road != "batch" && run_has_roads() {
             a.extend(["--road".into(), self.road.into()]);
         }
         a
@@ -313,7 +331,25 @@ pub fn read_results(path: &Path) -> Result<Vec<Outcome>, String> {
 impl Verdict {
     /// KEY=VALUE lines for `ci/device-session` (values without quotes or newlines).
     pub fn env_text(&self) -> String {
-        format!("ROADS={}\nDIGEST={}\nCONTROL={}\nSKIP_FORMS={}\n", self.roads.join(" "), self.digest as u8, self.control, self.skip_forms.join(" "))
+        let mut t =
+            format!("ROADS={}\nDIGEST={}\nCONTROL={}\nSKIP_FORMS={}\n", self.roads.join(" "), self.digest as u8, self.control, self.skip_forms.join(" "));
+        for r in ROADS {
+            t.push_str(&format!("ARGS_{r}={}\n", road_args(r).join(" ")));
+        }
+        t.push_str(&format!("UNITS={}\n", self.units().join(" ")));
+        t
+    }
+
+    /// The random runs of the vectors step, `INSTRUCTION:FORM` (every form of each of the
+    /// four instructions), less the forms a failed rung rules out: one run each, so every
+    /// instruction gets its share of vectors in every form whatever the generator draws.
+    pub fn units(&self) -> Vec<String> {
+        crate::reference::IMPLEMENTED
+            .iter()
+            .flat_map(|&op| op.forms().map(move |f| (op, f)))
+            .filter(|(_, f)| !self.skip_forms.iter().any(|s| s == f.cli_name()))
+            .map(|(op, f)| format!("{}:{}", op.mnemonic(), f.cli_name()))
+            .collect()
     }
 
     /// What a person reads in the summary.
@@ -397,23 +433,27 @@ mod tests {
             }
         }
         let tsv = std::fs::read_to_string(dir.join("rungs.tsv")).unwrap();
-        assert!(tsv.contains("road-single\t") && tsv.contains("--road\tsingle"));
+        assert!(tsv.contains("road-single\t"));
+        assert_eq!(tsv.contains("--road\tsingle"), run_has_roads());
         let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
     fn all_passing_takes_the_batch_road_with_drawn_bits_and_the_digest() {
         let v = verdict(&rungs(), &outcomes(&[]));
-        assert_eq!(v.roads, ["batch", "single", "scaffold"]);
+        assert_eq!(v.roads, if run_has_roads() { &["batch", "single", "scaffold"][..] } else { &["batch", "single"][..] });
         assert!(v.digest && v.control == "drawn" && v.skip_forms.is_empty() && v.failed_classes.is_empty());
-        assert_eq!(v.env_text(), "ROADS=batch single scaffold\nDIGEST=1\nCONTROL=drawn\nSKIP_FORMS=\n");
+        assert!(
+            v.env_text().starts_with("ROADS=batch single scaffold\nDIGEST=1\nCONTROL=drawn\nSKIP_FORMS=\nARGS_batch=--batch 256 --inputs 256\n")
+                || !run_has_roads()
+        );
     }
 
     #[test]
     fn the_h200_as_seen_takes_the_single_road_without_the_digest() {
         // two cases and more fail, the digest kernel faults, drawn bits were never tried
         let v = verdict(&rungs(), &outcomes(&["two-cases", "batch256", "digest", "digest16", "control-drawn"]));
-        assert_eq!(v.roads, ["single", "scaffold"]);
+        assert_eq!(v.roads[0], "single");
         assert!(!v.digest && v.control == "fixed");
         assert!(v.why[0].contains("two-cases rc 1") && v.why[0].contains("batch256 rc 1"), "{:?}", v.why);
         assert!(v.text().contains("road: single"));
@@ -432,6 +472,18 @@ mod tests {
         assert!(none.roads.is_empty() && !none.digest);
         assert!(none.text().contains("road: none"));
         assert_eq!(none.not_asked.len(), NOT_ASKED.len());
+    }
+
+    #[test]
+    fn units_cover_every_form_of_the_four_instructions_less_the_skipped() {
+        let all = verdict(&rungs(), &outcomes(&[])).units();
+        for op in ["HMUL2", "HADD2", "HFMA2", "HFMA2.MMA"] {
+            assert!(all.iter().any(|u| u.starts_with(&format!("{op}:"))), "{op}: {all:?}");
+        }
+        assert!(all.contains(&"HFMA2:const-c".to_string()) && all.contains(&"HMUL2:constx".to_string()), "{all:?}");
+        let some = verdict(&rungs(), &outcomes(&["constx"])).units();
+        assert!(!some.iter().any(|u| u.ends_with(":constx") || u.ends_with(":constx-c")));
+        assert_eq!(some.len(), all.len() - all.iter().filter(|u| u.contains(":constx")).count());
     }
 
     #[test]

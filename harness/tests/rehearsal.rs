@@ -1,0 +1,73 @@
+//! `ci/device-rehearsal`: the whole device session through the fake driver with the first
+//! GPU session's failures injected (`HMUL2_FAKE_CUDA` `fault=KIND`). Under each kind the
+//! session must come back within its budget with emulated vectors of all four
+//! instructions, every step's log and a summary naming the road it took; the script checks
+//! that and exits 0 only when all of it holds. The bundle is the binary this test built
+//! (the `env` step calls it unbundled; `gpu-test` and `cpu-kernels` find nothing to run and
+//! fail, as they should off the GPU machine).
+
+use crate::common::{root, tmp, BIN};
+use std::process::Command;
+
+/// Run the rehearsal under `fault` with `budget` seconds; the text of its report.
+fn rehearse(fault: &str, budget: u32, vectors: u32) -> String {
+    let dir = tmp(&format!("rehearsal-{fault}"));
+    let bundle = dir.join("bundle");
+    std::fs::create_dir_all(&bundle).unwrap();
+    std::os::unix::fs::symlink(BIN, bundle.join("hmul2-harness")).unwrap();
+    let out = dir.join("out");
+    let o = Command::new("bash")
+        .current_dir(root())
+        .arg("ci/device-rehearsal")
+        .args(["--fault", fault, "--budget", &budget.to_string(), "--bundle"])
+        .arg(&bundle)
+        .arg("--fake-cuda")
+        .arg(crate::fake_driver::fake_lib())
+        .arg(&out)
+        .env("VECTORS_TARGET", vectors.to_string())
+        .env("LADDER_S", "8")
+        .env("FULL_SWEEP", "0")
+        .env("NIGHTLY", "0")
+        .env("MIN_TOTAL", (vectors / 2).to_string())
+        .env_remove("HMUL2_FAKE_EXECUTOR")
+        .env_remove("CUDA_VISIBLE_DEVICES")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr);
+    let console = std::fs::read_to_string(dir.join("out.console.txt")).unwrap_or_default();
+    assert!(o.status.success(), "rehearsal under {fault} failed:\n{text}\n--- session console (tail):\n{}", tail(&console, 120));
+    assert!(text.contains(&format!("device-rehearsal: PASSED under fault {fault}")), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+    text
+}
+
+fn tail(s: &str, n: usize) -> String {
+    let l: Vec<&str> = s.lines().collect();
+    l[l.len().saturating_sub(n)..].join("\n")
+}
+
+/// What CI runs: batches of two or more cases fault as on the H200, so the ladder leaves
+/// the batch road and the session takes the single road (one case a module).
+#[test]
+fn rehearsal_under_multi_case_faults_takes_the_single_road_and_brings_vectors() {
+    let t = rehearse("multi-case", 100, 1200);
+    assert!(t.contains("road single"), "{t}");
+}
+
+#[test]
+fn rehearsal_under_digest_faults_keeps_the_batch_road() {
+    let t = rehearse("digest", 60, 1200);
+    assert!(t.contains("road batch"), "{t}");
+}
+
+#[test]
+fn rehearsal_under_hangs_leaves_every_hung_kernel_and_still_brings_vectors() {
+    let t = rehearse("hang", 80, 1200);
+    assert!(t.contains("road single"), "{t}");
+}
+
+#[test]
+fn rehearsal_without_faults_takes_the_batch_road() {
+    let t = rehearse("none", 60, 1200);
+    assert!(t.contains("road batch"), "{t}");
+}
