@@ -70,10 +70,12 @@ pub struct Rung {
     pub what: What,
     /// The operand forms this rung speaks for: when it fails, random runs leave them out.
     pub forms: &'static [&'static str],
+    /// More `run` options (the template).
+    pub extra: &'static [&'static str],
 }
 
 fn words(name: &'static str, change: &'static str, w: &'static str, forms: &'static [&'static str]) -> Rung {
-    Rung { name, change, road: "batch", threads: 32, what: What::Words { words: vec![w], batch: 1 }, forms }
+    Rung { name, change, road: "batch", threads: 32, what: What::Words { words: vec![w], batch: 1 }, forms, extra: &[] }
 }
 
 /// The ladder, in order: the proven shape first, then one change a rung.
@@ -123,6 +125,12 @@ pub fn rungs() -> Vec<Rung> {
         });
     }
     v.push(Rung {
+        name: "template-12.9",
+        change: "the template from ptxas 12.9 (no EIATTR_MERCURY_ISA_VERSION)",
+        extra: &["--template", "12.9"],
+        ..words("", "", BASE_WORD, &[])
+    });
+    v.push(Rung {
         name: "digest",
         change: "the digest kernel, 1 block x 1 iteration",
         what: What::Digest { space_bits: 8 },
@@ -141,10 +149,7 @@ pub fn rungs() -> Vec<Rung> {
 
 /// Changes the issue asks for that this build cannot make yet, and why: said in every
 /// verdict, never passed over in silence.
-pub const NOT_ASKED: [(&str, &str); 2] = [
-    ("nops", "`.text` grown by NOPs only: the patcher has no option to pad a kernel yet"),
-    ("template-12.9", "the template from ptxas 12.9 (no EIATTR_MERCURY_ISA_VERSION): no such template is committed yet"),
-];
+pub const NOT_ASKED: [(&str, &str); 1] = [("nops", "`.text` grown by NOPs only: the patcher has no option to pad a kernel yet")];
 
 /// Whether this build's `run` takes `--road` (the roads of `kernel::road`). Without it the
 /// single road is the batch kernel holding one case (the same one-case, 32-thread shape, a
@@ -200,6 +205,7 @@ impl Rung {
         if self.road != "batch" && run_has_roads() {
             a.extend(["--road".into(), self.road.into()]);
         }
+        a.extend(self.extra.iter().map(|x| x.to_string()));
         a
     }
 }
@@ -253,6 +259,9 @@ pub struct Verdict {
     pub roads: Vec<String>,
     /// Why each road is in or out.
     pub why: Vec<String>,
+    /// The template every road patches (`run --template`): 12.9 only where the base shape
+    /// failed from 13.0's template and ran from 12.9's.
+    pub template: String,
     /// Whether the digest kernel ran (the 2^32 sweeps are worth their time).
     pub digest: bool,
     /// The random runs' `--control`: drawn when the drawn word ran, else fixed.
@@ -289,6 +298,15 @@ pub fn verdict(plan: &[Rung], outcomes: &[Outcome]) -> Verdict {
             why.push(format!("{road}: left out: {rung} {}", said(rung)));
         }
     }
+    let template = if !ok("base") && ok("template-12.9") {
+        // the proven shape ran only from ptxas 12.9's template: the one-case road from it
+        roads = vec!["single".to_string()];
+        why.push("template: 12.9: the base shape failed from ptxas 13.0's template and ran from 12.9's; the one-case road from it".into());
+        "12.9"
+    } else {
+        "13.0"
+    }
+    .to_string();
     let digest = ok("digest") && ok("digest16");
     let control = if ok("control-drawn") { "drawn" } else { "fixed" }.to_string();
     let mut skip_forms = Vec::new();
@@ -306,7 +324,17 @@ pub fn verdict(plan: &[Rung], outcomes: &[Outcome]) -> Verdict {
             Outcome { name: r.name.into(), change: r.change.into(), rc: o.and_then(|o| o.rc), seconds: o.and_then(|o| o.seconds) }
         })
         .collect();
-    Verdict { roads, why, digest, control, skip_forms, failed_classes, rungs, not_asked: NOT_ASKED.iter().map(|(n, w)| format!("{n}: {w}")).collect() }
+    Verdict {
+        roads,
+        why,
+        template,
+        digest,
+        control,
+        skip_forms,
+        failed_classes,
+        rungs,
+        not_asked: NOT_ASKED.iter().map(|(n, w)| format!("{n}: {w}")).collect(),
+    }
 }
 
 /// results.tsv: `name<TAB>rc<TAB>seconds` a line (`#` lines and blank ones skipped).
@@ -334,7 +362,7 @@ impl Verdict {
         let mut t =
             format!("ROADS={}\nDIGEST={}\nCONTROL={}\nSKIP_FORMS={}\n", self.roads.join(" "), self.digest as u8, self.control, self.skip_forms.join(" "));
         for r in ROADS {
-            t.push_str(&format!("ARGS_{r}={}\n", road_args(r).join(" ")));
+            t.push_str(&format!("ARGS_{r}={} --template {}\n", road_args(r).join(" "), self.template));
         }
         t.push_str(&format!("UNITS={}\n", self.units().join(" ")));
         t
@@ -365,6 +393,7 @@ impl Verdict {
         for w in &self.why {
             t.push_str(&format!("  {w}\n"));
         }
+        t.push_str(&format!("template: ptxas {}\n", self.template));
         t.push_str(&format!(
             "digest kernel: {}\n",
             if self.digest { "ran (the exhaustive steps follow)" } else { "did not run: the exhaustive steps are skipped" }
@@ -444,7 +473,8 @@ mod tests {
         assert_eq!(v.roads, if run_has_roads() { &["batch", "single", "scaffold"][..] } else { &["batch", "single"][..] });
         assert!(v.digest && v.control == "drawn" && v.skip_forms.is_empty() && v.failed_classes.is_empty());
         assert!(
-            v.env_text().starts_with("ROADS=batch single scaffold\nDIGEST=1\nCONTROL=drawn\nSKIP_FORMS=\nARGS_batch=--batch 256 --inputs 256\n")
+            v.env_text()
+                .starts_with("ROADS=batch single scaffold\nDIGEST=1\nCONTROL=drawn\nSKIP_FORMS=\nARGS_batch=--batch 256 --inputs 256 --template 13.0\n")
                 || !run_has_roads()
         );
     }
@@ -457,6 +487,15 @@ mod tests {
         assert!(!v.digest && v.control == "fixed");
         assert!(v.why[0].contains("two-cases rc 1") && v.why[0].contains("batch256 rc 1"), "{:?}", v.why);
         assert!(v.text().contains("road: single"));
+    }
+
+    #[test]
+    fn a_base_that_runs_only_from_the_12_9_template_takes_the_one_case_road_from_it() {
+        let v = verdict(&rungs(), &outcomes(&["base", "threads256", "two-cases", "batch256", "road-single", "road-scaffold"]));
+        assert_eq!((v.roads.clone(), v.template.as_str()), (vec!["single".to_string()], "12.9"));
+        assert!(v.env_text().contains("--template 12.9\n"));
+        assert_eq!(verdict(&rungs(), &outcomes(&["template-12.9"])).template, "13.0", "the 13.0 template ran: kept");
+        assert_eq!(verdict(&rungs(), &outcomes(&[])).template, "13.0");
     }
 
     #[test]

@@ -214,6 +214,10 @@ pub struct RunArgs {
     /// Executions spent minimizing each mismatch (0: off).
     #[arg(long, default_value_t = 64)]
     pub minimize_budget: usize,
+    /// The template cubin the kernels are patched into: the one ptxas 13.0 built (which
+    /// writes EIATTR_MERCURY_ISA_VERSION), or the same PTX from ptxas 12.9 (which does not).
+    #[arg(long, default_value = "13.0", value_parser = crate::kernel::Template::parse)]
+    pub template: crate::kernel::Template,
     /// End the run at its first failed launch (a fault, a hang past --timeout, a dead
     /// worker) instead of bisecting the batch: a device session leaves a road that fails at
     /// once for the next one. Results of the batches before it are kept.
@@ -487,6 +491,9 @@ fn config_json(a: &RunArgs, seed: u64, items: &[(u64, u128)]) -> serde_json::Val
     // only when asked for, so that the journals of runs before the option resume as before
     if a.control != ControlBits::Drawn {
         c["control"] = a.control.name().into();
+    }
+    if a.template != crate::kernel::Template::default() {
+        c["template"] = a.template.name().into();
     }
     if a.road != crate::kernel::road::Road::Batch {
         c["road"] = a.road.name().into();
@@ -1167,6 +1174,8 @@ fn tool_error(s: &Summary) -> Option<String> {
 /// outputs opened, `execute` (batches through the workers, each journaled as it ends)
 /// and `record` (the summary, whatever stopped the run).
 pub fn run(a: RunArgs) -> CliResult {
+    crate::kernel::choose_template(a.template)
+        .map_err(|t| CliError::input(format!("--template {}: this process already builds from the {} template", a.template.name(), t.name())))?;
     let mut p = plan(&a)?;
     std::fs::create_dir_all(&a.out).map_err(|e| CliError::input(format!("{}: {e}", a.out.display())))?;
     // one run per folder: a second one would interleave its journal with this one's

@@ -9,8 +9,13 @@
 use crate::common::{root, tmp, BIN};
 use std::process::Command;
 
-/// Run the rehearsal under `fault` with `budget` seconds; the text of its report.
+/// Run the rehearsal under `fault` with `budget` seconds; the text of its report. `then`
+/// looks at the folder the session returned before it is removed.
 fn rehearse(fault: &str, budget: u32, vectors: u32) -> String {
+    rehearse_then(fault, budget, vectors, |_| ())
+}
+
+fn rehearse_then(fault: &str, budget: u32, vectors: u32, then: impl FnOnce(&std::path::Path)) -> String {
     let dir = tmp(&format!("rehearsal-{fault}"));
     let bundle = dir.join("bundle");
     std::fs::create_dir_all(&bundle).unwrap();
@@ -37,6 +42,7 @@ fn rehearse(fault: &str, budget: u32, vectors: u32) -> String {
     let console = std::fs::read_to_string(dir.join("out.console.txt")).unwrap_or_default();
     assert!(o.status.success(), "rehearsal under {fault} failed:\n{text}\n--- session console (tail):\n{}", tail(&console, 120));
     assert!(text.contains(&format!("device-rehearsal: PASSED under fault {fault}")), "{text}");
+    then(&out);
     let _ = std::fs::remove_dir_all(&dir);
     text
 }
@@ -50,7 +56,26 @@ fn tail(s: &str, n: usize) -> String {
 /// the batch road and the session takes the single road (one case a module).
 #[test]
 fn rehearsal_under_multi_case_faults_takes_the_single_road_and_brings_vectors() {
-    let t = rehearse("multi-case", 100, 1200);
+    let t = rehearse_then("multi-case", 100, 1200, |out| {
+        // the import step: an emulated session is refused; a dry run says what it would write
+        let import = |dry: bool| {
+            let mut c = Command::new("bash");
+            c.current_dir(root()).arg("ci/device-import").args(["--date", "2026-12-07"]);
+            if dry {
+                c.arg("--dry-run");
+            }
+            c.arg(out).output().unwrap()
+        };
+        let o = import(false);
+        assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+        assert!(String::from_utf8_lossy(&o.stderr).contains("says EMULATED: no hardware truth to import"));
+        let o = import(true);
+        let so = String::from_utf8_lossy(&o.stdout);
+        assert!(o.status.success(), "{so}{}", String::from_utf8_lossy(&o.stderr));
+        assert!(so.contains("-> docs/hardware/2026-12-07-hmul2-fake-sm90-cpu-emulation-not-a-gpu-0 (call1)"), "{so}");
+        assert!(so.contains("vectors/hardware/hmul2-fake-sm90-cpu-emulation-not-a-gpu-0-2026-12-07-call1-single-"), "{so}");
+        assert!(so.contains("dry run: nothing written"), "{so}");
+    });
     assert!(t.contains("road single"), "{t}");
 }
 

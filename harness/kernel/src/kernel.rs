@@ -55,6 +55,62 @@ pub use elf::{BANK3_BYTES, KERNEL_NAME};
 
 /// The committed template cubin (`kernels/build.sh` rebuilds it).
 pub const TEMPLATE: &[u8] = include_bytes!("../../../kernels/hmul2_template.sm_90.cubin");
+/// The same PTX from ptxas 12.9.86 (`kernels/build.sh`): the same code, but no
+/// `EIATTR_MERCURY_ISA_VERSION`, which ptxas 13.0 writes into sm_90 cubins and by which the
+/// driver may re-finalize code (rewriting what was patched). `run --template 12.9`.
+pub const TEMPLATE_PTXAS_12_9: &[u8] = include_bytes!("../../../kernels/hmul2_template.sm_90.ptxas-12.9.cubin");
+
+/// The template cubin the patcher writes into, one per process ([`choose_template`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Template {
+    /// [`TEMPLATE`], from the pinned ptxas 13.0.88.
+    #[default]
+    Ptxas13_0,
+    /// [`TEMPLATE_PTXAS_12_9`].
+    Ptxas12_9,
+}
+
+impl Template {
+    pub fn bytes(self) -> &'static [u8] {
+        match self {
+            Template::Ptxas13_0 => TEMPLATE,
+            Template::Ptxas12_9 => TEMPLATE_PTXAS_12_9,
+        }
+    }
+    /// The ptxas version that made it: `13.0` or `12.9`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Template::Ptxas13_0 => "13.0",
+            Template::Ptxas12_9 => "12.9",
+        }
+    }
+    pub fn parse(s: &str) -> Result<Template, String> {
+        match s {
+            "13.0" => Ok(Template::Ptxas13_0),
+            "12.9" => Ok(Template::Ptxas12_9),
+            _ => Err(format!("{s:?}: want 13.0 or 12.9 (the ptxas that built the template)")),
+        }
+    }
+}
+
+static CHOSEN: std::sync::OnceLock<Template> = std::sync::OnceLock::new();
+
+/// Make `t` the template of every kernel this process builds from now on; once a process
+/// (Err with the template already chosen when it differs).
+pub fn choose_template(t: Template) -> Result<(), Template> {
+    let got = *CHOSEN.get_or_init(|| t);
+    if got == t {
+        Ok(())
+    } else {
+        Err(got)
+    }
+}
+
+/// The template's bytes: [`choose_template`]'s, [`TEMPLATE`] when none was chosen.
+pub fn template() -> &'static [u8] {
+    CHOSEN.get().copied().unwrap_or_default().bytes()
+}
+
 /// The template's PTX source.
 pub const TEMPLATE_PTX: &str = include_str!("../../../kernels/hmul2_template.ptx");
 /// Bytes of one input record: a, b, d, pred as little-endian u32.
@@ -1102,7 +1158,7 @@ pub fn take_manifest(plan: &mut Plan) -> Manifest {
 /// template patched with it: the cubin and the program.
 pub fn encode_and_patch(plan: &Plan, words: &[u128]) -> Result<(Vec<u8>, Vec<u128>), PatchError> {
     let program = encode_words(plan, &|i| words[i])?;
-    let cubin = patch_cubin(TEMPLATE, &program, plan.regcount, &plan.bank3)?;
+    let cubin = patch_cubin(template(), &program, plan.regcount, &plan.bank3)?;
     Ok((cubin, program))
 }
 
