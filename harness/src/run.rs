@@ -218,6 +218,10 @@ pub struct RunArgs {
     /// writes EIATTR_MERCURY_ISA_VERSION), or the same PTX from ptxas 12.9 (which does not).
     #[arg(long, default_value = "13.0", value_parser = crate::kernel::Template::parse)]
     pub template: crate::kernel::Template,
+    /// Grow every batch kernel's `.text` by N NOPs after its last instruction (never run; a
+    /// multiple of 8): a kernel's size told apart from what it runs (the device ladder).
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub pad_nops: usize,
     /// End the run at its first failed launch (a fault, a hang past --timeout, a dead
     /// worker) instead of bisecting the batch: a device session leaves a road that fails at
     /// once for the next one. Results of the batches before it are kept.
@@ -491,6 +495,9 @@ fn config_json(a: &RunArgs, seed: u64, items: &[(u64, u128)]) -> serde_json::Val
     // only when asked for, so that the journals of runs before the option resume as before
     if a.control != ControlBits::Drawn {
         c["control"] = a.control.name().into();
+    }
+    if a.pad_nops != 0 {
+        c["pad_nops"] = a.pad_nops.into();
     }
     if a.template != crate::kernel::Template::default() {
         c["template"] = a.template.name().into();
@@ -1176,6 +1183,7 @@ fn tool_error(s: &Summary) -> Option<String> {
 pub fn run(a: RunArgs) -> CliResult {
     crate::kernel::choose_template(a.template)
         .map_err(|t| CliError::input(format!("--template {}: this process already builds from the {} template", a.template.name(), t.name())))?;
+    crate::kernel::choose_nop_padding(a.pad_nops).map_err(|e| CliError::input(format!("--pad-nops {}: {e}", a.pad_nops)))?;
     let mut p = plan(&a)?;
     std::fs::create_dir_all(&a.out).map_err(|e| CliError::input(format!("{}: {e}", a.out.display())))?;
     // one run per folder: a second one would interleave its journal with this one's

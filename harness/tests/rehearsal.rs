@@ -56,7 +56,7 @@ fn tail(s: &str, n: usize) -> String {
 /// the batch road and the session takes the single road (one case a module).
 #[test]
 fn rehearsal_under_multi_case_faults_takes_the_single_road_and_brings_vectors() {
-    let t = rehearse_then("multi-case", 100, 1200, |out| {
+    let t = rehearse_then("multi-case", 120, 1200, |out| {
         // the import step: an emulated session is refused; a dry run says what it would write
         let import = |dry: bool| {
             let mut c = Command::new("bash");
@@ -81,18 +81,18 @@ fn rehearsal_under_multi_case_faults_takes_the_single_road_and_brings_vectors() 
 
 #[test]
 fn rehearsal_under_digest_faults_keeps_the_batch_road() {
-    let t = rehearse("digest", 60, 1200);
+    let t = rehearse("digest", 120, 1200);
     assert!(t.contains("road batch"), "{t}");
 }
 
 #[test]
 fn rehearsal_under_hangs_leaves_every_hung_kernel_and_still_brings_vectors() {
-    let t = rehearse("hang", 80, 1200);
+    let t = rehearse("hang", 120, 1200);
     assert!(t.contains("road single"), "{t}");
 }
 
 #[test]
 fn rehearsal_without_faults_takes_the_batch_road() {
-    let t = rehearse("none", 60, 1200);
+    let t = rehearse("none", 120, 1200);
     assert!(t.contains("road batch"), "{t}");
 }

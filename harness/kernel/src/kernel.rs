@@ -106,6 +106,24 @@ pub fn choose_template(t: Template) -> Result<(), Template> {
     }
 }
 
+static NOP_PADDING: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+
+/// Grow every batch kernel this process builds by `nops` NOPs after its last instruction
+/// (never executed; a multiple of 8): `.text` grown by NOPs only, to tell a kernel's size
+/// from what it runs (the device session's ladder). Once a process; Err with the padding
+/// already chosen when it differs or `nops` is no multiple of 8.
+pub fn choose_nop_padding(nops: usize) -> Result<(), String> {
+    if !nops.is_multiple_of(8) {
+        return Err(format!("{nops} NOPs: want a multiple of 8 (128 bytes)"));
+    }
+    let got = *NOP_PADDING.get_or_init(|| nops);
+    if got == nops {
+        Ok(())
+    } else {
+        Err(format!("this process already pads kernels with {got} NOPs"))
+    }
+}
+
 /// The template's bytes: [`choose_template`]'s, [`TEMPLATE`] when none was chosen.
 pub fn template() -> &'static [u8] {
     CHOSEN.get().copied().unwrap_or_default().bytes()
@@ -1157,7 +1175,11 @@ pub fn take_manifest(plan: &mut Plan) -> Manifest {
 /// The program of `plan` (of the batch whose encodings are `words`) and the committed
 /// template patched with it: the cubin and the program.
 pub fn encode_and_patch(plan: &Plan, words: &[u128]) -> Result<(Vec<u8>, Vec<u128>), PatchError> {
-    let program = encode_words(plan, &|i| words[i])?;
+    let mut program = encode_words(plan, &|i| words[i])?;
+    if let Some(&n) = NOP_PADDING.get().filter(|&&n| n > 0) {
+        let nop = helpers::encode(Op::Nop, &[], helpers::Sched::safe(Op::Nop)).map_err(PatchError::from)?;
+        program.resize(program.len() + n, nop);
+    }
     let cubin = patch_cubin(template(), &program, plan.regcount, &plan.bank3)?;
     Ok((cubin, program))
 }
@@ -1444,6 +1466,15 @@ pub fn runnable_words_of(seed: u64, ops: &[crate::isa::Op], form: Option<crate::
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nop_padding_and_template_names_are_checked_before_anything_is_chosen() {
+        // neither call sets the process's choice: both are refused first
+        assert!(choose_nop_padding(5).unwrap_err().contains("multiple of 8"));
+        assert!(Template::parse("12.8").unwrap_err().contains("want 13.0 or 12.9"));
+        assert_eq!(Template::parse("12.9").map(Template::bytes), Ok(TEMPLATE_PTXAS_12_9));
+        assert_eq!(Template::default().bytes(), TEMPLATE);
+    }
 
     /// Drawn in parallel rounds (a count of 1024 or more) or one at a time, the words are
     /// the first runnable ones in item order.
