@@ -1442,7 +1442,7 @@ mod tests {
         {
             if !ph::available() {
                 crate::testlevel::not_checked(
-                    &["avx512fp16", "avx512bw", "avx512vl", "avx512cd", "avx512f", "avx2", "f16c"],
+                    &["avx512_fp16", "avx512bw", "avx512vl", "avx512cd", "avx512f", "avx2", "f16c"],
                     "the CPU has no AVX-512 FP16: the rows take the f32 kernels here, and the AVX-512 ones are not checked",
                 );
                 return;
@@ -1589,7 +1589,7 @@ mod tests {
         use std::arch::is_x86_feature_detected as cpu;
         let cases = [
             (Format::Bf16, BatchPath::Bf16x32, cpu!("avx512f") && cpu!("avx512bw") && cpu!("avx512cd"), &["avx512f", "avx512bw", "avx512cd"][..]),
-            (Format::F16, BatchPath::F16x32, ph::available(), &["avx512fp16", "avx512bw", "avx512vl", "avx512cd", "avx512f", "avx2", "f16c"][..]),
+            (Format::F16, BatchPath::F16x32, ph::available(), &["avx512_fp16", "avx512bw", "avx512vl", "avx512cd", "avx512f", "avx2", "f16c"][..]),
         ];
         for (format, want, has, flags) in cases {
             if !has {

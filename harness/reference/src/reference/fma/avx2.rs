@@ -467,7 +467,7 @@ mod tests {
         let ph = crate::reference::ph::available();
         if !ph {
             crate::testlevel::not_checked(
-                &["avx512fp16", "avx512bw", "avx512vl", "avx512cd", "avx512f", "avx2", "f16c"],
+                &["avx512_fp16", "avx512bw", "avx512vl", "avx512cd", "avx512f", "avx2", "f16c"],
                 "the CPU has no AVX-512 FP16: eval takes the AVX2 kernels here, and the AVX-512 ones are not checked",
             );
         }
