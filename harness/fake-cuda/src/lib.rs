@@ -18,7 +18,8 @@
 //! with `word & MASK == VALUE` gets bit 0 of its result flipped: a mismatch to find),
 //! `hang-if:MASK:VALUE` (a launch whose `.text` holds a word with `word & MASK == VALUE`
 //! never finishes: the process sleeps in the launch, as one waits on a hung kernel),
-//! `fault=KIND` (what the first GPU session saw, for `ci/device-rehearsal`; [`Fault`]).
+//! `fault=none|multi-case|digest|hang` (the first GPU session's failures, for `ci/device-rehearsal`:
+//! a kernel of more than one case faults, the digest kernel faults, or both never return).
 //! Anything else makes `cuInit` fail with `CUDA_ERROR_INVALID_VALUE` and a message on stderr.
 //! `CUDA_VISIBLE_DEVICES` hides devices as it does from the driver (`""`: `cuInit` fails with
 //! `CUDA_ERROR_NO_DEVICE`), so a no-GPU test stays one wherever this library is found.
