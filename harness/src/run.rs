@@ -163,6 +163,8 @@ pub struct RunArgs {
     /// Run exactly the words in FILE (one per line: 0x + 32 hex digits, or SASS text as
     /// nvdisasm prints it; blank lines and `#` comments ignored), nothing drawn: no
     /// --count, --control or placing; a word not runnable on the road is counted and said.
+    /// On the scaffold road a word runs on its scaffold's registers and control bits (said
+    /// per line, and recorded as the word that ran).
     #[arg(long, value_name = "FILE", value_parser = crate::cli::path_arg)]
     pub words: Option<PathBuf>,
     /// Exhaustive mode, three-source words (HFMA2, HFMA2.MMA): operand 3's value, fixed
@@ -326,7 +328,7 @@ const UNDOCUMENTED_SALT: u64 = 0x0dd0_c0de_5a17_0001;
 /// (the caller still filters every mode by shard).
 pub fn all_items(a: &RunArgs, seed: u64) -> Result<Vec<(u64, u128)>, CliError> {
     if let Some(f) = &a.words {
-        return Ok(read_words(f)?.into_iter().enumerate().map(|(i, (_, w))| (i as u64, w)).collect());
+        return Ok(read_words(f)?.into_iter().enumerate().map(|(i, (_, w))| (i as u64, a.road.fit(w))).collect());
     }
     Ok(match a.mode {
         Mode::Random => {
@@ -338,7 +340,7 @@ pub fn all_items(a: &RunArgs, seed: u64) -> Result<Vec<(u64, u128)>, CliError> {
             };
             // room for about this shard's share (items are dealt by a hash of their index)
             let mut items = crate::cli::vec_for("--count", a.count.div_ceil(a.shard.count))?;
-            items.extend((0..a.count).filter(|&i| a.shard.owns(i)).map(|i| (i, a.control.apply(random_item(&o, i, a.undocumented_share)))));
+            items.extend((0..a.count).filter(|&i| a.shard.owns(i)).map(|i| (i, a.road.fit(a.control.apply(random_item(&o, i, a.undocumented_share))))));
             items
         }
         Mode::Factorial => {
@@ -347,7 +349,7 @@ pub fn all_items(a: &RunArgs, seed: u64) -> Result<Vec<(u64, u128)>, CliError> {
             for (op, f) in run_ops(a).into_iter().flat_map(|o| forms.iter().filter(move |&&f| o.has_form(f)).map(move |&f| (o, f))) {
                 for i in crate::gen::factorial(op, f, seed) {
                     let w = crate::isa::encode(&i).map_err(|e| CliError::input(format!("factorial {f}: {e}")))?;
-                    words.push(a.control.apply(crate::kernel::place(w)));
+                    words.push(a.road.fit(a.control.apply(crate::kernel::place(w))));
                 }
             }
             words.into_iter().enumerate().map(|(i, w)| (i as u64, w)).collect()
@@ -427,8 +429,27 @@ fn check_options(a: &RunArgs) -> Result<(), CliError> {
     if a.words.is_some() && a.mode != Mode::Random {
         return Err(CliError::input(format!("--words: runs the words given; --mode {} draws its own", a.mode.name())));
     }
+    if a.words.is_some() {
+        // options that choose what is drawn would be ignored: refused, not silently dropped
+        let drawing = [
+            ("--form", a.form.is_some()),
+            ("--instruction", a.instruction.is_some()),
+            ("--invalid-share", a.invalid_share != 0.0),
+            ("--illegal-share", a.illegal_share != 0.0),
+            ("--control", a.control != ControlBits::Drawn),
+        ];
+        if let Some((name, _)) = drawing.iter().find(|(_, given)| *given) {
+            return Err(CliError::input(format!("{name}: chooses what a run draws; --words runs the words given, as given")));
+        }
+    }
     if a.mode == Mode::Exhaustive && a.road != crate::kernel::road::Road::Batch {
         return Err(CliError::input(format!("--road {}: exhaustive mode runs the digest kernel, the batch road's; use --road batch", a.road)));
+    }
+    if a.road == crate::kernel::road::Road::Scaffold && a.control != ControlBits::Drawn {
+        return Err(CliError::input(format!(
+            "--control {}: the scaffold road runs every word with its scaffold's control bits (ptxas's), so no other setting could hold",
+            a.control.name()
+        )));
     }
     if a.road != crate::kernel::road::Road::Batch && std::env::var_os(FAKE_ENV).is_some() {
         return Err(CliError::input(format!(
@@ -802,9 +823,19 @@ fn plan(a: &RunArgs) -> Result<Plan, CliError> {
     if let Some(f) = &a.words {
         // said before anything runs: a word the road cannot run is counted, never run as another
         let lines = read_words(f)?;
-        for (line, w) in lines.iter().filter(|(_, w)| a.road.runnable(*w).is_err()) {
-            let why = a.road.runnable(*w).err().map(|e| e.to_string()).unwrap_or_default();
-            crate::outln!("--words {}:{line}: {} not runnable on the {} road: {why}", f.display(), format_hex(*w), a.road)?;
+        for &(line, w) in &lines {
+            let run_as = a.road.fit(w);
+            if let Err(why) = a.road.runnable(run_as) {
+                crate::outln!("--words {}:{line}: {} not runnable on the {} road: {why}", f.display(), format_hex(w), a.road)?;
+            } else if run_as != w {
+                crate::outln!(
+                    "--words {}:{line}: {} runs as {} on the {} road (its scaffold's registers, predicate and control bits)",
+                    f.display(),
+                    format_hex(w),
+                    format_hex(run_as),
+                    a.road
+                )?;
+            }
         }
     }
     let config = config_json(a, seed, &all);
@@ -1230,7 +1261,8 @@ pub fn run(a: RunArgs) -> CliResult {
 /// instruction under test, is at fault.
 pub fn preflight(backend: &dyn Backend, exec: &mut dyn Executor) -> Result<String, String> {
     let inst = crate::isa::Inst::new(0, 1, crate::isa::Operand2::Reg(2));
-    let word = crate::isa::encode(&inst).map_err(|e| format!("cannot encode the preflight word: {e}"))?;
+    let word = backend.fit(crate::isa::encode(&inst).map_err(|e| format!("cannot encode the preflight word: {e}"))?);
+    let inst = crate::isa::decode(word).map_err(|e| format!("the preflight word on the {} road: {e}", backend.road()))?;
     let text = crate::isa::render(&inst);
     let x = crate::inputs::Inputs { a: 0x4000_3c00, b: 0x3e00_4200, d: 0x7e7e_7e7e, pred: 0x7f, c: 0 };
     let want = backend.expect(&inst, &x)?;
@@ -1239,7 +1271,13 @@ pub fn preflight(backend: &dyn Backend, exec: &mut dyn Executor) -> Result<Strin
         Err(e) => Err(format!("{text}: {e}")),
         Ok(Err(why)) => Err(format!("the known-good {text} failed ({why}): the harness's kernel, driver or device is at fault")),
         Ok(Ok(r)) => {
-            let bad: Vec<String> = r.iter().flatten().filter(|&&(i, got)| i != x || got != want).map(|&(_, got)| format!("{got:#010x}")).collect();
+            let bad: Vec<String> = r
+                .iter()
+                .flatten() // the sources it read and its result (a road may leave d and the predicates unset:
+                // the word reads neither)
+                .filter(|&&(i, got)| (i.a, i.b) != (x.a, x.b) || got != want)
+                .map(|&(_, got)| format!("{got:#010x}"))
+                .collect();
             if r.iter().flatten().count() != engine::MIN_THREADS || !bad.is_empty() {
                 return Err(format!(
                     "{text} gave {} of {} results other than {want:#010x} (first: {}): the input layout or the readback is broken",

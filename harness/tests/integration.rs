@@ -16,6 +16,7 @@ mod kernel_cli;
 mod kernel_emulate;
 mod kernel_helpers;
 mod kernel_patch;
+mod kernel_scaffold;
 mod kernel_template;
 mod oracle_nvdisasm;
 mod probe_nvdisasm;

@@ -23,9 +23,9 @@ fn helpers_disassemble_to_their_text() {
                 .map(|f| {
                     // registers: even where the op needs pairs or quads (the kernel's use)
                     let v = match (f.kind.as_str(), op, f.name.as_str()) {
-                        ("reg", Op::LdgE128, "dst") => r.below(63) * 4,
+                        ("reg", Op::LdgE128, "dst") | ("reg", Op::StgE128, "data") => r.below(63) * 4,
                         ("reg", Op::Ldc64 | Op::ImadWideU32Imm, "dst") | ("reg", Op::ImadWideU32Imm, "c") => r.below(127) * 2,
-                        ("reg", Op::LdgE128 | Op::StgE | Op::StgE64, "addr") | ("reg", Op::StgE64, "data") => r.below(127) * 2,
+                        ("reg", Op::LdgE128 | Op::StgE | Op::StgE64 | Op::StgE128, "addr") | ("reg", Op::StgE64, "data") => r.below(127) * 2,
                         ("pred", _, _) => r.below(7),
                         // nvdisasm prints IMAD with a = RZ, and IMAD.IADD with c = RZ, as IMAD.MOV
                         // (the digest kernel never places those)
@@ -47,7 +47,9 @@ fn helpers_disassemble_to_their_text() {
                         }
                         (_, Op::R2p, "mask") => 0x7f,
                         (_, Op::Ldc64 | Op::Uldc64, "offset") => r.below(0x4000) * 4 % 0x10000,
-                        (_, Op::Ldc64 | Op::Uldc64, "bank") => r.below(18),
+                        // offset 0 prints as [RZ], the index register (ptxas writes `LDC R9, c[0x3][RZ]`)
+                        (_, Op::Ldc, "offset") => (1 + r.below(0x3fff)) * 4,
+                        (_, Op::Ldc64 | Op::Ldc | Op::Uldc64, "bank") => r.below(18),
                         (_, Op::ShfRU64Imm | Op::ShfRU32HiImm, "imm") => r.below(32),
                         _ => {
                             if k == 1 {

@@ -120,6 +120,14 @@ fn a_words_file_with_a_bad_line_is_one_error_naming_the_line() {
         .output()
         .unwrap();
     assert!(o.status.code() == Some(2) && text(&o).contains("--words: runs the words given"), "{}", text(&o));
+    std::fs::write(d.join("words.txt"), "HMUL2 R0, R1, R2\n").unwrap();
+    for (flag, value) in [("--form", "rrr"), ("--instruction", "HADD2"), ("--control", "fixed")] {
+        let o = std::process::Command::new(BIN)
+            .args(["run", "--words", d.join("words.txt").to_str().unwrap(), flag, value, "--out", out.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(o.status.code() == Some(2) && text(&o).contains(&format!("{flag}: chooses what a run draws")), "{}", text(&o));
+    }
 }
 
 #[test]
@@ -139,4 +147,85 @@ fn a_words_run_runs_exactly_its_words_and_says_what_it_cannot() {
     assert_eq!(s["totals"]["instructions"], 3, "{t}");
     assert_eq!(s["totals"]["not_runnable"], 1, "{t}");
     assert_eq!(s["totals"]["compared"], 64, "{t}");
+}
+
+#[test]
+fn the_scaffold_road_runs_what_its_scaffolds_hold_and_counts_the_rest() {
+    let seed = seed(38);
+    let s = run_road(Road::Scaffold, seed, 8);
+    let forms = s["by_form"].as_object().unwrap();
+    assert_eq!(forms.len(), all_forms(), "every form is reported, runnable or not: {forms:?}");
+    let n = |t: &Value, k: &str| t[k].as_u64().unwrap();
+    // each form with a scaffold of its instruction (or of one with the same sources) ran
+    // and compared; every other word is counted not runnable, never run as another
+    let mut ran = std::collections::BTreeSet::new();
+    for (f, t) in forms {
+        // what ran was compared (or has no reference value); what did not is counted
+        assert_eq!(n(t, "compared") + n(t, "undefined"), n(t, "inputs"), "{f}: {t}");
+        assert_eq!(n(t, "inputs"), 64 * (n(t, "instructions") - n(t, "not_runnable")), "{f}: {t}");
+        if n(t, "compared") > 0 {
+            ran.insert(f.clone());
+        }
+    }
+    eprintln!("ran on the scaffold road: {ran:?}");
+    let key = |op: Op, f: hmul2_harness::isa::Form| op.form_key(f).to_string();
+    use hmul2_harness::isa::Form;
+    // every register, immediate and c[] form of every instruction runs (HFMA2.MMA's
+    // immediate and c[] forms on HFMA2's scaffolds); cx[] and UR forms are counted, never run
+    for &op in hmul2_harness::reference::IMPLEMENTED {
+        for f in op.forms() {
+            let held = matches!(f, Form::Rrr | Form::Imm | Form::Const | Form::Rrrr | Form::ImmC | Form::ConstC);
+            let t = &forms[&key(op, f)];
+            if held {
+                assert!(ran.contains(&key(op, f)), "{} did not run on the scaffold road: {ran:?}", key(op, f));
+            } else {
+                assert_eq!(n(t, "inputs"), 0, "{}: {t}", key(op, f));
+                assert_eq!(n(t, "not_runnable"), n(t, "instructions"), "{}: {t}", key(op, f));
+            }
+        }
+    }
+    assert_eq!((s["totals"]["mismatches"].as_u64(), s["totals"]["faults"].as_u64()), (Some(0), Some(0)));
+}
+
+#[test]
+fn a_words_run_on_the_scaffold_road_says_and_records_the_word_that_ran() {
+    let d = tmp("words-scaffold");
+    let out = d.join("r");
+    let vec_dir = d.join("v");
+    // one word that runs on ptxas's registers, one form no scaffold holds
+    std::fs::write(d.join("w.txt"), "HMUL2 R0, R1, R2\nHMUL2 R0, R1, UR4\n").unwrap();
+    let o = harness(
+        "",
+        &[
+            "run",
+            "--seed",
+            "1",
+            "--road",
+            "scaffold",
+            "--words",
+            d.join("w.txt").to_str().unwrap(),
+            "--inputs",
+            "32",
+            "--out",
+            out.to_str().unwrap(),
+            "--vectors",
+            vec_dir.to_str().unwrap(),
+        ],
+    );
+    let t = text(&o);
+    let (ran_as, _) =
+        hmul2_harness::kernel::scaffold::fit(hmul2_harness::isa::encode(&hmul2_harness::isa::parse("HMUL2 R0, R1, R2").unwrap()).unwrap()).unwrap();
+    assert!(t.contains("w.txt:1: 0x") && t.contains(&format!("runs as {} on the scaffold road", format_hex(ran_as))), "{t}");
+    assert!(t.contains("w.txt:2:") && t.contains("not runnable on the scaffold road"), "{t}");
+    let s = summary(&out);
+    assert_eq!(
+        (s["totals"]["instructions"].as_u64(), s["totals"]["not_runnable"].as_u64(), s["totals"]["compared"].as_u64()),
+        (Some(2), Some(1), Some(32)),
+        "{t}"
+    );
+    // the vectors are of the word that ran, never of the one asked for
+    let files: Vec<_> = std::fs::read_dir(vec_dir.join("simulated")).unwrap().map(|e| e.unwrap().path()).collect();
+    let body = std::fs::read_to_string(&files[0]).unwrap();
+    assert_eq!(body.lines().count(), 32);
+    assert!(body.lines().all(|l| hmul2_harness::vectors::parse_line(l).unwrap().encoding == ran_as), "{body}");
 }

@@ -182,7 +182,7 @@ pub enum NotRunnable {
     ConstBank { bank: u8, offset: i32 },
     #[error("cx[UR{ureg}][{offset:#x}]: the bindless handle would be UR{ureg}:UR{}, an odd or URZ-including pair the harness cannot set (only even URn, n <= 60)", ureg + 1)]
     BindlessHandlePair { ureg: u8, offset: u32 },
-    #[error("not runnable on the scaffold road: {0}")]
+    #[error("{0}")]
     NoScaffold(String),
 }
 
@@ -201,7 +201,7 @@ fn runnable_inst(word: u128) -> Result<crate::isa::Inst, NotRunnable> {
 
 /// What [`runnable`] asks of a legal word's fields (instruction, registers, operands), asked
 /// of the instruction itself.
-fn runnable_fields(inst: &crate::isa::Inst) -> Result<(), NotRunnable> {
+pub(crate) fn runnable_fields(inst: &crate::isa::Inst) -> Result<(), NotRunnable> {
     if !crate::reference::IMPLEMENTED.contains(&inst.op) {
         return Err(NotRunnable::Unimplemented(inst.op));
     }

@@ -470,7 +470,12 @@ fn run_warp(
                 if let Some(what) = misaligned(*op, a) {
                     return Err(Fault::Register { pc: at, what, regcount: rc });
                 }
-                if op.variable_latency() && d.wr_bar > 5 {
+                // ptxas's prologue `LDC R1, c[0x0][0x28]` (the stack pointer, in the scaffolds)
+                // sets no scoreboard where nothing reads R1: its result is never safe to read
+                // (marked pending on no scoreboard, so a read or rewrite faults); any other
+                // variable-latency op without one is refused at once
+                let unsynced = *op == Op::Ldc && d.wr_bar > 5;
+                if op.variable_latency() && d.wr_bar > 5 && !unsynced {
                     return Err(Fault::Hazard { pc: at, what: format!("{} has a variable latency but sets no write scoreboard", op.name()) });
                 }
                 match op {
@@ -504,6 +509,23 @@ fn run_warp(
                             }
                         }
                     }
+                    Op::Ldc => {
+                        // a 32-bit constant: bank 0's stack pointer (ptxas's prologue) or bank 3's data
+                        let v = match (a[2], a[1]) {
+                            (0, STACK_POINTER_OFFSET) => STACK_TOP,
+                            (3, o) => {
+                                let o = o as usize;
+                                let b = p.bank3.get(o..o + 4).ok_or_else(|| Fault::Unsupported { pc: at, what: format!("c[0x3][{o:#x}] outside the bank") })?;
+                                u32::from_le_bytes([b[0], b[1], b[2], b[3]])
+                            }
+                            (bank, o) => const0(launch, at, bank, o & !7).map(|v| if o & 4 == 0 { v as u32 } else { (v >> 32) as u32 })?,
+                        };
+                        if a[0] != RZ as u32 {
+                            for g in s.r.iter_mut() {
+                                g[a[0] as usize] = v;
+                            }
+                        }
+                    }
                     Op::R2ur => {
                         let v = s.r[0][a[1] as usize];
                         let v = if a[1] == RZ as u32 { 0 } else { v };
@@ -514,7 +536,7 @@ fn run_warp(
                             s.ur[a[0] as usize] = v;
                         }
                     }
-                    Op::LdgE | Op::LdgE128 | Op::StgE | Op::StgE64 => {
+                    Op::LdgE | Op::LdgE128 | Op::StgE | Op::StgE64 | Op::StgE128 => {
                         let ur = |x: u32| if x >= URZ as u32 { 0 } else { s.ur[x as usize] };
                         let desc = ur(a[2]) as u64 | (ur(a[2] + 1) as u64) << 32;
                         if desc != DESCRIPTOR {
@@ -544,6 +566,13 @@ fn run_warp(
                                         return Err(Fault::IllegalAddress { pc: at, addr, len: 4 });
                                     }
                                 }
+                                Op::StgE128 => {
+                                    access(at, addr, 16)?;
+                                    let v: Vec<u8> = (0..4).flat_map(|k| rd(a[1] + k).to_le_bytes()).collect();
+                                    if !mem.write(addr, &v) {
+                                        return Err(Fault::IllegalAddress { pc: at, addr, len: 16 });
+                                    }
+                                }
                                 _ => {
                                     access(at, addr, 8)?;
                                     let v = rd(a[1]) as u64 | (rd(a[1] + 1) as u64) << 32;
@@ -558,6 +587,12 @@ fn run_warp(
                         for lane in 0..lanes {
                             lane_op(*op, a, &mut s.r[lane], &mut s.pr[lane], launch, at, ctaid, tid0 + lane as u32)?;
                         }
+                    }
+                }
+                if unsynced {
+                    for &w in writes {
+                        s.wr_pending[w as usize] = UNSYNCED;
+                        s.pending = true;
                     }
                 }
                 // what this instruction leaves pending
@@ -609,6 +644,7 @@ fn operands(op: Op, a: &[u32; 4]) -> Operands {
         Op::Nop | Op::Exit | Op::BraSelf | Op::BraBack => (none(), none(), none(), none()),
         Op::S2rTidX | Op::S2rCtaidX => (none(), none(), r(a[0], 1), none()),
         Op::Ldc64 => (none(), none(), r(a[0], 2), none()),
+        Op::Ldc => (none(), none(), r(a[0], 1), none()),
         Op::Uldc64 => (none(), none(), none(), u(a[0], 2)),
         Op::Iadd3Imm | Op::Mov => (r(a[1], 1), none(), r(a[0], 1), none()),
         Op::ImadWideU32Imm => ([r(a[1], 1), r(a[3], 2)].concat(), none(), r(a[0], 2), none()),
@@ -616,6 +652,7 @@ fn operands(op: Op, a: &[u32; 4]) -> Operands {
         Op::LdgE128 => (r(a[1], 2), u(a[2], 2), r(a[0], 4), none()),
         Op::StgE => ([r(a[0], 2), r(a[1], 1)].concat(), u(a[2], 2), none(), none()),
         Op::StgE64 => ([r(a[0], 2), r(a[1], 2)].concat(), u(a[2], 2), none(), none()),
+        Op::StgE128 => ([r(a[0], 2), r(a[1], 4)].concat(), u(a[2], 2), none(), none()),
         Op::R2p => (r(a[0], 1), none(), none(), none()),
         Op::IsetpNeU32 => ([r(a[1], 1), r(a[2], 1)].concat(), none(), none(), none()),
         Op::R2ur => (r(a[1], 1), none(), none(), u(a[0], 1)),
@@ -670,7 +707,11 @@ fn check_regs(s: &Warp, at: usize, rc: u32, reads: &[u32], ureads: &[u32], write
     }
     for &x in reads.iter().filter(rz) {
         if s.wr_pending[x as usize] != 0 {
-            return Err(Fault::Hazard { pc: at, what: format!("{name} reads R{x} before waiting on scoreboard {}", s.wr_pending[x as usize] - 1) });
+            let on = match s.wr_pending[x as usize] {
+                UNSYNCED => "its variable-latency write, which set no scoreboard".to_string(),
+                b => format!("scoreboard {}", b - 1),
+            };
+            return Err(Fault::Hazard { pc: at, what: format!("{name} reads R{x} before waiting on {on}") });
         }
     }
     for &x in ureads.iter().filter(urz) {
@@ -712,6 +753,15 @@ fn load32(mem: &dyn Memory, at: usize, addr: u64) -> Result<u32, Fault> {
     }
     Ok(u32::from_le_bytes(b))
 }
+
+/// A register's pending mark for a variable-latency write on no scoreboard: no wait clears
+/// it (scoreboard 7 does not exist), so reading it faults.
+const UNSYNCED: u8 = 8;
+
+/// Where ptxas's prologue reads the stack pointer (`LDC R1, c[0x0][0x28]`).
+const STACK_POINTER_OFFSET: u32 = 0x28;
+/// The stack pointer the emulated driver gives (the scaffolds never use their stack).
+pub const STACK_TOP: u32 = 0x00ff_fc00;
 
 /// A 64-bit word of constant bank 0: the descriptor and the two pointer parameters.
 fn const0(launch: &Launch, at: usize, bank: u32, offset: u32) -> Result<u64, Fault> {

@@ -38,12 +38,14 @@ pub enum Op {
     StgE64,
     Exit,
     BraSelf,
+    Ldc,
+    StgE128,
 }
 
 impl Op {
     /// In the order a decoder should try them: `IMAD_IADD` (IMAD with the immediate 1)
     /// before `IMAD_IMM`.
-    pub const ALL: [Op; 24] = [
+    pub const ALL: [Op; 26] = [
         Op::Nop,
         Op::S2rTidX,
         Op::Ldc64,
@@ -68,6 +70,8 @@ impl Op {
         Op::StgE64,
         Op::Exit,
         Op::BraSelf,
+        Op::Ldc,
+        Op::StgE128,
     ];
     /// The op's name in the JSON file.
     pub fn name(self) -> &'static str {
@@ -96,11 +100,13 @@ impl Op {
             Op::StgE64 => "STG_E_64",
             Op::Exit => "EXIT",
             Op::BraSelf => "BRA_SELF",
+            Op::Ldc => "LDC",
+            Op::StgE128 => "STG_E_128",
         }
     }
     /// Whether the op completes after a variable delay (it must set a scoreboard).
     pub fn variable_latency(self) -> bool {
-        matches!(self, Op::S2rTidX | Op::S2rCtaidX | Op::Ldc64 | Op::LdgE | Op::LdgE128 | Op::R2ur)
+        matches!(self, Op::S2rTidX | Op::S2rCtaidX | Op::Ldc64 | Op::Ldc | Op::LdgE | Op::LdgE128 | Op::R2ur)
     }
 }
 

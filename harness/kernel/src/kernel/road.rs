@@ -70,12 +70,23 @@ impl Road {
         }
     }
 
+    /// The word `word` runs as on this road: itself, except on the scaffold road, where a
+    /// word that maps onto a scaffold takes the scaffold's registers, predicate and control
+    /// bits ([`super::scaffold::fit`]; unchanged when none fits, and then not runnable).
+    /// The runner runs and records this word, so a result is never filed under another.
+    pub fn fit(self, word: u128) -> u128 {
+        match self {
+            Road::Batch | Road::Single => word,
+            Road::Scaffold => super::scaffold::fit(word).map_or(word, |(w, _)| w),
+        }
+    }
+
     /// The launches that run `cases` on this road.
     pub fn build(self, cases: &[Case]) -> Result<RoadBuilt, PatchError> {
         match self {
             Road::Batch => build_batch(cases),
-            Road::Single => build_sliced(cases, SINGLE_THREADS, |c| super::build(std::slice::from_ref(c)).map(Reader::Patched)),
-            Road::Scaffold => build_sliced(cases, MAX_THREADS, |c| super::scaffold::build(c).map(Reader::Scaffold)),
+            Road::Single => build_sliced(self, cases, SINGLE_THREADS, |c| super::build(std::slice::from_ref(c)).map(Reader::Patched)),
+            Road::Scaffold => build_sliced(self, cases, MAX_THREADS, |c| super::scaffold::build(c).map(Reader::Scaffold)),
         }
     }
 }
@@ -207,7 +218,7 @@ fn build_batch(cases: &[Case]) -> Result<RoadBuilt, PatchError> {
 /// A road of one case per module: each case's inputs in launches of `per` (a case of more
 /// runs as several launches, each its own module; its count must be a multiple of `per`
 /// when it is more than `per`).
-fn build_sliced(cases: &[Case], per: usize, one: impl Fn(&Case) -> Result<Reader, PatchError>) -> Result<RoadBuilt, PatchError> {
+fn build_sliced(road: Road, cases: &[Case], per: usize, one: impl Fn(&Case) -> Result<Reader, PatchError>) -> Result<RoadBuilt, PatchError> {
     let counts: Vec<usize> = cases.iter().map(|c| c.inputs.len()).collect();
     let mut launches = Vec::new();
     for (i, c) in cases.iter().enumerate() {
@@ -221,7 +232,6 @@ fn build_sliced(cases: &[Case], per: usize, one: impl Fn(&Case) -> Result<Reader
             launches.push(Launch { reader, slices: vec![(i, r)] });
         }
     }
-    let road = if per == SINGLE_THREADS { Road::Single } else { Road::Scaffold };
     Ok(RoadBuilt { road, launches, counts })
 }
 

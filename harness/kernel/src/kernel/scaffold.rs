@@ -1,36 +1,449 @@
 //! The scaffold road: kernels ptxas compiled around each instruction form, one word rewritten.
-//! (Being built: until the scaffolds are committed, no word maps onto one.)
+//!
+//! Why: the batch kernel is our own code around the word under test; on an H200 only its
+//! one-case shape ran. A scaffold is ptxas's own code (`kernels/scaffold/*.ptx`, built by
+//! `kernels/build-scaffolds.sh` with the pinned ptxas, cubins committed): thread `t` loads
+//! a record `(a, b, c, x)` (four u32) from `in + 16 t`, the instruction stands in the code
+//! as ptxas placed it, and four words go to `out + 16 t` (the result among them). The
+//! patcher rewrites that one word and nothing else; its registers, predicate, control bits
+//! and unused bits stay ptxas's. So a case runs as the word [`fit`] gives: the case's
+//! opcode, modifiers and immediates on the scaffold's registers and control bits; that word
+//! is the one recorded.
+//!
+//! Each scaffold is read from its code once ([`scaffolds`]): the instruction's word is the
+//! only word of the scaffold's op in `.text` (a scaffold of two-source ops or of HFMA2
+//! holds a second family instruction ptxas needs to pick the non-MMA opcode: a decoy on
+//! other inputs, whose result lands in another output word); which record word feeds
+//! each of its register sources and which output word holds its result are found by
+//! running the scaffold once on the emulator with marked inputs.
+//!
+//! `c[0x3][offset]` sources: ptxas 13.0 never wrote one for these instructions (it loads a
+//! `.const` word or a parameter with `LDC` into a register first), so a `c[]` case stands on
+//! its register form's scaffold, that register operand rewritten into the case's bank and
+//! offset, and the case's bank word written into ptxas's `.nv.constant3` (data, read by
+//! every thread).
+//!
+//! What maps onto no scaffold is "not runnable on this road" ([`runnable`]), never run as
+//! something else: forms ptxas was not made to emit from PTX here (`cx[]`: PTX has no
+//! bindless constant bank; `UR`: ptxas kept the values in general registers in every kernel
+//! tried), words
+//! with a `.RELU` predicate operand other than PT (the scaffolds set no
+//! predicate; a guard predicate becomes the scaffold's PT, like its registers), and register
+//! patterns with no scaffold (which operands coincide, RZ).
 
-use super::{Case, LaunchJob, NotRunnable, PatchError};
+use super::{Case, LaunchJob, NotRunnable, PatchError, KERNEL_NAME};
 use crate::inputs::Inputs;
+use crate::isa::{decode, encode, Form, Inst, Op, Operand2, PT, RZ};
+use std::sync::OnceLock;
 
-/// A patched scaffold: one case, one output word per thread.
+/// One committed scaffold: its name (`<instruction>_<form>[_<pattern>]`: `ab` Ra = Rb, `da`
+/// Rd = Ra, `abc` Ra = Rb = Rc; none: distinct registers), PTX and cubin.
+#[derive(Debug)]
+pub struct Scaffold {
+    pub name: &'static str,
+    pub ptx: &'static str,
+    pub cubin: &'static [u8],
+}
+
+macro_rules! scaffold {
+    ($name:literal) => {
+        Scaffold {
+            name: $name,
+            ptx: include_str!(concat!("../../../../kernels/scaffold/", $name, ".ptx")),
+            cubin: include_bytes!(concat!("../../../../kernels/scaffold/", $name, ".sm_90.cubin")),
+        }
+    };
+}
+
+/// Every committed scaffold (`kernels/scaffold/`).
+pub const SCAFFOLDS: &[Scaffold] = &[
+    scaffold!("hmul2_rrr"),
+    scaffold!("hmul2_rrr_ab"),
+    scaffold!("hmul2_rrr_da"),
+    scaffold!("hmul2_imm"),
+    scaffold!("hmul2_imm_da"),
+    scaffold!("hadd2_rrr"),
+    scaffold!("hadd2_rrr_ab"),
+    scaffold!("hadd2_rrr_da"),
+    scaffold!("hadd2_imm"),
+    scaffold!("hadd2_imm_da"),
+    scaffold!("hfma2_rrrr"),
+    scaffold!("hfma2_rrrr_da"),
+    scaffold!("hfma2_rrrr_abc"),
+    scaffold!("hfma2_imm"),
+    scaffold!("hfma2_imm_da"),
+    scaffold!("hfma2_imm_c"),
+    scaffold!("hfma2_imm_c_da"),
+    scaffold!("hfma2_mma_rrrr"),
+];
+
+/// Words of one record (input) and one output record, per thread.
+pub const RECORD_WORDS: usize = 4;
+
+/// A scaffold as read from its code.
+#[derive(Clone, Debug)]
+pub struct Loaded {
+    pub scaffold: &'static Scaffold,
+    /// The instruction as ptxas wrote it.
+    pub word: u128,
+    pub inst: Inst,
+    pub form: Form,
+    /// Byte offset of the word in the cubin file.
+    pub file_offset: usize,
+    /// Index of the word in `.text`.
+    pub index: usize,
+    /// Record word (0..4) each register source reads: a, b, c (None: not a register).
+    pub slots: [Option<usize>; 3],
+    /// Output word (0..4) holding the result.
+    pub out_slot: usize,
+}
+
+impl Loaded {
+    /// Byte offset of the word in `.text` (as nvdisasm numbers it).
+    pub fn file_offset_in_text(&self) -> usize {
+        16 * self.index
+    }
+}
+
+/// Which operands name the same register: dst, a, b, c as classes (first-seen numbering;
+/// RZ is its own class, `u8::MAX`; a non-register source is absent).
+/// Source `drop` (1: b, 2: c) is left out: the operand a `c[]` case puts in the bank,
+/// whatever register the scaffold has there.
+fn pattern_without(i: &Inst, drop: Option<usize>) -> Vec<u8> {
+    let reg = |o: Option<Operand2>| match o {
+        Some(Operand2::Reg(r)) => Some(r),
+        _ => None,
+    };
+    let (b, c) = (if drop == Some(1) { None } else { Some(i.b) }, if drop == Some(2) { None } else { i.c });
+    let regs: Vec<u8> = [Some(i.dst), Some(i.a), reg(b), reg(c)].into_iter().flatten().collect();
+    let mut seen: Vec<u8> = Vec::new();
+    regs.iter()
+        .map(|&r| {
+            if r == RZ {
+                return u8::MAX;
+            }
+            match seen.iter().position(|&s| s == r) {
+                Some(k) => k as u8,
+                None => {
+                    seen.push(r);
+                    (seen.len() - 1) as u8
+                }
+            }
+        })
+        .collect()
+}
+
+/// The op a scaffold stands for, from its name.
+fn op_of_name(name: &str) -> Option<Op> {
+    [("hfma2_mma_", Op::Hfma2Mma), ("hfma2_", Op::Hfma2), ("hmul2_", Op::Hmul2), ("hadd2_", Op::Hadd2)]
+        .into_iter()
+        .find(|(p, _)| name.starts_with(p))
+        .map(|(_, o)| o)
+}
+
+/// Marks of the marker run: record word `k` of thread `t` holds `IN_MARK + k << 16 + t`;
+/// the instruction's result is `OUT_MARK + t`.
+const IN_MARK: u32 = 0x5100_0000;
+const OUT_MARK: u32 = 0x7e57_0000;
+
+/// Read one scaffold: find its instruction's word and where its sources and result live.
+fn load(s: &'static Scaffold) -> Result<Loaded, String> {
+    let op = op_of_name(s.name).ok_or_else(|| format!("{}: the name names no instruction", s.name))?;
+    let image = super::elf::image(s.cubin).map_err(|e| format!("{}: {e}", s.name))?;
+    let at: Vec<usize> = image.text.iter().enumerate().filter(|(_, &w)| decode(w).is_ok_and(|i| i.op == op)).map(|(k, _)| k).collect();
+    let [index] = at[..] else { return Err(format!("{}: {} words of {op} in .text, want one", s.name, at.len())) };
+    let word = image.text[index];
+    let inst = decode(word).map_err(|e| format!("{}: {e}", s.name))?;
+    let (_, form) = crate::isa::decode::form_of(word).map_err(|e| format!("{}: {e}", s.name))?;
+    let bytes = word.to_le_bytes();
+    let hits: Vec<usize> = s.cubin.windows(16).enumerate().filter(|(_, w)| *w == bytes).map(|(k, _)| k).collect();
+    let [file_offset] = hits[..] else { return Err(format!("{}: its instruction's bytes occur {} times in the file", s.name, hits.len())) };
+    // the marker run: which record word each source reads, which output word is the result
+    let program = super::emu::Program::load(&image).map_err(|e| format!("{}: {e}", s.name))?;
+    const IN: u64 = 0x7f00_0000_0000;
+    const OUT: u64 = 0x7f10_0000_0000;
+    let threads = super::road::SINGLE_THREADS;
+    let input: Vec<u8> = (0..threads).flat_map(|t| (0..RECORD_WORDS).flat_map(move |k| (IN_MARK + ((k as u32) << 16) + t as u32).to_le_bytes())).collect();
+    let mut mem = super::emu::Regions(vec![(IN, input), (OUT, vec![0; threads * RECORD_WORDS * 4])]);
+    let launch = super::emu::Launch { grid: [1, 1, 1], block: [threads as u32, 1, 1], params: [IN, OUT] };
+    let mut seen: Option<Inputs> = None;
+    let mut hook = |site: &super::emu::Site| {
+        if site.index == index {
+            if site.tid == 0 {
+                seen = Some(site.inputs);
+            }
+            OUT_MARK + site.tid
+        } else {
+            super::emu::reference_hook(site)
+        }
+    };
+    super::emu::run(&program, &launch, &mut mem, &mut hook).map_err(|e| format!("{}: the emulator cannot run it: {e}", s.name))?;
+    let x = seen.ok_or_else(|| format!("{}: its instruction never ran", s.name))?;
+    let slot = |v: u32, what: &str| -> Result<usize, String> {
+        (0..RECORD_WORDS).find(|&k| v == IN_MARK + ((k as u32) << 16)).ok_or_else(|| format!("{}: operand {what} reads {v:#x}, no record word", s.name))
+    };
+    let is_reg = |o: Option<Operand2>| matches!(o, Some(Operand2::Reg(r)) if r != RZ);
+    let slots = [
+        if inst.a == RZ { None } else { Some(slot(x.a, "a")?) },
+        if is_reg(Some(inst.b)) { Some(slot(x.b, "b")?) } else { None },
+        if is_reg(inst.c) { Some(slot(x.c, "c")?) } else { None },
+    ];
+    let out = &mem.0[1].1;
+    let word_at = |k: usize| u32::from_le_bytes([out[4 * k], out[4 * k + 1], out[4 * k + 2], out[4 * k + 3]]);
+    let out_slot = (0..RECORD_WORDS)
+        .find(|&k| (0..threads).all(|t| word_at(t * RECORD_WORDS + k) == OUT_MARK + t as u32))
+        .ok_or_else(|| format!("{}: no output word holds its result", s.name))?;
+    Ok(Loaded { scaffold: s, word, inst, form, file_offset, index, slots, out_slot })
+}
+
+/// Every scaffold, read once (an error says what is wrong with one; the tests require none).
+pub fn scaffolds() -> &'static [Result<Loaded, String>] {
+    static ALL: OnceLock<Vec<Result<Loaded, String>>> = OnceLock::new();
+    ALL.get_or_init(|| SCAFFOLDS.iter().map(load).collect())
+}
+
+/// Ops whose words share a layout of sources, so one may stand on the other's scaffold
+/// (the opcode is among the bits the patcher rewrites).
+fn same_sources(a: Op, b: Op) -> bool {
+    a.spec().sources == b.spec().sources
+}
+
+/// The word `word` runs as on the scaffold road, and the scaffold: the case's opcode,
+/// modifiers and immediates on the scaffold's registers, guard predicate (PT: the scaffolds
+/// set no predicate, so a guarded word runs unguarded), control bits and unused bits. A scaffold of the same instruction is preferred; one of an instruction with the
+/// same sources serves otherwise (HMUL2 / HADD2, HFMA2 / HFMA2.MMA).
+pub fn fit(word: u128) -> Result<(u128, &'static Loaded), NotRunnable> {
+    let case = decode(word).map_err(|e| NotRunnable::Illegal(e.to_string()))?;
+    super::runnable_fields(&case)?;
+    if case.relu.is_some_and(|p| p.index != PT) {
+        return Err(NotRunnable::NoScaffold("a .RELU predicate operand other than PT: the scaffolds set no predicate".into()));
+    }
+    let (_, form) = crate::isa::decode::form_of(word).map_err(|e| NotRunnable::Illegal(e.to_string()))?;
+    // c[0x3][offset] stands on the register form's scaffold: the operand's register becomes
+    // the bank word (ptxas loads `.const` data with LDC into a register, never as an operand)
+    let (on_form, bank) = match (form, case.c.is_some()) {
+        (Form::Const, false) => (Form::Rrr, Some(1)),
+        (Form::Const, true) => (Form::Rrrr, Some(1)),
+        (Form::ConstC, _) => (Form::Rrrr, Some(2)),
+        (f, _) => (f, None),
+    };
+    let want = pattern_without(&case, bank);
+    let mut candidates: Vec<&Loaded> =
+        scaffolds().iter().flatten().filter(|l| l.form == on_form && pattern_without(&l.inst, bank) == want && same_sources(l.inst.op, case.op)).collect();
+    candidates.sort_by_key(|l| l.inst.op != case.op);
+    for l in candidates {
+        let s = &l.inst;
+        let mut i = case;
+        i.dst = s.dst;
+        i.a = s.a;
+        if matches!(i.b, Operand2::Reg(_)) {
+            i.b = s.b;
+        }
+        if matches!(i.c, Some(Operand2::Reg(_))) {
+            i.c = s.c;
+        }
+        i.pred = s.pred;
+        i.ctrl = s.ctrl;
+        i.ignored = if s.op == case.op && bank.is_none() { s.ignored } else { 0 };
+        if let Ok(w) = encode(&i) {
+            return Ok((w, l));
+        }
+    }
+    let forms: Vec<String> = scaffolds().iter().flatten().map(|l| l.scaffold.name.to_string()).collect();
+    Err(NotRunnable::NoScaffold(format!(
+        "no scaffold of {} {} with its registers' pattern {want:?} (scaffolds: {})",
+        case.op,
+        form.cli_name(),
+        forms.join(", ")
+    )))
+}
+
+/// Whether `word` runs on the scaffold road as it is: it must be its own [`fit`] (a word
+/// is never run as another).
+pub fn runnable(word: u128) -> Result<&'static Loaded, NotRunnable> {
+    let (w, l) = fit(word)?;
+    if w != word {
+        return Err(NotRunnable::NoScaffold(format!("runs only as {} (the scaffold's registers and control bits)", crate::isa::format_hex(w))));
+    }
+    Ok(l)
+}
+
+/// A patched scaffold: one case, [`RECORD_WORDS`] output words per thread.
 #[derive(Clone, Debug)]
 pub struct ScaffoldBuilt {
     pub job: LaunchJob,
+    /// The scaffold it was patched from (`kernels/scaffold/<name>.ptx`).
+    pub name: &'static str,
+    slots: [Option<usize>; 3],
+    /// A `c[0x3]` source (1: b, 2: c) and the bank word written for it.
+    konst: Option<(usize, u32)>,
+    out_slot: usize,
+    threads: usize,
 }
 
 impl ScaffoldBuilt {
     /// Destination values per thread.
-    pub fn results(&self, _output: &[u8]) -> Result<Vec<u32>, PatchError> {
-        Err(PatchError::Malformed("no scaffold".into()))
+    pub fn results(&self, output: &[u8]) -> Result<Vec<u32>, PatchError> {
+        let want = self.threads * RECORD_WORDS * 4;
+        if output.len() != want {
+            return Err(PatchError::OutputSize { got: output.len(), expected: want });
+        }
+        Ok(output
+            .chunks_exact(RECORD_WORDS * 4)
+            .map(|r| u32::from_le_bytes([r[4 * self.out_slot], r[4 * self.out_slot + 1], r[4 * self.out_slot + 2], r[4 * self.out_slot + 3]]))
+            .collect())
     }
-    /// The inputs the case's threads really read.
-    pub fn effective_inputs(&self, _case: &Case) -> Result<Vec<Inputs>, PatchError> {
-        Err(PatchError::Malformed("no scaffold".into()))
+
+    /// The inputs the case's threads really read: a, and b and c where registers, from
+    /// their record words (a source sharing another's register reads that one's value);
+    /// immediates as given; d and the predicates 0 (the word reads neither: it is not
+    /// guarded, and no register of it is loaded before it writes).
+    pub fn effective_inputs(&self, case: &Case) -> Result<Vec<Inputs>, PatchError> {
+        Ok(case
+            .inputs
+            .iter()
+            .map(|x| {
+                let given = [x.a, x.b, x.c];
+                let of = |k: usize, own: u32| self.slots[k].map_or(own, |s| (0..3).find(|&j| self.slots[j] == Some(s)).map_or(own, |j| given[j]));
+                let mut v = Inputs { a: of(0, x.a), b: of(1, x.b), c: of(2, x.c), d: 0, pred: 0 };
+                match self.konst {
+                    Some((1, k)) => v.b = k,
+                    Some((_, k)) => v.c = k,
+                    None => {}
+                }
+                v
+            })
+            .collect())
     }
 }
 
-/// The scaffold `word` maps onto, or why none does.
-pub fn runnable(_word: u128) -> Result<(), NotRunnable> {
-    Err(NotRunnable::NoScaffold("no scaffold is committed yet".into()))
+/// Where `.nv.constant3`'s bytes start in a cubin file.
+fn bank3_file_offset(cubin: &[u8]) -> Result<usize, PatchError> {
+    use object::{Object, ObjectSection};
+    let f = object::File::parse(cubin).map_err(|e| PatchError::Malformed(format!("ELF: {e}")))?;
+    let s = f.section_by_name(".nv.constant3").ok_or_else(|| PatchError::MissingSection(".nv.constant3".into()))?;
+    let (at, _) = s.file_range().ok_or_else(|| PatchError::Malformed(".nv.constant3 holds no file bytes".into()))?;
+    Ok(at as usize)
 }
 
-/// The patched scaffold of one case.
+/// The patched scaffold of one case: ptxas's cubin with the instruction's word replaced by
+/// the case's (which must be its own [`fit`]); every other byte as ptxas wrote it, but for
+/// a `c[0x3][offset]` case the bank word at that offset (data: the case's first input's
+/// operand, read by every thread).
 pub fn build(case: &Case) -> Result<ScaffoldBuilt, PatchError> {
-    Err(PatchError::NotRunnable {
+    let n = case.inputs.len();
+    if n == 0 || n > super::MAX_THREADS {
+        return Err(PatchError::InputCount { case: 0, got: n, expected: super::MAX_THREADS });
+    }
+    let l = runnable(case.word).map_err(|reason| PatchError::NotRunnable { case: 0, word: crate::isa::format_hex(case.word), reason })?;
+    let inst = decode(case.word).map_err(|e| PatchError::NotRunnable {
         case: 0,
         word: crate::isa::format_hex(case.word),
-        reason: runnable(case.word).err().unwrap_or(NotRunnable::NoScaffold(String::new())),
+        reason: NotRunnable::Illegal(e.to_string()),
+    })?;
+    let mut cubin = l.scaffold.cubin.to_vec();
+    cubin[l.file_offset..l.file_offset + 16].copy_from_slice(&case.word.to_le_bytes());
+    // a c[0x3][offset] source: its word, the case's first input's, in ptxas's bank 3 (data)
+    let mut slots = l.slots;
+    let mut konst = None;
+    for (k, o) in [(1, Some(inst.b)), (2, inst.c)] {
+        if let Some(Operand2::Const { offset, .. }) = o {
+            let v = if k == 1 { case.inputs[0].b } else { case.inputs[0].c };
+            let at = bank3_file_offset(l.scaffold.cubin)? + offset as usize;
+            cubin.get_mut(at..at + 4).ok_or_else(|| PatchError::Malformed(format!("c[0x3][{offset:#x}] is past the bank")))?.copy_from_slice(&v.to_le_bytes());
+            slots[k] = None;
+            konst = Some((k, v));
+        }
+    }
+    let mut input = vec![0u8; n * RECORD_WORDS * 4];
+    for (rec, x) in input.chunks_exact_mut(RECORD_WORDS * 4).zip(&case.inputs) {
+        for (slot, v) in slots.iter().zip([x.a, x.b, x.c]) {
+            if let Some(k) = slot {
+                rec[4 * k..4 * k + 4].copy_from_slice(&v.to_le_bytes());
+            }
+        }
+    }
+    Ok(ScaffoldBuilt {
+        job: LaunchJob {
+            cubin,
+            kernel_name: KERNEL_NAME.to_string(),
+            grid: [1, 1, 1],
+            block: [n as u32, 1, 1],
+            shared_bytes: 0,
+            input,
+            output_bytes: n * RECORD_WORDS * 4,
+        },
+        name: l.scaffold.name,
+        slots,
+        konst,
+        out_slot: l.out_slot,
+        threads: n,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::isa::Pred;
+
+    #[test]
+    fn every_scaffold_loads_and_stands_for_its_form() {
+        for (s, l) in SCAFFOLDS.iter().zip(scaffolds()) {
+            let l = l.as_ref().unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(Some(l.inst.op), op_of_name(s.name), "{}", s.name);
+            let form = s.name.trim_start_matches("hfma2_mma_").split('_').skip_while(|p| p.starts_with('h')).collect::<Vec<_>>();
+            assert!(form.first().is_some_and(|f| l.form.cli_name().replace('-', "_").starts_with(f)), "{}: {:?}", s.name, l.form);
+            assert_eq!(l.inst.pred, Pred::ALWAYS);
+        }
+    }
+
+    #[test]
+    fn a_word_runs_on_its_scaffold_with_ptxas_registers_and_control() {
+        let w = encode(&Inst::new(0, 1, Operand2::Reg(2))).unwrap();
+        let (fitted, l) = fit(w).unwrap();
+        assert_eq!(l.scaffold.name, "hmul2_rrr");
+        let f = decode(fitted).unwrap();
+        assert_eq!((f.dst, f.a, f.b, f.ctrl), (l.inst.dst, l.inst.a, l.inst.b, l.inst.ctrl));
+        assert!(runnable(w).is_err(), "the case's own registers are not the scaffold's");
+        assert!(runnable(fitted).is_ok());
+        // Ra = Rb and Rd = Ra have their own scaffolds
+        let (_, l) = fit(encode(&Inst::new(0, 1, Operand2::Reg(1))).unwrap()).unwrap();
+        assert_eq!(l.scaffold.name, "hmul2_rrr_ab");
+        let (_, l) = fit(encode(&Inst::new(1, 1, Operand2::Reg(2))).unwrap()).unwrap();
+        assert_eq!(l.scaffold.name, "hmul2_rrr_da");
+        // a guarded word runs unguarded, as the scaffold's own word is
+        let guarded = Inst { pred: Pred { index: 2, negated: false }, ..Inst::new(0, 1, Operand2::Reg(2)) };
+        let (w, _) = fit(encode(&guarded).unwrap()).unwrap();
+        assert_eq!(decode(w).unwrap().pred, Pred::ALWAYS);
+        // c[0x3] stands on the register form's scaffold, its b operand rewritten
+        let k = Inst::new(0, 1, Operand2::Const { bank: 3, offset: 0x40 });
+        let (w, l) = fit(encode(&k).unwrap()).unwrap();
+        assert_eq!(l.form, Form::Rrr);
+        assert_eq!(decode(w).unwrap().b, Operand2::Const { bank: 3, offset: 0x40 });
+        let x = Inputs { a: 0x3c00_3c00, b: 0x4000_4000, ..Default::default() };
+        let b = build(&Case { word: w, inputs: vec![x; 32] }).unwrap();
+        let at = bank3_file_offset(&b.job.cubin).unwrap() + 0x40;
+        assert_eq!(b.job.cubin[at..at + 4], 0x4000_4000u32.to_le_bytes());
+        // a word whose registers coincide as no scaffold's do maps onto none (Rd = Rb)
+        let db = Inst::new(2, 1, Operand2::Reg(2));
+        assert!(matches!(fit(encode(&db).unwrap()), Err(NotRunnable::NoScaffold(_))));
+    }
+
+    /// ptxas's prologue loads R1 (the stack pointer) with an `LDC` on no scoreboard; the
+    /// emulator runs that, and faults on code that then reads R1.
+    #[test]
+    fn the_unsynchronized_stack_pointer_is_never_read() {
+        use super::super::{elf, emu, helpers};
+        let l = scaffolds()[0].as_ref().unwrap();
+        let mut cubin = l.scaffold.cubin.to_vec();
+        let mov = helpers::encode(helpers::Op::Mov, &[l.inst.dst as u32, 1], helpers::Sched::safe(helpers::Op::Mov)).unwrap();
+        cubin[l.file_offset..l.file_offset + 16].copy_from_slice(&mov.to_le_bytes());
+        let p = emu::Program::load(&elf::image(&cubin).unwrap()).unwrap();
+        let mut mem = emu::Regions(vec![(1 << 40, vec![0; 512]), (2 << 40, vec![0; 512])]);
+        let launch = emu::Launch { grid: [1, 1, 1], block: [32, 1, 1], params: [1 << 40, 2 << 40] };
+        match emu::run(&p, &launch, &mut mem, &mut emu::reference_hook) {
+            Err(emu::Fault::Hazard { what, .. }) => assert!(what.contains("reads R1"), "{what}"),
+            r => panic!("reading R1 ran: {r:?}"),
+        }
+    }
 }

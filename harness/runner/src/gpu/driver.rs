@@ -238,6 +238,40 @@ pub struct CudaExecutor {
     api: Api,
     ctx: sys::CUcontext,
     poisoned: Option<String>,
+    stages: StageTimes,
+}
+
+/// Where the driver's time went, summed over the jobs: what a job costs on each road
+/// (docs/runner.md, "Roads onto the GPU"), measured on whatever driver answers.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StageTimes {
+    pub jobs: u64,
+    /// `cuModuleLoadData` and `cuModuleGetFunction`.
+    pub load: std::time::Duration,
+    /// The two `cuMemAlloc`s, the input's `cuMemcpyHtoD` and the output's canary.
+    pub copy_in: std::time::Duration,
+    /// `cuLaunchKernel` and `cuCtxSynchronize`.
+    pub launch: std::time::Duration,
+    /// The output's `cuMemcpyDtoH`.
+    pub copy_out: std::time::Duration,
+    /// `cuMemFree` and `cuModuleUnload`.
+    pub free: std::time::Duration,
+}
+
+impl StageTimes {
+    /// One line: microseconds per job of each stage.
+    pub fn line(&self) -> String {
+        let per = |d: std::time::Duration| d.as_secs_f64() * 1e6 / self.jobs.max(1) as f64;
+        format!(
+            "driver stage times: {} jobs; per job: module load {:.1} us, alloc+copy in {:.1} us, launch+sync {:.1} us, copy out {:.1} us, free+unload {:.1} us",
+            self.jobs,
+            per(self.load),
+            per(self.copy_in),
+            per(self.launch),
+            per(self.copy_out),
+            per(self.free)
+        )
+    }
 }
 
 impl CudaExecutor {
@@ -255,7 +289,7 @@ impl CudaExecutor {
         // SAFETY: retains the device's primary context (released with the process).
         api.check("cuDevicePrimaryCtxRetain", unsafe { (api.cuDevicePrimaryCtxRetain)(&mut ctx, dev) }).map_err(setup)?;
         api.check("cuCtxSetCurrent", unsafe { (api.cuCtxSetCurrent)(ctx) }).map_err(setup)?;
-        Ok(CudaExecutor { api, ctx, poisoned: None })
+        Ok(CudaExecutor { api, ctx, poisoned: None, stages: StageTimes::default() })
     }
 
     /// A driver error of `stage`: a fault when the kernel raised it (the context is now
@@ -282,6 +316,7 @@ impl CudaExecutor {
             // cuModuleLoadData wants the image; a cubin is an ELF with its own length, which
             // the driver trusts: an image whose tables reach past the buffer is refused here
             check_image(&job.cubin).map_err(|why| ExecError::Setup(format!("job: the cubin ({} bytes) {why}; not loaded", job.cubin.len())))?;
+            let t = std::time::Instant::now();
             let mut m: sys::CUmodule = std::ptr::null_mut();
             let r = (a.cuModuleLoadData)(&mut m, job.cubin.as_ptr() as *const c_void);
             if is_image_rejection(r) {
@@ -298,6 +333,8 @@ impl CudaExecutor {
             if r != CUDA_SUCCESS {
                 return Err(self.fail("cuModuleGetFunction", r));
             }
+            self.stages.load += t.elapsed();
+            let t = std::time::Instant::now();
             if job.shared_bytes > 48 * 1024 {
                 let r = (a.cuFuncSetAttribute)(f, FUNC_ATTR_MAX_DYNAMIC_SHARED, job.shared_bytes as c_int);
                 if r != CUDA_SUCCESS {
@@ -326,6 +363,8 @@ impl CudaExecutor {
             if r != CUDA_SUCCESS {
                 return Err(self.fail("cuMemsetD8", r));
             }
+            self.stages.copy_in += t.elapsed();
+            let t = std::time::Instant::now();
             let mut p_in: u64 = d_in;
             let mut p_out: u64 = d_out;
             let mut params: [*mut c_void; 2] = [&mut p_in as *mut u64 as *mut c_void, &mut p_out as *mut u64 as *mut c_void];
@@ -339,6 +378,8 @@ impl CudaExecutor {
             if r != CUDA_SUCCESS {
                 return Err(self.fail("cuCtxSynchronize", r));
             }
+            self.stages.launch += t.elapsed();
+            let t = std::time::Instant::now();
             let mut out = vec![0u8; job.output_bytes];
             if !out.is_empty() {
                 let r = (a.cuMemcpyDtoH_v2)(out.as_mut_ptr() as *mut c_void, d_out, out.len());
@@ -346,6 +387,7 @@ impl CudaExecutor {
                     return Err(self.fail("cuMemcpyDtoH", r));
                 }
             }
+            self.stages.copy_out += t.elapsed();
             Ok(out)
         }
     }
@@ -359,6 +401,8 @@ impl Executor for CudaExecutor {
         let mut bufs = Vec::new();
         let mut module = None;
         let r = self.run(job, &mut bufs, &mut module);
+        self.stages.jobs += 1;
+        let t = std::time::Instant::now();
         if self.poisoned.is_none() {
             // SAFETY: frees what run() allocated/loaded; errors here cannot change the result.
             unsafe {
@@ -370,7 +414,11 @@ impl Executor for CudaExecutor {
                 }
             }
         }
+        self.stages.free += t.elapsed();
         r
+    }
+    fn stage_times(&self) -> Option<String> {
+        Some(self.stages.line())
     }
 }
 

@@ -47,14 +47,26 @@ impl ExecError {
 /// Runs launch jobs somewhere (a GPU, a worker process, a simulation).
 pub trait Executor {
     fn execute(&mut self, job: &LaunchJob) -> Result<Vec<u8>, ExecError>;
+    /// Where the driver's time went so far, as one line (`driver::StageTimes`), for an
+    /// executor that measures it.
+    fn stage_times(&self) -> Option<String> {
+        None
+    }
 }
 
 impl<E: Executor + ?Sized> Executor for Box<E> {
     fn execute(&mut self, job: &LaunchJob) -> Result<Vec<u8>, ExecError> {
         (**self).execute(job)
     }
+    fn stage_times(&self) -> Option<String> {
+        (**self).stage_times()
+    }
 }
 
 /// The env var that replaces the GPU by [`fake::FakeExecutor`] in workers and selects the
 /// fake backend in `run` (CPU-only tests; never reports hardware).
 pub const FAKE_ENV: &str = "HMUL2_FAKE_EXECUTOR";
+
+/// The env var that makes each worker say on standard error, as it ends, where its
+/// driver's time went (`driver::StageTimes`): module load, copies, launch, unload.
+pub const STAGE_TIMES_ENV: &str = "HMUL2_STAGE_TIMES";

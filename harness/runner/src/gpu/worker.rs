@@ -46,10 +46,20 @@ pub fn worker_main(device: i32) -> crate::cli::CliResult {
             }
         },
     };
+    let say_stages = |exec: &dyn Executor| {
+        if std::env::var_os(super::STAGE_TIMES_ENV).is_some() {
+            if let Some(line) = exec.stage_times() {
+                eprintln!("worker {device}: {line}");
+            }
+        }
+    };
     loop {
         let (kind, payload) = match protocol::read_frame(&mut input) {
             Ok(f) => f,
-            Err(FrameError::Eof) => return Ok(std::process::ExitCode::SUCCESS),
+            Err(FrameError::Eof) => {
+                say_stages(&*exec);
+                return Ok(std::process::ExitCode::SUCCESS);
+            }
             Err(e) => return Err(protocol_error(format!("worker: stdin: {e}"))),
         };
         if kind != KIND_JOB {
@@ -68,6 +78,7 @@ pub fn worker_main(device: i32) -> crate::cli::CliResult {
             return Err(protocol_error(format!("worker: stdout: {e}")));
         }
         if matches!(r, Err(ExecError::Fault { .. })) {
+            say_stages(&*exec);
             return Ok(std::process::ExitCode::from(3));
         }
     }

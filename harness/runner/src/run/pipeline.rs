@@ -39,6 +39,10 @@ pub trait Backend: Sync {
     fn road(&self) -> crate::kernel::road::Road {
         crate::kernel::road::Road::Batch
     }
+    /// The word `word` runs as on the road (`Road::fit`): what the runner runs and records.
+    fn fit(&self, word: u128) -> u128 {
+        word
+    }
     /// The inputs each case's kernel really reads (`kernel::Built::effective_inputs`), which
     /// the patcher may have normalised; by default the cases' own.
     fn effective_inputs(&self, _prepared: &Prepared, cases: &[Case]) -> Result<Vec<Vec<Inputs>>, String> {
@@ -112,6 +116,9 @@ impl Backend for RealBackend {
     }
     fn road(&self) -> crate::kernel::road::Road {
         self.road
+    }
+    fn fit(&self, word: u128) -> u128 {
+        self.road.fit(word)
     }
     fn expect(&self, i: &Inst, x: &Inputs) -> Result<u32, String> {
         crate::reference::eval(i, x).map_err(|e| e.to_string())

@@ -1,0 +1,189 @@
+//! The scaffold road's kernels (`kernels/scaffold/`, `kernel::scaffold`): each committed cubin
+//! is what the pinned ptxas makes of its PTX, and a scaffold patched with a case differs
+//! from ptxas's bytes in the instruction's word only, and in that word only in the bits the
+//! case needs (never in its registers, guard or control bits); nvdisasm reads every patched
+//! cubin and prints the case's instruction on ptxas's registers.
+
+use crate::common::seed;
+use hmul2_harness::isa::{decode, encode, format_hex, render, Operand2};
+use hmul2_harness::kernel::scaffold::{self, SCAFFOLDS};
+use hmul2_harness::kernel::Case;
+use hmul2_harness::nvdisasm::find_tool;
+
+#[test]
+fn scaffolds_rebuild_bit_for_bit_with_the_pinned_ptxas() {
+    let ptxas = find_tool("ptxas").expect("ptxas is required (bash ci/install-tools.sh)");
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../kernels/scaffold");
+    let out = crate::common::tmp("scaffold-rebuild");
+    for s in SCAFFOLDS {
+        let cubin = out.join(format!("{}.cubin", s.name));
+        let st =
+            std::process::Command::new(&ptxas).args(["-arch=sm_90", "-O3"]).arg(dir.join(format!("{}.ptx", s.name))).arg("-o").arg(&cubin).status().unwrap();
+        assert!(st.success(), "ptxas failed on {}", s.name);
+        assert!(std::fs::read(&cubin).unwrap() == s.cubin, "kernels/scaffold/{}.sm_90.cubin differs from a rebuild: run kernels/build-scaffolds.sh", s.name);
+        assert_eq!(std::fs::read_to_string(dir.join(format!("{}.ptx", s.name))).unwrap(), s.ptx);
+    }
+}
+
+/// Register fields of a word, as its decoded instruction names them.
+fn regs(w: u128) -> (u8, u8, Option<Operand2>, Option<Operand2>) {
+    let i = decode(w).unwrap();
+    let reg = |o: Option<Operand2>| o.filter(|o| matches!(o, Operand2::Reg(_)));
+    (i.dst, i.a, reg(Some(i.b)), reg(i.c))
+}
+
+#[test]
+fn a_patched_scaffold_differs_from_ptxas_in_the_cases_bits_of_one_word() {
+    let seed = seed(38);
+    let nvdisasm = find_tool("nvdisasm").expect("nvdisasm is required (bash ci/install-tools.sh)");
+    let dir = crate::common::tmp("scaffold-diff");
+    let ctrl = {
+        let l = hmul2_harness::isa::Op::Hmul2.layout();
+        l.stall.mask | l.yield_.mask | l.wr_bar.mask | l.rd_bar.mask | l.wait.mask | l.reuse.mask
+    };
+    let mut patched = 0;
+    for l in scaffold::scaffolds() {
+        let l = l.as_ref().unwrap_or_else(|e| panic!("{e}"));
+        let op = l.inst.op;
+        let drawn = hmul2_harness::kernel::runnable_words_of(seed, &[op], Some(l.form), 64).unwrap();
+        let mut cases = 0;
+        for w in drawn {
+            // the drawn word's registers made to coincide as the scaffold's do (random
+            // words rarely name one register twice); its other fields as drawn
+            let mut i = decode(w).unwrap();
+            let (d, a, b, c) = regs(l.word);
+            (i.dst, i.a) = (d.wrapping_add(1), a.wrapping_add(1));
+            if let Some(Operand2::Reg(r)) = b {
+                i.b = Operand2::Reg(r.wrapping_add(1));
+            }
+            if let Some(Operand2::Reg(r)) = c {
+                i.c = Some(Operand2::Reg(r.wrapping_add(1)));
+            }
+            let Ok(w) = encode(&i) else { continue };
+            let Ok((fitted, on)) = scaffold::fit(w) else { continue };
+            if on.scaffold.name != l.scaffold.name {
+                continue;
+            }
+            let case = Case { word: fitted, inputs: vec![Default::default(); 32] };
+            let b = scaffold::build(&case).unwrap();
+            let cubin = &b.job.cubin;
+            assert_eq!(cubin.len(), l.scaffold.cubin.len());
+            // every byte outside the word as ptxas wrote it
+            let differ: Vec<usize> = cubin.iter().zip(l.scaffold.cubin).enumerate().filter(|(_, (x, y))| x != y).map(|(k, _)| k).collect();
+            assert!(differ.iter().all(|&k| (l.file_offset..l.file_offset + 16).contains(&k)), "{}: bytes {differ:?} differ outside the word", l.scaffold.name);
+            // in the word: not the control bits, the guard, or a register
+            let got = u128::from_le_bytes(cubin[l.file_offset..l.file_offset + 16].try_into().unwrap());
+            assert_eq!(got, fitted);
+            assert_eq!((got ^ l.word) & ctrl, 0, "{}: control bits changed", l.scaffold.name);
+            assert_eq!(regs(got), regs(l.word), "{}: registers changed ({})", l.scaffold.name, render(&decode(got).unwrap()));
+            assert_eq!(decode(got).unwrap().pred, l.inst.pred);
+            // the case's opcode and modifiers are there: re-encoding the case on the
+            // scaffold's registers gives the word
+            let mut want = decode(w).unwrap();
+            want.dst = l.inst.dst;
+            want.a = l.inst.a;
+            if matches!(want.b, Operand2::Reg(_)) {
+                want.b = l.inst.b;
+            }
+            if matches!(want.c, Some(Operand2::Reg(_))) {
+                want.c = l.inst.c;
+            }
+            want.pred = l.inst.pred;
+            want.ctrl = l.inst.ctrl;
+            want.ignored = if op == l.inst.op { l.inst.ignored } else { 0 };
+            assert_eq!(encode(&want).unwrap(), got, "{}: {}", l.scaffold.name, format_hex(w));
+            // nvdisasm reads the patched cubin and prints the case's instruction
+            let path = dir.join(format!("{}-{cases}.cubin", l.scaffold.name));
+            std::fs::write(&path, cubin).unwrap();
+            let o = std::process::Command::new(&nvdisasm).arg("-c").arg(&path).output().unwrap();
+            assert!(o.status.success(), "nvdisasm {}: {}", path.display(), String::from_utf8_lossy(&o.stderr));
+            let listing = String::from_utf8_lossy(&o.stdout);
+            let text = render(&decode(got).unwrap());
+            let line = listing.lines().find(|x| x.contains(&format!("/*{:04x}*/", l.file_offset_in_text()))).unwrap_or_default();
+            assert!(line.contains(text.trim_end_matches(" ;")), "{}: nvdisasm prints {line:?}, the decoder {text:?}", l.scaffold.name);
+            cases += 1;
+            if cases == 4 {
+                break;
+            }
+        }
+        assert!(cases >= 2, "{}: only {cases} drawn words fit it", l.scaffold.name);
+        patched += cases;
+    }
+    eprintln!("{patched} patched scaffolds checked");
+}
+
+/// Where `.nv.constant3`'s bytes start in a cubin.
+fn bank3_at(cubin: &[u8]) -> usize {
+    use object::{Object, ObjectSection};
+    let f = object::File::parse(cubin).unwrap();
+    f.section_by_name(".nv.constant3").unwrap().file_range().unwrap().0 as usize
+}
+
+#[test]
+fn a_constant_bank_case_rewrites_one_operand_and_writes_its_bank_word() {
+    use hmul2_harness::isa::{Form, Op};
+    let seed = seed(38);
+    let nvdisasm = find_tool("nvdisasm").expect("nvdisasm is required (bash ci/install-tools.sh)");
+    let dir = crate::common::tmp("scaffold-const");
+    let ctrl = {
+        let l = Op::Hmul2.layout();
+        l.stall.mask | l.yield_.mask | l.wr_bar.mask | l.rd_bar.mask | l.wait.mask | l.reuse.mask
+    };
+    let mut checked = 0;
+    for &op in hmul2_harness::reference::IMPLEMENTED {
+        for form in [Form::Const, Form::ConstC].into_iter().filter(|&f| op.has_form(f)) {
+            let drawn = hmul2_harness::kernel::runnable_words_of(seed, &[op], Some(form), 64).unwrap();
+            let mut n = 0;
+            for w in drawn {
+                let Ok((fitted, l)) = scaffold::fit(w) else { continue };
+                let i = decode(fitted).unwrap();
+                let (slot, offset) = match (i.b, i.c) {
+                    (Operand2::Const { offset, .. }, _) => (1, offset),
+                    (_, Some(Operand2::Const { offset, .. })) => (2, offset),
+                    _ => panic!("{}: the c[] operand is gone", format_hex(fitted)),
+                };
+                let value = 0x3c00_4000u32 ^ n;
+                let mut inputs = vec![hmul2_harness::inputs::Inputs::default(); 32];
+                inputs.iter_mut().for_each(|x| if slot == 1 { x.b = value } else { x.c = value });
+                let b = scaffold::build(&Case { word: fitted, inputs: inputs.clone() }).unwrap();
+                let cubin = &b.job.cubin;
+                let bank = bank3_at(l.scaffold.cubin) + offset as usize;
+                let differ: Vec<usize> = cubin.iter().zip(l.scaffold.cubin).enumerate().filter(|(_, (x, y))| x != y).map(|(k, _)| k).collect();
+                assert!(
+                    differ.iter().all(|&k| (l.file_offset..l.file_offset + 16).contains(&k) || (bank..bank + 4).contains(&k)),
+                    "{}: bytes {differ:?} differ outside the word and the bank word",
+                    l.scaffold.name
+                );
+                assert_eq!(u32::from_le_bytes(cubin[bank..bank + 4].try_into().unwrap()), value);
+                let got = u128::from_le_bytes(cubin[l.file_offset..l.file_offset + 16].try_into().unwrap());
+                assert_eq!(got, fitted);
+                assert_eq!((got ^ l.word) & ctrl, 0, "{}: control bits changed", l.scaffold.name);
+                // registers other than the rewritten operand are ptxas's
+                let s = &l.inst;
+                assert_eq!((i.dst, i.a, i.pred), (s.dst, s.a, s.pred));
+                if slot == 1 {
+                    assert_eq!(i.c, s.c);
+                } else {
+                    assert_eq!(i.b, s.b);
+                }
+                // what the threads read: the bank word for the c[] operand
+                let eff = b.effective_inputs(&Case { word: fitted, inputs }).unwrap();
+                assert!(eff.iter().all(|x| (if slot == 1 { x.b } else { x.c }) == value));
+                let path = dir.join(format!("{}-{n}.cubin", l.scaffold.name));
+                std::fs::write(&path, cubin).unwrap();
+                let o = std::process::Command::new(&nvdisasm).arg("-c").arg(&path).output().unwrap();
+                assert!(o.status.success(), "nvdisasm {}: {}", path.display(), String::from_utf8_lossy(&o.stderr));
+                let listing = String::from_utf8_lossy(&o.stdout);
+                let line = listing.lines().find(|x| x.contains(&format!("/*{:04x}*/", l.file_offset_in_text()))).unwrap_or_default();
+                assert!(line.contains(render(&i).trim_end_matches(" ;")), "{}: nvdisasm prints {line:?}, the decoder {:?}", l.scaffold.name, render(&i));
+                n += 1;
+                if n == 3 {
+                    break;
+                }
+            }
+            assert!(n >= 1, "{op} {form:?}: no drawn word fits a scaffold");
+            checked += n;
+        }
+    }
+    eprintln!("{checked} c[] cases checked");
+}
