@@ -16,6 +16,11 @@ fn rehearse(fault: &str, budget: u32, vectors: u32) -> String {
 }
 
 fn rehearse_then(fault: &str, budget: u32, vectors: u32, then: impl FnOnce(&std::path::Path)) -> String {
+    rehearse_with(fault, "", budget, vectors, then)
+}
+
+/// With `extra` directives for the fake driver (REHEARSAL_FAKE_EXTRA).
+fn rehearse_with(fault: &str, extra: &str, budget: u32, vectors: u32, then: impl FnOnce(&std::path::Path)) -> String {
     let dir = tmp(&format!("rehearsal-{fault}"));
     let bundle = dir.join("bundle");
     std::fs::create_dir_all(&bundle).unwrap();
@@ -30,6 +35,7 @@ fn rehearse_then(fault: &str, budget: u32, vectors: u32, then: impl FnOnce(&std:
         .arg(crate::fake_driver::fake_lib())
         .arg(&out)
         .env("VECTORS_TARGET", vectors.to_string())
+        .env("REHEARSAL_FAKE_EXTRA", extra)
         .env("LADDER_S", "8")
         .env("FULL_SWEEP", "0")
         .env("NIGHTLY", "0")
@@ -95,4 +101,38 @@ fn rehearsal_under_hangs_leaves_every_hung_kernel_and_still_brings_vectors() {
 fn rehearsal_without_faults_takes_the_batch_road() {
     let t = rehearse("none", 120, 1200);
     assert!(t.contains("road batch"), "{t}");
+}
+
+/// A road that fails in the vectors step, not in the ladder, is left for the next at its
+/// first failed launch: the first word the batch road's HMUL2 R,R,R run draws (seed 3: the ladder
+/// draws with seed 1, so its rungs never meet it) faults
+/// wherever it runs, so the batch run stops at once, the session takes the single road,
+/// where that word's launch is its own finding, and every other run compares.
+#[test]
+fn a_road_that_fails_after_the_ladder_is_left_for_the_next() {
+    let dir = tmp("rehearsal-first-word");
+    let o = Command::new(BIN)
+        .args(["run", "--require-gpu", "--seed", "3", "--instruction", "HMUL2", "--form", "rrr", "--count", "1", "--inputs", "256", "--control", "drawn"])
+        .arg("--out")
+        .arg(dir.join("run"))
+        .arg("--vectors")
+        .arg(dir.join("v"))
+        .args(["--vectors-per-instruction", "1"])
+        .env("LD_LIBRARY_PATH", crate::fake_driver::fake_lib())
+        .env("HMUL2_FAKE_CUDA", "")
+        .env_remove("HMUL2_FAKE_EXECUTOR")
+        .env_remove("CUDA_VISIBLE_DEVICES")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v = std::fs::read_dir(dir.join("v/simulated")).unwrap().next().unwrap().unwrap().path();
+    let line = std::fs::read_to_string(v).unwrap();
+    let word = line.split("\"encoding\":\"").nth(1).unwrap().split('"').next().unwrap().to_string();
+    let _ = std::fs::remove_dir_all(&dir);
+    let t = rehearse_with("none", &format!("fault-on:{word}"), 120, 1200, |out| {
+        let s = std::fs::read_to_string(out.join("summary.txt")).unwrap();
+        assert!(s.contains("vectors: road batch left at its first failure") || s.contains("road batch left at its first failure"), "{s}");
+        assert!(s.contains("HMUL2:rrr on single"), "{s}");
+    });
+    assert!(t.contains("road single"), "{t}");
 }

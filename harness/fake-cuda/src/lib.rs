@@ -68,9 +68,10 @@ const MAX_DYNAMIC_SHARED: u32 = 227 * 1024;
 
 /// `fault=KIND`: the H200's failures, recognised by what a kernel holds, not by its words,
 /// so that every road and every instruction meets them alike. A *case* is a `.text` word
-/// that is no helper (`emu::Program::cases`): a batch kernel holds one per case, a digest
-/// kernel one; the digest kernel is the one that reads `SR_CTAID.X` (the batch kernels'
-/// threads index by `SR_TID.X` alone).
+/// of the patcher's kernels that is no helper (`emu::Program::cases`): a batch kernel holds
+/// one per case, a digest kernel one; the digest kernel is the one that reads `SR_CTAID.X`
+/// (the batch kernels' threads index by `SR_TID.X` alone). A scaffold (ptxas's code, known
+/// by its prologue's `LDC R1, c[0x0][0x28]`) is one case whatever else it holds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 enum Fault {
     /// No fault injected.
@@ -102,8 +103,11 @@ impl Fault {
 
     /// What a launch of `p` does under this fault: None runs it.
     fn of(self, p: &Program) -> Option<Injected> {
-        let multi = p.cases() > 1;
-        let digest = p.uses(HelperOp::S2rCtaidX);
+        // a scaffold (the scaffold road) is ptxas's code, known by its prologue's `LDC R1,
+        // c[0x0][0x28]`: one case, beside a decoy family word ptxas needs; never the digest
+        let ptxas = p.uses(HelperOp::Ldc);
+        let multi = !ptxas && p.cases() > 1;
+        let digest = !ptxas && p.uses(HelperOp::S2rCtaidX);
         match self {
             Fault::None => None,
             Fault::MultiCase => multi.then_some(Injected::Fault),
@@ -765,6 +769,13 @@ mod tests {
         assert_eq!(of(Fault::MultiCase), [None, Some(Injected::Fault), None]);
         assert_eq!(of(Fault::Digest), [None, None, Some(Injected::Fault)]);
         assert_eq!(of(Fault::Hang), [None, Some(Injected::Hang), Some(Injected::Hang)]);
+        // a scaffold holds a decoy family word beside its case: one case, never the digest
+        let sc = harness_kernel::kernel::scaffold::build(&Case { word: 0x000fe2000000000000000009080c7232, inputs: vec![Default::default(); 32] }).unwrap();
+        let sc = program(&sc.job.cubin);
+        assert!(sc.cases() > 1, "the decoy counts as a word under test to the emulator");
+        for f in [Fault::MultiCase, Fault::Digest, Fault::Hang] {
+            assert_eq!(f.of(&sc), None, "{f:?}");
+        }
         for (k, f) in [("none", Fault::None), ("multi-case", Fault::MultiCase), ("digest", Fault::Digest), ("hang", Fault::Hang)] {
             assert_eq!(parse_config(&format!("fault={k}")).unwrap().fault, f);
         }
