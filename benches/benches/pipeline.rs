@@ -30,7 +30,7 @@ fn seed() -> u64 {
 }
 
 fn opts() -> EngineOptions {
-    EngineOptions { inputs: INPUTS, seed: seed(), minimize_budget: 64, keep_vectors: Some(8) }
+    EngineOptions { inputs: INPUTS, seed: seed(), minimize_budget: 64, keep_vectors: Some(8), stop_on_launch_failure: false }
 }
 
 /// Batches of (index, word) over all five forms, as `run` makes them.

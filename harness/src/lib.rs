@@ -12,6 +12,7 @@ pub mod build_kernel;
 pub mod commands;
 pub mod eval;
 pub mod explain;
+pub mod ladder;
 pub mod probe;
 pub mod report;
 pub mod run;

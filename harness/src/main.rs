@@ -35,6 +35,8 @@ enum Cmd {
     GpuInfo(commands::GpuInfoArgs),
     /// Run encodings on SM90 hardware and compare bit for bit with the reference.
     Run(Box<hmul2_harness::run::RunArgs>),
+    /// The device session's ladder: one change a rung from the shape that ran on the GPU (plan), and the road it chooses (verdict).
+    Ladder(hmul2_harness::ladder::LadderArgs),
     /// Join shard report folders into one summary.json + junit.xml.
     Merge(hmul2_harness::run::MergeArgs),
     /// Internal: execute jobs from stdin on one device (fault isolation).
@@ -174,6 +176,7 @@ fn main() -> ExitCode {
         Cmd::Report(a) => hmul2_harness::report::run(a),
         Cmd::GpuInfo(a) => commands::gpu_info(a),
         Cmd::Run(a) => hmul2_harness::run::run(*a),
+        Cmd::Ladder(a) => hmul2_harness::ladder::ladder(a),
         Cmd::Merge(a) => hmul2_harness::run::merge(a),
         Cmd::Worker(a) => commands::worker(a),
         Cmd::BuildKernel(a) => hmul2_harness::build_kernel::build_kernel(a),

@@ -218,6 +218,19 @@ pub struct RunArgs {
     /// Executions spent minimizing each mismatch (0: off).
     #[arg(long, default_value_t = 64)]
     pub minimize_budget: usize,
+    /// The template cubin the kernels are patched into: the one ptxas 13.0 built (which
+    /// writes EIATTR_MERCURY_ISA_VERSION), or the same PTX from ptxas 12.9 (which does not).
+    #[arg(long, default_value = "13.0", value_parser = crate::kernel::Template::parse)]
+    pub template: crate::kernel::Template,
+    /// Grow every batch kernel's `.text` by N NOPs after its last instruction (never run; a
+    /// multiple of 8): a kernel's size told apart from what it runs (the device ladder).
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub pad_nops: usize,
+    /// End the run at its first failed launch (a fault, a hang past --timeout, a dead
+    /// worker) instead of bisecting the batch: a device session leaves a road that fails at
+    /// once for the next one. Results of the batches before it are kept.
+    #[arg(long)]
+    pub stop_on_launch_failure: bool,
     /// Exit 2 when no usable GPU is found (for jobs that were promised one).
     #[arg(long)]
     pub require_gpu: bool,
@@ -512,6 +525,12 @@ fn config_json(a: &RunArgs, seed: u64, items: &[(u64, u128)]) -> serde_json::Val
     // only when asked for, so that the journals of runs before the option resume as before
     if a.control != ControlBits::Drawn {
         c["control"] = a.control.name().into();
+    }
+    if a.pad_nops != 0 {
+        c["pad_nops"] = a.pad_nops.into();
+    }
+    if a.template != crate::kernel::Template::default() {
+        c["template"] = a.template.name().into();
     }
     if a.road != crate::kernel::road::Road::Batch {
         c["road"] = a.road.name().into();
@@ -1170,7 +1189,13 @@ fn execute(a: &RunArgs, p: &Plan, backend: &dyn Backend, ordinals: &[i32], out: 
     let mut vec_writer = vector_out::VectorWriter::new(&origin);
     let mut vec_buf = Vec::new();
     let exe = std::env::current_exe().map_err(|e| CliError::input(format!("cannot find this program for its workers: {e}")))?;
-    let opts = EngineOptions { inputs: a.inputs, seed: p.seed, minimize_budget: a.minimize_budget, keep_vectors: keep_vectors(a) };
+    let opts = EngineOptions {
+        inputs: a.inputs,
+        seed: p.seed,
+        minimize_budget: a.minimize_budget,
+        keep_vectors: keep_vectors(a),
+        stop_on_launch_failure: a.stop_on_launch_failure,
+    };
     let nv = crate::nvdisasm::Nvdisasm::find().ok();
     let describe = move |w: u128| -> Option<String> {
         let nv = nv.as_ref()?;
@@ -1388,6 +1413,9 @@ pub fn run(a: RunArgs) -> CliResult {
 }
 
 fn run_job(a: RunArgs) -> CliResult {
+    crate::kernel::choose_template(a.template)
+        .map_err(|t| CliError::input(format!("--template {}: this process already builds from the {} template", a.template.name(), t.name())))?;
+    crate::kernel::choose_nop_padding(a.pad_nops).map_err(|e| CliError::input(format!("--pad-nops {}: {e}", a.pad_nops)))?;
     let mut p = plan(&a)?;
     std::fs::create_dir_all(&a.out).map_err(|e| CliError::input(format!("{}: {e}", a.out.display())))?;
     // one run per folder: a second one would interleave its journal with this one's

@@ -29,6 +29,7 @@ mod ptxas_semantics;
 mod readme_usage;
 mod reference_add_exhaustive;
 mod reference_exhaustive;
+mod rehearsal;
 mod report_browser;
 mod resume;
 mod roads;

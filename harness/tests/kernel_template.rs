@@ -31,6 +31,45 @@ fn template_rebuilds_bit_for_bit_with_the_pinned_ptxas() {
     assert!(committed == TEMPLATE);
 }
 
+/// The second template: the same PTX through the pinned ptxas 12.9.86, bit for bit; it
+/// lacks the `EIATTR_MERCURY_ISA_VERSION` that 13.0 writes (cuobjdump -elf), holds the same
+/// code, and the patcher writes the same program into it.
+#[test]
+fn the_ptxas_12_9_template_rebuilds_has_no_mercury_attribute_and_patches_alike() {
+    use hmul2_harness::kernel::TEMPLATE_PTXAS_12_9;
+    let ptxas = std::env::var_os("HMUL2_PTXAS_12_9")
+        .map(std::path::PathBuf::from)
+        .or_else(|| find_tool("ptxas-12.9").ok())
+        .expect("ptxas 12.9 is required (bash ci/install-tools.sh installs .tools/bin/ptxas-12.9)");
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../kernels");
+    let out = std::env::temp_dir().join(format!("hmul2-template-12.9-{}.cubin", std::process::id()));
+    let st = std::process::Command::new(&ptxas)
+        .args(["-arch=sm_90", "-O3"])
+        .arg(dir.join("hmul2_template.ptx"))
+        .arg("-o")
+        .arg(&out)
+        .status()
+        .expect("run ptxas 12.9");
+    assert!(st.success(), "ptxas 12.9 failed");
+    let rebuilt = std::fs::read(&out).expect("read rebuilt cubin");
+    let _ = std::fs::remove_file(&out);
+    assert!(rebuilt == TEMPLATE_PTXAS_12_9, "kernels/hmul2_template.sm_90.ptxas-12.9.cubin differs from a rebuild: run kernels/build.sh");
+    let cuobjdump = find_tool("cuobjdump").expect("cuobjdump is required (bash ci/install-tools.sh)");
+    let elf = |name: &str| {
+        let o = std::process::Command::new(&cuobjdump).arg("-elf").arg(dir.join(name)).output().expect("run cuobjdump");
+        assert!(o.status.success(), "cuobjdump -elf {name}");
+        String::from_utf8_lossy(&o.stdout).to_string()
+    };
+    assert!(elf("hmul2_template.sm_90.cubin").contains("EIATTR_MERCURY_ISA_VERSION"), "13.0's template: the attribute 12.9's lacks");
+    assert!(!elf("hmul2_template.sm_90.ptxas-12.9.cubin").contains("EIATTR_MERCURY_ISA_VERSION"));
+    use object::{Object, ObjectSection};
+    let text = |c: &[u8]| object::File::parse(c).unwrap().section_by_name(".text.hmul2_kernel").unwrap().data().unwrap().to_vec();
+    assert_eq!(text(TEMPLATE), text(TEMPLATE_PTXAS_12_9), "the same code from both");
+    let b3 = vec![0u8; BANK3_BYTES];
+    let (a, b) = (patch_cubin(TEMPLATE, &program(), 8, &b3).unwrap(), patch_cubin(TEMPLATE_PTXAS_12_9, &program(), 8, &b3).unwrap());
+    assert_eq!(text(&a), text(&b));
+}
+
 #[test]
 fn the_template_patches() {
     let b3 = vec![0u8; BANK3_BYTES];

@@ -18,7 +18,9 @@
 //! process aborts in the launch, like a driver crash), `flip-if:MASK:VALUE` (an HMUL2 word
 //! with `word & MASK == VALUE` gets bit 0 of its result flipped: a mismatch to find),
 //! `hang-if:MASK:VALUE` (a launch whose `.text` holds a word with `word & MASK == VALUE`
-//! never finishes: the process sleeps in the launch, as one waits on a hung kernel).
+//! never finishes: the process sleeps in the launch, as one waits on a hung kernel),
+//! `fault=none|multi-case|digest|hang` (the first GPU session's failures, for `ci/device-rehearsal`:
+//! a kernel of more than one case faults, the digest kernel faults, or both never return).
 //! Anything else makes `cuInit` fail with `CUDA_ERROR_INVALID_VALUE` and a message on stderr.
 //! `CUDA_VISIBLE_DEVICES` hides devices as it does from the driver (`""`: `cuInit` fails with
 //! `CUDA_ERROR_NO_DEVICE`), so a no-GPU test stays one wherever this library is found.
@@ -37,6 +39,7 @@
 use harness_isa::isa::parse_hex;
 use harness_kernel::kernel::elf;
 use harness_kernel::kernel::emu::{self, Launch, Program, Regions};
+use harness_kernel::kernel::helpers::Op as HelperOp;
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
@@ -70,8 +73,67 @@ enum Misbehave {
     Segv,
 }
 
+/// `fault=KIND`: the H200's failures, recognised by what a kernel holds, not by its words,
+/// so that every road and every instruction meets them alike. A *case* is a `.text` word
+/// of the patcher's kernels that is no helper (`emu::Program::cases`): a batch kernel holds
+/// one per case, a digest kernel one; the digest kernel is the one that reads `SR_CTAID.X`
+/// (the batch kernels' threads index by `SR_TID.X` alone). A scaffold (ptxas's code, known
+/// by its prologue's `LDC R1, c[0x0][0x28]`) is one case whatever else it holds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Fault {
+    /// No fault injected.
+    #[default]
+    None,
+    /// Every launch of a kernel holding more than one case faults with
+    /// `CUDA_ERROR_ILLEGAL_INSTRUCTION` at the next synchronize (the H200's batches of two
+    /// or more cases made no progress; one case of 32 threads ran).
+    MultiCase,
+    /// Every launch of the digest kernel faults with `CUDA_ERROR_ILLEGAL_INSTRUCTION`, as
+    /// on the H200 for every word tried.
+    Digest,
+    /// Every launch of a kernel holding more than one case, and of the digest kernel, never
+    /// returns: the other reading of "made no progress" (a hang, not a fault), where only
+    /// one-case kernels run.
+    Hang,
+}
+
+impl Fault {
+    fn parse(s: &str) -> Option<Fault> {
+        Some(match s {
+            "none" => Fault::None,
+            "multi-case" => Fault::MultiCase,
+            "digest" => Fault::Digest,
+            "hang" => Fault::Hang,
+            _ => return None,
+        })
+    }
+
+    /// What a launch of `p` does under this fault: None runs it.
+    fn of(self, p: &Program) -> Option<Injected> {
+        // a scaffold (the scaffold road) is ptxas's code, known by its prologue's `LDC R1,
+        // c[0x0][0x28]`: one case, beside a decoy family word ptxas needs; never the digest
+        let ptxas = p.uses(HelperOp::Ldc);
+        let multi = !ptxas && p.cases() > 1;
+        let digest = !ptxas && p.uses(HelperOp::S2rCtaidX);
+        match self {
+            Fault::None => None,
+            Fault::MultiCase => multi.then_some(Injected::Fault),
+            Fault::Digest => digest.then_some(Injected::Fault),
+            Fault::Hang => (multi || digest).then_some(Injected::Hang),
+        }
+    }
+}
+
+/// What an injected fault does to a launch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Injected {
+    Fault,
+    Hang,
+}
+
 #[derive(Debug, Default)]
 struct Config {
+    fault: Fault,
     devices: i32,
     cc: (i32, i32),
     driver: i32,
@@ -112,6 +174,8 @@ fn parse_config(spec: &str) -> Result<Config, String> {
         } else if let Some(v) = d.strip_prefix("flip-if:") {
             let (m, x) = v.split_once(':').ok_or_else(|| format!("{d:?}: want flip-if:MASK:VALUE"))?;
             c.flip_if.push((hex(d, m)?, hex(d, x)?));
+        } else if let Some(v) = d.strip_prefix("fault=") {
+            c.fault = Fault::parse(v).ok_or_else(|| format!("{d:?}: want fault=none, multi-case, digest or hang"))?;
         } else if let Some(v) = d.strip_prefix("hang-if:") {
             let (m, x) = v.split_once(':').ok_or_else(|| format!("{d:?}: want hang-if:MASK:VALUE"))?;
             c.hang_if.push((hex(d, m)?, hex(d, x)?));
@@ -655,7 +719,13 @@ pub unsafe extern "C" fn cuLaunchKernel(
                 s.pending = Some(ILLEGAL_INSTRUCTION);
                 return SUCCESS;
             }
-            if m.words.iter().any(|w| c.hang_if.iter().any(|&(mk, v)| w & mk == v)) {
+            let injected = c.fault.of(&m.program);
+            if injected == Some(Injected::Fault) {
+                eprintln!("hmul2-fake-cuda: launch faults: {:?} injected (HMUL2_FAKE_CUDA)", c.fault);
+                s.pending = Some(ILLEGAL_INSTRUCTION);
+                return SUCCESS;
+            }
+            if injected == Some(Injected::Hang) || m.words.iter().any(|w| c.hang_if.iter().any(|&(mk, v)| w & mk == v)) {
                 eprintln!("hmul2-fake-cuda: hanging in the launch, as configured");
                 drop(s); // the driver's lock: another thread may still ask it things
                 loop {
@@ -713,6 +783,37 @@ mod tests {
         assert_eq!((d.devices, d.cc, d.driver), (1, (9, 0), 13000));
         assert!(parse_config("gpu=yes").unwrap_err().contains("unknown directive"));
         assert!(parse_config("cc=9").is_err());
+    }
+
+    #[test]
+    fn injected_faults_know_a_batch_of_many_cases_and_the_digest_kernel() {
+        use harness_kernel::exhaustive::DigestRequest;
+        use harness_kernel::kernel::{build, digest, Case};
+        let words = harness_kernel::kernel::runnable_words(5, None, 3).unwrap();
+        let program = |cubin: &[u8]| Program::load(&elf::image(cubin).unwrap()).unwrap();
+        let batch = |n: usize| {
+            program(&build(&words[..n].iter().map(|&word| Case { word, inputs: vec![Default::default(); 32] }).collect::<Vec<_>>()).unwrap().job.cubin)
+        };
+        let (one, three) = (batch(1), batch(3));
+        let req = DigestRequest { word: 0x000fe200000000000000000201007232, space_bits: 8, chunk_bits: 8, first_chunk: 0, chunks: 1, c: 0 };
+        let dig = program(&digest::build(&req).unwrap().job.cubin);
+        assert_eq!((one.cases(), three.cases(), dig.cases()), (1, 3, 1));
+        let of = |f: Fault| [f.of(&one), f.of(&three), f.of(&dig)];
+        assert_eq!(of(Fault::None), [None, None, None]);
+        assert_eq!(of(Fault::MultiCase), [None, Some(Injected::Fault), None]);
+        assert_eq!(of(Fault::Digest), [None, None, Some(Injected::Fault)]);
+        assert_eq!(of(Fault::Hang), [None, Some(Injected::Hang), Some(Injected::Hang)]);
+        // a scaffold holds a decoy family word beside its case: one case, never the digest
+        let sc = harness_kernel::kernel::scaffold::build(&Case { word: 0x000fe2000000000000000009080c7232, inputs: vec![Default::default(); 32] }).unwrap();
+        let sc = program(&sc.job.cubin);
+        assert!(sc.cases() > 1, "the decoy counts as a word under test to the emulator");
+        for f in [Fault::MultiCase, Fault::Digest, Fault::Hang] {
+            assert_eq!(f.of(&sc), None, "{f:?}");
+        }
+        for (k, f) in [("none", Fault::None), ("multi-case", Fault::MultiCase), ("digest", Fault::Digest), ("hang", Fault::Hang)] {
+            assert_eq!(parse_config(&format!("fault={k}")).unwrap().fault, f);
+        }
+        assert!(parse_config("fault=slow").unwrap_err().contains("want fault=none"));
     }
 
     #[test]

@@ -39,6 +39,41 @@ pub fn say(line: &str) {
     let _ = writeln!(std::io::stderr().lock(), "{line}");
 }
 
+/// The switch under which a check a CPU feature keeps from running fails where the CPU has
+/// that feature (`ci/device-session` sets it on the GPU machine's CPU, the one place the
+/// AVX-512 FP16 paths may run).
+pub const REQUIRE_CPU_FEATURES_ENV: &str = "HMUL2_REQUIRE_CPU_FEATURES";
+
+/// Say ([`say`]) that a check was not made because the CPU lacks `flags` (names as
+/// `/proc/cpuinfo` spells them: `avx512_fp16` (Linux's spelling, not Rust's `avx512fp16`), `avx512dq`, ...). Under
+/// `HMUL2_REQUIRE_CPU_FEATURES=1` it panics where `/proc/cpuinfo` lists every one of them:
+/// the CPU has what the check needs and it still did not run (a detection that went wrong,
+/// a kernel compiled out), a failure and never a pass.
+pub fn not_checked(flags: &[&str], line: &str) {
+    say(line);
+    let require = std::env::var(REQUIRE_CPU_FEATURES_ENV).is_ok_and(|v| v == "1");
+    let cpuinfo = if require { std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default() } else { String::new() };
+    if let Err(e) = required(flags, line, require, &cpuinfo) {
+        panic!("{e}");
+    }
+}
+
+/// [`not_checked`]'s verdict: Err when `require` is set and `cpuinfo` lists every one of
+/// `flags`.
+pub fn required(flags: &[&str], line: &str, require: bool, cpuinfo: &str) -> Result<(), String> {
+    if require && cpu_lists(cpuinfo, flags) {
+        return Err(format!("{line}; but /proc/cpuinfo lists {} and {REQUIRE_CPU_FEATURES_ENV}=1: the check had to run here", flags.join(" ")));
+    }
+    Ok(())
+}
+
+/// Whether the first `flags` line of a `/proc/cpuinfo` text lists every one of `flags`.
+pub fn cpu_lists(cpuinfo: &str, flags: &[&str]) -> bool {
+    let Some(line) = cpuinfo.lines().find(|l| l.starts_with("flags")) else { return false };
+    let have: Vec<&str> = line.split(':').nth(1).unwrap_or("").split_whitespace().collect();
+    flags.iter().all(|f| have.contains(f))
+}
+
 /// `full` at the full level; `quick` otherwise, saying ([`say`]) what the quick run leaves
 /// out.
 pub fn sized(what: &str, full: u64, quick: u64) -> u64 {
@@ -80,6 +115,20 @@ pub fn rows(what: &str, n: u32, quick: u32) -> Vec<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cpu_flags_are_read_from_the_flags_line_whole_words_only() {
+        let info = "processor\t: 0\nflags\t\t: fpu sse avx2 avx512f avx512_fp16\nbugs\t\t: spectre\n";
+        assert!(cpu_lists(info, &["avx512_fp16"]));
+        assert!(cpu_lists(info, &["avx2", "avx512f"]));
+        assert!(!cpu_lists(info, &["avx512dq"]));
+        assert!(!cpu_lists(info, &["avx512"]), "a prefix is no flag");
+        assert!(!cpu_lists("", &["avx2"]));
+        // the switch: a check not made on a CPU that lists its features fails, only under it
+        assert!(required(&["avx512_fp16"], "not checked", true, info).unwrap_err().contains("lists avx512_fp16"));
+        assert_eq!(required(&["avx512_fp16"], "not checked", false, info), Ok(()));
+        assert_eq!(required(&["avx512dq"], "not checked", true, info), Ok(()));
+    }
 
     #[test]
     fn sized_picks_by_level() {

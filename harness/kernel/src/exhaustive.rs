@@ -535,7 +535,7 @@ mod tests {
         println!("not x86-64: there is no AVX2 mix to check");
         #[cfg(target_arch = "x86_64")]
         if !std::arch::is_x86_feature_detected!("avx2") {
-            harness_isa::testlevel::say("the CPU has no AVX2: the AVX2 mix is not checked");
+            harness_isa::testlevel::not_checked(&["avx2"], "the CPU has no AVX2: the AVX2 mix is not checked");
         } else {
             let seed = 0x5eed_0818;
             println!("seed: {seed}");
@@ -586,7 +586,10 @@ mod tests {
         println!("not x86-64: there is no AVX-512 mix to check");
         #[cfg(target_arch = "x86_64")]
         if !has_avx512dq() {
-            harness_isa::testlevel::say("the CPU has no AVX-512 DQ: mix_sum takes the AVX2 mix here, and the AVX-512 one is not checked");
+            harness_isa::testlevel::not_checked(
+                &["avx512f", "avx512dq"],
+                "the CPU has no AVX-512 DQ: mix_sum takes the AVX2 mix here, and the AVX-512 one is not checked",
+            );
         } else {
             let seed = 0x5eed_0512;
             println!("seed: {seed}");

@@ -55,6 +55,80 @@ pub use elf::{BANK3_BYTES, KERNEL_NAME};
 
 /// The committed template cubin (`kernels/build.sh` rebuilds it).
 pub const TEMPLATE: &[u8] = include_bytes!("../../../kernels/hmul2_template.sm_90.cubin");
+/// The same PTX from ptxas 12.9.86 (`kernels/build.sh`): the same code, but no
+/// `EIATTR_MERCURY_ISA_VERSION`, which ptxas 13.0 writes into sm_90 cubins and by which the
+/// driver may re-finalize code (rewriting what was patched). `run --template 12.9`.
+pub const TEMPLATE_PTXAS_12_9: &[u8] = include_bytes!("../../../kernels/hmul2_template.sm_90.ptxas-12.9.cubin");
+
+/// The template cubin the patcher writes into, one per process ([`choose_template`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Template {
+    /// [`TEMPLATE`], from the pinned ptxas 13.0.88.
+    #[default]
+    Ptxas13_0,
+    /// [`TEMPLATE_PTXAS_12_9`].
+    Ptxas12_9,
+}
+
+impl Template {
+    pub fn bytes(self) -> &'static [u8] {
+        match self {
+            Template::Ptxas13_0 => TEMPLATE,
+            Template::Ptxas12_9 => TEMPLATE_PTXAS_12_9,
+        }
+    }
+    /// The ptxas version that made it: `13.0` or `12.9`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Template::Ptxas13_0 => "13.0",
+            Template::Ptxas12_9 => "12.9",
+        }
+    }
+    pub fn parse(s: &str) -> Result<Template, String> {
+        match s {
+            "13.0" => Ok(Template::Ptxas13_0),
+            "12.9" => Ok(Template::Ptxas12_9),
+            _ => Err(format!("{s:?}: want 13.0 or 12.9 (the ptxas that built the template)")),
+        }
+    }
+}
+
+static CHOSEN: std::sync::OnceLock<Template> = std::sync::OnceLock::new();
+
+/// Make `t` the template of every kernel this process builds from now on; once a process
+/// (Err with the template already chosen when it differs).
+pub fn choose_template(t: Template) -> Result<(), Template> {
+    let got = *CHOSEN.get_or_init(|| t);
+    if got == t {
+        Ok(())
+    } else {
+        Err(got)
+    }
+}
+
+static NOP_PADDING: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+
+/// Grow every batch kernel this process builds by `nops` NOPs after its last instruction
+/// (never executed; a multiple of 8): `.text` grown by NOPs only, to tell a kernel's size
+/// from what it runs (the device session's ladder). Once a process; Err with the padding
+/// already chosen when it differs or `nops` is no multiple of 8.
+pub fn choose_nop_padding(nops: usize) -> Result<(), String> {
+    if !nops.is_multiple_of(8) {
+        return Err(format!("{nops} NOPs: want a multiple of 8 (128 bytes)"));
+    }
+    let got = *NOP_PADDING.get_or_init(|| nops);
+    if got == nops {
+        Ok(())
+    } else {
+        Err(format!("this process already pads kernels with {got} NOPs"))
+    }
+}
+
+/// The template's bytes: [`choose_template`]'s, [`TEMPLATE`] when none was chosen.
+pub fn template() -> &'static [u8] {
+    CHOSEN.get().copied().unwrap_or_default().bytes()
+}
+
 /// The template's PTX source.
 pub const TEMPLATE_PTX: &str = include_str!("../../../kernels/hmul2_template.ptx");
 /// Bytes of one input record: a, b, d, pred as little-endian u32.
@@ -1101,8 +1175,12 @@ pub fn take_manifest(plan: &mut Plan) -> Manifest {
 /// The program of `plan` (of the batch whose encodings are `words`) and the committed
 /// template patched with it: the cubin and the program.
 pub fn encode_and_patch(plan: &Plan, words: &[u128]) -> Result<(Vec<u8>, Vec<u128>), PatchError> {
-    let program = encode_words(plan, &|i| words[i])?;
-    let cubin = patch_cubin(TEMPLATE, &program, plan.regcount, &plan.bank3)?;
+    let mut program = encode_words(plan, &|i| words[i])?;
+    if let Some(&n) = NOP_PADDING.get().filter(|&&n| n > 0) {
+        let nop = helpers::encode(Op::Nop, &[], helpers::Sched::safe(Op::Nop)).map_err(PatchError::from)?;
+        program.resize(program.len() + n, nop);
+    }
+    let cubin = patch_cubin(template(), &program, plan.regcount, &plan.bank3)?;
     Ok((cubin, program))
 }
 
@@ -1389,6 +1467,15 @@ pub fn runnable_words_of(seed: u64, ops: &[crate::isa::Op], form: Option<crate::
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nop_padding_and_template_names_are_checked_before_anything_is_chosen() {
+        // neither call sets the process's choice: both are refused first
+        assert!(choose_nop_padding(5).unwrap_err().contains("multiple of 8"));
+        assert!(Template::parse("12.8").unwrap_err().contains("want 13.0 or 12.9"));
+        assert_eq!(Template::parse("12.9").map(Template::bytes), Ok(TEMPLATE_PTXAS_12_9));
+        assert_eq!(Template::default().bytes(), TEMPLATE);
+    }
 
     /// Drawn in parallel rounds (a count of 1024 or more) or one at a time, the words are
     /// the first runnable ones in item order.

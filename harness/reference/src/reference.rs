@@ -1441,7 +1441,10 @@ mod tests {
         #[cfg(target_arch = "x86_64")]
         {
             if !ph::available() {
-                crate::testlevel::say("the CPU has no AVX-512 FP16: the rows take the f32 kernels here, and the AVX-512 ones are not checked");
+                crate::testlevel::not_checked(
+                    &["avx512_fp16", "avx512bw", "avx512vl", "avx512cd", "avx512f", "avx2", "f16c"],
+                    "the CPU has no AVX-512 FP16: the rows take the f32 kernels here, and the AVX-512 ones are not checked",
+                );
                 return;
             }
             // a row's eval, with (true) or without (false) AVX-512 FP16's arithmetic
@@ -1584,14 +1587,19 @@ mod tests {
     #[test]
     fn eval_batch_takes_the_in_register_kernels() {
         use std::arch::is_x86_feature_detected as cpu;
-        let cases =
-            [(Format::Bf16, BatchPath::Bf16x32, cpu!("avx512f") && cpu!("avx512bw") && cpu!("avx512cd")), (Format::F16, BatchPath::F16x32, ph::available())];
-        for (format, want, has) in cases {
+        let cases = [
+            (Format::Bf16, BatchPath::Bf16x32, cpu!("avx512f") && cpu!("avx512bw") && cpu!("avx512cd"), &["avx512f", "avx512bw", "avx512cd"][..]),
+            (Format::F16, BatchPath::F16x32, ph::available(), &["avx512_fp16", "avx512bw", "avx512vl", "avx512cd", "avx512f", "avx2", "f16c"][..]),
+        ];
+        for (format, want, has, flags) in cases {
             if !has {
-                crate::testlevel::say(&format!(
-                    "{format:?}: the CPU lacks what {want:?} needs; eval_batch takes {:?}, and the kernel is not checked here",
-                    batch_path(&ctx_for(&Inst { format, ..Inst::new(0, 1, Operand2::Reg(2)) }).unwrap())
-                ));
+                crate::testlevel::not_checked(
+                    flags,
+                    &format!(
+                        "{format:?}: the CPU lacks what {want:?} needs; eval_batch takes {:?}, and the kernel is not checked here",
+                        batch_path(&ctx_for(&Inst { format, ..Inst::new(0, 1, Operand2::Reg(2)) }).unwrap())
+                    ),
+                );
                 continue;
             }
             let mods = SrcMods { neg: true, abs: true, swizzle: Swizzle::H0H0 };

@@ -33,7 +33,7 @@
 //! while a one-case batch kernel runs: docs/hardware/2026-12-04-h200/README.md.
 
 use super::helpers::{self, Op, Sched};
-use super::{decode, effective_inputs_with, patch_cubin, runnable, LaunchJob, NotRunnable, PatchError, Planned, KERNEL_NAME, TEMPLATE};
+use super::{decode, effective_inputs_with, patch_cubin, runnable, LaunchJob, NotRunnable, PatchError, Planned, KERNEL_NAME};
 use crate::exhaustive::{DigestRequest, D_FILL, PRED_ALL, THREADS};
 use crate::inputs::Inputs;
 use crate::isa::{Operand2, PT, RZ};
@@ -250,7 +250,7 @@ pub fn build(req: &DigestRequest) -> Result<DigestBuilt, DigestError> {
         let o = offset as usize;
         bank3[o..o + 4].copy_from_slice(&req.c.to_le_bytes());
     }
-    let cubin = patch_cubin(TEMPLATE, &program, regcount, &bank3)?;
+    let cubin = patch_cubin(super::template(), &program, regcount, &bank3)?;
     Ok(DigestBuilt {
         job: LaunchJob {
             cubin,

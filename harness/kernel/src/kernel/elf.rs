@@ -102,7 +102,9 @@ pub fn inspect(d: &[u8]) -> Result<Template, PatchError> {
         return Err(PatchError::NotCuda { machine });
     }
     let flags = u32_at(d, 48)?;
-    let sm = (flags >> 8) & 0xff;
+    // ptxas 13 writes the newer CUDA ELF (OS ABI 0x41: the SM in bits 8..15 of e_flags);
+    // ptxas 12 the older one (OS ABI 0x33: the SM in bits 0..7)
+    let sm = if d[7] == 0x33 { flags & 0xff } else { (flags >> 8) & 0xff };
     if sm != 90 {
         return Err(PatchError::WrongArch { sm, flags });
     }

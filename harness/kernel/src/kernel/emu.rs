@@ -283,6 +283,15 @@ impl Program {
     pub fn len(&self) -> usize {
         self.code.len()
     }
+    /// Words of `.text` that are no helper: the cases under test (one per case of a batch
+    /// kernel, one in a digest kernel), illegal words included.
+    pub fn cases(&self) -> usize {
+        self.code.iter().filter(|d| !matches!(d.insn, Insn::Helper(..))).count()
+    }
+    /// Whether some word of `.text` is the helper `op`.
+    pub fn uses(&self, op: Op) -> bool {
+        self.code.iter().any(|d| matches!(d.insn, Insn::Helper(o, _) if o == op))
+    }
     pub fn is_empty(&self) -> bool {
         self.code.is_empty()
     }
@@ -396,6 +405,18 @@ fn run_warp(
                     }
                 }
                 check_regs(&s, at, rc, &reads, &ureads, &[inst.dst as u32], &[], inst.op.mnemonic())?;
+                // a cx[] handle is a uniform register pair: ptxas names only even ones
+                for o in &sources {
+                    if let Operand2::ConstUr { ureg, .. } = *o {
+                        if ureg != URZ && ureg % 2 != 0 {
+                            return Err(Fault::Register {
+                                pc: at,
+                                what: format!("{} reads its cx[] handle from UR{ureg}, an odd pair", inst.op.mnemonic()),
+                                regcount: rc,
+                            });
+                        }
+                    }
+                }
                 for lane in 0..lanes {
                     let g = &s.r[lane];
                     let reg = |x: u8| if x == RZ { 0 } else { g[x as usize] };
@@ -446,6 +467,9 @@ fn run_warp(
             Insn::Helper(op, a) => {
                 let (reads, ureads, writes, uwrites) = &d.regs;
                 check_regs(&s, at, rc, reads, ureads, writes, uwrites, op.name())?;
+                if let Some(what) = misaligned(*op, a) {
+                    return Err(Fault::Register { pc: at, what, regcount: rc });
+                }
                 // ptxas's prologue `LDC R1, c[0x0][0x28]` (the stack pointer, in the scaffolds)
                 // sets no scoreboard where nothing reads R1: its result is never safe to read
                 // (marked pending on no scoreboard, so a read or rewrite faults); any other
@@ -636,6 +660,27 @@ fn operands(op: Op, a: &[u32; 4]) -> Operands {
         Op::LopXor => ([r(a[1], 1), r(a[2], 1)].concat(), none(), r(a[0], 1), none()),
         Op::ImadIadd => ([r(a[1], 1), r(a[2], 1)].concat(), none(), r(a[0], 1), none()),
     }
+}
+
+/// A register pair (quad) a helper names that does not start at a multiple of 2 (4), which
+/// ptxas never emits and the hardware may refuse: `why`, or None. RZ (URZ) reads zeros
+/// whatever its number.
+fn misaligned(op: Op, a: &[u32; 4]) -> Option<String> {
+    // (field index, registers, uniform?)
+    let groups: &[(usize, u32, bool)] = match op {
+        Op::Ldc64 => &[(0, 2, false)],
+        Op::Uldc64 => &[(0, 2, true)],
+        Op::ImadWideU32Imm => &[(0, 2, false), (3, 2, false)],
+        Op::LdgE => &[(1, 2, false), (2, 2, true)],
+        Op::LdgE128 => &[(0, 4, false), (1, 2, false), (2, 2, true)],
+        Op::StgE => &[(0, 2, false), (2, 2, true)],
+        Op::StgE64 => &[(0, 2, false), (1, 2, false), (2, 2, true)],
+        _ => &[],
+    };
+    groups.iter().find_map(|&(i, n, uniform)| {
+        let (x, zero, name) = if uniform { (a[i], URZ as u32, "UR") } else { (a[i], RZ as u32, "R") };
+        (x != zero && x % n != 0).then(|| format!("{} names {n} registers from {name}{x}, not a multiple of {n}", op.name()))
+    })
 }
 
 /// Register-count and scoreboard checks before an instruction issues. Lists hold register
@@ -838,6 +883,36 @@ mod tests {
             assert_eq!(u64::from_le_bytes(rec[..8].try_into().unwrap()), t as u64 * 0x10001, "thread {t}");
             assert_eq!(u64::from_le_bytes(rec[8..].try_into().unwrap()), 0, "thread {t}: RZ:RZ stored");
         }
+    }
+
+    #[test]
+    fn misaligned_register_pairs_and_quads_are_refused() {
+        use super::super::helpers::{encode, Sched};
+        let run_one = |op: Op, args: Vec<u32>| {
+            let text: Vec<u128> = [(Op::S2rTidX, vec![0]), (op, args), (Op::Exit, vec![])]
+                .iter()
+                .map(|(op, a)| encode(*op, a, Sched::safe(*op)).unwrap())
+                .chain(std::iter::repeat_n(encode(Op::Nop, &[], Sched::safe(Op::Nop)).unwrap(), 5))
+                .collect();
+            let p = Program::load(&Image { text, bank3: vec![0; 16], regcount: 16, exits: vec![32] }).unwrap();
+            let launch = Launch { grid: [1, 1, 1], block: [32, 1, 1], params: [0, 0x1_0000] };
+            run(&p, &launch, &mut Regions(vec![(0x1_0000, vec![0; 4096])]), &mut reference_hook)
+        };
+        for (op, args, want) in [
+            (Op::Ldc64, vec![3, PARAM_BASE + 8, 0], "LDC_64 names 2 registers from R3"),
+            (Op::Uldc64, vec![5, 0x208, 0], "from UR5"),
+            (Op::ImadWideU32Imm, vec![2, 0, 3, 5], "from R5"),
+        ] {
+            match run_one(op, args) {
+                Err(Fault::Register { what, .. }) => assert!(what.contains(want), "{what}"),
+                other => panic!("{op:?}: {other:?}"),
+            }
+        }
+        // aligned, and RZ as a pair: no fault
+        assert!(run_one(Op::Ldc64, vec![4, PARAM_BASE + 8, 0]).is_ok());
+        assert!(run_one(Op::ImadWideU32Imm, vec![2, 0, 3, RZ as u32]).is_ok());
+        assert_eq!(misaligned(Op::LdgE128, &[6, 4, 4, 0]).unwrap(), "LDG_E_128 names 4 registers from R6, not a multiple of 4");
+        assert_eq!(misaligned(Op::StgE64, &[4, 2, URZ as u32, 0]), None);
     }
 
     #[test]

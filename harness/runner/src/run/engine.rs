@@ -21,6 +21,9 @@ pub struct EngineOptions {
     /// Results kept as [`Observed`] per instruction: `None` all of them, `Some(n)` the first
     /// `n` inputs (the special values come first) and every mismatching one.
     pub keep_vectors: Option<usize>,
+    /// End the run at the first failed launch instead of bisecting it: a device session
+    /// leaves a road that fails for the next one at once (`run --stop-on-launch-failure`).
+    pub stop_on_launch_failure: bool,
 }
 
 /// One hardware observation: the stuff of a hardware vector line.
@@ -100,11 +103,16 @@ fn bisect(
     out: &mut Vec<Result<Vec<(Inputs, u32)>, String>>,
     group_faults: &mut Vec<(usize, usize, String)>,
     base: usize,
+    stop: bool,
 ) -> Result<usize, ExecError> {
     match attempt(backend, exec, cases)? {
         Ok(r) => {
             out.extend(r.into_iter().map(Ok));
             Ok(0)
+        }
+        Err(e) if stop => {
+            say_failed(&format!("a launch of {} instructions: {e}; not bisected (--stop-on-launch-failure)", cases.len()));
+            Err(ExecError::Setup(format!("a launch of {} instructions failed ({e}); the run stops at its first failed launch", cases.len())))
         }
         Err(e) if cases.len() == 1 => {
             say_failed(&format!("{} alone: {e}", crate::isa::format_hex(cases[0].word)));
@@ -114,7 +122,8 @@ fn bisect(
         Err(e) => {
             say_failed(&format!("a launch of {} instructions: {e}; running each half", cases.len()));
             let mid = cases.len() / 2;
-            let f = bisect(backend, exec, &cases[..mid], out, group_faults, base)? + bisect(backend, exec, &cases[mid..], out, group_faults, base + mid)?;
+            let f = bisect(backend, exec, &cases[..mid], out, group_faults, base, false)?
+                + bisect(backend, exec, &cases[mid..], out, group_faults, base + mid, false)?;
             if f == 0 {
                 group_faults.push((base, cases.len(), e));
             }
@@ -216,7 +225,7 @@ pub fn run_batch(
         let part: Vec<Case> = g.iter().map(|&i| cases[i].clone()).collect();
         let mut got = Vec::with_capacity(part.len());
         let mut faults = Vec::new();
-        bisect(backend, exec, &part, &mut got, &mut faults, 0)?;
+        bisect(backend, exec, &part, &mut got, &mut faults, 0, o.stop_on_launch_failure)?;
         for (&i, r) in g.iter().zip(got) {
             slots[i] = Some(r);
         }
@@ -341,7 +350,7 @@ mod tests {
     }
 
     fn opts() -> EngineOptions {
-        EngineOptions { inputs: 3, seed: 9, minimize_budget: 16, keep_vectors: None }
+        EngineOptions { inputs: 3, seed: 9, minimize_budget: 16, keep_vectors: None, stop_on_launch_failure: false }
     }
 
     #[test]
@@ -358,6 +367,20 @@ mod tests {
         assert_eq!(t.iter().map(|t| t.compared).sum::<u64>(), 62 * 3);
         assert!(exec.1 <= 1 + 2 * 2 * 6, "{} launches", exec.1);
         assert_eq!(out.observed.len(), 62 * 3);
+    }
+
+    #[test]
+    fn stop_on_launch_failure_ends_the_run_at_the_first_failed_launch_without_bisecting() {
+        let words = crate::gen::generate(&crate::gen::GenOptions::legal_of(4, crate::reference::IMPLEMENTED), 0, 64);
+        let items: Vec<(u64, u128)> = words.iter().enumerate().map(|(i, &w)| (i as u64, w)).collect();
+        let mut exec = Counting(FakeExecutor { fault_on: vec![words[3]], ..Default::default() }, 0);
+        let stop = EngineOptions { stop_on_launch_failure: true, ..opts() };
+        let e = run_batch(&FakeBackend, &mut exec, &items, &stop, &|_| None).err().unwrap();
+        assert!(matches!(&e, ExecError::Setup(m) if m.contains("a launch of 64 instructions failed") && m.contains("ILLEGAL_INSTRUCTION")), "{e}");
+        assert_eq!(exec.1, 1, "one launch, not bisected");
+        // a clean batch is unaffected
+        let mut exec = Counting(FakeExecutor::default(), 0);
+        assert_eq!(run_batch(&FakeBackend, &mut exec, &items, &stop, &|_| None).unwrap().observed.len(), 64 * 3);
     }
 
     #[test]

@@ -462,11 +462,14 @@ mod tests {
         );
         let fma = std::arch::is_x86_feature_detected!("fma");
         if !fma {
-            crate::testlevel::say("the CPU has no FMA: eval takes the f64 BF16 kernel here, and the FMA one is not checked");
+            crate::testlevel::not_checked(&["fma"], "the CPU has no FMA: eval takes the f64 BF16 kernel here, and the FMA one is not checked");
         }
         let ph = crate::reference::ph::available();
         if !ph {
-            crate::testlevel::say("the CPU has no AVX-512 FP16: eval takes the AVX2 kernels here, and the AVX-512 ones are not checked");
+            crate::testlevel::not_checked(
+                &["avx512_fp16", "avx512bw", "avx512vl", "avx512cd", "avx512f", "avx2", "f16c"],
+                "the CPU has no AVX-512 FP16: eval takes the AVX2 kernels here, and the AVX-512 ones are not checked",
+            );
         }
         let seed = std::env::var("HMUL2_FMA_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0x5eed_f3a2u64);
         println!("plain_kernel_is_the_scalar_lane: seed {seed} (HMUL2_FMA_SEED)");
