@@ -11,6 +11,18 @@ use std::sync::OnceLock;
 
 use crate::isa::{Flush, Form, Format, Op};
 
+/// The fields the SM90 specs share (`harness/spec/sm90/common.json`), which a spec includes
+/// with `"include": "common.json"` and names by name in its `fields`.
+pub const COMMON_JSON: &str = include_str!("../../spec/sm90/common.json");
+
+/// The text of a file a spec may include, by the name its `include` gives.
+fn included(name: &str) -> Option<&'static str> {
+    match name {
+        "common.json" => Some(COMMON_JSON),
+        _ => None,
+    }
+}
+
 /// The seed page the spec was started from (an automatically derived, untrusted "ISA viewer" page).
 pub const SEED_PAGE: &str = include_str!("../../spec/sm90/hmul2-seed-page.txt");
 
@@ -281,14 +293,22 @@ impl Spec {
 #[serde(deny_unknown_fields)]
 struct RawSpec {
     mnemonic: String,
-    arch: String,
-    word_bits: u32,
+    /// A file of shared fields (`common.json`), whose `arch`, `word_bits` and fields the spec
+    /// takes; its `fields` then name shared fields by name.
+    #[serde(default)]
+    include: Option<String>,
+    #[serde(default)]
+    arch: Option<String>,
+    #[serde(default)]
+    word_bits: Option<u32>,
     #[allow(dead_code)]
     #[serde(default)]
     seed_page: Option<String>,
     #[allow(dead_code)]
     doc: String,
-    fields: Vec<RawField>,
+    /// Each entry a field of the spec's own (an object with `bits`), a shared field by its
+    /// name (a string), or a shared field with the spec's own doc (`{"name", "doc"}`).
+    fields: Vec<serde_json::Value>,
     common_fields: Vec<String>,
     forms: Vec<RawForm>,
     constraints: Vec<RawConstraint>,
@@ -320,11 +340,24 @@ struct RawHidden {
     doc: String,
 }
 
+/// An included file of shared fields (`common.json`).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCommon {
+    arch: String,
+    word_bits: u32,
+    #[allow(dead_code)]
+    doc: String,
+    fields: Vec<RawField>,
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawField {
     name: String,
-    bits: Vec<[u8; 2]>,
+    /// Absent in a spec's entry that gives a shared field its own doc.
+    #[serde(default)]
+    bits: Option<Vec<[u8; 2]>>,
     #[serde(default)]
     kind: String,
     #[serde(default)]
@@ -372,23 +405,70 @@ pub enum SpecError {
     Invalid(String),
 }
 
+/// The spec's architecture, word size and full field definitions, its `include`d shared
+/// fields resolved: a name (or `{"name", "doc"}`) takes the shared field, an object with
+/// `bits` defines one of the spec's own. The spec's order is kept (the typed layer and the
+/// report list fields in it).
+fn resolve_fields(raw: &mut RawSpec) -> Result<(String, u32, Vec<RawField>), SpecError> {
+    let bad = |m: String| Err(SpecError::Invalid(m));
+    let common = match &raw.include {
+        None => None,
+        Some(name) => match included(name) {
+            Some(text) => Some(serde_json::from_str::<RawCommon>(text).map_err(|e| SpecError::Invalid(format!("included {name}: {e}")))?),
+            None => return bad(format!("include {name:?}: no such shared file (the only one is \"common.json\")")),
+        },
+    };
+    let (arch, word_bits) = match (&common, raw.arch.take(), raw.word_bits) {
+        (Some(c), None, None) => (c.arch.clone(), c.word_bits),
+        (None, Some(a), Some(w)) => (a, w),
+        (Some(_), _, _) => return bad("arch and word_bits come from the included file; the spec repeats them".into()),
+        (None, _, _) => return bad("no arch and word_bits: give both, or include a file that has them".into()),
+    };
+    let shared = |name: &str| common.as_ref().and_then(|c| c.fields.iter().find(|f| f.name == name));
+    let mut fields = Vec::new();
+    for entry in std::mem::take(&mut raw.fields) {
+        let f = match entry {
+            serde_json::Value::String(name) => match shared(&name) {
+                Some(c) => RawField { name, bits: c.bits.clone(), kind: c.kind.clone(), values: c.values.clone(), scale: c.scale, doc: c.doc.clone() },
+                None => return bad(format!("field {name:?} is named but no included file defines it")),
+            },
+            v => {
+                let f: RawField = serde_json::from_value(v).map_err(|e| SpecError::Invalid(format!("a field: {e}")))?;
+                match (shared(&f.name), &f.bits) {
+                    (Some(_), Some(_)) => return bad(format!("field {} is defined in the included file: name it, do not define it again", f.name)),
+                    (Some(c), None) if f.kind.is_empty() && f.values.is_empty() && f.scale.is_none() => {
+                        RawField { bits: c.bits.clone(), kind: c.kind.clone(), values: c.values.clone(), scale: c.scale, ..f }
+                    }
+                    (Some(_), None) => return bad(format!("field {}: a shared field takes only its own doc here", f.name)),
+                    (None, None) => return bad(format!("field {} has no bits", f.name)),
+                    (None, Some(_)) => f,
+                }
+            }
+        };
+        fields.push(f);
+    }
+    Ok((arch, word_bits, fields))
+}
+
 /// Parse and check a spec text.
 pub fn compile(text: &str) -> Result<Spec, SpecError> {
-    let raw: RawSpec = serde_json::from_str(text)?;
+    let mut raw: RawSpec = serde_json::from_str(text)?;
     let bad = |m: String| Err(SpecError::Invalid(m));
-    if raw.word_bits != 128 {
-        return bad(format!("word_bits is {}, expected 128", raw.word_bits));
+    let (arch, word_bits, raw_fields) = resolve_fields(&mut raw)?;
+    if word_bits != 128 {
+        return bad(format!("word_bits is {word_bits}, expected 128"));
     }
     let mut fields = Vec::new();
     let mut by_name = BTreeMap::new();
-    for f in raw.fields {
-        if f.bits.is_empty() {
+    for f in raw_fields {
+        let bits = f.bits.unwrap_or_default();
+        if bits.is_empty() {
             return bad(format!("field {} has no bits", f.name));
         }
         let mut mask = 0u128;
         let mut width = 0u32;
         let mut segments = Vec::new();
-        for [lo, hi] in f.bits {
+        for [lo, hi] in bits {
             if lo > hi || hi > 127 {
                 return bad(format!("field {}: bad segment [{lo}, {hi}]", f.name));
             }
@@ -602,7 +682,7 @@ pub fn compile(text: &str) -> Result<Spec, SpecError> {
     errata.extend(raw.evidence);
     Ok(Spec {
         mnemonic: raw.mnemonic,
-        arch: raw.arch,
+        arch,
         fields,
         forms,
         constraints,
@@ -998,5 +1078,47 @@ mod tests {
             Err(SpecError::Invalid(m)) => assert!(m.contains("field imm_lo overlaps another field"), "{m}"),
             other => panic!("not refused as an overlap: {:?}", other.map(|_| ())),
         }
+    }
+
+    /// The spec's text with its entry of field `name` (a name or an object) replaced by `with`.
+    fn with_field_entry(name: &str, with: serde_json::Value) -> String {
+        let mut v: serde_json::Value = serde_json::from_str(SPEC_JSON()).unwrap();
+        let fields = v["fields"].as_array_mut().unwrap();
+        let at = fields.iter().position(|f| f.as_str() == Some(name) || f["name"].as_str() == Some(name)).unwrap();
+        fields[at] = with;
+        v.to_string()
+    }
+
+    fn refusal(text: &str) -> String {
+        match compile(text) {
+            Err(SpecError::Invalid(m)) => m,
+            other => panic!("not refused: {:?}", other.map(|_| ())),
+        }
+    }
+
+    #[test]
+    fn shared_fields_are_named_once_and_not_redefined() {
+        // every spec takes its shared fields from common.json, with the same bits
+        let common: serde_json::Value = serde_json::from_str(COMMON_JSON).unwrap();
+        for op in Op::ALL {
+            let v: serde_json::Value = serde_json::from_str(op.spec_json()).unwrap();
+            assert_eq!(v["include"], "common.json", "{op}");
+            for f in common["fields"].as_array().unwrap() {
+                let name = f["name"].as_str().unwrap();
+                if let Some(i) = op.spec().try_index(name) {
+                    let bits: Vec<(u8, u8)> =
+                        f["bits"].as_array().unwrap().iter().map(|s| (s[0].as_u64().unwrap() as u8, s[1].as_u64().unwrap() as u8)).collect();
+                    assert_eq!(op.spec().fields[i].segments, bits, "{op}: {name}");
+                }
+            }
+        }
+        let m = refusal(&with_field_entry("dst", serde_json::json!({"name": "dst", "bits": [[16, 23]], "kind": "reg", "doc": "again"})));
+        assert!(m.contains("field dst is defined in the included file"), "{m}");
+        let m = refusal(&with_field_entry("dst", serde_json::json!("dest")));
+        assert!(m.contains("field \"dest\" is named but no included file defines it"), "{m}");
+        let m = refusal(&with_field_entry("dst", serde_json::json!({"name": "dst", "kind": "ureg", "doc": "other kind"})));
+        assert!(m.contains("a shared field takes only its own doc"), "{m}");
+        let m = refusal(&SPEC_JSON().replace("\"include\": \"common.json\"", "\"include\": \"commons.json\""));
+        assert!(m.contains("include \"commons.json\": no such shared file"), "{m}");
     }
 }
