@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 // The immediate texts of the fused decoder, spelt here once rather than at every start-up:
 // the library's own modules, compiled into this script (their tests check the result).
+// The field names the typed layer reads (the spec compiler checks the same list).
 #[allow(dead_code)]
 #[path = "src/isa/floattext.rs"]
 mod floattext;
@@ -15,44 +16,14 @@ mod floattext;
 #[path = "src/isa/immtable.rs"]
 mod immtable;
 #[allow(dead_code)]
+#[path = "src/spec/known.rs"]
+mod known;
+#[allow(dead_code)]
 #[path = "src/isa/strtable.rs"]
 mod strtable;
 
 /// The file of fields the specs share, which a spec names in its `include`.
 const COMMON: &str = "common.json";
-
-/// Fields every instruction of the family must define: the typed layer (`isa::Inst`, its
-/// layout, the renderer and the generator) reads them by these names.
-const REQUIRED: &[&str] = &[
-    "opcode",
-    "operand_form",
-    "ureg_flag",
-    "pred",
-    "pred_neg",
-    "dst",
-    "a",
-    "a_neg",
-    "a_abs",
-    "a_swizzle",
-    "b_reg",
-    "b_ureg",
-    "imm_lo",
-    "imm_hi",
-    "cb_offset",
-    "cb_bank",
-    "b_neg",
-    "b_abs",
-    "b_swizzle",
-    "flush",
-    "sat",
-    "format",
-    "stall",
-    "yield",
-    "wr_bar",
-    "rd_bar",
-    "wait",
-    "reuse",
-];
 
 fn fail(msg: String) -> ! {
     // cargo shows a build script's panic message with the file it names
@@ -91,10 +62,16 @@ fn main() {
                 fail(format!("{}: field {n:?} is named but not defined in an included file", p.display()));
             }
         }
-        for r in REQUIRED {
+        for r in known::REQUIRED_FIELDS {
             if !names.contains(r) {
                 fail(format!("{}: {mnemonic} has no field {r:?}, which the typed instruction layer reads", p.display()));
             }
+        }
+        if let Some(n) = names.iter().find(|n| !known::REQUIRED_FIELDS.contains(n) && !known::OPTIONAL_FIELDS.contains(n)) {
+            fail(format!(
+                "{}: {mnemonic}'s field {n:?} is one the typed instruction layer does not read (harness/isa/src/spec/known.rs lists those it does)",
+                p.display()
+            ));
         }
         let variant = variant_name(&mnemonic, p);
         if ops.iter().any(|(v, _, _, _, _)| *v == variant) {
@@ -163,6 +140,7 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 /// `imm_packed.bin` and `imm_special.rs` in OUT_DIR: the fused decoder's immediate texts
 /// ([`immtable`]'s layout).
 fn immediates(out_dir: &Path) {
+    println!("cargo:rerun-if-changed=src/spec/known.rs");
     for f in ["floattext.rs", "immtable.rs", "strtable.rs"] {
         println!("cargo:rerun-if-changed=src/isa/{f}");
     }

@@ -502,7 +502,7 @@ impl Inst {
         if hid(&l.a_abs) {
             self.a_mods.abs = false;
         }
-        if hid(&l.a_swizzle) {
+        if l.a_swizzle.as_ref().is_some_and(hid) {
             self.a_mods.swizzle = Swizzle::H1H0;
         }
         if hid(&l.b_neg) {
@@ -511,7 +511,7 @@ impl Inst {
         if hid(&l.b_abs) {
             self.b_mods.abs = false;
         }
-        if hid(&l.b_swizzle) {
+        if l.b_swizzle.as_ref().is_some_and(hid) {
             self.b_mods.swizzle = Swizzle::H1H0;
         }
         if let Operand2::Imm { second, .. } = self.b {

@@ -11,6 +11,8 @@ use std::sync::OnceLock;
 
 use crate::isa::{Flush, Form, Format, Op};
 
+pub mod known;
+
 /// The fields the SM90 specs share (`harness/spec/sm90/common.json`), which a spec includes
 /// with `"include": "common.json"` and names by name in its `fields`.
 pub const COMMON_JSON: &str = include_str!("../../spec/sm90/common.json");
@@ -450,11 +452,55 @@ fn resolve_fields(raw: &mut RawSpec) -> Result<(String, u32, Vec<RawField>), Spe
     Ok((arch, word_bits, fields))
 }
 
+/// Refuse what the typed layer would not understand: a field it does not read, a required one
+/// missing, a value name whose meaning it does not know (or a half select named at another value
+/// than the one the typed layer gives that name).
+fn check_names(fields: &[RawField], operand2_half_selects: &[String]) -> Result<(), SpecError> {
+    let bad = |m: String| Err(SpecError::Invalid(m));
+    for f in fields {
+        if !known::REQUIRED_FIELDS.contains(&f.name.as_str()) && !known::OPTIONAL_FIELDS.contains(&f.name.as_str()) {
+            return bad(format!("field {}: the typed layer does not read it (spec/known.rs lists the fields it does)", f.name));
+        }
+    }
+    if let Some(r) = known::REQUIRED_FIELDS.iter().find(|r| !fields.iter().any(|f| f.name == **r)) {
+        return bad(format!("no field {r}, which the typed layer reads"));
+    }
+    let half_select = |field: &str, names: &[String]| -> Result<(), SpecError> {
+        for (v, n) in names.iter().enumerate() {
+            match known::HALF_SELECT_NAMES.iter().find(|(k, _)| k == n) {
+                Some((_, at)) if *at == v as u32 => {}
+                Some((_, at)) => return bad(format!("field {field}: value {v} is named {n:?}, which the typed layer reads as value {at}")),
+                None => return bad(format!("field {field}: value {v} is named {n:?}, a half select the typed layer does not know")),
+            }
+        }
+        Ok(())
+    };
+    for f in fields {
+        let meanings: Option<Vec<&str>> = match f.name.as_str() {
+            "flush" => Some(known::FLUSH_NAMES.iter().map(|(n, _)| *n).collect()),
+            "format" => Some(known::FORMAT_NAMES.iter().map(|(n, _)| *n).collect()),
+            n => known::FLAG_NAMES.iter().find(|(k, _)| *k == n).map(|(_, v)| v.to_vec()),
+        };
+        match meanings {
+            Some(known) => {
+                if let Some((v, n)) = f.values.iter().enumerate().find(|(_, n)| !known.contains(&n.as_str())) {
+                    return bad(format!("field {}: value {v} is named {n:?}, which the typed layer does not know (one of {known:?})", f.name));
+                }
+            }
+            None if f.kind == "swizzle" => half_select(&f.name, &f.values)?,
+            None if !f.values.is_empty() => return bad(format!("field {}: names values the typed layer does not read", f.name)),
+            None => {}
+        }
+    }
+    half_select("operand2_half_selects", operand2_half_selects)
+}
+
 /// Parse and check a spec text.
 pub fn compile(text: &str) -> Result<Spec, SpecError> {
     let mut raw: RawSpec = serde_json::from_str(text)?;
     let bad = |m: String| Err(SpecError::Invalid(m));
     let (arch, word_bits, raw_fields) = resolve_fields(&mut raw)?;
+    check_names(&raw_fields, &raw.operand2_half_selects)?;
     if word_bits != 128 {
         return bad(format!("word_bits is {word_bits}, expected 128"));
     }
@@ -679,6 +725,11 @@ pub fn compile(text: &str) -> Result<Spec, SpecError> {
         return bad("operand2_half_selects names the 8 values of a three-bit half select".into());
     }
     let mut errata = raw.errata;
+    for e in &raw.evidence {
+        if let Some(n) = e.fields.iter().find(|n| idx(n).is_err()) {
+            return bad(format!("evidence {}: unknown field {n:?}", e.id));
+        }
+    }
     errata.extend(raw.evidence);
     Ok(Spec {
         mnemonic: raw.mnemonic,
@@ -855,12 +906,14 @@ pub struct Layout {
     pub imm_hi: Field,
     pub cb_offset: Field,
     pub cb_bank: Field,
-    pub b_swizzle: Field,
+    /// Operand 1's and the special slot's half selects (None: the instruction has none, as
+    /// HFMA2.MMA).
+    pub b_swizzle: Option<Field>,
     pub b_abs: Field,
     pub b_neg: Field,
     pub a_neg: Field,
     pub a_abs: Field,
-    pub a_swizzle: Field,
+    pub a_swizzle: Option<Field>,
     pub flush: Field,
     pub sat: Field,
     pub format: Field,
@@ -896,9 +949,8 @@ pub fn layout_of(op: Op) -> &'static Layout {
         let s = spec_of(op);
         let f = |n: &str| s.field(n).clone();
         let opt = |n: &str| s.try_index(n).map(|i| s.fields[i].clone());
-        // a spec whose forms leave out operand 1's half select has none (its bits are ignored)
-        let a_swz = s.index("a_swizzle");
-        let has_swizzle = s.forms.iter().all(|fm| fm.fields.contains(&a_swz));
+        // a spec without operand 1's half select, or whose forms leave it out, has none
+        let has_swizzle = s.try_index("a_swizzle").is_some_and(|a_swz| s.forms.iter().all(|fm| fm.fields.contains(&a_swz)));
         let opcode = s.index("opcode");
         let (of, uf) = (s.index("operand_form"), s.index("ureg_flag"));
         let opcode_value = s.forms.first().and_then(|fm| fm.fixed.iter().find(|(i, _)| *i == opcode)).map(|(_, v)| *v).unwrap_or(0);
@@ -937,22 +989,23 @@ pub fn layout_of(op: Op) -> &'static Layout {
                 _ => panic!("{}: form {} has cli {:?}, which is not one unused operand kind", op.spec_path(), fm.key, fm.cli),
             }
         }
-        // a value's meaning by its name; a name not listed is the last meaning (INVALIDn)
-        let named = |field: &str, names: &[&str]| -> (Vec<u32>, [Option<u32>; 5]) {
+        // a value's meaning by its name (the compiler refused names not listed); an unnamed
+        // value other than 0 is INVALID3
+        let named = |field: &str, names: &[(&str, u8)]| -> (Vec<u32>, [Option<u32>; 5]) {
             let f = s.field(field);
             let mut code = [None; 5];
             let of: Vec<u32> = (0..=f.max())
                 .map(|v| {
-                    let name = f.value_name(v).unwrap_or(if v == 0 { "" } else { "?" });
-                    let m = names.iter().position(|n| *n == name).unwrap_or(3) as u32;
+                    let name = f.value_name(v).unwrap_or(if v == 0 { "" } else { "INVALID3" });
+                    let m = names.iter().find(|(n, _)| *n == name).map_or(3, |(_, m)| *m as u32);
                     code[m as usize].get_or_insert(v);
                     m
                 })
                 .collect();
             (of, code)
         };
-        let (flush_of, flush_code) = named("flush", &["", "FMZ", "FTZ", "INVALID3", "OOB"]);
-        let (format_of, format_code) = named("format", &["", "INVALID1", "BF16_V2", "INVALID3", "F32"]);
+        let (flush_of, flush_code) = named("flush", known::FLUSH_NAMES);
+        let (format_of, format_code) = named("format", known::FORMAT_NAMES);
         Layout {
             op,
             opcode_value,
@@ -966,8 +1019,12 @@ pub fn layout_of(op: Op) -> &'static Layout {
             reuse_b: s.reuse_b,
             reuse_c: s.reuse_c,
             has_swizzle,
-            a_swz_names: s.field("a_swizzle").values.clone(),
-            b_swz_names: if s.operand2_half_selects.is_empty() { s.field("b_swizzle").values.clone() } else { s.operand2_half_selects.clone() },
+            a_swz_names: s.try_index("a_swizzle").map(|i| s.fields[i].values.clone()).unwrap_or_default(),
+            b_swz_names: match s.try_index("b_swizzle") {
+                Some(_) if !s.operand2_half_selects.is_empty() => s.operand2_half_selects.clone(),
+                Some(i) => s.fields[i].values.clone(),
+                None => Vec::new(),
+            },
             c_swz_names: s.try_index("c_swizzle").map(|i| s.fields[i].values.clone()).unwrap_or_default(),
             form_by_selector,
             opcode: f("opcode"),
@@ -983,12 +1040,12 @@ pub fn layout_of(op: Op) -> &'static Layout {
             imm_hi: f("imm_hi"),
             cb_offset: f("cb_offset"),
             cb_bank: f("cb_bank"),
-            b_swizzle: f("b_swizzle"),
+            b_swizzle: opt("b_swizzle"),
             b_abs: f("b_abs"),
             b_neg: f("b_neg"),
             a_neg: f("a_neg"),
             a_abs: f("a_abs"),
-            a_swizzle: f("a_swizzle"),
+            a_swizzle: opt("a_swizzle"),
             flush: f("flush"),
             sat: f("sat"),
             format: f("format"),
@@ -1120,5 +1177,38 @@ mod tests {
         assert!(m.contains("a shared field takes only its own doc"), "{m}");
         let m = refusal(&SPEC_JSON().replace("\"include\": \"common.json\"", "\"include\": \"commons.json\""));
         assert!(m.contains("include \"commons.json\": no such shared file"), "{m}");
+    }
+
+    #[test]
+    fn a_field_the_typed_layer_does_not_read_is_refused() {
+        // bits 92..93 are free in every HMUL2 form: a field there would be accepted, encoded as
+        // 0 and decoded nowhere, were it not refused
+        let mut v: serde_json::Value = serde_json::from_str(SPEC_JSON()).unwrap();
+        v["fields"].as_array_mut().unwrap().push(serde_json::json!({"name": "dst_pred", "bits": [[92, 93]], "kind": "pred", "doc": "new"}));
+        let m = refusal(&v.to_string());
+        assert!(m.contains("field dst_pred: the typed layer does not read it"), "{m}");
+        let mut v: serde_json::Value = serde_json::from_str(SPEC_JSON()).unwrap();
+        v["fields"].as_array_mut().unwrap().retain(|f| f.as_str() != Some("wait"));
+        let m = refusal(&v.to_string());
+        assert!(m.contains("no field wait, which the typed layer reads"), "{m}");
+    }
+
+    #[test]
+    fn a_value_name_the_typed_layer_does_not_know_is_refused() {
+        // a misspelt flush name once became INVALID3 silently
+        let text = SPEC_JSON().replace("[\"\", \"FMZ\", \"FTZ\", \"INVALID3\"]", "[\"\", \"FMZ\", \"FTZZ\", \"INVALID3\"]");
+        assert_ne!(text, SPEC_JSON(), "the patch applies");
+        let m = refusal(&text);
+        assert!(m.contains("field flush: value 2 is named \"FTZZ\", which the typed layer does not know"), "{m}");
+        let text = SPEC_JSON().replace("\"BF16_V2\", \"INVALID3\"]", "\"BF16\", \"INVALID3\"]");
+        assert_ne!(text, SPEC_JSON(), "the patch applies");
+        assert!(refusal(&text).contains("field format: value 2 is named \"BF16\""));
+        // a half select named at another value than the one the typed layer reads it as
+        let mut v: serde_json::Value = serde_json::from_str(SPEC_JSON()).unwrap();
+        v["fields"].as_array_mut().unwrap().push(
+            serde_json::json!({"name": "c_swizzle", "bits": [[81, 82]], "kind": "swizzle", "values": ["", "INVALID1", "H1_H1", "H0_H0"], "doc": "swapped"}),
+        );
+        let m = refusal(&v.to_string());
+        assert!(m.contains("field c_swizzle: value 2 is named \"H1_H1\", which the typed layer reads as value 3"), "{m}");
     }
 }
