@@ -254,7 +254,10 @@ pub struct Spec {
     pub reuse_b: u8,
     /// The reuse bit of operand 3 (the third entry of `operand_reuse`; three-source specs).
     pub reuse_c: u8,
-    /// How many sources the instruction has: 2 (HMUL2, HADD2) or 3 (HFMA2), the spec's `sources`.
+    /// What the instruction writes and reads (the spec's `shape`).
+    pub shape: Shape,
+    /// How many sources the instruction has: 2 (HMUL2, HADD2) or 3 (HFMA2), the register and
+    /// special reads of its `shape`.
     pub sources: u8,
     /// What nvdisasm prints between a constant's bank and offset (`c[0x0] [0x0]` or
     /// `c[0x0][0x0]`): the spec's `const_space`, one space when absent.
@@ -263,6 +266,38 @@ pub struct Spec {
     /// `operand2_half_selects`: the slot's two bits and `b_swizzle_hi` as bit 2).
     pub operand2_half_selects: Vec<String>,
     by_name: BTreeMap<String, usize>,
+}
+
+/// What an instruction writes: a register (a predicate result is a kind the spec may name,
+/// refused until the typed layer has it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Write {
+    Reg,
+}
+
+/// What an instruction reads, in slot order: operand 1's register, the special slot (the
+/// form's special source: a register, two immediates, c[], cx[] or a uniform register; a
+/// three-source form's `special` says whether it prints as operand 2 or 3), the register slot
+/// of a third source, and `.RELU`'s predicate with its negation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Read {
+    Reg,
+    Special,
+    Pred,
+}
+
+/// An instruction's shape, from its spec: what it writes and reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shape {
+    pub writes: Vec<Write>,
+    pub reads: Vec<Read>,
+}
+
+impl Shape {
+    /// The register and special sources (2 or 3).
+    pub fn sources(&self) -> u8 {
+        self.reads.iter().filter(|r| **r != Read::Pred).count() as u8
+    }
 }
 
 /// A field nvdisasm ignores in some words: in the listed forms (all when empty), when every
@@ -323,12 +358,20 @@ struct RawSpec {
     hidden: Vec<RawHidden>,
     #[serde(default)]
     operand_reuse: Option<Vec<u8>>,
-    #[serde(default)]
-    sources: Option<u8>,
+    shape: RawShape,
     #[serde(default)]
     const_space: Option<String>,
     #[serde(default)]
     operand2_half_selects: Vec<String>,
+}
+
+/// `{"writes": [...], "reads": [...]}`, by the kinds of [`known::WRITE_KINDS`] and
+/// [`known::READ_KINDS`].
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawShape {
+    writes: Vec<String>,
+    reads: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -495,12 +538,66 @@ fn check_names(fields: &[RawField], operand2_half_selects: &[String]) -> Result<
     half_select("operand2_half_selects", operand2_half_selects)
 }
 
+/// The spec's `shape`, in the kinds the typed layer handles and in the order it reads them
+/// (operand 1's register, the special slot, a third source's register slot, `.RELU`'s
+/// predicate), agreeing with the fields: a third source has the register slot's field, a
+/// predicate read `.RELU`'s.
+fn compile_shape(raw: &RawShape, fields: &[RawField]) -> Result<Shape, SpecError> {
+    let bad = |m: String| Err(SpecError::Invalid(m));
+    let kind = |table: &[(&str, bool)], what: &str, name: &str| -> Result<(), SpecError> {
+        match table.iter().find(|(k, _)| *k == name) {
+            Some((_, true)) => Ok(()),
+            Some((_, false)) => Err(SpecError::Invalid(format!("shape: {what} {name:?} is a kind the typed layer does not handle yet"))),
+            None => Err(SpecError::Invalid(format!("shape: {what} {name:?} is no kind the typed layer knows (spec/known.rs lists them)"))),
+        }
+    };
+    let mut writes = Vec::new();
+    for w in &raw.writes {
+        kind(known::WRITE_KINDS, "write", w)?;
+        writes.push(Write::Reg);
+    }
+    let mut reads = Vec::new();
+    for r in &raw.reads {
+        kind(known::READ_KINDS, "read", r)?;
+        reads.push(match r.as_str() {
+            "reg" => Read::Reg,
+            "special" => Read::Special,
+            _ => Read::Pred,
+        });
+    }
+    if writes != [Write::Reg] {
+        return bad(format!("shape: writes {:?}; the typed layer writes one register", raw.writes));
+    }
+    let (three, pred) = match reads.as_slice() {
+        [Read::Reg, Read::Special] => (false, false),
+        [Read::Reg, Read::Special, Read::Reg] => (true, false),
+        [Read::Reg, Read::Special, Read::Pred] => (false, true),
+        [Read::Reg, Read::Special, Read::Reg, Read::Pred] => (true, true),
+        _ => {
+            return bad(format!("shape: reads {:?}; the typed layer reads \"reg\", \"special\", then an optional \"reg\" and an optional \"pred\"", raw.reads))
+        }
+    };
+    let has = |n: &str| fields.iter().any(|f| f.name == n);
+    if three != has("c_reg") {
+        return bad(format!("shape: {} sources, but the spec {} the register slot's field c_reg", 2 + three as u8, if three { "lacks" } else { "has" }));
+    }
+    if pred != (has("relu") && has("relu_pred")) {
+        return bad(format!(
+            "shape: {} predicate read, but the spec {} .RELU's fields relu and relu_pred",
+            if pred { "a" } else { "no" },
+            if pred { "lacks" } else { "has" }
+        ));
+    }
+    Ok(Shape { writes, reads })
+}
+
 /// Parse and check a spec text.
 pub fn compile(text: &str) -> Result<Spec, SpecError> {
     let mut raw: RawSpec = serde_json::from_str(text)?;
     let bad = |m: String| Err(SpecError::Invalid(m));
     let (arch, word_bits, raw_fields) = resolve_fields(&mut raw)?;
     check_names(&raw_fields, &raw.operand2_half_selects)?;
+    let shape = compile_shape(&raw.shape, &raw_fields)?;
     if word_bits != 128 {
         return bad(format!("word_bits is {word_bits}, expected 128"));
     }
@@ -573,7 +670,7 @@ pub fn compile(text: &str) -> Result<Spec, SpecError> {
             }
         }
         let special = f.special.unwrap_or(2);
-        if !(2..=raw.sources.unwrap_or(2)).contains(&special) {
+        if !(2..=shape.sources()).contains(&special) {
             return bad(format!("form {}: special source {special} is not one of the instruction's sources", f.key));
         }
         forms.push(FormSpec {
@@ -708,10 +805,7 @@ pub fn compile(text: &str) -> Result<Spec, SpecError> {
         }
         hidden.push(Hidden { id: h.id, forms: hforms, when, field: idx(&h.field)?, doc: h.doc });
     }
-    let sources = raw.sources.unwrap_or(2);
-    if !(2..=3).contains(&sources) {
-        return bad(format!("sources is {sources}; the typed layer knows 2 and 3"));
-    }
+    let sources = shape.sources();
     let reuse = raw.operand_reuse.unwrap_or(vec![0, 1, 2]);
     let (reuse_a, reuse_b, reuse_c) = match reuse.as_slice() {
         [a, b] if sources == 2 => (*a, *b, 2),
@@ -742,6 +836,7 @@ pub fn compile(text: &str) -> Result<Spec, SpecError> {
         reuse_a,
         reuse_b,
         reuse_c,
+        shape,
         sources,
         const_space: raw.const_space.unwrap_or_else(|| " ".into()),
         operand2_half_selects: raw.operand2_half_selects,
@@ -1210,5 +1305,27 @@ mod tests {
         );
         let m = refusal(&v.to_string());
         assert!(m.contains("field c_swizzle: value 2 is named \"H1_H1\", which the typed layer reads as value 3"), "{m}");
+    }
+
+    #[test]
+    fn the_shape_comes_from_the_spec_and_is_checked() {
+        for op in Op::ALL {
+            let s = op.spec();
+            assert_eq!(s.shape.writes, [Write::Reg], "{op}");
+            assert_eq!(s.sources, s.shape.sources(), "{op}");
+            assert_eq!(s.shape.reads.contains(&Read::Pred), op.layout().relu_pred.is_some(), "{op}");
+        }
+        let with_shape = |shape: &str| SPEC_JSON().replace("\"shape\": {\"writes\": [\"reg\"], \"reads\": [\"reg\", \"special\"]}", shape);
+        assert_ne!(with_shape("\"shape\": {}"), SPEC_JSON(), "the patch applies");
+        // HSETP2's two predicate results: a kind named, not handled yet
+        let m = refusal(&with_shape("\"shape\": {\"writes\": [\"pred\", \"pred\"], \"reads\": [\"reg\", \"special\"]}"));
+        assert!(m.contains("shape: write \"pred\" is a kind the typed layer does not handle yet"), "{m}");
+        let m = refusal(&with_shape("\"shape\": {\"writes\": [\"reg\"], \"reads\": [\"reg\", \"speical\"]}"));
+        assert!(m.contains("shape: read \"speical\" is no kind the typed layer knows"), "{m}");
+        // a third source needs the register slot's field, which HMUL2's spec lacks
+        let m = refusal(&with_shape("\"shape\": {\"writes\": [\"reg\"], \"reads\": [\"reg\", \"special\", \"reg\"]}"));
+        assert!(m.contains("shape: 3 sources, but the spec lacks the register slot's field c_reg"), "{m}");
+        let m = refusal(&with_shape("\"shape\": {\"writes\": [\"reg\"], \"reads\": [\"special\", \"reg\"]}"));
+        assert!(m.contains("the typed layer reads \"reg\", \"special\""), "{m}");
     }
 }

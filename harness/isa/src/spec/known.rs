@@ -51,3 +51,13 @@ pub const HALF_SELECT_NAMES: &[(&str, u32)] =
 
 /// The value names of the one-bit modifiers.
 pub const FLAG_NAMES: &[(&str, [&str; 2])] = &[("sat", ["", "SAT"]), ("relu", ["", "RELU"])];
+
+/// What an instruction may write, by the name its spec's `shape` gives, and whether the typed
+/// layer handles it yet (a predicate result is declared by name; HSETP2 brings its typing).
+pub const WRITE_KINDS: &[(&str, bool)] = &[("reg", true), ("pred", false)];
+
+/// What an instruction may read, in its spec's `shape`: a register, the form's special source
+/// (a register, two immediates, c[], cx[] or a uniform register, as the spec's forms say), a
+/// predicate with negation (`.RELU`'s); and the kinds the comparisons and min/max bring,
+/// known by name and not handled yet.
+pub const READ_KINDS: &[(&str, bool)] = &[("reg", true), ("special", true), ("pred", true), ("bool_op", false), ("compare", false), ("selector", false)];
