@@ -499,43 +499,8 @@ fn resolve_fields(raw: &mut RawSpec) -> Result<(String, u32, Vec<RawField>), Spe
 /// missing, a value name whose meaning it does not know (or a half select named at another value
 /// than the one the typed layer gives that name).
 fn check_names(fields: &[RawField], operand2_half_selects: &[String]) -> Result<(), SpecError> {
-    let bad = |m: String| Err(SpecError::Invalid(m));
-    for f in fields {
-        if !known::REQUIRED_FIELDS.contains(&f.name.as_str()) && !known::OPTIONAL_FIELDS.contains(&f.name.as_str()) {
-            return bad(format!("field {}: the typed layer does not read it (spec/known.rs lists the fields it does)", f.name));
-        }
-    }
-    if let Some(r) = known::REQUIRED_FIELDS.iter().find(|r| !fields.iter().any(|f| f.name == **r)) {
-        return bad(format!("no field {r}, which the typed layer reads"));
-    }
-    let half_select = |field: &str, names: &[String]| -> Result<(), SpecError> {
-        for (v, n) in names.iter().enumerate() {
-            match known::HALF_SELECT_NAMES.iter().find(|(k, _)| k == n) {
-                Some((_, at)) if *at == v as u32 => {}
-                Some((_, at)) => return bad(format!("field {field}: value {v} is named {n:?}, which the typed layer reads as value {at}")),
-                None => return bad(format!("field {field}: value {v} is named {n:?}, a half select the typed layer does not know")),
-            }
-        }
-        Ok(())
-    };
-    for f in fields {
-        let meanings: Option<Vec<&str>> = match f.name.as_str() {
-            "flush" => Some(known::FLUSH_NAMES.iter().map(|(n, _)| *n).collect()),
-            "format" => Some(known::FORMAT_NAMES.iter().map(|(n, _)| *n).collect()),
-            n => known::FLAG_NAMES.iter().find(|(k, _)| *k == n).map(|(_, v)| v.to_vec()),
-        };
-        match meanings {
-            Some(known) => {
-                if let Some((v, n)) = f.values.iter().enumerate().find(|(_, n)| !known.contains(&n.as_str())) {
-                    return bad(format!("field {}: value {v} is named {n:?}, which the typed layer does not know (one of {known:?})", f.name));
-                }
-            }
-            None if f.kind == "swizzle" => half_select(&f.name, &f.values)?,
-            None if !f.values.is_empty() => return bad(format!("field {}: names values the typed layer does not read", f.name)),
-            None => {}
-        }
-    }
-    half_select("operand2_half_selects", operand2_half_selects)
+    let named: Vec<known::NamedField> = fields.iter().map(|f| known::NamedField { name: &f.name, kind: &f.kind, values: &f.values }).collect();
+    known::check_names(&named, operand2_half_selects).map_err(SpecError::Invalid)
 }
 
 /// The spec's `shape`, in the kinds the typed layer handles and in the order it reads them

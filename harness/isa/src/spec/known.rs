@@ -61,3 +61,55 @@ pub const WRITE_KINDS: &[(&str, bool)] = &[("reg", true), ("pred", false)];
 /// predicate with negation (`.RELU`'s); and the kinds the comparisons and min/max bring,
 /// known by name and not handled yet.
 pub const READ_KINDS: &[(&str, bool)] = &[("reg", true), ("special", true), ("pred", true), ("bool_op", false), ("compare", false), ("selector", false)];
+
+/// A field as [`check_names`] reads it: its name, kind and value names (a shared field's
+/// taken from the included file).
+pub struct NamedField<'a> {
+    pub name: &'a str,
+    pub kind: &'a str,
+    pub values: &'a [String],
+}
+
+/// Refuse what the typed layer would not understand: a field it does not read, a required one
+/// missing, a value name whose meaning it does not know (or a half select named at another
+/// value than the one the typed layer gives that name). `build.rs` runs it on every spec, so
+/// that such a spec fails the build; the spec compiler runs it again.
+pub fn check_names(fields: &[NamedField], operand2_half_selects: &[String]) -> Result<(), String> {
+    let bad = |m: String| Err(m);
+    for f in fields {
+        if !REQUIRED_FIELDS.contains(&f.name) && !OPTIONAL_FIELDS.contains(&f.name) {
+            return bad(format!("field {}: the typed layer does not read it (spec/known.rs lists the fields it does)", f.name));
+        }
+    }
+    if let Some(r) = REQUIRED_FIELDS.iter().find(|r| !fields.iter().any(|f| f.name == **r)) {
+        return bad(format!("no field {r}, which the typed layer reads"));
+    }
+    let half_select = |field: &str, names: &[String]| -> Result<(), String> {
+        for (v, n) in names.iter().enumerate() {
+            match HALF_SELECT_NAMES.iter().find(|(k, _)| k == n) {
+                Some((_, at)) if *at == v as u32 => {}
+                Some((_, at)) => return bad(format!("field {field}: value {v} is named {n:?}, which the typed layer reads as value {at}")),
+                None => return bad(format!("field {field}: value {v} is named {n:?}, a half select the typed layer does not know")),
+            }
+        }
+        Ok(())
+    };
+    for f in fields {
+        let meanings: Option<Vec<&str>> = match f.name {
+            "flush" => Some(FLUSH_NAMES.iter().map(|(n, _)| *n).collect()),
+            "format" => Some(FORMAT_NAMES.iter().map(|(n, _)| *n).collect()),
+            n => FLAG_NAMES.iter().find(|(k, _)| *k == n).map(|(_, v)| v.to_vec()),
+        };
+        match meanings {
+            Some(names) => {
+                if let Some((v, n)) = f.values.iter().enumerate().find(|(_, n)| !names.contains(&n.as_str())) {
+                    return bad(format!("field {}: value {v} is named {n:?}, which the typed layer does not know (one of {names:?})", f.name));
+                }
+            }
+            None if f.kind == "swizzle" => half_select(f.name, f.values)?,
+            None if !f.values.is_empty() => return bad(format!("field {}: names values the typed layer does not read", f.name)),
+            None => {}
+        }
+    }
+    half_select("operand2_half_selects", operand2_half_selects)
+}
