@@ -543,15 +543,18 @@ fn compile_shape(raw: &RawShape, fields: &[RawField]) -> Result<Shape, SpecError
         }
     };
     let has = |n: &str| fields.iter().any(|f| f.name == n);
-    if three != has("c_reg") {
-        return bad(format!("shape: {} sources, but the spec {} the register slot's field c_reg", 2 + three as u8, if three { "lacks" } else { "has" }));
+    if three && !has("c_reg") {
+        return bad("shape: 3 sources, but the spec lacks the register slot's field c_reg".into());
     }
-    if pred != (has("relu") && has("relu_pred")) {
-        return bad(format!(
-            "shape: {} predicate read, but the spec {} .RELU's fields relu and relu_pred",
-            if pred { "a" } else { "no" },
-            if pred { "lacks" } else { "has" }
-        ));
+    // a field the shape does not read would be a field the typed layer ignores
+    if let Some(n) = ["c_reg", "c_neg", "c_abs", "c_swizzle", "b_swizzle_hi"].into_iter().find(|n| !three && has(n)) {
+        return bad(format!("shape: 2 sources, but the spec has {n}, a third source's field"));
+    }
+    if pred && !(has("relu") && has("relu_pred")) {
+        return bad("shape: a predicate read, but the spec lacks .RELU's fields relu and relu_pred".into());
+    }
+    if let Some(n) = ["relu", "relu_pred", "relu_pred_neg"].into_iter().find(|n| !pred && has(n)) {
+        return bad(format!("shape: no predicate read, but the spec has {n}, .RELU's field"));
     }
     Ok(Shape { writes, reads })
 }
@@ -1009,6 +1012,10 @@ pub fn layout_of(op: Op) -> &'static Layout {
         let s = spec_of(op);
         let f = |n: &str| s.field(n).clone();
         let opt = |n: &str| s.try_index(n).map(|i| s.fields[i].clone());
+        // the shape says which sources there are: the register slot's fields with a third
+        // source, .RELU's with a predicate read (the compiler checked the fields agree)
+        let third = |n: &str| if s.shape.sources() == 3 { opt(n) } else { None };
+        let relu = |n: &str| if s.shape.reads.contains(&Read::Pred) { opt(n) } else { None };
         // a spec without operand 1's half select, or whose forms leave it out, has none
         let has_swizzle = s.try_index("a_swizzle").is_some_and(|a_swz| s.forms.iter().all(|fm| fm.fields.contains(&a_swz)));
         let opcode = s.index("opcode");
@@ -1115,14 +1122,14 @@ pub fn layout_of(op: Op) -> &'static Layout {
             rd_bar: f("rd_bar"),
             wait: f("wait"),
             reuse: f("reuse"),
-            c_reg: opt("c_reg"),
-            c_neg: opt("c_neg"),
-            c_abs: opt("c_abs"),
-            c_swizzle: opt("c_swizzle"),
-            b_swizzle_hi: opt("b_swizzle_hi"),
-            relu: opt("relu"),
-            relu_pred: opt("relu_pred"),
-            relu_pred_neg: opt("relu_pred_neg"),
+            c_reg: third("c_reg"),
+            c_neg: third("c_neg"),
+            c_abs: third("c_abs"),
+            c_swizzle: third("c_swizzle"),
+            b_swizzle_hi: third("b_swizzle_hi"),
+            relu: relu("relu"),
+            relu_pred: relu("relu_pred"),
+            relu_pred_neg: relu("relu_pred_neg"),
         }
     })
 }
@@ -1290,6 +1297,10 @@ mod tests {
         // a third source needs the register slot's field, which HMUL2's spec lacks
         let m = refusal(&with_shape("\"shape\": {\"writes\": [\"reg\"], \"reads\": [\"reg\", \"special\", \"reg\"]}"));
         assert!(m.contains("shape: 3 sources, but the spec lacks the register slot's field c_reg"), "{m}");
+        let mut v: serde_json::Value = serde_json::from_str(SPEC_JSON()).unwrap();
+        v["fields"].as_array_mut().unwrap().push(serde_json::json!("relu"));
+        let m = refusal(&v.to_string());
+        assert!(m.contains("shape: no predicate read, but the spec has relu, .RELU's field"), "{m}");
         let m = refusal(&with_shape("\"shape\": {\"writes\": [\"reg\"], \"reads\": [\"special\", \"reg\"]}"));
         assert!(m.contains("the typed layer reads \"reg\", \"special\""), "{m}");
     }
