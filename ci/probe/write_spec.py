@@ -97,8 +97,8 @@ def build(mma):
     d = {
         "mnemonic": M, "arch": "SM90", "word_bits": 128,
         "seed_page": "none: derived from nvdisasm 13.2 alone, bit by bit, with `hmul2-harness probe` and ci/probe/*.py",
-        "doc": f"Every bit of the SM90 {M} encoding, in the schema of hmul2.json, with a third source: `sources` is 3 and each form's `special` says which source (2 or 3) holds the form's special operand (immediates, constant, uniform register). The b_* fields are the special slot (bits 32..63), the c_* fields the register slot (64..71, 81..84); a form whose special source is operand 3 reads operand 2 from the register slot. Bit 0 is the least significant bit of the 128-bit word; a bit position appears once in each form. `evidence` holds the words that show each field and each difference from HMUL2.",
-        "sources": 3,
+        "doc": f"Every bit of the SM90 {M} encoding, in the schema of hmul2.json, with a third source: its `shape` reads three sources (and `.RELU`'s predicate) and each form's `special` says which source (2 or 3) holds the form's special operand (immediates, constant, uniform register). The b_* fields are the special slot (bits 32..63), the c_* fields the register slot (64..71, 81..84); a form whose special source is operand 3 reads operand 2 from the register slot. Bit 0 is the least significant bit of the 128-bit word; a bit position appears once in each form. `evidence` holds the words that show each field and each difference from HMUL2.",
+        "shape": {"writes": ["reg"], "reads": ["reg", "special", "reg", "pred"]},
     }
     if mma:
         d["const_space"] = ""

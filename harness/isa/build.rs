@@ -1,5 +1,5 @@
 //! Generates the `Op` enum from the instruction specs in `harness/spec/sm90/`: one variant per
-//! file (helpers.json excepted), named after its mnemonic. Adding an instruction is adding a
+//! file (helpers.json and the shared fields, common.json, excepted), named after its mnemonic. Adding an instruction is adding a
 //! file; a spec that lacks a field the typed layer reads is a build error naming the file and
 //! the field, not a panic at run time.
 
@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 // The immediate texts of the fused decoder, spelt here once rather than at every start-up:
 // the library's own modules, compiled into this script (their tests check the result).
+// The field names the typed layer reads (the spec compiler checks the same list).
 #[allow(dead_code)]
 #[path = "src/isa/floattext.rs"]
 mod floattext;
@@ -15,41 +16,14 @@ mod floattext;
 #[path = "src/isa/immtable.rs"]
 mod immtable;
 #[allow(dead_code)]
+#[path = "src/spec/known.rs"]
+mod known;
+#[allow(dead_code)]
 #[path = "src/isa/strtable.rs"]
 mod strtable;
 
-/// Fields every instruction of the family must define: the typed layer (`isa::Inst`, its
-/// layout, the renderer and the generator) reads them by these names.
-const REQUIRED: &[&str] = &[
-    "opcode",
-    "operand_form",
-    "ureg_flag",
-    "pred",
-    "pred_neg",
-    "dst",
-    "a",
-    "a_neg",
-    "a_abs",
-    "a_swizzle",
-    "b_reg",
-    "b_ureg",
-    "imm_lo",
-    "imm_hi",
-    "cb_offset",
-    "cb_bank",
-    "b_neg",
-    "b_abs",
-    "b_swizzle",
-    "flush",
-    "sat",
-    "format",
-    "stall",
-    "yield",
-    "wr_bar",
-    "rd_bar",
-    "wait",
-    "reuse",
-];
+/// The file of fields the specs share, which a spec names in its `include`.
+const COMMON: &str = "common.json";
 
 fn fail(msg: String) -> ! {
     // cargo shows a build script's panic message with the file it names
@@ -62,38 +36,66 @@ fn main() {
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| fail(format!("{}: {e}", dir.display())))
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "json") && p.file_name().is_some_and(|n| n != "helpers.json"))
+        .filter(|p| p.extension().is_some_and(|x| x == "json") && p.file_name().is_some_and(|n| n != "helpers.json" && n != COMMON))
         .collect();
     files.sort();
-    let mut ops: Vec<(String, String, PathBuf, u64)> = Vec::new(); // (variant, mnemonic, path, opcode)
+    let common_path = dir.join(COMMON);
+    println!("cargo:rerun-if-changed={}", common_path.display());
+    let common_text = std::fs::read_to_string(&common_path).unwrap_or_else(|e| fail(format!("{}: {e}", common_path.display())));
+    let common: serde_json::Value = serde_json::from_str(&common_text).unwrap_or_else(|e| fail(format!("{}: not JSON: {e}", common_path.display())));
+    let shared: Vec<&str> = common["fields"].as_array().map(|a| a.iter().filter_map(|f| f["name"].as_str()).collect()).unwrap_or_default();
+    let mut ops: Vec<(String, String, PathBuf, u64, bool)> = Vec::new(); // (variant, mnemonic, path, opcode, includes common.json)
     for p in &files {
         println!("cargo:rerun-if-changed={}", p.display());
         let text = std::fs::read_to_string(p).unwrap_or_else(|e| fail(format!("{}: {e}", p.display())));
         let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_else(|e| fail(format!("{}: not JSON: {e}", p.display())));
         let mnemonic = v["mnemonic"].as_str().unwrap_or_else(|| fail(format!("{}: no \"mnemonic\"", p.display()))).to_string();
-        let names: Vec<&str> = v["fields"].as_array().map(|a| a.iter().filter_map(|f| f["name"].as_str()).collect()).unwrap_or_default();
-        for r in REQUIRED {
-            if !names.contains(r) {
-                fail(format!("{}: {mnemonic} has no field {r:?}, which the typed instruction layer reads", p.display()));
+        let includes = match v["include"].as_str() {
+            None => false,
+            Some(COMMON) => true,
+            Some(other) => fail(format!("{}: include {other:?}: the only shared file is {COMMON}", p.display())),
+        };
+        for n in v["fields"].as_array().into_iter().flatten().filter_map(|f| f.as_str()) {
+            if !(includes && shared.contains(&n)) {
+                fail(format!("{}: field {n:?} is named but not defined in an included file", p.display()));
             }
         }
+        // the names the typed layer knows: an unknown field or value name fails the build
+        let strings = |v: &serde_json::Value| -> Vec<String> {
+            v.as_array().map(|a| a.iter().filter_map(|s| s.as_str().map(String::from)).collect()).unwrap_or_default()
+        };
+        let resolved: Vec<(String, String, Vec<String>)> = v["fields"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|f| {
+                let name = f.as_str().or(f["name"].as_str()).unwrap_or_default();
+                let def = if f.get("bits").is_some() { Some(f) } else { common["fields"].as_array().and_then(|a| a.iter().find(|c| c["name"] == name)) };
+                let def = def.unwrap_or(f);
+                (name.to_string(), def["kind"].as_str().unwrap_or_default().to_string(), strings(&def["values"]))
+            })
+            .collect();
+        let named: Vec<known::NamedField> = resolved.iter().map(|(n, k, vs)| known::NamedField { name: n, kind: k, values: vs }).collect();
+        if let Err(e) = known::check_names(&named, &strings(&v["operand2_half_selects"])) {
+            fail(format!("{}: {mnemonic}: {e}", p.display()));
+        }
         let variant = variant_name(&mnemonic, p);
-        if ops.iter().any(|(v, _, _, _)| *v == variant) {
+        if ops.iter().any(|(v, _, _, _, _)| *v == variant) {
             fail(format!("{}: a second spec for {mnemonic}", p.display()));
         }
         // the opcode the first form fixes (the spec's compiler checks that every form fixes it)
         let opcode = v["forms"][0]["fixed"]["opcode"].as_u64().unwrap_or_else(|| fail(format!("{}: its first form fixes no opcode", p.display())));
-        ops.push((variant, mnemonic, p.clone(), opcode));
+        ops.push((variant, mnemonic, p.clone(), opcode, includes));
     }
     if ops.is_empty() {
         fail(format!("{}: no instruction specs", dir.display()));
     }
     // HMUL2 first: the project's first instruction keeps index 0 (seeded runs stay the same)
-    ops.sort_by_key(|(v, _, _, _)| (v != "Hmul2", v.clone()));
+    ops.sort_by_key(|(v, _, _, _, _)| (v != "Hmul2", v.clone()));
     let mut out = String::new();
     out.push_str("/// The instructions of the family, one per spec file in `harness/spec/sm90/` (generated by\n/// `harness/isa/build.rs`).\n");
     out.push_str("#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]\npub enum Op {\n");
-    for (v, m, p, _) in &ops {
+    for (v, m, p, _, _) in &ops {
         let _ = writeln!(out, "    /// `{m}`, described by `harness/spec/sm90/{}`.\n    #[serde(rename = \"{m}\")]\n    {v},", file_name(p));
     }
     out.push_str("}\n\nimpl Op {\n");
@@ -101,29 +103,32 @@ fn main() {
         out,
         "    /// Every instruction, in a fixed order (HMUL2 first).\n    pub const ALL: [Op; {}] = [{}];",
         ops.len(),
-        ops.iter().map(|(v, _, _, _)| format!("Op::{v}")).collect::<Vec<_>>().join(", ")
+        ops.iter().map(|(v, _, _, _, _)| format!("Op::{v}")).collect::<Vec<_>>().join(", ")
     );
     out.push_str("    /// The mnemonic nvdisasm prints.\n    pub fn mnemonic(self) -> &'static str {\n        match self {\n");
-    for (v, m, _, _) in &ops {
+    for (v, m, _, _, _) in &ops {
         let _ = writeln!(out, "            Op::{v} => \"{m}\",");
     }
     out.push_str("        }\n    }\n    /// The opcode value the spec's forms fix (read without compiling the spec: the decoder's\n    /// opcode table needs every instruction's, and a word of one instruction no more than its\n    /// spec; `Layout::opcode_value` is the same, a test checks).\n    pub fn opcode_value(self) -> u32 {\n        match self {\n");
-    for (v, _, _, o) in &ops {
+    for (v, _, _, o, _) in &ops {
         let _ = writeln!(out, "            Op::{v} => {o},");
     }
     out.push_str("        }\n    }\n    /// The spec file's text, compiled in.\n    pub fn spec_json(self) -> &'static str {\n        match self {\n");
-    for (v, _, p, _) in &ops {
+    for (v, _, p, _, _) in &ops {
         let _ = writeln!(out, "            Op::{v} => include_str!({:?}),", p.canonicalize().unwrap_or_else(|e| fail(format!("{}: {e}", p.display()))));
     }
     out.push_str(
         "        }\n    }\n    /// The spec file, relative to the repository root.\n    pub fn spec_path(self) -> &'static str {\n        match self {\n",
     );
-    for (v, _, p, _) in &ops {
+    for (v, _, p, _, _) in &ops {
         let _ = writeln!(out, "            Op::{v} => \"harness/spec/sm90/{}\",", file_name(p));
     }
-    out.push_str("        }\n    }\n    /// A 64-bit FNV-1a hash of [`Op::spec_json`], which tables generated from the spec\n    /// record, so that tables of another spec are never used.\n    pub fn spec_hash(self) -> u64 {\n        match self {\n");
-    for (v, _, p, _) in &ops {
-        let text = std::fs::read(p).unwrap_or_else(|e| fail(format!("{}: {e}", p.display())));
+    out.push_str("        }\n    }\n    /// A 64-bit FNV-1a hash of [`Op::spec_json`] followed by the shared fields it includes\n    /// (`common.json`), which tables generated from the spec record, so that tables of\n    /// another spec are never used.\n    pub fn spec_hash(self) -> u64 {\n        match self {\n");
+    for (v, _, p, _, includes) in &ops {
+        let mut text = std::fs::read(p).unwrap_or_else(|e| fail(format!("{}: {e}", p.display())));
+        if *includes {
+            text.extend_from_slice(common_text.as_bytes());
+        }
         let _ = writeln!(out, "            Op::{v} => {:#018x},", fnv1a(&text));
     }
     out.push_str("        }\n    }\n}\n");
@@ -141,6 +146,7 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 /// `imm_packed.bin` and `imm_special.rs` in OUT_DIR: the fused decoder's immediate texts
 /// ([`immtable`]'s layout).
 fn immediates(out_dir: &Path) {
+    println!("cargo:rerun-if-changed=src/spec/known.rs");
     for f in ["floattext.rs", "immtable.rs", "strtable.rs"] {
         println!("cargo:rerun-if-changed=src/isa/{f}");
     }

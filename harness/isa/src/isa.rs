@@ -104,7 +104,7 @@ pub fn parse_ops(list: &str) -> Result<Vec<Op>, String> {
 
 /// The operand forms of the family: which kind of special source (register, two immediates,
 /// c[], cx[], uniform register) an instruction has and, for a three-source instruction
-/// (the spec's `sources`), whether it is operand 2 or operand 3 (the form's `special`). Each
+/// (the reads of the spec's `shape`), whether it is operand 2 or operand 3 (the form's `special`). Each
 /// instruction's spec names the forms it has, by `cli`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Form {
@@ -378,7 +378,7 @@ pub struct Inst {
     pub format: Format,
     pub flush: Flush,
     pub sat: bool,
-    /// Operand 3 of a three-source instruction (the spec's `sources`): a register, or the
+    /// Operand 3 of a three-source instruction (the spec's `shape`): a register, or the
     /// form's special source when the form's `special` is 3; None for two sources.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub c: Option<Operand2>,
@@ -502,7 +502,7 @@ impl Inst {
         if hid(&l.a_abs) {
             self.a_mods.abs = false;
         }
-        if hid(&l.a_swizzle) {
+        if l.a_swizzle.as_ref().is_some_and(hid) {
             self.a_mods.swizzle = Swizzle::H1H0;
         }
         if hid(&l.b_neg) {
@@ -511,7 +511,7 @@ impl Inst {
         if hid(&l.b_abs) {
             self.b_mods.abs = false;
         }
-        if hid(&l.b_swizzle) {
+        if l.b_swizzle.as_ref().is_some_and(hid) {
             self.b_mods.swizzle = Swizzle::H1H0;
         }
         if let Operand2::Imm { second, .. } = self.b {

@@ -11,6 +11,20 @@ use std::sync::OnceLock;
 
 use crate::isa::{Flush, Form, Format, Op};
 
+pub mod known;
+
+/// The fields the SM90 specs share (`harness/spec/sm90/common.json`), which a spec includes
+/// with `"include": "common.json"` and names by name in its `fields`.
+pub const COMMON_JSON: &str = include_str!("../../spec/sm90/common.json");
+
+/// The text of a file a spec may include, by the name its `include` gives.
+fn included(name: &str) -> Option<&'static str> {
+    match name {
+        "common.json" => Some(COMMON_JSON),
+        _ => None,
+    }
+}
+
 /// The seed page the spec was started from (an automatically derived, untrusted "ISA viewer" page).
 pub const SEED_PAGE: &str = include_str!("../../spec/sm90/hmul2-seed-page.txt");
 
@@ -240,7 +254,10 @@ pub struct Spec {
     pub reuse_b: u8,
     /// The reuse bit of operand 3 (the third entry of `operand_reuse`; three-source specs).
     pub reuse_c: u8,
-    /// How many sources the instruction has: 2 (HMUL2, HADD2) or 3 (HFMA2), the spec's `sources`.
+    /// What the instruction writes and reads (the spec's `shape`).
+    pub shape: Shape,
+    /// How many sources the instruction has: 2 (HMUL2, HADD2) or 3 (HFMA2), the register and
+    /// special reads of its `shape`.
     pub sources: u8,
     /// What nvdisasm prints between a constant's bank and offset (`c[0x0] [0x0]` or
     /// `c[0x0][0x0]`): the spec's `const_space`, one space when absent.
@@ -249,6 +266,38 @@ pub struct Spec {
     /// `operand2_half_selects`: the slot's two bits and `b_swizzle_hi` as bit 2).
     pub operand2_half_selects: Vec<String>,
     by_name: BTreeMap<String, usize>,
+}
+
+/// What an instruction writes: a register (a predicate result is a kind the spec may name,
+/// refused until the typed layer has it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Write {
+    Reg,
+}
+
+/// What an instruction reads, in slot order: operand 1's register, the special slot (the
+/// form's special source: a register, two immediates, c[], cx[] or a uniform register; a
+/// three-source form's `special` says whether it prints as operand 2 or 3), the register slot
+/// of a third source, and `.RELU`'s predicate with its negation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Read {
+    Reg,
+    Special,
+    Pred,
+}
+
+/// An instruction's shape, from its spec: what it writes and reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shape {
+    pub writes: Vec<Write>,
+    pub reads: Vec<Read>,
+}
+
+impl Shape {
+    /// The register and special sources (2 or 3).
+    pub fn sources(&self) -> u8 {
+        self.reads.iter().filter(|r| **r != Read::Pred).count() as u8
+    }
 }
 
 /// A field nvdisasm ignores in some words: in the listed forms (all when empty), when every
@@ -281,14 +330,22 @@ impl Spec {
 #[serde(deny_unknown_fields)]
 struct RawSpec {
     mnemonic: String,
-    arch: String,
-    word_bits: u32,
+    /// A file of shared fields (`common.json`), whose `arch`, `word_bits` and fields the spec
+    /// takes; its `fields` then name shared fields by name.
+    #[serde(default)]
+    include: Option<String>,
+    #[serde(default)]
+    arch: Option<String>,
+    #[serde(default)]
+    word_bits: Option<u32>,
     #[allow(dead_code)]
     #[serde(default)]
     seed_page: Option<String>,
     #[allow(dead_code)]
     doc: String,
-    fields: Vec<RawField>,
+    /// Each entry a field of the spec's own (an object with `bits`), a shared field by its
+    /// name (a string), or a shared field with the spec's own doc (`{"name", "doc"}`).
+    fields: Vec<serde_json::Value>,
     common_fields: Vec<String>,
     forms: Vec<RawForm>,
     constraints: Vec<RawConstraint>,
@@ -301,12 +358,20 @@ struct RawSpec {
     hidden: Vec<RawHidden>,
     #[serde(default)]
     operand_reuse: Option<Vec<u8>>,
-    #[serde(default)]
-    sources: Option<u8>,
+    shape: RawShape,
     #[serde(default)]
     const_space: Option<String>,
     #[serde(default)]
     operand2_half_selects: Vec<String>,
+}
+
+/// `{"writes": [...], "reads": [...]}`, by the kinds of [`known::WRITE_KINDS`] and
+/// [`known::READ_KINDS`].
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawShape {
+    writes: Vec<String>,
+    reads: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -320,11 +385,24 @@ struct RawHidden {
     doc: String,
 }
 
+/// An included file of shared fields (`common.json`).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCommon {
+    arch: String,
+    word_bits: u32,
+    #[allow(dead_code)]
+    doc: String,
+    fields: Vec<RawField>,
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawField {
     name: String,
-    bits: Vec<[u8; 2]>,
+    /// Absent in a spec's entry that gives a shared field its own doc.
+    #[serde(default)]
+    bits: Option<Vec<[u8; 2]>>,
     #[serde(default)]
     kind: String,
     #[serde(default)]
@@ -372,23 +450,136 @@ pub enum SpecError {
     Invalid(String),
 }
 
+/// The spec's architecture, word size and full field definitions, its `include`d shared
+/// fields resolved: a name (or `{"name", "doc"}`) takes the shared field, an object with
+/// `bits` defines one of the spec's own. The spec's order is kept (the typed layer and the
+/// report list fields in it).
+fn resolve_fields(raw: &mut RawSpec) -> Result<(String, u32, Vec<RawField>), SpecError> {
+    let bad = |m: String| Err(SpecError::Invalid(m));
+    let common = match &raw.include {
+        None => None,
+        Some(name) => match included(name) {
+            Some(text) => Some(serde_json::from_str::<RawCommon>(text).map_err(|e| SpecError::Invalid(format!("included {name}: {e}")))?),
+            None => return bad(format!("include {name:?}: no such shared file (the only one is \"common.json\")")),
+        },
+    };
+    let (arch, word_bits) = match (&common, raw.arch.take(), raw.word_bits) {
+        (Some(c), None, None) => (c.arch.clone(), c.word_bits),
+        (None, Some(a), Some(w)) => (a, w),
+        (Some(_), _, _) => return bad("arch and word_bits come from the included file; the spec repeats them".into()),
+        (None, _, _) => return bad("no arch and word_bits: give both, or include a file that has them".into()),
+    };
+    let shared = |name: &str| common.as_ref().and_then(|c| c.fields.iter().find(|f| f.name == name));
+    let mut fields = Vec::new();
+    for entry in std::mem::take(&mut raw.fields) {
+        let f = match entry {
+            serde_json::Value::String(name) => match shared(&name) {
+                Some(c) => RawField { name, bits: c.bits.clone(), kind: c.kind.clone(), values: c.values.clone(), scale: c.scale, doc: c.doc.clone() },
+                None => return bad(format!("field {name:?} is named but no included file defines it")),
+            },
+            v => {
+                let f: RawField = serde_json::from_value(v).map_err(|e| SpecError::Invalid(format!("a field: {e}")))?;
+                match (shared(&f.name), &f.bits) {
+                    (Some(_), Some(_)) => return bad(format!("field {} is defined in the included file: name it, do not define it again", f.name)),
+                    (Some(c), None) if f.kind.is_empty() && f.values.is_empty() && f.scale.is_none() => {
+                        RawField { bits: c.bits.clone(), kind: c.kind.clone(), values: c.values.clone(), scale: c.scale, ..f }
+                    }
+                    (Some(_), None) => return bad(format!("field {}: a shared field takes only its own doc here", f.name)),
+                    (None, None) => return bad(format!("field {} has no bits", f.name)),
+                    (None, Some(_)) => f,
+                }
+            }
+        };
+        fields.push(f);
+    }
+    Ok((arch, word_bits, fields))
+}
+
+/// Refuse what the typed layer would not understand: a field it does not read, a required one
+/// missing, a value name whose meaning it does not know (or a half select named at another value
+/// than the one the typed layer gives that name).
+fn check_names(fields: &[RawField], operand2_half_selects: &[String]) -> Result<(), SpecError> {
+    let named: Vec<known::NamedField> = fields.iter().map(|f| known::NamedField { name: &f.name, kind: &f.kind, values: &f.values }).collect();
+    known::check_names(&named, operand2_half_selects).map_err(SpecError::Invalid)
+}
+
+/// The spec's `shape`, in the kinds the typed layer handles and in the order it reads them
+/// (operand 1's register, the special slot, a third source's register slot, `.RELU`'s
+/// predicate), agreeing with the fields: a third source has the register slot's field, a
+/// predicate read `.RELU`'s.
+fn compile_shape(raw: &RawShape, fields: &[RawField]) -> Result<Shape, SpecError> {
+    let bad = |m: String| Err(SpecError::Invalid(m));
+    let kind = |table: &[(&str, bool)], what: &str, name: &str| -> Result<(), SpecError> {
+        match table.iter().find(|(k, _)| *k == name) {
+            Some((_, true)) => Ok(()),
+            Some((_, false)) => Err(SpecError::Invalid(format!("shape: {what} {name:?} is a kind the typed layer does not handle yet"))),
+            None => Err(SpecError::Invalid(format!("shape: {what} {name:?} is no kind the typed layer knows (spec/known.rs lists them)"))),
+        }
+    };
+    let mut writes = Vec::new();
+    for w in &raw.writes {
+        kind(known::WRITE_KINDS, "write", w)?;
+        writes.push(Write::Reg);
+    }
+    let mut reads = Vec::new();
+    for r in &raw.reads {
+        kind(known::READ_KINDS, "read", r)?;
+        reads.push(match r.as_str() {
+            "reg" => Read::Reg,
+            "special" => Read::Special,
+            _ => Read::Pred,
+        });
+    }
+    if writes != [Write::Reg] {
+        return bad(format!("shape: writes {:?}; the typed layer writes one register", raw.writes));
+    }
+    let (three, pred) = match reads.as_slice() {
+        [Read::Reg, Read::Special] => (false, false),
+        [Read::Reg, Read::Special, Read::Reg] => (true, false),
+        [Read::Reg, Read::Special, Read::Pred] => (false, true),
+        [Read::Reg, Read::Special, Read::Reg, Read::Pred] => (true, true),
+        _ => {
+            return bad(format!("shape: reads {:?}; the typed layer reads \"reg\", \"special\", then an optional \"reg\" and an optional \"pred\"", raw.reads))
+        }
+    };
+    let has = |n: &str| fields.iter().any(|f| f.name == n);
+    if three && !has("c_reg") {
+        return bad("shape: 3 sources, but the spec lacks the register slot's field c_reg".into());
+    }
+    // a field the shape does not read would be a field the typed layer ignores
+    if let Some(n) = ["c_reg", "c_neg", "c_abs", "c_swizzle", "b_swizzle_hi"].into_iter().find(|n| !three && has(n)) {
+        return bad(format!("shape: 2 sources, but the spec has {n}, a third source's field"));
+    }
+    if pred && !(has("relu") && has("relu_pred")) {
+        return bad("shape: a predicate read, but the spec lacks .RELU's fields relu and relu_pred".into());
+    }
+    if let Some(n) = ["relu", "relu_pred", "relu_pred_neg"].into_iter().find(|n| !pred && has(n)) {
+        return bad(format!("shape: no predicate read, but the spec has {n}, .RELU's field"));
+    }
+    Ok(Shape { writes, reads })
+}
+
 /// Parse and check a spec text.
 pub fn compile(text: &str) -> Result<Spec, SpecError> {
-    let raw: RawSpec = serde_json::from_str(text)?;
+    let mut raw: RawSpec = serde_json::from_str(text)?;
     let bad = |m: String| Err(SpecError::Invalid(m));
-    if raw.word_bits != 128 {
-        return bad(format!("word_bits is {}, expected 128", raw.word_bits));
+    let (arch, word_bits, raw_fields) = resolve_fields(&mut raw)?;
+    check_names(&raw_fields, &raw.operand2_half_selects)?;
+    let shape = compile_shape(&raw.shape, &raw_fields)?;
+    if word_bits != 128 {
+        return bad(format!("word_bits is {word_bits}, expected 128"));
     }
     let mut fields = Vec::new();
     let mut by_name = BTreeMap::new();
-    for f in raw.fields {
-        if f.bits.is_empty() {
+    for f in raw_fields {
+        let bits = f.bits.unwrap_or_default();
+        if bits.is_empty() {
             return bad(format!("field {} has no bits", f.name));
         }
         let mut mask = 0u128;
         let mut width = 0u32;
         let mut segments = Vec::new();
-        for [lo, hi] in f.bits {
+        for [lo, hi] in bits {
             if lo > hi || hi > 127 {
                 return bad(format!("field {}: bad segment [{lo}, {hi}]", f.name));
             }
@@ -447,7 +638,7 @@ pub fn compile(text: &str) -> Result<Spec, SpecError> {
             }
         }
         let special = f.special.unwrap_or(2);
-        if !(2..=raw.sources.unwrap_or(2)).contains(&special) {
+        if !(2..=shape.sources()).contains(&special) {
             return bad(format!("form {}: special source {special} is not one of the instruction's sources", f.key));
         }
         forms.push(FormSpec {
@@ -582,10 +773,7 @@ pub fn compile(text: &str) -> Result<Spec, SpecError> {
         }
         hidden.push(Hidden { id: h.id, forms: hforms, when, field: idx(&h.field)?, doc: h.doc });
     }
-    let sources = raw.sources.unwrap_or(2);
-    if !(2..=3).contains(&sources) {
-        return bad(format!("sources is {sources}; the typed layer knows 2 and 3"));
-    }
+    let sources = shape.sources();
     let reuse = raw.operand_reuse.unwrap_or(vec![0, 1, 2]);
     let (reuse_a, reuse_b, reuse_c) = match reuse.as_slice() {
         [a, b] if sources == 2 => (*a, *b, 2),
@@ -599,10 +787,15 @@ pub fn compile(text: &str) -> Result<Spec, SpecError> {
         return bad("operand2_half_selects names the 8 values of a three-bit half select".into());
     }
     let mut errata = raw.errata;
+    for e in &raw.evidence {
+        if let Some(n) = e.fields.iter().find(|n| idx(n).is_err()) {
+            return bad(format!("evidence {}: unknown field {n:?}", e.id));
+        }
+    }
     errata.extend(raw.evidence);
     Ok(Spec {
         mnemonic: raw.mnemonic,
-        arch: raw.arch,
+        arch,
         fields,
         forms,
         constraints,
@@ -611,6 +804,7 @@ pub fn compile(text: &str) -> Result<Spec, SpecError> {
         reuse_a,
         reuse_b,
         reuse_c,
+        shape,
         sources,
         const_space: raw.const_space.unwrap_or_else(|| " ".into()),
         operand2_half_selects: raw.operand2_half_selects,
@@ -775,12 +969,14 @@ pub struct Layout {
     pub imm_hi: Field,
     pub cb_offset: Field,
     pub cb_bank: Field,
-    pub b_swizzle: Field,
+    /// Operand 1's and the special slot's half selects (None: the instruction has none, as
+    /// HFMA2.MMA).
+    pub b_swizzle: Option<Field>,
     pub b_abs: Field,
     pub b_neg: Field,
     pub a_neg: Field,
     pub a_abs: Field,
-    pub a_swizzle: Field,
+    pub a_swizzle: Option<Field>,
     pub flush: Field,
     pub sat: Field,
     pub format: Field,
@@ -816,9 +1012,12 @@ pub fn layout_of(op: Op) -> &'static Layout {
         let s = spec_of(op);
         let f = |n: &str| s.field(n).clone();
         let opt = |n: &str| s.try_index(n).map(|i| s.fields[i].clone());
-        // a spec whose forms leave out operand 1's half select has none (its bits are ignored)
-        let a_swz = s.index("a_swizzle");
-        let has_swizzle = s.forms.iter().all(|fm| fm.fields.contains(&a_swz));
+        // the shape says which sources there are: the register slot's fields with a third
+        // source, .RELU's with a predicate read (the compiler checked the fields agree)
+        let third = |n: &str| if s.shape.sources() == 3 { opt(n) } else { None };
+        let relu = |n: &str| if s.shape.reads.contains(&Read::Pred) { opt(n) } else { None };
+        // a spec without operand 1's half select, or whose forms leave it out, has none
+        let has_swizzle = s.try_index("a_swizzle").is_some_and(|a_swz| s.forms.iter().all(|fm| fm.fields.contains(&a_swz)));
         let opcode = s.index("opcode");
         let (of, uf) = (s.index("operand_form"), s.index("ureg_flag"));
         let opcode_value = s.forms.first().and_then(|fm| fm.fixed.iter().find(|(i, _)| *i == opcode)).map(|(_, v)| *v).unwrap_or(0);
@@ -857,22 +1056,23 @@ pub fn layout_of(op: Op) -> &'static Layout {
                 _ => panic!("{}: form {} has cli {:?}, which is not one unused operand kind", op.spec_path(), fm.key, fm.cli),
             }
         }
-        // a value's meaning by its name; a name not listed is the last meaning (INVALIDn)
-        let named = |field: &str, names: &[&str]| -> (Vec<u32>, [Option<u32>; 5]) {
+        // a value's meaning by its name (the compiler refused names not listed); an unnamed
+        // value other than 0 is INVALID3
+        let named = |field: &str, names: &[(&str, u8)]| -> (Vec<u32>, [Option<u32>; 5]) {
             let f = s.field(field);
             let mut code = [None; 5];
             let of: Vec<u32> = (0..=f.max())
                 .map(|v| {
-                    let name = f.value_name(v).unwrap_or(if v == 0 { "" } else { "?" });
-                    let m = names.iter().position(|n| *n == name).unwrap_or(3) as u32;
+                    let name = f.value_name(v).unwrap_or(if v == 0 { "" } else { "INVALID3" });
+                    let m = names.iter().find(|(n, _)| *n == name).map_or(3, |(_, m)| *m as u32);
                     code[m as usize].get_or_insert(v);
                     m
                 })
                 .collect();
             (of, code)
         };
-        let (flush_of, flush_code) = named("flush", &["", "FMZ", "FTZ", "INVALID3", "OOB"]);
-        let (format_of, format_code) = named("format", &["", "INVALID1", "BF16_V2", "INVALID3", "F32"]);
+        let (flush_of, flush_code) = named("flush", known::FLUSH_NAMES);
+        let (format_of, format_code) = named("format", known::FORMAT_NAMES);
         Layout {
             op,
             opcode_value,
@@ -886,8 +1086,12 @@ pub fn layout_of(op: Op) -> &'static Layout {
             reuse_b: s.reuse_b,
             reuse_c: s.reuse_c,
             has_swizzle,
-            a_swz_names: s.field("a_swizzle").values.clone(),
-            b_swz_names: if s.operand2_half_selects.is_empty() { s.field("b_swizzle").values.clone() } else { s.operand2_half_selects.clone() },
+            a_swz_names: s.try_index("a_swizzle").map(|i| s.fields[i].values.clone()).unwrap_or_default(),
+            b_swz_names: match s.try_index("b_swizzle") {
+                Some(_) if !s.operand2_half_selects.is_empty() => s.operand2_half_selects.clone(),
+                Some(i) => s.fields[i].values.clone(),
+                None => Vec::new(),
+            },
             c_swz_names: s.try_index("c_swizzle").map(|i| s.fields[i].values.clone()).unwrap_or_default(),
             form_by_selector,
             opcode: f("opcode"),
@@ -903,12 +1107,12 @@ pub fn layout_of(op: Op) -> &'static Layout {
             imm_hi: f("imm_hi"),
             cb_offset: f("cb_offset"),
             cb_bank: f("cb_bank"),
-            b_swizzle: f("b_swizzle"),
+            b_swizzle: opt("b_swizzle"),
             b_abs: f("b_abs"),
             b_neg: f("b_neg"),
             a_neg: f("a_neg"),
             a_abs: f("a_abs"),
-            a_swizzle: f("a_swizzle"),
+            a_swizzle: opt("a_swizzle"),
             flush: f("flush"),
             sat: f("sat"),
             format: f("format"),
@@ -918,14 +1122,14 @@ pub fn layout_of(op: Op) -> &'static Layout {
             rd_bar: f("rd_bar"),
             wait: f("wait"),
             reuse: f("reuse"),
-            c_reg: opt("c_reg"),
-            c_neg: opt("c_neg"),
-            c_abs: opt("c_abs"),
-            c_swizzle: opt("c_swizzle"),
-            b_swizzle_hi: opt("b_swizzle_hi"),
-            relu: opt("relu"),
-            relu_pred: opt("relu_pred"),
-            relu_pred_neg: opt("relu_pred_neg"),
+            c_reg: third("c_reg"),
+            c_neg: third("c_neg"),
+            c_abs: third("c_abs"),
+            c_swizzle: third("c_swizzle"),
+            b_swizzle_hi: third("b_swizzle_hi"),
+            relu: relu("relu"),
+            relu_pred: relu("relu_pred"),
+            relu_pred_neg: relu("relu_pred_neg"),
         }
     })
 }
@@ -998,5 +1202,106 @@ mod tests {
             Err(SpecError::Invalid(m)) => assert!(m.contains("field imm_lo overlaps another field"), "{m}"),
             other => panic!("not refused as an overlap: {:?}", other.map(|_| ())),
         }
+    }
+
+    /// The spec's text with its entry of field `name` (a name or an object) replaced by `with`.
+    fn with_field_entry(name: &str, with: serde_json::Value) -> String {
+        let mut v: serde_json::Value = serde_json::from_str(SPEC_JSON()).unwrap();
+        let fields = v["fields"].as_array_mut().unwrap();
+        let at = fields.iter().position(|f| f.as_str() == Some(name) || f["name"].as_str() == Some(name)).unwrap();
+        fields[at] = with;
+        v.to_string()
+    }
+
+    fn refusal(text: &str) -> String {
+        match compile(text) {
+            Err(SpecError::Invalid(m)) => m,
+            other => panic!("not refused: {:?}", other.map(|_| ())),
+        }
+    }
+
+    #[test]
+    fn shared_fields_are_named_once_and_not_redefined() {
+        // every spec takes its shared fields from common.json, with the same bits
+        let common: serde_json::Value = serde_json::from_str(COMMON_JSON).unwrap();
+        for op in Op::ALL {
+            let v: serde_json::Value = serde_json::from_str(op.spec_json()).unwrap();
+            assert_eq!(v["include"], "common.json", "{op}");
+            for f in common["fields"].as_array().unwrap() {
+                let name = f["name"].as_str().unwrap();
+                if let Some(i) = op.spec().try_index(name) {
+                    let bits: Vec<(u8, u8)> =
+                        f["bits"].as_array().unwrap().iter().map(|s| (s[0].as_u64().unwrap() as u8, s[1].as_u64().unwrap() as u8)).collect();
+                    assert_eq!(op.spec().fields[i].segments, bits, "{op}: {name}");
+                }
+            }
+        }
+        let m = refusal(&with_field_entry("dst", serde_json::json!({"name": "dst", "bits": [[16, 23]], "kind": "reg", "doc": "again"})));
+        assert!(m.contains("field dst is defined in the included file"), "{m}");
+        let m = refusal(&with_field_entry("dst", serde_json::json!("dest")));
+        assert!(m.contains("field \"dest\" is named but no included file defines it"), "{m}");
+        let m = refusal(&with_field_entry("dst", serde_json::json!({"name": "dst", "kind": "ureg", "doc": "other kind"})));
+        assert!(m.contains("a shared field takes only its own doc"), "{m}");
+        let m = refusal(&SPEC_JSON().replace("\"include\": \"common.json\"", "\"include\": \"commons.json\""));
+        assert!(m.contains("include \"commons.json\": no such shared file"), "{m}");
+    }
+
+    #[test]
+    fn a_field_the_typed_layer_does_not_read_is_refused() {
+        // bits 92..93 are free in every HMUL2 form: a field there would be accepted, encoded as
+        // 0 and decoded nowhere, were it not refused
+        let mut v: serde_json::Value = serde_json::from_str(SPEC_JSON()).unwrap();
+        v["fields"].as_array_mut().unwrap().push(serde_json::json!({"name": "dst_pred", "bits": [[92, 93]], "kind": "pred", "doc": "new"}));
+        let m = refusal(&v.to_string());
+        assert!(m.contains("field dst_pred: the typed layer does not read it"), "{m}");
+        let mut v: serde_json::Value = serde_json::from_str(SPEC_JSON()).unwrap();
+        v["fields"].as_array_mut().unwrap().retain(|f| f.as_str() != Some("wait"));
+        let m = refusal(&v.to_string());
+        assert!(m.contains("no field wait, which the typed layer reads"), "{m}");
+    }
+
+    #[test]
+    fn a_value_name_the_typed_layer_does_not_know_is_refused() {
+        // a misspelt flush name once became INVALID3 silently
+        let text = SPEC_JSON().replace("[\"\", \"FMZ\", \"FTZ\", \"INVALID3\"]", "[\"\", \"FMZ\", \"FTZZ\", \"INVALID3\"]");
+        assert_ne!(text, SPEC_JSON(), "the patch applies");
+        let m = refusal(&text);
+        assert!(m.contains("field flush: value 2 is named \"FTZZ\", which the typed layer does not know"), "{m}");
+        let text = SPEC_JSON().replace("\"BF16_V2\", \"INVALID3\"]", "\"BF16\", \"INVALID3\"]");
+        assert_ne!(text, SPEC_JSON(), "the patch applies");
+        assert!(refusal(&text).contains("field format: value 2 is named \"BF16\""));
+        // a half select named at another value than the one the typed layer reads it as
+        let mut v: serde_json::Value = serde_json::from_str(SPEC_JSON()).unwrap();
+        v["fields"].as_array_mut().unwrap().push(
+            serde_json::json!({"name": "c_swizzle", "bits": [[81, 82]], "kind": "swizzle", "values": ["", "INVALID1", "H1_H1", "H0_H0"], "doc": "swapped"}),
+        );
+        let m = refusal(&v.to_string());
+        assert!(m.contains("field c_swizzle: value 2 is named \"H1_H1\", which the typed layer reads as value 3"), "{m}");
+    }
+
+    #[test]
+    fn the_shape_comes_from_the_spec_and_is_checked() {
+        for op in Op::ALL {
+            let s = op.spec();
+            assert_eq!(s.shape.writes, [Write::Reg], "{op}");
+            assert_eq!(s.sources, s.shape.sources(), "{op}");
+            assert_eq!(s.shape.reads.contains(&Read::Pred), op.layout().relu_pred.is_some(), "{op}");
+        }
+        let with_shape = |shape: &str| SPEC_JSON().replace("\"shape\": {\"writes\": [\"reg\"], \"reads\": [\"reg\", \"special\"]}", shape);
+        assert_ne!(with_shape("\"shape\": {}"), SPEC_JSON(), "the patch applies");
+        // HSETP2's two predicate results: a kind named, not handled yet
+        let m = refusal(&with_shape("\"shape\": {\"writes\": [\"pred\", \"pred\"], \"reads\": [\"reg\", \"special\"]}"));
+        assert!(m.contains("shape: write \"pred\" is a kind the typed layer does not handle yet"), "{m}");
+        let m = refusal(&with_shape("\"shape\": {\"writes\": [\"reg\"], \"reads\": [\"reg\", \"speical\"]}"));
+        assert!(m.contains("shape: read \"speical\" is no kind the typed layer knows"), "{m}");
+        // a third source needs the register slot's field, which HMUL2's spec lacks
+        let m = refusal(&with_shape("\"shape\": {\"writes\": [\"reg\"], \"reads\": [\"reg\", \"special\", \"reg\"]}"));
+        assert!(m.contains("shape: 3 sources, but the spec lacks the register slot's field c_reg"), "{m}");
+        let mut v: serde_json::Value = serde_json::from_str(SPEC_JSON()).unwrap();
+        v["fields"].as_array_mut().unwrap().push(serde_json::json!("relu"));
+        let m = refusal(&v.to_string());
+        assert!(m.contains("shape: no predicate read, but the spec has relu, .RELU's field"), "{m}");
+        let m = refusal(&with_shape("\"shape\": {\"writes\": [\"reg\"], \"reads\": [\"special\", \"reg\"]}"));
+        assert!(m.contains("the typed layer reads \"reg\", \"special\""), "{m}");
     }
 }

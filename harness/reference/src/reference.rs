@@ -11,10 +11,12 @@ pub mod add;
 #[cfg(target_arch = "x86_64")]
 mod bf16x32;
 pub mod fma;
+pub mod operation;
 #[cfg(target_arch = "x86_64")]
 pub mod ph;
 pub mod policy;
 
+pub use operation::{family_of, operation, Family, Operation, OPERATIONS};
 pub use policy::{Assumption, F32Nan, FmzZero, Policy, ReluNan, ZeroSum};
 
 use crate::inputs::Inputs;
@@ -47,8 +49,9 @@ pub enum Undefined {
 }
 
 /// The instructions the whole pipeline runs: reference arithmetic, and a kernel that stages
-/// their inputs (`run`'s and `build-kernel`'s default). Every instruction of the family.
-pub const IMPLEMENTED: &[crate::isa::Op] = &[crate::isa::Op::Hmul2, crate::isa::Op::Hadd2, crate::isa::Op::Hfma2, crate::isa::Op::Hfma2Mma];
+/// their inputs (`run`'s and `build-kernel`'s default). Every instruction of the family: those
+/// of the operation table ([`OPERATIONS`]).
+pub const IMPLEMENTED: &[crate::isa::Op] = &operation::OPS;
 
 /// The instructions whose arithmetic this module computes ([`eval`], `verify`, `eval`):
 /// today the same as [`IMPLEMENTED`]; an instruction may be computed before the kernel
@@ -257,7 +260,7 @@ fn shifts(s: Swizzle) -> [u32; 2] {
 impl Ctx {
     fn new(inst: &Inst, p: &Policy) -> Result<Ctx, Undefined> {
         // the lanes below multiply: HMUL2's (HADD2 is `add`, through `eval_with`)
-        if inst.op != crate::isa::Op::Hmul2 {
+        if family_of(inst.op) != Some(Family::Mul) {
             return Err(Undefined::Instruction(inst.op));
         }
         let bf16 = match inst.format {
@@ -411,16 +414,15 @@ pub fn eval(inst: &Inst, x: &Inputs) -> Result<u32, Undefined> {
 /// [`eval`] under another policy than the committed one: what each option of an unsettled
 /// point would give (`settle` weighs hardware vectors with it).
 pub fn eval_with(p: &Policy, inst: &Inst, x: &Inputs) -> Result<u32, Undefined> {
-    if inst.op == crate::isa::Op::Hadd2 {
-        return eval_add_inst(p, inst, x).or_else(|u| predicated_off(inst, p, x).ok_or(u));
+    match operation(inst.op) {
+        Some(o) => (o.eval)(p, inst, x).or_else(|u| predicated_off(inst, p, x).ok_or(u)),
+        None => predicated_off(inst, p, x).ok_or(Undefined::Instruction(inst.op)),
     }
-    if fma::is_fma(inst.op) {
-        return eval_fma_inst(p, inst, x).or_else(|u| predicated_off(inst, p, x).ok_or(u));
-    }
-    match Ctx::new(inst, p) {
-        Ok(c) => Ok(c.eval_one(x)),
-        Err(u) => predicated_off(inst, p, x).ok_or(u),
-    }
+}
+
+/// An HMUL2 on one input: the lanes of [`Ctx`].
+fn eval_mul_inst(p: &Policy, inst: &Inst, x: &Inputs) -> Result<u32, Undefined> {
+    Ctx::new(inst, p).map(|c| c.eval_one(x))
 }
 
 /// Under the alternative `invalid-predicated-off` policy, the value of a predicated-off
@@ -460,27 +462,19 @@ pub fn eval_batch(inst: &Inst, xs: &[Inputs], out: &mut [u32]) -> Result<(), Und
 /// held equal to [`eval_with`] under every policy the table allows.
 pub fn eval_batch_with(p: &Policy, inst: &Inst, xs: &[Inputs], out: &mut [u32]) -> Result<(), Undefined> {
     assert!(out.len() >= xs.len(), "eval_batch: out holds {} results for {} inputs", out.len(), xs.len());
-    if inst.op == crate::isa::Op::Hadd2 {
-        return match eval_add_batch_inst(p, inst, xs, out) {
-            Err(u) => xs.iter().zip(out.iter_mut()).try_for_each(|(x, o)| predicated_off(inst, p, x).ok_or(u).map(|v| *o = v)),
-            ok => ok,
-        };
-    }
-    if fma::is_fma(inst.op) {
-        return match eval_fma_batch_inst(p, inst, xs, out) {
-            Err(u) => xs.iter().zip(out.iter_mut()).try_for_each(|(x, o)| predicated_off(inst, p, x).ok_or(u).map(|v| *o = v)),
-            ok => ok,
-        };
-    }
-    let c = match Ctx::new(inst, p) {
-        Ok(c) => c,
-        Err(u) => {
-            for (o, x) in out.iter_mut().zip(xs) {
-                *o = predicated_off(inst, p, x).ok_or(u)?;
-            }
-            return Ok(());
-        }
+    let done = match operation(inst.op) {
+        Some(o) => (o.batch)(p, inst, xs, out),
+        None => Err(Undefined::Instruction(inst.op)),
     };
+    match done {
+        Err(u) => xs.iter().zip(out.iter_mut()).try_for_each(|(x, o)| predicated_off(inst, p, x).ok_or(u).map(|v| *o = v)),
+        ok => ok,
+    }
+}
+
+/// [`eval_mul_inst`] for many inputs: the batch path the CPU allows.
+fn eval_mul_batch_inst(p: &Policy, inst: &Inst, xs: &[Inputs], out: &mut [u32]) -> Result<(), Undefined> {
+    let c = Ctx::new(inst, p)?;
     match batch_path(&c) {
         // SAFETY (each arm): the CPU has what batch_path checked for it; c is as it says
         // (plain BF16, plain FP16); out is at least as long as xs (asserted above)
@@ -675,7 +669,7 @@ impl Row for MulRow {
 pub fn add_row(inst: &Inst) -> Result<Option<add::AddRow>, Undefined> {
     let p = Policy::current();
     let o = Operands::of(inst, p);
-    if inst.op != crate::isa::Op::Hadd2 || o.b_keep != u32::MAX || o.b_fixed != 0 {
+    if family_of(inst.op) != Some(Family::Add) || o.b_keep != u32::MAX || o.b_fixed != 0 {
         return Ok(None);
     }
     add::AddRow::new(&add::add_op(inst), p, o.a_keep, if o.dst_rz { 0 } else { u32::MAX })
@@ -694,66 +688,75 @@ pub fn eval_words(inst: &Inst, a: u32, b: &[u32], c: u32, out: &mut [u32], scrat
     let n = b.len();
     let x = Inputs { a, b: 0, d: 0, pred: PRED_TRUE, c };
     let out = &mut out[..n];
-    // a fixed operand 2 (immediates, RZ) is read as the reference reads it
-    let bw = |v: u32| (v & o.b_keep) | o.b_fixed;
-    if inst.op == crate::isa::Op::Hadd2 {
-        let op = add::add_op(inst);
-        let aw = o.a_word(&x);
-        // (a fold, not `all`: no early exit, so it vectorises)
-        let sym = |v: u32| v >> 16 == v & 0xffff;
-        // operand words that hold one value in both halves (exhaustive mode's) make both
-        // lanes compute the same (but .F32's one FP32 value), so two inputs share a word:
-        // lane l reads half l of operand 2 (its select is .H1_H0), one lane per input
-        if !op.f32_out
-            && shifts(op.b_mods.swizzle) == [0, 16]
-            && o.b_keep == u32::MAX
-            && o.b_fixed == 0
-            && n.is_multiple_of(2)
-            && sym(aw)
-            && b.iter().fold(true, |s, &v| s & sym(v))
-        {
-            let m = n / 2;
-            scratch.clear();
-            scratch.resize(m, aw);
-            scratch.extend(b.chunks_exact(2).map(|p| (p[0] & 0xffff) | (p[1] << 16)));
-            let (aws, bs) = scratch.split_at(m);
-            add::eval_add_batch(&op, p, aws, bs, &mut out[..m])?;
-            // spread from the end: word i lands at 2i and 2i + 1, never below i
-            for i in (0..m).rev() {
-                let w = out[i];
-                out[2 * i + 1] = (w >> 16) * 0x10001;
-                out[2 * i] = (w & 0xffff) * 0x10001;
-            }
-            if o.dst_rz {
-                out.fill(0);
-            }
-            return Ok(());
-        }
-        scratch.clear();
-        scratch.resize(n, o.a_word(&x));
-        scratch.extend(b.iter().map(|&v| bw(v)));
-        let (aw, bs) = scratch.split_at(n);
-        add::eval_add_batch(&op, p, aw, bs, out)?;
-    } else if fma::is_fma(inst.op) {
-        let f = fma::Fma::new(&fma::fma_op(inst)?, p)?;
-        if o.b_keep == u32::MAX && o.b_fixed == 0 {
-            // operand 2 a register: its words as they are, operands 1 and 3 read in place
-            f.batch_row(o.a_word(&x), b, o.c_word(&x), out, scratch);
-        } else {
-            // operand 2 fixed (immediates, RZ): every operand as the reference reads it
-            scratch.clear();
-            scratch.resize(n, o.a_word(&x));
-            scratch.resize(2 * n, o.c_word(&x));
-            scratch.extend(b.iter().map(|&v| bw(v)));
-            let (ac, bs) = scratch.split_at(2 * n);
-            let (aw, cw) = ac.split_at(n);
-            f.batch(aw, bs, cw, out);
-        }
-    } else {
-        return Err(Undefined::Instruction(inst.op));
+    match operation(inst.op).and_then(|op| op.words) {
+        Some(words) => words(p, inst, &o, &x, b, out, scratch)?,
+        None => return Err(Undefined::Instruction(inst.op)),
     }
     if o.dst_rz {
         out.fill(0);
+    }
+    Ok(())
+}
+
+/// [`eval_words`] of an HADD2: two inputs to a word where both halves hold one value.
+fn words_add(p: &Policy, inst: &Inst, o: &Operands, x: &Inputs, b: &[u32], out: &mut [u32], scratch: &mut Vec<u32>) -> Result<(), Undefined> {
+    let n = b.len();
+    // a fixed operand 2 (immediates, RZ) is read as the reference reads it
+    let bw = |v: u32| (v & o.b_keep) | o.b_fixed;
+    let op = add::add_op(inst);
+    let aw = o.a_word(x);
+    // (a fold, not `all`: no early exit, so it vectorises)
+    let sym = |v: u32| v >> 16 == v & 0xffff;
+    // operand words that hold one value in both halves (exhaustive mode's) make both
+    // lanes compute the same (but .F32's one FP32 value), so two inputs share a word:
+    // lane l reads half l of operand 2 (its select is .H1_H0), one lane per input
+    if !op.f32_out
+        && shifts(op.b_mods.swizzle) == [0, 16]
+        && o.b_keep == u32::MAX
+        && o.b_fixed == 0
+        && n.is_multiple_of(2)
+        && sym(aw)
+        && b.iter().fold(true, |s, &v| s & sym(v))
+    {
+        let m = n / 2;
+        scratch.clear();
+        scratch.resize(m, aw);
+        scratch.extend(b.chunks_exact(2).map(|p| (p[0] & 0xffff) | (p[1] << 16)));
+        let (aws, bs) = scratch.split_at(m);
+        add::eval_add_batch(&op, p, aws, bs, &mut out[..m])?;
+        // spread from the end: word i lands at 2i and 2i + 1, never below i
+        for i in (0..m).rev() {
+            let w = out[i];
+            out[2 * i + 1] = (w >> 16) * 0x10001;
+            out[2 * i] = (w & 0xffff) * 0x10001;
+        }
+        return Ok(());
+    }
+    scratch.clear();
+    scratch.resize(n, o.a_word(x));
+    scratch.extend(b.iter().map(|&v| bw(v)));
+    let (aw, bs) = scratch.split_at(n);
+    add::eval_add_batch(&op, p, aw, bs, out)?;
+    Ok(())
+}
+
+/// [`eval_words`] of an HFMA2 or HFMA2.MMA: [`fma::Fma`]'s row and batch kernels.
+fn words_fma(p: &Policy, inst: &Inst, o: &Operands, x: &Inputs, b: &[u32], out: &mut [u32], scratch: &mut Vec<u32>) -> Result<(), Undefined> {
+    let n = b.len();
+    let bw = |v: u32| (v & o.b_keep) | o.b_fixed;
+    let f = fma::Fma::new(&fma::fma_op(inst)?, p)?;
+    if o.b_keep == u32::MAX && o.b_fixed == 0 {
+        // operand 2 a register: its words as they are, operands 1 and 3 read in place
+        f.batch_row(o.a_word(x), b, o.c_word(x), out, scratch);
+    } else {
+        // operand 2 fixed (immediates, RZ): every operand as the reference reads it
+        scratch.clear();
+        scratch.resize(n, o.a_word(x));
+        scratch.resize(2 * n, o.c_word(x));
+        scratch.extend(b.iter().map(|&v| bw(v)));
+        let (ac, bs) = scratch.split_at(2 * n);
+        let (aw, cw) = ac.split_at(n);
+        f.batch(aw, bs, cw, out);
     }
     Ok(())
 }

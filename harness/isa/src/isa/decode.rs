@@ -136,7 +136,7 @@ pub fn decode(word: u128) -> Result<Inst, Illegal> {
         Form::Ur => Operand2::Ur(l.b_ureg.get(word) as u8),
         _ => Operand2::Reg(l.b_reg.get(word) as u8),
     };
-    let special_mods = if form.kind() != Form::Imm { slot_mods(l, &l.b_neg, &l.b_abs, Some(&l.b_swizzle), word) } else { SrcMods::default() };
+    let special_mods = if form.kind() != Form::Imm { slot_mods(l, &l.b_neg, &l.b_abs, l.b_swizzle.as_ref(), word) } else { SrcMods::default() };
     let (b, mut b_mods, c, c_mods) = match (&l.c_reg, s.sources) {
         (Some(c_reg), 3) => {
             let reg = Operand2::Reg(c_reg.get(word) as u8);
@@ -165,7 +165,7 @@ pub fn decode(word: u128) -> Result<Inst, Illegal> {
         pred: Pred { index: l.pred.get(word) as u8, negated: flag(&l.pred_neg, word) },
         dst: l.dst.get(word) as u8,
         a: l.a.get(word) as u8,
-        a_mods: slot_mods(l, &l.a_neg, &l.a_abs, Some(&l.a_swizzle), word),
+        a_mods: slot_mods(l, &l.a_neg, &l.a_abs, l.a_swizzle.as_ref(), word),
         b,
         b_mods,
         format: l.format_of.get(l.format.get(word) as usize).copied().unwrap_or(Format::Invalid3),

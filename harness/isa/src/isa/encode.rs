@@ -48,7 +48,7 @@ pub fn encode(i: &Inst) -> Result<u128, EncodeError> {
     w = l.a.set(w, i.a as u32)?;
     w = l.a_neg.set(w, i.a_mods.neg as u32)?;
     w = l.a_abs.set(w, i.a_mods.abs as u32)?;
-    w = set_swizzle(w, l, &l.a_swizzle, i.a_mods.swizzle)?;
+    w = set_swizzle(w, l, l.a_swizzle.as_ref(), i.a_mods.swizzle)?;
     // which operand sits in the special slot (b_* fields) and which in the register slot (c_*)
     let (special, special_mods, reg_slot) = match (s.sources, i.c) {
         (2, None) => (i.b, i.b_mods, None),
@@ -81,7 +81,7 @@ pub fn encode(i: &Inst) -> Result<u128, EncodeError> {
         w = cn.set(w, m.neg as u32)?;
         w = ca.set(w, m.abs as u32)?;
         match &l.c_swizzle {
-            Some(f) => w = set_swizzle(w, l, f, m.swizzle)?,
+            Some(f) => w = set_swizzle(w, l, Some(f), m.swizzle)?,
             None if m.swizzle != Swizzle::H1H0 => return Err(EncodeError::NoModifier { op, what: "half select" }),
             None => {}
         }
@@ -140,7 +140,7 @@ pub fn encode(i: &Inst) -> Result<u128, EncodeError> {
     if form.kind() != Form::Imm {
         w = l.b_neg.set(w, b_mods_in_slot.neg as u32)?;
         w = l.b_abs.set(w, b_mods_in_slot.abs as u32)?;
-        w = set_swizzle(w, l, &l.b_swizzle, b_mods_in_slot.swizzle)?;
+        w = set_swizzle(w, l, l.b_swizzle.as_ref(), b_mods_in_slot.swizzle)?;
     } else if b_mods_in_slot != SrcMods::default() {
         return Err(EncodeError::ImmediateMods);
     }
@@ -174,8 +174,8 @@ pub fn encode(i: &Inst) -> Result<u128, EncodeError> {
 }
 
 /// A half select into its field; an instruction without half selects (HFMA2.MMA) takes only the default.
-fn set_swizzle(w: u128, l: &crate::spec::Layout, f: &crate::spec::Field, s: Swizzle) -> Result<u128, EncodeError> {
-    if l.has_swizzle {
+fn set_swizzle(w: u128, l: &crate::spec::Layout, f: Option<&crate::spec::Field>, s: Swizzle) -> Result<u128, EncodeError> {
+    if let Some(f) = f.filter(|_| l.has_swizzle) {
         Ok(f.set(w, s as u32)?)
     } else if s == Swizzle::H1H0 {
         Ok(w)

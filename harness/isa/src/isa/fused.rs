@@ -596,7 +596,7 @@ fn build(op: Op) -> Option<Fast> {
             text_of(|o| super::render::push_other_src(o, l, b, m, names))
         }
     };
-    let a_slot = Slot { neg: &l.a_neg, abs: &l.a_abs, swz: swz_of(Some(&l.a_swizzle), false), names: &l.a_swz_names, reuse_bit: l.reuse_a };
+    let a_slot = Slot { neg: &l.a_neg, abs: &l.a_abs, swz: swz_of(l.a_swizzle.as_ref(), false), names: &l.a_swz_names, reuse_bit: l.reuse_a };
     let a_parts = operand(&mut t, &l.a, &a_slot, &reg_text(a_slot.names), None, true, ", ")?;
     let [a_pre, a_suf] = a_parts[..] else { return None };
 
@@ -611,7 +611,7 @@ fn build(op: Op) -> Option<Fast> {
         if let Some((_, p)) = made.iter().find(|(k, _)| *k == (kind, pos)) {
             return Some(p.clone());
         }
-        let special = Slot { neg: &l.b_neg, abs: &l.b_abs, swz: swz_of(Some(&l.b_swizzle), pos == 2), names: names_at(pos), reuse_bit: reuse_at(pos) };
+        let special = Slot { neg: &l.b_neg, abs: &l.b_abs, swz: swz_of(l.b_swizzle.as_ref(), pos == 2), names: names_at(pos), reuse_bit: reuse_at(pos) };
         let parts: Vec<Option<Part>> = match kind {
             Form::Imm => vec![None, Some(Part::fixed(t.table([comma])?))],
             Form::Rrr => operand(t, &l.b_reg, &special, &reg_text(special.names), None, true, comma)?.into_iter().map(Some).collect(),

@@ -25,7 +25,7 @@
 
 use super::{mix_sum, mix_sum_lanes, DigestRequest, D_FILL, PRED_ALL};
 use crate::inputs::Inputs;
-use crate::isa::{Inst, Op, Operand2, RZ};
+use crate::isa::{Inst, Operand2, RZ};
 use crate::reference::{self, add::AddRow, MulRow, Row};
 
 /// Inputs per fused block (divides a row of 2^16).
@@ -76,12 +76,12 @@ pub struct Fused {
 /// The fused sweep of `word`, or why the general path must compute it.
 pub fn plan(word: u128) -> Result<Fused, String> {
     let inst = crate::kernel::digest::check_form(word).map_err(|e| e.to_string())?;
-    if !matches!(inst.op, Op::Hmul2 | Op::Hadd2) && !reference::fma::is_fma(inst.op) {
+    let Some(operation) = reference::operation(inst.op) else {
         return Err(format!("no fused sweep for {:?}", inst.op));
-    }
+    };
     // the instruction must be defined (an undefined one is the general path's, with its
     // invalid-predicated-off policy)
-    let mul = if inst.op == Op::Hmul2 {
+    let mul = if operation.family == reference::Family::Mul {
         Some(MulRow::new(&inst).map_err(|u| u.to_string())?)
     } else {
         let mut out = [0u32; 1];
@@ -204,7 +204,7 @@ pub fn fused_digests(req: &DigestRequest) -> Option<Vec<Option<u64>>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::isa::{encode, parse, Form};
+    use crate::isa::{encode, parse, Form, Op};
     use crate::rng::Rng;
 
     /// The general path's digests: records, the inputs the kernel reads, `eval_batch`.

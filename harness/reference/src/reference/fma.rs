@@ -117,7 +117,7 @@ pub struct FmaOp {
 
 /// Whether `op` is a fused multiply-add of the family (HFMA2, HFMA2.MMA).
 pub fn is_fma(op: crate::isa::Op) -> bool {
-    matches!(op, crate::isa::Op::Hfma2 | crate::isa::Op::Hfma2Mma)
+    matches!(super::family_of(op), Some(super::Family::Fma { .. }))
 }
 
 /// The lane operation of a decoded HFMA2 or HFMA2.MMA: its format, flush, `.SAT`, `.RELU`
@@ -141,7 +141,7 @@ pub fn fma_op(inst: &crate::isa::Inst) -> Result<FmaOp, Undefined> {
         sat: inst.sat,
         relu: inst.relu.is_some(),
         oob: inst.flush == Flush::Oob,
-        mma: inst.op == crate::isa::Op::Hfma2Mma,
+        mma: super::family_of(inst.op) == Some(super::Family::Fma { mma: true }),
     })
 }
 
