@@ -20,6 +20,7 @@ ARCHS = ["SM80", "SM86", "SM89", "SM90", "SM100", "SM120"]
 SPECS = ["hadd2", "hmul2", "hfma2", "hfma2_mma"]
 SEED = 40
 RANDOM_PER_INSTRUCTION = 1000  # SM90-legal random words kept per instruction
+FORM_SEARCH_RANDOM = 5000  # random words per instruction in the search for a missing form
 PTX = ["f16x2.ptx", "bf16x2.ptx"]
 # Base word: guard PT, dst R0, operand 1 R1, operand 2 R2 (or the special slot's low bits 2), the
 # register slot R3, and the control bits the SM90 evidence uses (stall 1, yield, no scoreboards).
@@ -158,13 +159,50 @@ def opcode_sweep(arch):
     return hits
 
 
+def operand_kind(t):
+    """The special source a text shows: cx[] or c[] (the kinds SM100/SM120 lack with SM90's bits)."""
+    return "cx[]" if "cx[" in t else ("c[]" if "c[" in t else "")
+
+
+def form_search(spec, arch, forms_ev):
+    """For an instruction some of whose SM90 forms `arch` rejects (or prints as another instruction):
+    look for those forms with other bits. Every operand-form code x ureg_flag, each with every single-bit
+    flip of bits 12..127 and every pair of flips in 54..63 and in 86..104, plus FORM_SEARCH_RANDOM words
+    with the opcode kept and bits 9..104 random (seeded). A hit prints the instruction with a special
+    source kind (c[] / cx[]) that the missing forms have, or (for a whole missing instruction) at all."""
+    missing = [k for k, r in forms_ev.items() if not r["accepted"]]
+    if not missing:
+        return None
+    f = {x["name"]: x for x in spec["fields"]}
+    wanted = {operand_kind(forms_ev[k]["sm90"]) for k in missing}
+    whole = all(not r["accepted"] for r in forms_ev.values())
+    base = form_word(spec, spec["forms"][0])
+    ws = []
+    for of in range(8):
+        for u in (0, 1):
+            w = put(put(base, f["operand_form"], of), f["ureg_flag"], u)
+            ws += [w ^ 1 << b for b in range(12, 128)]
+            ws += [w ^ 1 << a ^ 1 << b for lo, hi in ((54, 63), (86, 104)) for a in range(lo, hi + 1) for b in range(a + 1, hi + 1)]
+    rng = random.Random(f"{SEED}-search-{spec['mnemonic']}")
+    keep = (1 << 9) - 1 | (((1 << 128) - 1) >> 105 << 105)
+    ws += [(base & keep) | (rng.getrandbits(96) << 9 & ~keep) for _ in range(FORM_SEARCH_RANDOM)]
+    hits = []
+    for w, t in zip(ws, disasm(ws, arch=arch)):
+        t = verdict(t)
+        if is_instr(spec, t) and (whole or operand_kind(t) in wanted):
+            hits.append(OrderedDict([("word", hexw(w)), ("nvdisasm", t)]))
+    return OrderedDict([("missing_forms", missing), ("looked_for", "the instruction at all" if whole else sorted(wanted)),
+                        ("words_asked", len(ws)), ("random_seed", f"{SEED}-search-{spec['mnemonic']}"), ("hits", len(hits)),
+                        ("first_hits", hits[:20])])
+
+
 def tool_version(tool):
     r = subprocess.run([os.path.join(TOOLS, tool), "--version"], capture_output=True, text=True)
     return [l for l in r.stdout.splitlines() if l.startswith("Cuda compilation tools")][0]
 
 
 def ptxas_facts(arch):
-    """ptxas output for ci/probe/*.ptx on `arch`: the packed-half SASS lines, the ELF header, e_flags
+    """ptxas output for ci/probe/*.ptx on `arch`: the SASS (NOP padding left out), the ELF header, e_flags
     and the EIATTR attributes of the cubin."""
     sm = "sm_" + arch[2:]
     out = OrderedDict()
@@ -179,7 +217,7 @@ def ptxas_facts(arch):
             sass = subprocess.run([os.path.join(TOOLS, "cuobjdump"), "-sass", cubin], capture_output=True, text=True).stdout
             lines = [re.sub(r"\s+", " ", m.group(1).strip()) + " ; " + m.group(2)
                      for m in re.finditer(r"/\*[0-9a-f]{4}\*/\s+(.*?);\s*/\* (0x[0-9a-f]{16}) \*/", sass)]
-            lines = [l for l in lines if re.match(r"(@\S+ )?H(ADD|MUL|FMA)2", l)]
+            lines = [l for l in lines if not l.startswith("NOP")]
             elf = subprocess.run([os.path.join(TOOLS, "cuobjdump"), "-elf", cubin], capture_output=True, text=True).stdout
             with open(cubin, "rb") as fh:
                 raw = fh.read()
@@ -234,6 +272,7 @@ def evidence(specs, plan, seen, arch, versions):
             if s[w] != s90[w] and forms[key]["accepted"]:
                 flips.setdefault(key, []).append(OrderedDict([("bit", b), ("word", hexw(w)), ("nvdisasm", s[w]), ("sm90", s90[w])]))
         rec["bit_flips_differing_from_sm90"] = flips
+        rec["form_search"] = form_search(spec, arch, forms)
         legal = [w for w in p["random_candidates"] if accepted(s90[w])][:RANDOM_PER_INSTRUCTION]
         buckets = Counter()
         classes = OrderedDict()
@@ -297,9 +336,9 @@ def render_doc(specs, evs, versions):
     a("3. every single-bit flip of every form's word (128 per form), compared with SM90;")
     a(f"4. random words (seed `{SEED}-<instruction>`, Python `random.Random`): fields of a random SM90 form drawn at random,")
     a(f"   kept when nvdisasm -b SM90 prints them, the first {RANDOM_PER_INSTRUCTION} per instruction, then bucketed per architecture;")
-    a("5. an opcode sweep (512 opcodes x 8 forms x 2 ureg flags) for where each mnemonic lives, and the forms SM90's bits lack on")
-    a("   an architecture were searched for by single-bit flips of bits 12..127 and bit pairs in 54..63 and 86..104 of every")
-    a("   code, and by 40,000 random words with these opcodes (see Findings);")
+    a("5. an opcode sweep (512 opcodes x 8 forms x 2 ureg flags) for where each mnemonic lives; and where an architecture")
+    a("   rejects a form's word, a search for that form with other bits: every operand-form code with every single-bit flip of")
+    a(f"   bits 12..127 and every bit pair in 54..63 and 86..104, plus {FORM_SEARCH_RANDOM} random words per instruction (opcode kept);")
     a("6. ptxas for `ci/probe/f16x2.ptx` and `ci/probe/bf16x2.ptx` on each `sm_XY`, with `cuobjdump -sass` and `-elf`.")
     a("")
     a("## Operand forms (nvdisasm's text for each form's word)")
@@ -388,6 +427,19 @@ def render_doc(specs, evs, versions):
                 f"{v['count']}x `{short(k)}` (`{v['example']}`: `{short(v['nvdisasm'])}`, SM90 `{short(v['sm90'])}`)" for k, v in list(d.items())[:4])
               + (f"; {len(d) - 4} more kinds" if len(d) > 4 else ""))
     a("")
+    a("## The search for the forms an architecture lacks with SM90's bits")
+    a("")
+    a("| architecture | instruction | missing forms | looked for | words asked | hits |")
+    a("|---|---|---|---|---|---|")
+    for x in ARCHS:
+        for n, spec in specs.items():
+            fs = evs[x]["instructions"][n]["form_search"]
+            if fs is None:
+                continue
+            lf = fs["looked_for"] if isinstance(fs["looked_for"], str) else " or ".join(f"`{k}`" for k in fs["looked_for"])
+            h = str(fs["hits"]) + (": " + "; ".join(f"`{short(r['nvdisasm'])}` (`{r['word']}`)" for r in fs["first_hits"][:3]) if fs["hits"] else "")
+            a(f"| {x} | {spec['mnemonic']} | {', '.join(fs['missing_forms'])} | {lf} | {fs['words_asked']} (random seed `{fs['random_seed']}`) | {h} |")
+    a("")
     a("## Where the mnemonics live (opcode sweep)")
     a("")
     a("| architecture | words printing HADD2 / HMUL2 / HFMA2 / HFMA2.MMA: opcode (operand_form, ureg_flag) |")
@@ -406,19 +458,29 @@ def render_doc(specs, evs, versions):
     a("")
     a("`ci/probe/f16x2.ptx` (add/mul/fma .rn.f16x2 and fma.rn.bf16x2, PTX target sm_80) and `ci/probe/bf16x2.ptx`")
     a("(add/mul .rn.bf16x2, PTX target sm_90), compiled with `ptxas -arch sm_XY`; SASS lines from `cuobjdump -sass`")
-    a("(cuobjdump's text, not nvdisasm's), ELF facts from the cubin and `cuobjdump -elf`.")
+    a("(cuobjdump's text, not nvdisasm's; the NOP padding left out), ELF facts from the cubin and `cuobjdump -elf`.")
     a("")
-    a("| arch | f16x2.ptx SASS | bf16x2.ptx SASS | ELF header | e_flags | OSABI / ABI version | EIATTR (in order) |")
-    a("|---|---|---|---|---|---|---|")
+    a("| arch | f16x2.ptx SASS | bf16x2.ptx SASS |")
+    a("|---|---|---|")
     for x in ARCHS:
         p = evs[x]["ptxas"]
-        f1, f2 = p["f16x2.ptx"], p["bf16x2.ptx"]
         sass = lambda q: "<br>".join(f"`{short(l)}`" for l in q["sass"]) if "sass" in q else q["ptxas"]
-        a(f"| {x} | {sass(f1)} | {sass(f2)} | `{f1['elf_header']}` | `{f1['e_flags']}` | {f1['e_ident_osabi']} / {f1['e_ident_abiversion']} | "
+        a(f"| {x} | {sass(p['f16x2.ptx'])} | {sass(p['bf16x2.ptx'])} |")
+    a("")
+    a("ELF of the f16x2 cubin:")
+    a("")
+    a("| arch | ELF header | e_flags | OSABI / ABI version | EIATTR (in order) |")
+    a("|---|---|---|---|---|")
+    for x in ARCHS:
+        p = evs[x]["ptxas"]
+        f1 = p["f16x2.ptx"]
+        a(f"| {x} | `{f1['elf_header']}` | `{f1['e_flags']}` | {f1['e_ident_osabi']} / {f1['e_ident_abiversion']} | "
           + " ".join(f"`{t}`" for t in f1["eiattr"]) + " |")
     a("")
-    a("Sections of the f16x2 cubin: " + "; ".join(f"{x}: " + " ".join(evs[x]["ptxas"]["f16x2.ptx"]["sections"]) for x in ARCHS[:1])
-      + (" (the same on every architecture)" if len({tuple(evs[x]["ptxas"]["f16x2.ptx"]["sections"]) for x in ARCHS}) == 1 else " (they differ: see the evidence files)"))
+    a("Sections of the f16x2 cubin:")
+    a("")
+    for x in ARCHS:
+        a(f"- {x}: " + " ".join(f"`{t}`" for t in evs[x]["ptxas"]["f16x2.ptx"]["sections"]))
     a("")
     with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "arch-findings.md")) as fh:
         a(fh.read().rstrip())
