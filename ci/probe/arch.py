@@ -284,6 +284,18 @@ def evidence(specs, plan, seen, arch, versions):
             if b != "same-text":
                 c = classes.setdefault(diff_class(s90[w], s[w]), OrderedDict([("count", 0), ("example", hexw(w)), ("nvdisasm", s[w]), ("sm90", s90[w])]))
                 c["count"] += 1
+        illegal = [w for w in p["random_candidates"] if not accepted(s90[w])]
+        taken = Counter()
+        taken_ex = OrderedDict()
+        for w in illegal:
+            if accepted(s[w]):
+                k = f"SM90 {s90[w]}; here {'the instruction' if is_instr(spec, s[w]) else 'another instruction'}"
+                taken[k] += 1
+                taken_ex.setdefault(k, OrderedDict([("example", hexw(w)), ("nvdisasm", s[w]), ("sm90", s90[w])]))
+        rec["random_sm90_illegal"] = OrderedDict([
+            ("doc", "The random candidates nvdisasm -b SM90 rejects or prints nothing for: how many this architecture prints."),
+            ("words", len(illegal)), ("printed_here", sum(taken.values())),
+            ("kinds", OrderedDict((k, OrderedDict([("count", taken[k])] + list(taken_ex[k].items()))) for k in sorted(taken, key=lambda k: -taken[k])))])
         rec["random"] = OrderedDict([
             ("seed", f"{SEED}-{n}"), ("candidates", len(p["random_candidates"])), ("sm90_legal", len(legal)),
             ("words_sha256", hashlib.sha256(b"".join(w.to_bytes(16, "little") for w in legal)).hexdigest()),
@@ -416,7 +428,19 @@ def render_doc(specs, evs, versions):
             cells.append(f"{b['same-text']} same, {b['different-text']} different, {b['rejected']} rejected, {b['prints-nothing']} nothing, {b['other-instruction']} another instruction")
         a(f"| {spec['mnemonic']} | {r90['sm90_legal']} (seed `{r90['seed']}`) | " + " | ".join(cells) + " |")
     a("")
-    a("The kinds of difference (tokens of SM90's text gone, tokens new), with a word each:")
+    a("Random candidates SM90 refuses (rejected or printing nothing) that an architecture prints:")
+    a("")
+    a("| instruction | SM90-illegal candidates | " + " | ".join(others) + " |")
+    a("|---|---|" + "---|" * len(others))
+    for n, spec in specs.items():
+        cells = []
+        for x in others:
+            r = evs[x]["instructions"][n]["random_sm90_illegal"]
+            ex = next(iter(r["kinds"].values()), None)
+            cells.append(f"{r['printed_here']}" + (f"; e.g. `{ex['example']}`: `{short(ex['nvdisasm'])}` (SM90: {ex['sm90']})" if ex else ""))
+        a(f"| {spec['mnemonic']} | {evs['SM90']['instructions'][n]['random_sm90_illegal']['words']} | " + " | ".join(cells) + " |")
+    a("")
+    a("The kinds of difference among the SM90-legal words (tokens of SM90's text gone, tokens new), with a word each:")
     a("")
     for x in others:
         for n, spec in specs.items():
