@@ -1,4 +1,5 @@
-"""Batched nvdisasm for probing (used to derive harness/spec/sm90/hfma2*.json).
+"""Batched nvdisasm for probing (used to derive harness/spec/sm90/hfma2*.json and, with `arch`,
+harness/spec/arch/*/evidence.json).
 
 disasm(words) -> list of verdicts, one per word: the instruction text, 'REJ: msg' when
 nvdisasm rejects the word, or 'EMPTY' when it exits 0 and lists nothing at the word's address.
@@ -10,32 +11,32 @@ LINE = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
 ERR = re.compile(r"nvdisasm error\s*:\s*(.*?) at address 0x([0-9a-f]+)")
 
 
-def _run(words):
+def _run(words, arch="SM90"):
     with tempfile.NamedTemporaryFile(suffix=".bin", delete=False) as f:
         for w in words:
             f.write(w.to_bytes(16, "little"))
         name = f.name
     try:
-        r = subprocess.run([NVD, "-b", "SM90", name], capture_output=True, text=True)
+        r = subprocess.run([NVD, "-b", arch, name], capture_output=True, text=True)
     finally:
         os.unlink(name)
     return r
 
 
-def disasm(words, chunk=20000):
+def disasm(words, chunk=20000, arch="SM90"):
     out = []
     for s in range(0, len(words), chunk):
-        out.extend(_disasm(words[s:s + chunk]))
+        out.extend(_disasm(words[s:s + chunk], arch))
     return out
 
 
-def _disasm(words):
+def _disasm(words, arch="SM90"):
     res = [None] * len(words)
     todo = list(range(len(words)))
     for _ in range(50):
         if not todo:
             break
-        r = _run([words[i] for i in todo])
+        r = _run([words[i] for i in todo], arch)
         if r.returncode != 0:
             bad = {int(a, 16) // 16: m for m, a in ERR.findall(r.stderr)}
             if not bad:
@@ -52,6 +53,8 @@ def _disasm(words):
 
 
 if __name__ == "__main__":
-    ws = [int(a, 16) for a in sys.argv[1:]]
-    for w, v in zip(ws, disasm(ws)):
+    args = sys.argv[1:]
+    arch = args.pop(0) if args and args[0].upper().startswith("SM") else "SM90"
+    ws = [int(a, 16) for a in args]
+    for w, v in zip(ws, disasm(ws, arch=arch)):
         print(f"0x{w:032x} {v}")
