@@ -76,7 +76,7 @@ pub fn build_kernel(a: BuildKernelArgs) -> CliResult {
     crate::commands::check_form(&ops, form)?;
     let words = runnable_words_of(seed, &ops, form, a.count).map_err(|e| CliError::input(format!("--count {}: {e}", a.count)))?;
     // a template or a batch the patcher cannot build is a setup error (exit 2), not a finding
-    let template_err = |e| CliError::input(format!("kernel template {}: {e}", "kernels/hmul2_template.sm_90.cubin"));
+    let template_err = |e| CliError::input(format!("kernel template {}: {e}", crate::target::Target::DEFAULT.template_file));
     let dir = std::path::Path::new(&a.out);
     let make_dir = || std::fs::create_dir_all(dir).map_err(|e| CliError::input(format!("{}: {e}", dir.display())));
     let stage = |name: &str, bytes: &[u8]| {

@@ -19,7 +19,7 @@ pub mod run;
 pub mod settle;
 pub mod verify;
 
-pub use harness_isa::{cli, errln, errp, gen, isa, nvdisasm, oracle, out, outfile, outln, rng, seedpage, spec, testlevel};
+pub use harness_isa::{cli, errln, errp, gen, isa, nvdisasm, oracle, out, outfile, outln, rng, seedpage, spec, target, testlevel};
 pub use harness_kernel::{exhaustive, kernel};
 pub use harness_reference::{inputs, reference, replay, vectors};
 pub use harness_runner::{gpu, schema};

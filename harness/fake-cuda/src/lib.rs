@@ -37,6 +37,7 @@
 #![allow(clippy::missing_safety_doc)]
 
 use harness_isa::isa::parse_hex;
+use harness_isa::target::Target;
 use harness_kernel::kernel::elf;
 use harness_kernel::kernel::emu::{self, Launch, Program, Regions};
 use harness_kernel::kernel::helpers::Op as HelperOp;
@@ -148,7 +149,7 @@ struct Config {
 }
 
 fn parse_config(spec: &str) -> Result<Config, String> {
-    let mut c = Config { devices: 1, cc: (9, 0), driver: 13000, ..Config::default() };
+    let mut c = Config { devices: 1, cc: Target::DEFAULT.compute_capability, driver: 13000, ..Config::default() };
     let hex = |d: &str, s: &str| parse_hex(s).map_err(|e| format!("{d:?}: {e}"));
     let int = |d: &str, s: &str| s.parse::<i32>().map_err(|e| format!("{d:?}: {e}"));
     for d in spec.split(',').map(str::trim).filter(|d| !d.is_empty()) {

@@ -39,4 +39,5 @@ pub mod outfile;
 pub mod rng;
 pub mod seedpage;
 pub mod spec;
+pub mod target;
 pub mod testlevel;

@@ -10,12 +10,13 @@ use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 use crate::isa::{Flush, Form, Format, Op};
+use crate::target::Target;
 
 pub mod known;
 
-/// The fields the SM90 specs share (`harness/spec/sm90/common.json`), which a spec includes
-/// with `"include": "common.json"` and names by name in its `fields`.
-pub const COMMON_JSON: &str = include_str!("../../spec/sm90/common.json");
+/// The fields the target's specs share (`harness/spec/sm90/common.json`, [`Target::common_json`]),
+/// which a spec includes with `"include": "common.json"` and names by name in its `fields`.
+pub const COMMON_JSON: &str = Target::SM90.common_json;
 
 /// The text of a file a spec may include, by the name its `include` gives.
 fn included(name: &str) -> Option<&'static str> {
@@ -26,7 +27,7 @@ fn included(name: &str) -> Option<&'static str> {
 }
 
 /// The seed page the spec was started from (an automatically derived, untrusted "ISA viewer" page).
-pub const SEED_PAGE: &str = include_str!("../../spec/sm90/hmul2-seed-page.txt");
+pub const SEED_PAGE: &str = Target::SM90.seed_page;
 
 /// One field: where its bits are, what its values are called.
 #[derive(Debug, Clone)]
@@ -999,10 +1000,17 @@ pub struct Layout {
 }
 
 /// The control fields (stall, yield, scoreboards, wait, reuse), which sit at the same bits in
-/// every SM90 instruction: the first op's layout (a test checks every spec agrees), for code
-/// that writes or reads control bits of any word, helpers included.
+/// every instruction of the target: the layout of the op [`Target::control_layout_from`] names
+/// (a test checks every spec agrees), for code that writes or reads control bits of any word,
+/// helpers included.
 pub fn control_layout() -> &'static Layout {
-    layout_of(Op::ALL[0])
+    layout_of(control_layout_op(Target::DEFAULT))
+}
+
+/// The op whose spec gives `target`'s control-bit layout (the first op when the name is none
+/// of them; a test checks it is one).
+fn control_layout_op(target: &Target) -> Op {
+    Op::ALL.into_iter().find(|o| o.mnemonic() == target.control_layout_from).unwrap_or(Op::ALL[0])
 }
 
 /// The layout of `op`'s spec.
@@ -1154,11 +1162,13 @@ mod tests {
     #[test]
     fn every_spec_compiles_and_puts_control_and_opcode_bits_in_one_place() {
         let c = control_layout();
+        assert_eq!(control_layout_op(&Target::SM90).mnemonic(), Target::SM90.control_layout_from);
         for op in Op::ALL {
             let l = op.layout();
             assert_eq!(op.spec().mnemonic, op.mnemonic());
-            // nvdisasm is called with one -b for the whole family
-            assert_eq!(op.spec().arch, Op::ALL[0].spec().arch, "{op}");
+            // nvdisasm is called with one -b for the whole family: the target's
+            assert_eq!(op.spec().arch, Target::SM90.nvdisasm, "{op}");
+            assert!(op.spec_path().starts_with(Target::SM90.spec_dir), "{op}");
             for (a, b) in [
                 (&l.opcode, &c.opcode),
                 (&l.stall, &c.stall),

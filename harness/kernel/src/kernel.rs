@@ -48,17 +48,23 @@ pub mod scaffold;
 use crate::inputs::Inputs;
 use crate::isa::{decode, format_hex, render, Form, Operand2, RZ, URZ};
 use crate::spec::FieldOverflow;
+use crate::target::Target;
 use helpers::Op;
 use serde::Serialize;
 
 pub use elf::{BANK3_BYTES, KERNEL_NAME};
 
-/// The committed template cubin (`kernels/build.sh` rebuilds it).
-pub const TEMPLATE: &[u8] = include_bytes!("../../../kernels/hmul2_template.sm_90.cubin");
+/// The committed template cubin (`kernels/build.sh` rebuilds it): [`Target::template`].
+pub const TEMPLATE: &[u8] = Target::SM90.template;
 /// The same PTX from ptxas 12.9.86 (`kernels/build.sh`): the same code, but no
 /// `EIATTR_MERCURY_ISA_VERSION`, which ptxas 13.0 writes into sm_90 cubins and by which the
 /// driver may re-finalize code (rewriting what was patched). `run --template 12.9`.
-pub const TEMPLATE_PTXAS_12_9: &[u8] = include_bytes!("../../../kernels/hmul2_template.sm_90.ptxas-12.9.cubin");
+/// ([`Target::template_ptxas_12_9`]; a target without one has none, and patching an empty
+/// template fails as not an ELF file).
+pub const TEMPLATE_PTXAS_12_9: &[u8] = match Target::SM90.template_ptxas_12_9 {
+    Some(t) => t,
+    None => &[],
+};
 
 /// The template cubin the patcher writes into, one per process ([`choose_template`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -269,8 +275,8 @@ pub enum PatchError {
     NotElf64Le,
     #[error("ELF machine {machine}, not EM_CUDA (190)")]
     NotCuda { machine: u16 },
-    #[error("cubin is for sm_{sm} (e_flags {flags:#x}), not sm_90")]
-    WrongArch { sm: u32, flags: u32 },
+    #[error("cubin is for sm_{sm} (e_flags {flags:#x}), not {want}")]
+    WrongArch { sm: u32, flags: u32, want: &'static str },
     #[error("cubin has no section {0}")]
     MissingSection(String),
     #[error("cubin has no symbol {0}")]
@@ -891,8 +897,8 @@ fn plan_inner(src: &mut impl CaseSource, mut stream: Stream<'_>, held: Option<&[
             if let Some(e) = extra {
                 // load operand 3 into the extra register: word plane_at / 4 + first_plane / 4 + tid
                 h(&mut insts, Op::S2rTidX, &[q2]);
-                h(&mut insts, Op::Ldc64, &[q0, 0x210, 0]);
-                h(&mut insts, Op::Uldc64, &[4, 0x208, 0]);
+                h(&mut insts, Op::Ldc64, &[q0, emu::PARAM_BASE, 0]);
+                h(&mut insts, Op::Uldc64, &[4, emu::DESCRIPTOR_OFFSET, 0]);
                 let word = ((plane_at + first_plane) / 4) as u32;
                 if word != 0 {
                     h(&mut insts, Op::Iadd3Imm, &[q2, q2, word]);
@@ -902,8 +908,8 @@ fn plan_inner(src: &mut impl CaseSource, mut stream: Stream<'_>, held: Option<&[
             }
             // load the record
             h(&mut insts, Op::S2rTidX, &[q2]);
-            h(&mut insts, Op::Ldc64, &[q0, 0x210, 0]);
-            h(&mut insts, Op::Uldc64, &[4, 0x208, 0]);
+            h(&mut insts, Op::Ldc64, &[q0, emu::PARAM_BASE, 0]);
+            h(&mut insts, Op::Uldc64, &[4, emu::DESCRIPTOR_OFFSET, 0]);
             if base != 0 {
                 h(&mut insts, Op::Iadd3Imm, &[q2, q2, base]);
             }
@@ -968,7 +974,7 @@ fn plan_inner(src: &mut impl CaseSource, mut stream: Stream<'_>, held: Option<&[
             if let Some((ureg, offset, x)) = handle {
                 // handle = ((in + 64 * base64) >> 6) | (ceil((offset + 4) / 16) << 51), base64 in x
                 let size16 = (offset + 4).div_ceil(16);
-                h(&mut insts, Op::Ldc64, &[q2, 0x210, 0]);
+                h(&mut insts, Op::Ldc64, &[q2, emu::PARAM_BASE, 0]);
                 h(&mut insts, Op::ImadWideU32Imm, &[q2, x, 64, q2]);
                 h(&mut insts, Op::ShfRU64Imm, &[x, q2, 6, q3]);
                 h(&mut insts, Op::ShfRU32HiImm, &[q3, RZ as u32, 6, q3]);
@@ -986,7 +992,7 @@ fn plan_inner(src: &mut impl CaseSource, mut stream: Stream<'_>, held: Option<&[
             // store the destination
             h(&mut insts, Op::S2rTidX, &[q2]);
             h(&mut insts, Op::Ldc64, &[q0, 0x218, 0]);
-            h(&mut insts, Op::Uldc64, &[4, 0x208, 0]);
+            h(&mut insts, Op::Uldc64, &[4, emu::DESCRIPTOR_OFFSET, 0]);
             if base != 0 {
                 h(&mut insts, Op::Iadd3Imm, &[q2, q2, base]);
             }
@@ -1116,10 +1122,10 @@ pub fn render_plan(plan: &Plan, cases: &[Case]) -> Vec<String> {
 }
 
 /// Write `program` into `template` with `regcount` registers and constant bank 3 `bank3`
-/// (64 KiB). Checks the template first: ELF64 little-endian, EM_CUDA, sm_90, the kernel
+/// (64 KiB). Checks the template first: ELF64 little-endian, EM_CUDA, the target's SM, the kernel
 /// symbol, its sections and attributes. The program must end in its only EXIT.
 pub fn patch_cubin(template: &[u8], program: &[u128], regcount: u32, bank3: &[u8]) -> Result<Vec<u8>, PatchError> {
-    let t = elf::inspect(template)?;
+    let t = elf::inspect(template, Target::DEFAULT)?;
     let exit = helpers::op_spec(Op::Exit).fixed;
     let ctrl = {
         let l = crate::spec::control_layout();

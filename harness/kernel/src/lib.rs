@@ -8,5 +8,5 @@
 pub mod exhaustive;
 pub mod kernel;
 
-pub use harness_isa::{cli, gen, isa, rng, spec};
+pub use harness_isa::{cli, gen, isa, rng, spec, target};
 pub use harness_reference::{inputs, reference};

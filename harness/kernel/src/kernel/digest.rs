@@ -208,7 +208,7 @@ fn plan(req: &DigestRequest, inst: &crate::isa::Inst) -> (Vec<Planned>, u32, usi
     // store the partial at output + 8 (256 c + t)
     push(&mut v, Op::ImadImm, &[t0, ctaid, THREADS, tid]);
     push(&mut v, Op::Ldc64, &[p, 0x218, 0]);
-    push(&mut v, Op::Uldc64, &[4, 0x208, 0]);
+    push(&mut v, Op::Uldc64, &[4, super::emu::DESCRIPTOR_OFFSET, 0]);
     push(&mut v, Op::ImadWideU32Imm, &[p, t0, 8, p]);
     push(&mut v, Op::StgE64, &[p, acc, 4]);
     push(&mut v, Op::Exit, &[]);

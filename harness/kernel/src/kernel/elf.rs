@@ -6,6 +6,7 @@
 //! symbol's size, `EIATTR_REGCOUNT`, `EIATTR_EXIT_INSTR_OFFSETS`, the `.debug_frame` FDE range.
 
 use super::PatchError;
+use crate::target::Target;
 use object::read::elf::ElfFile64;
 use object::{Object, ObjectSection, ObjectSymbol};
 
@@ -89,8 +90,8 @@ fn shdr_index(shdrs: &[Shdr], name: &str) -> Result<usize, PatchError> {
     shdrs.iter().position(|s| s.name == name).ok_or_else(|| PatchError::MissingSection(name.into()))
 }
 
-/// Check that `d` is an sm_90 CUDA cubin holding the template kernel, and find its parts.
-pub fn inspect(d: &[u8]) -> Result<Template, PatchError> {
+/// Check that `d` is a CUDA cubin for `target` holding the template kernel, and find its parts.
+pub fn inspect(d: &[u8], target: &Target) -> Result<Template, PatchError> {
     if d.len() < 64 || &d[0..4] != b"\x7fELF" {
         return Err(PatchError::NotElf);
     }
@@ -105,8 +106,8 @@ pub fn inspect(d: &[u8]) -> Result<Template, PatchError> {
     // ptxas 13 writes the newer CUDA ELF (OS ABI 0x41: the SM in bits 8..15 of e_flags);
     // ptxas 12 the older one (OS ABI 0x33: the SM in bits 0..7)
     let sm = if d[7] == 0x33 { flags & 0xff } else { (flags >> 8) & 0xff };
-    if sm != 90 {
-        return Err(PatchError::WrongArch { sm, flags });
+    if sm != target.sm {
+        return Err(PatchError::WrongArch { sm, flags, want: target.ptxas });
     }
     // the object crate checks the headers and tables as a whole
     let elf = ElfFile64::<object::LittleEndian>::parse(d).map_err(|e| bad(format!("ELF: {e}")))?;
@@ -294,7 +295,7 @@ pub struct Image {
 
 /// Read a cubin as a loader would, checking what the patcher keeps consistent.
 pub fn image(d: &[u8]) -> Result<Image, PatchError> {
-    let t = inspect(d)?;
+    let t = inspect(d, Target::DEFAULT)?;
     let section = |i: usize| -> Result<&[u8], PatchError> {
         let s = &t.shdrs[i];
         d.get(s.offset as usize..s.offset.saturating_add(s.size) as usize).ok_or_else(|| bad(format!("section {} lies past the end of the file", s.name)))

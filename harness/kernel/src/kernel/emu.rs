@@ -21,11 +21,14 @@ use super::helpers::{op_spec, Op};
 use crate::inputs::Inputs;
 use crate::isa::{Inst, Operand2, PT, RZ, URZ};
 use crate::spec::control_layout as layout;
+use crate::target::Target;
 
 /// What `c[0x0][0x208]` holds: the emulated global-memory descriptor.
 pub const DESCRIPTOR: u64 = 0x0000_beef_0000_dead;
-/// Byte offset of the first kernel parameter in constant bank 0 (SM90).
-pub const PARAM_BASE: u32 = 0x210;
+/// Byte offset of the first kernel parameter in constant bank 0 ([`Target::param_base`]).
+pub const PARAM_BASE: u32 = Target::SM90.param_base;
+/// Byte offset of the global-memory descriptor in constant bank 0 ([`Target::descriptor_offset`]).
+pub const DESCRIPTOR_OFFSET: u32 = Target::SM90.descriptor_offset;
 /// Lanes per warp.
 pub const WARP: usize = 32;
 /// Instructions one warp may execute before the launch counts as hung.
@@ -759,14 +762,14 @@ fn load32(mem: &dyn Memory, at: usize, addr: u64) -> Result<u32, Fault> {
 const UNSYNCED: u8 = 8;
 
 /// Where ptxas's prologue reads the stack pointer (`LDC R1, c[0x0][0x28]`).
-const STACK_POINTER_OFFSET: u32 = 0x28;
+const STACK_POINTER_OFFSET: u32 = Target::SM90.stack_pointer_offset;
 /// The stack pointer the emulated driver gives (the scaffolds never use their stack).
 pub const STACK_TOP: u32 = 0x00ff_fc00;
 
 /// A 64-bit word of constant bank 0: the descriptor and the two pointer parameters.
 fn const0(launch: &Launch, at: usize, bank: u32, offset: u32) -> Result<u64, Fault> {
     match (bank, offset) {
-        (0, 0x208) => Ok(DESCRIPTOR),
+        (0, o) if o == DESCRIPTOR_OFFSET => Ok(DESCRIPTOR),
         (0, o) if o == PARAM_BASE => Ok(launch.params[0]),
         (0, o) if o == PARAM_BASE + 8 => Ok(launch.params[1]),
         _ => Err(Fault::Unsupported { pc: at, what: format!("c[{bank:#x}][{offset:#x}]: only the descriptor and the two parameters are emulated") }),

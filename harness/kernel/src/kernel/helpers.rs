@@ -1,6 +1,8 @@
-//! The instructions placed around each HMUL2 under test, encoded from `spec/sm90/helpers.json`.
+//! The instructions placed around each HMUL2 under test, encoded from the target's helper spec
+//! (`spec/sm90/helpers.json`, [`Target::helpers_json`](crate::target::Target::helpers_json)).
 //!
-//! Control bits use the HMUL2 spec's fields (one SM90 control layout for every instruction),
+//! Control bits use the HMUL2 spec's fields ([`crate::spec::control_layout`]: one control layout
+//! for every instruction of the target),
 //! so each bit position is named once in the project's data.
 
 use crate::isa::parse_hex;
@@ -9,7 +11,7 @@ use serde::Deserialize;
 use std::sync::OnceLock;
 
 /// The helper spec, compiled in.
-pub const HELPERS_JSON: &str = include_str!("../../../spec/sm90/helpers.json");
+pub const HELPERS_JSON: &str = crate::target::Target::SM90.helpers_json;
 
 /// The helper instructions, in the order of [`Op::ALL`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -4,6 +4,7 @@
 //! and a device count no machine has is a problem, not a loop.
 
 use super::driver::{Api, DriverError};
+use harness_isa::target::Target;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::time::Duration;
@@ -18,7 +19,8 @@ pub struct Device {
     pub ordinal: i32,
     pub name: String,
     pub compute_capability: String,
-    /// Compute capability 9.0: the only one HMUL2's SM90 encodings run on.
+    /// Compute capability 9.0 ([`Target::compute_capability`]): the only one HMUL2's SM90
+    /// encodings run on (the field keeps its name: detection reports are read by name).
     pub sm90: bool,
 }
 
@@ -112,7 +114,7 @@ pub fn detect() -> Detection {
         };
         let name = api.device_name(dev).unwrap_or_else(|e| format!("unknown ({e})"));
         let (cc, sm90) = match api.compute_capability(dev) {
-            Ok((ma, mi)) => (format!("{ma}.{mi}"), (ma, mi) == (9, 0)),
+            Ok((ma, mi)) => (format!("{ma}.{mi}"), (ma, mi) == Target::DEFAULT.compute_capability),
             Err(e) => (format!("unknown ({e})"), false),
         };
         d.devices.push(Device { ordinal: i, name, compute_capability: cc, sm90 });

@@ -11,6 +11,7 @@
 
 use super::{ExecError, Executor, LaunchJob};
 use cudarc::driver::sys;
+use harness_isa::target::Target;
 use std::ffi::{c_char, c_int, c_uint, c_void};
 
 type CuResult = c_int;
@@ -275,15 +276,17 @@ impl StageTimes {
 }
 
 impl CudaExecutor {
-    /// Open device `ordinal`'s primary context; requires compute capability 9.0.
+    /// Open device `ordinal`'s primary context; requires the target's compute capability (9.0).
     pub fn open(ordinal: i32) -> Result<CudaExecutor, ExecError> {
         let setup = |e: DriverError| ExecError::Setup(e.to_string());
         let api = Api::load().map_err(setup)?;
         api.init().map_err(setup)?;
         let dev = api.device(ordinal).map_err(setup)?;
         let cc = api.compute_capability(dev).map_err(setup)?;
-        if cc != (9, 0) {
-            return Err(ExecError::Setup(format!("device {ordinal} has compute capability {}.{}, need 9.0 (SM90)", cc.0, cc.1)));
+        let target = Target::DEFAULT;
+        if cc != target.compute_capability {
+            let (ma, mi) = target.compute_capability;
+            return Err(ExecError::Setup(format!("device {ordinal} has compute capability {}.{}, need {ma}.{mi} ({target})", cc.0, cc.1)));
         }
         let mut ctx: sys::CUcontext = std::ptr::null_mut();
         // SAFETY: retains the device's primary context (released with the process).
