@@ -21,14 +21,23 @@ fn template_rebuilds_bit_for_bit_with_the_pinned_ptxas() {
     let ptxas = find_tool("ptxas").expect("ptxas is required (bash ci/install-tools.sh)");
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../kernels");
     let out = std::env::temp_dir().join(format!("hmul2-template-{}.cubin", std::process::id()));
-    let st =
-        std::process::Command::new(&ptxas).args(["-arch=sm_90", "-O3"]).arg(dir.join("hmul2_template.ptx")).arg("-o").arg(&out).status().expect("run ptxas");
+    // the target says the architecture and the file, as kernels/build.sh spells them
+    let t = &hmul2_harness::target::Target::SM90;
+    let st = std::process::Command::new(&ptxas)
+        .args([format!("-arch={}", t.ptxas).as_str(), "-O3"])
+        .arg(dir.join("hmul2_template.ptx"))
+        .arg("-o")
+        .arg(&out)
+        .status()
+        .expect("run ptxas");
     assert!(st.success(), "ptxas failed");
     let rebuilt = std::fs::read(&out).expect("read rebuilt cubin");
     let _ = std::fs::remove_file(&out);
-    assert!(rebuilt == TEMPLATE, "kernels/hmul2_template.sm_90.cubin differs from a rebuild: run kernels/build.sh");
-    let committed = std::fs::read(dir.join("hmul2_template.sm_90.cubin")).unwrap();
+    assert!(rebuilt == TEMPLATE && rebuilt == t.template, "{} differs from a rebuild: run kernels/build.sh", t.template_file);
+    let committed = std::fs::read(dir.join("..").join(t.template_file)).unwrap();
     assert!(committed == TEMPLATE);
+    let script = std::fs::read_to_string(dir.join("build.sh")).unwrap();
+    assert!(script.contains(&format!("\narch={}\n", t.ptxas)), "kernels/build.sh builds for the target's architecture");
 }
 
 /// The second template: the same PTX through the pinned ptxas 12.9.86, bit for bit; it
