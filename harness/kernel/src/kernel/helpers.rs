@@ -124,7 +124,7 @@ pub struct OpSpec {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawHelpers {
-    #[allow(dead_code)]
+    #[cfg_attr(not(test), allow(dead_code))]
     arch: String,
     #[allow(dead_code)]
     doc: String,
@@ -313,6 +313,13 @@ pub fn render(op: Op, args: &[u32]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_helper_spec_is_the_targets() {
+        let raw: RawHelpers = serde_json::from_str(HELPERS_JSON).unwrap();
+        assert_eq!(crate::target::Target::parse(&raw.arch), Ok(&crate::target::Target::SM90));
+        assert_eq!(HELPERS_JSON, crate::target::Target::SM90.helpers_json);
+    }
 
     #[test]
     fn builtin_helpers_compile_and_reproduce_ptxas_words() {
