@@ -174,8 +174,11 @@ pub struct RunArgs {
     /// 0x3c00bc00. Needed for such a word; one run a value.
     #[arg(long, value_name = "HEX", value_parser = parse_word32)]
     pub c: Option<u32>,
-    /// Register files (input sets) per instruction; on a GPU one thread each, so a multiple
-    /// of 32, at most 256.
+    /// Register files (input sets) per instruction. The kernel runs one thread each, in
+    /// whole warps: a multiple of 32, at most 256, on a GPU, on the emulated driver and
+    /// without a GPU alike (the software checks, so the same command runs on a GPU machine);
+    /// only the simulated executor (HMUL2_FAKE_EXECUTOR), which runs no kernel, takes any
+    /// count from 1. Not used in exhaustive mode (--chunk-bits sizes its launches).
     #[arg(long, default_value_t = 256)]
     pub inputs: usize,
     /// This shard of the work, I/N (items dealt by a fixed hash of their index, exhaustive
@@ -813,18 +816,21 @@ fn plan(a: &RunArgs) -> Result<Plan, CliError> {
         return Err(CliError::input("--inputs and --batch must be at least 1"));
     }
     check_options(a)?;
-    let hw = choose_hardware(a)?;
     // the batch kernel runs one thread per input set, in whole warps, one block per
-    // instruction; refused here, not discovered as a build failure blamed on every instruction
+    // instruction; refused here, not discovered as a build failure blamed on every
+    // instruction. Also without a GPU, before the driver is asked: the same command would
+    // fail on the machine that has one. Only the simulated executor, which runs no kernel,
+    // takes any count.
     let threads_ok = a.inputs.is_multiple_of(engine::MIN_THREADS) && a.inputs <= crate::kernel::MAX_THREADS;
-    if matches!(hw, Hw::Real { .. }) && a.mode != Mode::Exhaustive && !threads_ok {
+    if std::env::var_os(FAKE_ENV).is_none() && a.mode != Mode::Exhaustive && !threads_ok {
         return Err(CliError::input(format!(
-            "--inputs {}: on a GPU each instruction runs one thread per input set: a multiple of {}, at most {}",
+            "--inputs {}: the kernel runs one thread per input set, in whole warps: a multiple of {}, at most {} (only the simulated executor, {FAKE_ENV}, takes other counts)",
             a.inputs,
             engine::MIN_THREADS,
             crate::kernel::MAX_THREADS
         )));
     }
+    let hw = choose_hardware(a)?;
     let all = all_items(a, seed)?;
     if let Some(f) = &a.words {
         // said before anything runs: a word the road cannot run is counted, never run as another

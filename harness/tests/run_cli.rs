@@ -60,6 +60,28 @@ fn without_a_gpu_the_report_says_the_hardware_did_not_run() {
     assert_eq!(String::from_utf8_lossy(&o.stderr).lines().filter(|l| l.starts_with("error:")).count(), 1);
 }
 
+/// `--inputs` in whole warps is refused without a GPU as on one (the same command would
+/// fail on the GPU machine), before the driver is asked; only the simulated executor, which
+/// runs no kernel, takes any count.
+#[test]
+fn inputs_not_in_whole_warps_are_refused_without_a_gpu_too() {
+    let d = tmp("inputs-nogpu");
+    for n in ["33", "4", "288"] {
+        let out = d.join(format!("r{n}"));
+        let o = harness(None, &["run", "--seed", "3", "--count", "4", "--inputs", n, "--out", out.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+        assert_eq!(lines.len(), 1, "{err}");
+        assert!(lines[0].contains(&format!("--inputs {n}")) && lines[0].contains("multiple of 32"), "{err}");
+        assert!(!String::from_utf8_lossy(&o.stdout).contains("PASSED") && !out.exists(), "nothing ran: {}", text(&o));
+    }
+    let out = d.join("sim");
+    let o = harness(Some("ok"), &["run", "--seed", "3", "--count", "4", "--inputs", "33", "--out", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(summary(&out)["totals"]["inputs"], 4 * 33);
+}
+
 #[test]
 fn a_crashing_worker_is_survived_and_the_fault_isolated() {
     let d = tmp("crash");
