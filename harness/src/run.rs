@@ -608,7 +608,7 @@ fn software_only(a: &RunArgs, words: &[u128], mut base: Summary, why: String) ->
     base.hardware.reason = Some(why);
     base.software_checks = software_checks(a, words);
     base.finished = utc_now();
-    let code = finish(&a.out, &base)?;
+    let code = finish(&a.out, &base, None)?;
     if let Some(why) = tool_error(&base) {
         return Err(CliError::input(why));
     }
@@ -666,7 +666,9 @@ pub fn write_report(out: &Path, s: &Summary) -> Result<(), CliError> {
 }
 
 /// Exit status for a finished summary: 1 on any mismatch, fault or failed software check.
-fn finish(out: &Path, s: &Summary) -> CliResult {
+/// `incomplete`: why this report is not the whole run (a merge with shards missing): it is
+/// written and printed, but ends in that error, never in PASSED.
+fn finish(out: &Path, s: &Summary, incomplete: Option<String>) -> CliResult {
     write_report(out, s)?;
     crate::out!("{}", s.table())?;
     for (name, c) in [("verify", &s.software_checks.verify), ("oracle", &s.software_checks.oracle)] {
@@ -713,6 +715,9 @@ fn finish(out: &Path, s: &Summary) -> CliResult {
     if !s.software_ok() {
         crate::outln!("FAILED: a software check failed (see summary.json software_checks)")?;
         return Ok(ExitCode::from(1));
+    }
+    if let Some(why) = incomplete {
+        return Err(CliError::input(why));
     }
     crate::outln!("{}", verdict(s))?;
     Ok(ExitCode::SUCCESS)
@@ -1388,7 +1393,7 @@ fn record(a: &RunArgs, p: Plan, ex: Executed) -> CliResult {
     }
     base.finished = utc_now();
     let s = summarize(&ex.records, base)?;
-    let code = finish(&a.out, &s)?;
+    let code = finish(&a.out, &s, None)?;
     // a tool that failed is a tool error (exit 2), not a verdict on the words
     if let Some(why) = tool_error(&s) {
         return Err(CliError::input(why));
@@ -1693,13 +1698,17 @@ pub fn merge(a: MergeArgs) -> CliResult {
     }
     let m = report::merge(&parts).map_err(|e| CliError::input(e.to_string()))?;
     std::fs::create_dir_all(&a.out).map_err(|e| CliError::input(format!("{}: {e}", a.out.display())))?;
-    let code = finish(&a.out, &m)?;
-    if !m.shard.starts_with("all/") {
-        // written, so nothing is lost, but never a pass: the other shards' work is not in it
+    // written, so nothing is lost, but never a pass: the other shards' work is not in it
+    let incomplete = (!m.shard.starts_with("all/")).then(|| {
         let why = m.hardware.reason.as_deref().unwrap_or("incomplete merge");
-        return Err(CliError::input(format!("{why}: shards are missing; {} covers only the folders given", a.out.display())));
+        format!("{why}: shards are missing; {} covers only the folders given", a.out.display())
+    });
+    let code = finish(&a.out, &m, incomplete.clone())?;
+    match incomplete {
+        // a merge that found failures says FAILED, and still ends in the error
+        Some(why) => Err(CliError::input(why)),
+        None => Ok(code),
     }
-    Ok(code)
 }
 
 #[cfg(test)]

@@ -411,6 +411,11 @@ fn every_bad_input_is_one_error_line_naming_it() {
         if stdout.contains("panicked") || stderr.contains("panicked") {
             bad.push("panicked".into());
         }
+        // a command that fails never says it passed, not even before its error (an
+        // incomplete merge once printed PASSED first)
+        if stdout.lines().any(|l| l.starts_with("PASSED")) {
+            bad.push("stdout says PASSED".into());
+        }
         if let Some(s) = c.stdout_has.filter(|s| !stdout.contains(s)) {
             bad.push(format!("stdout lacks {s:?}"));
         }
