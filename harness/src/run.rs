@@ -243,6 +243,12 @@ pub struct RunArgs {
     /// Exhaustive mode: log2 of inputs per digest chunk (at least 8: one block of 256 threads per chunk).
     #[arg(long, default_value_t = 20, hide = true)]
     pub chunk_bits: u32,
+    /// The nvdisasm for the oracle check on this run's words and for naming a faulting word
+    /// (default: $HMUL2_NVDISASM, else the project's .tools/bin, else PATH; a path given
+    /// that names no file is refused before anything runs). `run` uses no other NVIDIA tool:
+    /// its kernels come from cubins built into the program.
+    #[arg(long, value_name = "PATH", value_parser = crate::cli::path_arg)]
+    pub nvdisasm: Option<PathBuf>,
     /// Testing: stop (as if killed) after journaling this many batches.
     #[arg(long, hide = true)]
     pub stop_after_batches: Option<u64>,
@@ -619,7 +625,7 @@ fn software_only(a: &RunArgs, words: &[u128], mut base: Summary, why: String) ->
 fn software_checks(a: &RunArgs, words: &[u128]) -> SoftwareChecks {
     let dir = a.verify_dir.clone().unwrap_or_else(project_vectors);
     let verify = pipeline::verify_vectors(&dir);
-    let oracle = match crate::nvdisasm::Nvdisasm::find() {
+    let oracle = match crate::nvdisasm::Nvdisasm::locate(a.nvdisasm.as_deref()) {
         Err(e) => serde_json::json!({"ran": false, "reason": format!("nvdisasm not available: {e}")}),
         Ok(nv) => match crate::oracle::compare(&nv, words) {
             Ok(r) => serde_json::json!({"ran": true, "ok": r.ok(), "words": r.words, "agreed_text": r.agreed_text,
@@ -821,6 +827,9 @@ fn plan(a: &RunArgs) -> Result<Plan, CliError> {
         return Err(CliError::input("--inputs and --batch must be at least 1"));
     }
     check_options(a)?;
+    if let Some(p) = &a.nvdisasm {
+        crate::nvdisasm::locate_tool("nvdisasm", Some(p)).map_err(|e| CliError::input(e.to_string()))?;
+    }
     // the batch kernel runs one thread per input set, in whole warps, one block per
     // instruction; refused here, not discovered as a build failure blamed on every
     // instruction. Also without a GPU, before the driver is asked: the same command would
@@ -1207,7 +1216,7 @@ fn execute(a: &RunArgs, p: &Plan, backend: &dyn Backend, ordinals: &[i32], out: 
         keep_vectors: keep_vectors(a),
         stop_on_launch_failure: a.stop_on_launch_failure,
     };
-    let nv = crate::nvdisasm::Nvdisasm::find().ok();
+    let nv = crate::nvdisasm::Nvdisasm::locate(a.nvdisasm.as_deref()).ok();
     let describe = move |w: u128| -> Option<String> {
         let nv = nv.as_ref()?;
         match nv.disassemble(&[w]).ok()?.into_iter().next()? {
