@@ -683,7 +683,8 @@ fn finish(out: &Path, s: &Summary, incomplete: Option<String>) -> CliResult {
             (report::CheckState::NotRun, None) => "not run".to_string(),
             (report::CheckState::NotRun, Some(_)) => format!("did not run ({})", report::not_run_reason(c)),
             (report::CheckState::Failed, _) => format!("FAILED {v}"),
-            (report::CheckState::Passed, _) => format!("passed {v}"),
+            (report::CheckState::Passed, Some(c)) => format!("passed: {}", passed_detail(name, c)),
+            (report::CheckState::Passed, None) => "passed".to_string(),
         };
         crate::outln!("software check {name}: {line}")?;
     }
@@ -727,6 +728,40 @@ fn finish(out: &Path, s: &Summary, incomplete: Option<String>) -> CliResult {
     }
     crate::outln!("{}", verdict(s))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// A passed software check in words (its details are in summary.json's `software_checks`);
+/// a count the record lacks (an older or merged summary) is left out.
+fn passed_detail(name: &str, c: &serde_json::Value) -> String {
+    let n = |k: &str| c.get(k).and_then(|v| v.as_u64());
+    let mut parts = Vec::new();
+    if name == "verify" {
+        let dir = c.get("dir").and_then(|d| d.as_str()).unwrap_or("the vectors");
+        if let (Some(v), Some(p)) = (n("vectors"), n("pass")) {
+            parts.push(format!("{v} vectors in {dir} replayed through the reference, {p} agree"));
+        }
+        if let Some(u) = n("undefined").filter(|&u| u > 0) {
+            parts.push(format!("{u} undefined"));
+        }
+    } else {
+        if let (Some(w), Some(t), Some(i)) = (n("words"), n("agreed_text"), n("agreed_illegal")) {
+            parts.push(format!("{w} words: nvdisasm prints the decoder's text for {t} and rejects the {i} the decoder calls illegal"));
+        }
+        if let Some(v) = c.get("nvdisasm").and_then(|v| v.as_str()) {
+            parts.push(format!("nvdisasm {}", v.trim_start_matches("Cuda compilation tools, ")));
+        }
+        if let (Some(calls), Some(cached)) = (n("nvdisasm_calls"), n("cached")) {
+            parts.push(format!("{calls} nvdisasm calls, {cached} verdicts from its cache"));
+        }
+    }
+    if let Some(f) = c.get("from").and_then(|f| f.as_str()) {
+        parts.push(format!("from {f}"));
+    }
+    if parts.is_empty() {
+        "see summary.json software_checks".to_string()
+    } else {
+        parts.join("; ")
+    }
 }
 
 /// The last line of a run that passed: what was observed, and what was not.

@@ -42,6 +42,14 @@ fn without_a_gpu_the_report_says_the_hardware_did_not_run() {
     assert!(t.contains("seed: 3"), "{t}");
     let last = String::from_utf8_lossy(&o.stdout).lines().last().unwrap_or_default().to_string();
     assert!(last.starts_with("PASSED: software checks passed; the hardware part did not run (no usable GPU"), "the verdict says what ran: {last}");
+    // read by a person: no table of zeros, each check in words (the JSON is in summary.json)
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("no hardware results: nothing ran on a GPU") && !stdout.contains("instrs"), "{stdout}");
+    let checks: Vec<&str> = stdout.lines().filter(|l| l.starts_with("software check ")).collect();
+    assert_eq!(checks.len(), 2, "{stdout}");
+    assert!(checks[0].starts_with("software check verify: passed: ") && checks[0].contains("vectors in") && checks[0].contains("agree"), "{stdout}");
+    assert!(checks[1].starts_with("software check oracle: passed: 20 words: nvdisasm prints the decoder's text for "), "{stdout}");
+    assert!(checks.iter().all(|l| !l.contains('{')), "{stdout}");
     let s = summary(&out);
     assert_eq!(s["hardware"]["used"], false);
     let reason = s["hardware"]["reason"].as_str().unwrap();
