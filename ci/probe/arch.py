@@ -8,12 +8,15 @@ Everything is derived from harness/spec/sm90/{hadd2,hmul2,hfma2,hfma2_mma}.json 
 forms' fixed codes, each field's values): nothing here repeats a bit position. Random words use a
 fixed seed (SEED, printed). Runs in about 25 seconds (six nvdisasm batches of about 19,000 words, the form
 searches, twelve ptxas runs). Exit status: 0 written / matching, 1 differing (--check), other: the tools failed.
+The tools are found by the project's one rule: $HMUL2_NVDISASM ($HMUL2_PTXAS, $HMUL2_CUOBJDUMP), else
+.tools/bin, else PATH. harness/tests/arch_probe.rs runs --check.
 """
-import hashlib, json, os, random, re, subprocess, sys, tempfile
+import hashlib, json, os, random, re, shutil, subprocess, sys, tempfile
 from collections import Counter, OrderedDict
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from nvd import NVD, disasm  # noqa: E402
+import nvd  # noqa: E402
+from nvd import disasm  # noqa: E402
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 TOOLS = os.path.join(ROOT, ".tools", "bin")
@@ -29,10 +32,25 @@ BASE_FIELDS = {"pred": 7, "dst": 0, "a": 1, "b_reg": 2, "c_reg": 3, "stall": 1, 
 
 
 def load_specs():
+    """The specs with their included shared fields resolved: a field given by name alone, or as a
+    name with its own doc, is the included file's field of that name (as the spec compiler reads it)."""
     out = OrderedDict()
     for n in SPECS:
         with open(os.path.join(ROOT, "harness", "spec", "sm90", n + ".json")) as f:
-            out[n] = json.load(f)
+            spec = json.load(f)
+        shared = {}
+        if "include" in spec:
+            with open(os.path.join(ROOT, "harness", "spec", "sm90", spec["include"])) as f:
+                shared = {x["name"]: x for x in json.load(f)["fields"]}
+        fields = []
+        for x in spec["fields"]:
+            if isinstance(x, str):
+                x = shared[x]
+            elif "bits" not in x:
+                x = {**shared[x["name"]], **x}
+            fields.append(x)
+        spec["fields"] = fields
+        out[n] = spec
     return out
 
 
@@ -197,8 +215,26 @@ def form_search(spec, arch, forms_ev):
                         ("first_hits", hits[:20])])
 
 
-def tool_version(tool):
-    r = subprocess.run([os.path.join(TOOLS, tool), "--version"], capture_output=True, text=True)
+def tool(name):
+    """The project's one lookup rule (the harness's `--help`): $HMUL2_<NAME>, else the checkout's
+    .tools/bin, else PATH. A variable that names no file is an error, never a fall-back."""
+    env = "HMUL2_" + name.upper()
+    given = os.environ.get(env)
+    if given:
+        if not os.path.isfile(given):
+            raise RuntimeError(f"${env} = {given}, which is not a file")
+        return given
+    pinned = os.path.join(TOOLS, name)
+    if os.path.isfile(pinned):
+        return pinned
+    found = shutil.which(name)
+    if not found:
+        raise RuntimeError(f"{name}: not in ${env}, {TOOLS} or PATH")
+    return found
+
+
+def tool_version(name):
+    r = subprocess.run([tool(name), "--version"], capture_output=True, text=True)
     return [l for l in r.stdout.splitlines() if l.startswith("Cuda compilation tools")][0]
 
 
@@ -210,16 +246,16 @@ def ptxas_facts(arch):
     with tempfile.TemporaryDirectory() as d:
         for ptx in PTX:
             cubin = os.path.join(d, ptx + ".cubin")
-            r = subprocess.run([os.path.join(TOOLS, "ptxas"), "-arch", sm, os.path.join(ROOT, "ci", "probe", ptx), "-o", cubin],
+            r = subprocess.run([tool("ptxas"), "-arch", sm, os.path.join(ROOT, "ci", "probe", ptx), "-o", cubin],
                                capture_output=True, text=True)
             if r.returncode != 0:
                 out[ptx] = {"ptxas": "refused: " + r.stderr.strip().splitlines()[0]}
                 continue
-            sass = subprocess.run([os.path.join(TOOLS, "cuobjdump"), "-sass", cubin], capture_output=True, text=True).stdout
+            sass = subprocess.run([tool("cuobjdump"), "-sass", cubin], capture_output=True, text=True).stdout
             lines = [re.sub(r"\s+", " ", m.group(1).strip()) + " ; " + m.group(2)
                      for m in re.finditer(r"/\*[0-9a-f]{4}\*/\s+(.*?);\s*/\* (0x[0-9a-f]{16}) \*/", sass)]
             lines = [l for l in lines if not l.startswith("NOP")]
-            elf = subprocess.run([os.path.join(TOOLS, "cuobjdump"), "-elf", cubin], capture_output=True, text=True).stdout
+            elf = subprocess.run([tool("cuobjdump"), "-elf", cubin], capture_output=True, text=True).stdout
             with open(cubin, "rb") as fh:
                 raw = fh.read()
             out[ptx] = OrderedDict([
@@ -540,7 +576,8 @@ def main():
         print(f"arch.py: unknown arguments {' '.join(args)!r}; usage: python3 ci/probe/arch.py [--check]", file=sys.stderr)
         sys.exit(2)
     check = args == ["--check"]
-    print(f"arch.py: seed {SEED}, nvdisasm {NVD}", file=sys.stderr)
+    nvd.NVD = tool("nvdisasm")
+    print(f"arch.py: seed {SEED}, nvdisasm {nvd.NVD}, ptxas {tool('ptxas')}, cuobjdump {tool('cuobjdump')}", file=sys.stderr)
     specs = load_specs()
     versions = {t: tool_version(t) for t in ("nvdisasm", "ptxas", "cuobjdump")}
     plan, seen = probe(specs)
@@ -576,5 +613,5 @@ if __name__ == "__main__":
     try:
         main()
     except (OSError, RuntimeError, subprocess.SubprocessError, StopIteration, IndexError) as e:
-        print(f"arch.py: {type(e).__name__}: {e} (are the pinned tools in .tools/bin? ci/install-tools.sh)", file=sys.stderr)
+        print(f"arch.py: {type(e).__name__}: {e} (are the pinned tools in $HMUL2_NVDISASM / $HMUL2_PTXAS / $HMUL2_CUOBJDUMP, .tools/bin or PATH? bash ci/install-tools.sh)", file=sys.stderr)
         sys.exit(2)

@@ -174,8 +174,11 @@ pub struct RunArgs {
     /// 0x3c00bc00. Needed for such a word; one run a value.
     #[arg(long, value_name = "HEX", value_parser = parse_word32)]
     pub c: Option<u32>,
-    /// Register files (input sets) per instruction; on a GPU one thread each, so a multiple
-    /// of 32, at most 256.
+    /// Register files (input sets) per instruction. The kernel runs one thread each, in
+    /// whole warps: a multiple of 32, at most 256, on a GPU, on the emulated driver and
+    /// without a GPU alike (the software checks, so the same command runs on a GPU machine);
+    /// only the simulated executor (HMUL2_FAKE_EXECUTOR), which runs no kernel, takes any
+    /// count from 1. Not used in exhaustive mode (--chunk-bits sizes its launches).
     #[arg(long, default_value_t = 256)]
     pub inputs: usize,
     /// This shard of the work, I/N (items dealt by a fixed hash of their index, exhaustive
@@ -240,6 +243,12 @@ pub struct RunArgs {
     /// Exhaustive mode: log2 of inputs per digest chunk (at least 8: one block of 256 threads per chunk).
     #[arg(long, default_value_t = 20, hide = true)]
     pub chunk_bits: u32,
+    /// The nvdisasm for the oracle check on this run's words and for naming a faulting word
+    /// (default: $HMUL2_NVDISASM, else the project's .tools/bin, else PATH; a path given
+    /// that names no file is refused before anything runs). `run` uses no other NVIDIA tool:
+    /// its kernels come from cubins built into the program.
+    #[arg(long, value_name = "PATH", value_parser = crate::cli::path_arg)]
+    pub nvdisasm: Option<PathBuf>,
     /// Testing: stop (as if killed) after journaling this many batches.
     #[arg(long, hide = true)]
     pub stop_after_batches: Option<u64>,
@@ -605,7 +614,7 @@ fn software_only(a: &RunArgs, words: &[u128], mut base: Summary, why: String) ->
     base.hardware.reason = Some(why);
     base.software_checks = software_checks(a, words);
     base.finished = utc_now();
-    let code = finish(&a.out, &base)?;
+    let code = finish(&a.out, &base, None)?;
     if let Some(why) = tool_error(&base) {
         return Err(CliError::input(why));
     }
@@ -616,7 +625,7 @@ fn software_only(a: &RunArgs, words: &[u128], mut base: Summary, why: String) ->
 fn software_checks(a: &RunArgs, words: &[u128]) -> SoftwareChecks {
     let dir = a.verify_dir.clone().unwrap_or_else(project_vectors);
     let verify = pipeline::verify_vectors(&dir);
-    let oracle = match crate::nvdisasm::Nvdisasm::find() {
+    let oracle = match crate::nvdisasm::Nvdisasm::locate(a.nvdisasm.as_deref()) {
         Err(e) => serde_json::json!({"ran": false, "reason": format!("nvdisasm not available: {e}")}),
         Ok(nv) => match crate::oracle::compare(&nv, words) {
             Ok(r) => serde_json::json!({"ran": true, "ok": r.ok(), "words": r.words, "agreed_text": r.agreed_text,
@@ -663,7 +672,9 @@ pub fn write_report(out: &Path, s: &Summary) -> Result<(), CliError> {
 }
 
 /// Exit status for a finished summary: 1 on any mismatch, fault or failed software check.
-fn finish(out: &Path, s: &Summary) -> CliResult {
+/// `incomplete`: why this report is not the whole run (a merge with shards missing): it is
+/// written and printed, but ends in that error, never in PASSED.
+fn finish(out: &Path, s: &Summary, incomplete: Option<String>) -> CliResult {
     write_report(out, s)?;
     crate::out!("{}", s.table())?;
     for (name, c) in [("verify", &s.software_checks.verify), ("oracle", &s.software_checks.oracle)] {
@@ -672,7 +683,8 @@ fn finish(out: &Path, s: &Summary) -> CliResult {
             (report::CheckState::NotRun, None) => "not run".to_string(),
             (report::CheckState::NotRun, Some(_)) => format!("did not run ({})", report::not_run_reason(c)),
             (report::CheckState::Failed, _) => format!("FAILED {v}"),
-            (report::CheckState::Passed, _) => format!("passed {v}"),
+            (report::CheckState::Passed, Some(c)) => format!("passed: {}", passed_detail(name, c)),
+            (report::CheckState::Passed, None) => "passed".to_string(),
         };
         crate::outln!("software check {name}: {line}")?;
     }
@@ -711,8 +723,45 @@ fn finish(out: &Path, s: &Summary) -> CliResult {
         crate::outln!("FAILED: a software check failed (see summary.json software_checks)")?;
         return Ok(ExitCode::from(1));
     }
+    if let Some(why) = incomplete {
+        return Err(CliError::input(why));
+    }
     crate::outln!("{}", verdict(s))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// A passed software check in words (its details are in summary.json's `software_checks`);
+/// a count the record lacks (an older or merged summary) is left out.
+fn passed_detail(name: &str, c: &serde_json::Value) -> String {
+    let n = |k: &str| c.get(k).and_then(|v| v.as_u64());
+    let mut parts = Vec::new();
+    if name == "verify" {
+        let dir = c.get("dir").and_then(|d| d.as_str()).unwrap_or("the vectors");
+        if let (Some(v), Some(p)) = (n("vectors"), n("pass")) {
+            parts.push(format!("{v} vectors in {dir} replayed through the reference, {p} agree"));
+        }
+        if let Some(u) = n("undefined").filter(|&u| u > 0) {
+            parts.push(format!("{u} undefined"));
+        }
+    } else {
+        if let (Some(w), Some(t), Some(i)) = (n("words"), n("agreed_text"), n("agreed_illegal")) {
+            parts.push(format!("{w} words: nvdisasm prints the decoder's text for {t} and rejects the {i} the decoder calls illegal"));
+        }
+        if let Some(v) = c.get("nvdisasm").and_then(|v| v.as_str()) {
+            parts.push(format!("nvdisasm {}", v.trim_start_matches("Cuda compilation tools, ")));
+        }
+        if let (Some(calls), Some(cached)) = (n("nvdisasm_calls"), n("cached")) {
+            parts.push(format!("{calls} nvdisasm calls, {cached} verdicts from its cache"));
+        }
+    }
+    if let Some(f) = c.get("from").and_then(|f| f.as_str()) {
+        parts.push(format!("from {f}"));
+    }
+    if parts.is_empty() {
+        "see summary.json software_checks".to_string()
+    } else {
+        parts.join("; ")
+    }
 }
 
 /// The last line of a run that passed: what was observed, and what was not.
@@ -813,18 +862,24 @@ fn plan(a: &RunArgs) -> Result<Plan, CliError> {
         return Err(CliError::input("--inputs and --batch must be at least 1"));
     }
     check_options(a)?;
-    let hw = choose_hardware(a)?;
+    if let Some(p) = &a.nvdisasm {
+        crate::nvdisasm::locate_tool("nvdisasm", Some(p)).map_err(|e| CliError::input(e.to_string()))?;
+    }
     // the batch kernel runs one thread per input set, in whole warps, one block per
-    // instruction; refused here, not discovered as a build failure blamed on every instruction
+    // instruction; refused here, not discovered as a build failure blamed on every
+    // instruction. Also without a GPU, before the driver is asked: the same command would
+    // fail on the machine that has one. Only the simulated executor, which runs no kernel,
+    // takes any count.
     let threads_ok = a.inputs.is_multiple_of(engine::MIN_THREADS) && a.inputs <= crate::kernel::MAX_THREADS;
-    if matches!(hw, Hw::Real { .. }) && a.mode != Mode::Exhaustive && !threads_ok {
+    if std::env::var_os(FAKE_ENV).is_none() && a.mode != Mode::Exhaustive && !threads_ok {
         return Err(CliError::input(format!(
-            "--inputs {}: on a GPU each instruction runs one thread per input set: a multiple of {}, at most {}",
+            "--inputs {}: the kernel runs one thread per input set, in whole warps: a multiple of {}, at most {} (only the simulated executor, {FAKE_ENV}, takes other counts)",
             a.inputs,
             engine::MIN_THREADS,
             crate::kernel::MAX_THREADS
         )));
     }
+    let hw = choose_hardware(a)?;
     let all = all_items(a, seed)?;
     if let Some(f) = &a.words {
         // said before anything runs: a word the road cannot run is counted, never run as another
@@ -1196,7 +1251,7 @@ fn execute(a: &RunArgs, p: &Plan, backend: &dyn Backend, ordinals: &[i32], out: 
         keep_vectors: keep_vectors(a),
         stop_on_launch_failure: a.stop_on_launch_failure,
     };
-    let nv = crate::nvdisasm::Nvdisasm::find().ok();
+    let nv = crate::nvdisasm::Nvdisasm::locate(a.nvdisasm.as_deref()).ok();
     let describe = move |w: u128| -> Option<String> {
         let nv = nv.as_ref()?;
         match nv.disassemble(&[w]).ok()?.into_iter().next()? {
@@ -1382,7 +1437,7 @@ fn record(a: &RunArgs, p: Plan, ex: Executed) -> CliResult {
     }
     base.finished = utc_now();
     let s = summarize(&ex.records, base)?;
-    let code = finish(&a.out, &s)?;
+    let code = finish(&a.out, &s, None)?;
     // a tool that failed is a tool error (exit 2), not a verdict on the words
     if let Some(why) = tool_error(&s) {
         return Err(CliError::input(why));
@@ -1687,13 +1742,17 @@ pub fn merge(a: MergeArgs) -> CliResult {
     }
     let m = report::merge(&parts).map_err(|e| CliError::input(e.to_string()))?;
     std::fs::create_dir_all(&a.out).map_err(|e| CliError::input(format!("{}: {e}", a.out.display())))?;
-    let code = finish(&a.out, &m)?;
-    if !m.shard.starts_with("all/") {
-        // written, so nothing is lost, but never a pass: the other shards' work is not in it
+    // written, so nothing is lost, but never a pass: the other shards' work is not in it
+    let incomplete = (!m.shard.starts_with("all/")).then(|| {
         let why = m.hardware.reason.as_deref().unwrap_or("incomplete merge");
-        return Err(CliError::input(format!("{why}: shards are missing; {} covers only the folders given", a.out.display())));
+        format!("{why}: shards are missing; {} covers only the folders given", a.out.display())
+    });
+    let code = finish(&a.out, &m, incomplete.clone())?;
+    match incomplete {
+        // a merge that found failures says FAILED, and still ends in the error
+        Some(why) => Err(CliError::input(why)),
+        None => Ok(code),
     }
-    Ok(code)
 }
 
 #[cfg(test)]

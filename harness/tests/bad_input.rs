@@ -128,7 +128,7 @@ fn summary(seed: u64, shard: &str) -> Vec<u8> {
 /// `run`'s configuration (journal header, summary `config`) for random mode.
 fn config(seed: u64, count: u64, shard: &str) -> serde_json::Value {
     serde_json::json!({
-        "seed": seed, "mode": "random", "form": null, "count": count, "inputs": 4, "shard": shard,
+        "seed": seed, "mode": "random", "form": null, "count": count, "inputs": 32, "shard": shard,
         "encoding": null, "space_bits": 32, "chunk_bits": 20, "invalid_share": 0.0, "illegal_share": 0.0,
     })
 }
@@ -147,7 +147,7 @@ fn summary_with_config(seed: u64, count: u64, shard: &str) -> Vec<u8> {
 
 /// `run` with small work into `out`, then `extra`.
 fn run(extra: &[&'static str]) -> Vec<&'static str> {
-    let mut a = vec!["run", "--seed", "1", "--count", "8", "--inputs", "4", "--out", "out"];
+    let mut a = vec!["run", "--seed", "1", "--count", "8", "--inputs", "32", "--out", "out"];
     a.extend_from_slice(extra);
     a
 }
@@ -410,6 +410,11 @@ fn every_bad_input_is_one_error_line_naming_it() {
         }
         if stdout.contains("panicked") || stderr.contains("panicked") {
             bad.push("panicked".into());
+        }
+        // a command that fails never says it passed, not even before its error (an
+        // incomplete merge once printed PASSED first)
+        if stdout.lines().any(|l| l.starts_with("PASSED")) {
+            bad.push("stdout says PASSED".into());
         }
         if let Some(s) = c.stdout_has.filter(|s| !stdout.contains(s)) {
             bad.push(format!("stdout lacks {s:?}"));

@@ -42,6 +42,14 @@ fn without_a_gpu_the_report_says_the_hardware_did_not_run() {
     assert!(t.contains("seed: 3"), "{t}");
     let last = String::from_utf8_lossy(&o.stdout).lines().last().unwrap_or_default().to_string();
     assert!(last.starts_with("PASSED: software checks passed; the hardware part did not run (no usable GPU"), "the verdict says what ran: {last}");
+    // read by a person: no table of zeros, each check in words (the JSON is in summary.json)
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("no hardware results: nothing ran on a GPU") && !stdout.contains("instrs"), "{stdout}");
+    let checks: Vec<&str> = stdout.lines().filter(|l| l.starts_with("software check ")).collect();
+    assert_eq!(checks.len(), 2, "{stdout}");
+    assert!(checks[0].starts_with("software check verify: passed: ") && checks[0].contains("vectors in") && checks[0].contains("agree"), "{stdout}");
+    assert!(checks[1].starts_with("software check oracle: passed: 20 words: nvdisasm prints the decoder's text for "), "{stdout}");
+    assert!(checks.iter().all(|l| !l.contains('{')), "{stdout}");
     let s = summary(&out);
     assert_eq!(s["hardware"]["used"], false);
     let reason = s["hardware"]["reason"].as_str().unwrap();
@@ -58,6 +66,28 @@ fn without_a_gpu_the_report_says_the_hardware_did_not_run() {
     let o = harness(None, &["run", "--seed", "3", "--count", "20", "--require-gpu", "--out", d.join("r2").to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert_eq!(String::from_utf8_lossy(&o.stderr).lines().filter(|l| l.starts_with("error:")).count(), 1);
+}
+
+/// `--inputs` in whole warps is refused without a GPU as on one (the same command would
+/// fail on the GPU machine), before the driver is asked; only the simulated executor, which
+/// runs no kernel, takes any count.
+#[test]
+fn inputs_not_in_whole_warps_are_refused_without_a_gpu_too() {
+    let d = tmp("inputs-nogpu");
+    for n in ["33", "4", "288"] {
+        let out = d.join(format!("r{n}"));
+        let o = harness(None, &["run", "--seed", "3", "--count", "4", "--inputs", n, "--out", out.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+        assert_eq!(lines.len(), 1, "{err}");
+        assert!(lines[0].contains(&format!("--inputs {n}")) && lines[0].contains("multiple of 32"), "{err}");
+        assert!(!String::from_utf8_lossy(&o.stdout).contains("PASSED") && !out.exists(), "nothing ran: {}", text(&o));
+    }
+    let out = d.join("sim");
+    let o = harness(Some("ok"), &["run", "--seed", "3", "--count", "4", "--inputs", "33", "--out", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(summary(&out)["totals"]["inputs"], 4 * 33);
 }
 
 #[test]

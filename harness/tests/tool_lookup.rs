@@ -48,3 +48,37 @@ fn the_flag_comes_before_the_variable_and_neither_falls_back() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("$HMUL2_NVDISASM = /nonexistent/nvdisasm, which is not a file"));
 }
+
+/// `run` takes `--nvdisasm` like `oracle` and `probe`: the flag before the variable for the
+/// oracle check of its words; a flag naming no file is refused before anything runs.
+#[test]
+fn run_takes_the_nvdisasm_flag_by_the_same_rule() {
+    let d = common::tmp("run-nvdisasm");
+    let nv = common::root().join(".tools/bin/nvdisasm");
+    let run = |out: &str, nvdisasm: &std::path::Path| {
+        Command::new(BIN)
+            .args(["run", "--seed", "1", "--count", "5", "--inputs", "32", "--nvdisasm"])
+            .arg(nvdisasm)
+            .arg("--out")
+            .arg(d.join(out))
+            // the no-GPU path, whatever this machine has; the variable names no file
+            .env("CUDA_VISIBLE_DEVICES", "")
+            .env_remove("HMUL2_FAKE_EXECUTOR")
+            .env("HMUL2_NVDISASM", "/nonexistent/nvdisasm")
+            .output()
+            .unwrap()
+    };
+    let o = run("r", &nv);
+    let t = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success(), "{t}");
+    let oracle = &common::summary(&d.join("r"))["software_checks"]["oracle"];
+    assert!(oracle["ran"] == true && oracle["ok"] == true && oracle["words"] == 5, "the flag's nvdisasm judged the words: {oracle}\n{t}");
+    assert!(oracle["nvdisasm"].as_str().is_some_and(|v| v.contains("13.2")), "{oracle}");
+    let o = run("bad", std::path::Path::new("/nonexistent/nvdisasm"));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(errors.len(), 1, "{err}");
+    assert!(errors[0].contains("--nvdisasm /nonexistent/nvdisasm, which is not a file"), "{err}");
+    assert!(!d.join("bad").exists(), "nothing ran");
+}

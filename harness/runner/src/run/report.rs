@@ -269,6 +269,11 @@ impl Summary {
             format!("hardware: did not run ({})", self.hardware.reason.as_deref().unwrap_or("no reason recorded"))
         };
         s += &format!("{hw}\nseed {} shard {} mode {}\n", self.seed, self.shard, self.mode);
+        if !self.hardware.used && !self.hardware.simulated && self.by_form.is_empty() && self.totals == Totals::default() {
+            // a table of zeros reads as a run that checked nothing; say what it is
+            s += "no hardware results: nothing ran on a GPU (the software checks follow)\n";
+            return s;
+        }
         s += &format!("{:<18} {:>8} {:>10} {:>10} {:>6} {:>6} {:>9} {:>6}\n", "form", "instrs", "inputs", "compared", "mism", "faults", "undefined", "skip");
         let mut row = |name: &str, t: &Totals| {
             s += &format!(
