@@ -26,6 +26,15 @@ fn args(seed: u64, out: &Path, vec: Option<&Path>, extra: &[&str]) -> Vec<String
     a
 }
 
+/// `a` with one warp of inputs: a run that may find no GPU takes only whole warps (the
+/// simulated executor alone takes `SMALL`'s 8).
+fn one_warp(mut a: Vec<String>) -> Vec<String> {
+    if let Some(i) = a.iter().position(|x| x == "--inputs") {
+        a[i + 1] = "32".into();
+    }
+    a
+}
+
 fn with(a: &[String], extra: &[&str]) -> Vec<String> {
     a.iter().cloned().chain(extra.iter().map(|s| s.to_string())).collect()
 }
@@ -296,7 +305,7 @@ fn journal_lines_that_parse_but_lie_are_corrupt() {
 fn resume_and_merge_refuse_other_executors_and_versions() {
     let d = tmp("resume-executor");
     let out = d.join("r");
-    let a = args(26, &out, None, &["--shard", "0/2"]);
+    let a = one_warp(args(26, &out, None, &["--shard", "0/2"]));
     assert_eq!(run(&with(&a, &["--stop-after-batches", "2"])).status.code(), Some(2));
     let j0 = journal(&out);
     let no_gpu = |args: &[String]| Command::new(BIN).args(args).env_remove("HMUL2_FAKE_EXECUTOR").env("CUDA_VISIBLE_DEVICES", "").output().unwrap();
@@ -318,7 +327,7 @@ fn resume_and_merge_refuse_other_executors_and_versions() {
     assert!(run(&with(&a, &["--resume"])).status.success());
     // merge: shard 1 without hardware beside a simulated shard 0
     let b = d.join("b");
-    assert!(no_gpu(&args(26, &b, None, &["--shard", "1/2"])).status.success());
+    assert!(no_gpu(&one_warp(args(26, &b, None, &["--shard", "1/2"]))).status.success());
     let m = d.join("m");
     let merge =
         |x: &Path, y: &Path| Command::new(BIN).args(["merge", x.to_str().unwrap(), y.to_str().unwrap(), "--out", m.to_str().unwrap()]).output().unwrap();
@@ -326,7 +335,7 @@ fn resume_and_merge_refuse_other_executors_and_versions() {
     assert!(!m.join("summary.json").exists());
     // shard 1 simulated, but by another version of the harness
     let c = d.join("c");
-    assert!(run(&args(26, &c, None, &["--shard", "1/2"])).status.success());
+    assert!(run(&one_warp(args(26, &c, None, &["--shard", "1/2"]))).status.success());
     assert!(merge(&out, &c).status.success());
     let mut s = summary(&c);
     s["tool_version"] = "0.0.0".into();
