@@ -4,10 +4,10 @@
 //! the architecture nvdisasm is asked about), so that adding an architecture is one more
 //! `Target` and its data directory, not a search through the code.
 //!
-//! [`Target::SM90`] is the only target today. The other architectures that have these
-//! instructions (SM80, SM86, SM89, SM100, SM120) are named, so that asking for one gives a
-//! clear refusal; `docs/architectures.md` holds the nvdisasm and ptxas evidence of how they
-//! differ (forms, modifiers, ELF flags, parameter offsets, helper instructions).
+//! Every architecture with these instructions has a `Target`: SM80, SM86, SM89, SM90, SM100
+//! and SM120 ([`Target::ALL`]). `docs/architectures.md` holds the nvdisasm and ptxas evidence
+//! of how they differ (forms, modifiers, ELF flags, parameter offsets, helper instructions).
+//! SM90 is the default: with no GPU and no `--arch`, the harness speaks SM90.
 //!
 //! This file is also compiled into `harness/isa/build.rs` (which reads the spec directory
 //! from it), so it uses nothing but `core` and `std`.
@@ -25,7 +25,8 @@ pub struct Target {
     pub ptxas: &'static str,
     /// The compute capability (major, minor) a device must report to run this target's code.
     pub compute_capability: (i32, i32),
-    /// The encoding specs' directory, relative to the repository root.
+    /// The encoding specs' directory, relative to the repository root: the base specs every
+    /// target starts from (SM90's); how this target differs from them is its `spec_overlay`.
     pub spec_dir: &'static str,
     /// The fields the specs share (`<spec_dir>/common.json`).
     pub common_json: &'static str,
@@ -37,6 +38,11 @@ pub struct Target {
     /// The mnemonic whose spec gives the control-bit layout (stall, yield, scoreboards, wait,
     /// reuse) every instruction of this target shares, helpers included.
     pub control_layout_from: &'static str,
+    /// The architecture's own directory (`harness/spec/arch/<sm>/`: its nvdisasm evidence).
+    pub arch_dir: &'static str,
+    /// How this target's encodings differ from the base specs', as data
+    /// (`<arch_dir>/overlay.json`); None: the base specs as they are (SM90).
+    pub spec_overlay: Option<&'static str>,
     /// The template kernel's file, relative to the repository root (built by `kernels/build.sh`).
     pub template_file: &'static str,
     /// The template kernel built by the pinned ptxas (13.0).
@@ -61,14 +67,9 @@ pub struct Target {
     pub stack_pointer_offset: u32,
 }
 
-/// The architectures with these instructions that have nvdisasm evidence but no target yet.
-pub const NOT_YET: [&str; 5] = ["SM80", "SM86", "SM89", "SM100", "SM120"];
-
 /// Why a name is not a target.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TargetError {
-    /// An architecture with these instructions that the harness does not speak yet.
-    NotYet(String),
     /// Not an architecture name in either spelling.
     Unknown(String),
 }
@@ -76,8 +77,7 @@ pub enum TargetError {
 impl fmt::Display for TargetError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            TargetError::NotYet(a) => write!(f, "architecture {a}: not supported yet: only SM90 is (docs/architectures.md has the nvdisasm evidence)"),
-            TargetError::Unknown(a) => write!(f, "architecture {a:?}: not an architecture: expected nvdisasm's spelling (SM90) or ptxas's (sm_90)"),
+            TargetError::Unknown(a) => write!(f, "architecture {a:?}: not an architecture: expected one of SM80, SM86, SM89, SM90, SM100, SM120 in nvdisasm's spelling (SM90) or ptxas's (sm_90)"),
         }
     }
 }
@@ -85,6 +85,81 @@ impl fmt::Display for TargetError {
 impl std::error::Error for TargetError {}
 
 impl Target {
+    /// Ampere datacenter (A100).
+    pub const SM80: Target = Target {
+        sm: 80,
+        nvdisasm: "SM80",
+        ptxas: "sm_80",
+        compute_capability: (8, 0),
+        spec_dir: "harness/spec/sm90",
+        common_json: include_str!("../../spec/sm90/common.json"),
+        // SM90's helper family until this target has its own (docs/architectures.md: they differ)
+        helpers_json: include_str!("../../spec/sm90/helpers.json"),
+        seed_page: include_str!("../../spec/sm90/hmul2-seed-page.txt"),
+        control_layout_from: "HMUL2",
+        arch_dir: "harness/spec/arch/sm80",
+        spec_overlay: None,
+        template_file: "kernels/hmul2_template.sm_80.cubin",
+        template: include_bytes!("../../../kernels/hmul2_template.sm_80.cubin"),
+        template_ptxas_12_9: None,
+        elf_os_abi: 0x41,
+        elf_abi_version: 8,
+        e_flags_low: 0x04,
+        param_base: 0x160,
+        descriptor_offset: 0x118,
+        stack_pointer_offset: 0x28,
+    };
+
+    /// Ampere (RTX 30xx, A10, A40).
+    pub const SM86: Target = Target {
+        sm: 86,
+        nvdisasm: "SM86",
+        ptxas: "sm_86",
+        compute_capability: (8, 6),
+        spec_dir: "harness/spec/sm90",
+        common_json: include_str!("../../spec/sm90/common.json"),
+        // SM90's helper family until this target has its own (docs/architectures.md: they differ)
+        helpers_json: include_str!("../../spec/sm90/helpers.json"),
+        seed_page: include_str!("../../spec/sm90/hmul2-seed-page.txt"),
+        control_layout_from: "HMUL2",
+        arch_dir: "harness/spec/arch/sm86",
+        spec_overlay: None,
+        template_file: "kernels/hmul2_template.sm_86.cubin",
+        template: include_bytes!("../../../kernels/hmul2_template.sm_86.cubin"),
+        template_ptxas_12_9: None,
+        elf_os_abi: 0x41,
+        elf_abi_version: 8,
+        e_flags_low: 0x04,
+        param_base: 0x160,
+        descriptor_offset: 0x118,
+        stack_pointer_offset: 0x28,
+    };
+
+    /// Ada (L4, L40, RTX 40xx).
+    pub const SM89: Target = Target {
+        sm: 89,
+        nvdisasm: "SM89",
+        ptxas: "sm_89",
+        compute_capability: (8, 9),
+        spec_dir: "harness/spec/sm90",
+        common_json: include_str!("../../spec/sm90/common.json"),
+        // SM90's helper family until this target has its own (docs/architectures.md: they differ)
+        helpers_json: include_str!("../../spec/sm90/helpers.json"),
+        seed_page: include_str!("../../spec/sm90/hmul2-seed-page.txt"),
+        control_layout_from: "HMUL2",
+        arch_dir: "harness/spec/arch/sm89",
+        spec_overlay: None,
+        template_file: "kernels/hmul2_template.sm_89.cubin",
+        template: include_bytes!("../../../kernels/hmul2_template.sm_89.cubin"),
+        template_ptxas_12_9: None,
+        elf_os_abi: 0x41,
+        elf_abi_version: 8,
+        e_flags_low: 0x04,
+        param_base: 0x160,
+        descriptor_offset: 0x118,
+        stack_pointer_offset: 0x28,
+    };
+
     /// Hopper (H100, H200): the target every part of the harness speaks today.
     pub const SM90: Target = Target {
         sm: 90,
@@ -96,6 +171,8 @@ impl Target {
         helpers_json: include_str!("../../spec/sm90/helpers.json"),
         seed_page: include_str!("../../spec/sm90/hmul2-seed-page.txt"),
         control_layout_from: "HMUL2",
+        arch_dir: "harness/spec/arch/sm90",
+        spec_overlay: None,
         template_file: "kernels/hmul2_template.sm_90.cubin",
         template: include_bytes!("../../../kernels/hmul2_template.sm_90.cubin"),
         template_ptxas_12_9: Some(include_bytes!("../../../kernels/hmul2_template.sm_90.ptxas-12.9.cubin")),
@@ -107,29 +184,71 @@ impl Target {
         stack_pointer_offset: 0x28,
     };
 
-    /// Every target the harness speaks.
-    pub const ALL: [&'static Target; 1] = [&Target::SM90];
+    /// Blackwell datacenter (B200).
+    pub const SM100: Target = Target {
+        sm: 100,
+        nvdisasm: "SM100",
+        ptxas: "sm_100",
+        compute_capability: (10, 0),
+        spec_dir: "harness/spec/sm90",
+        common_json: include_str!("../../spec/sm90/common.json"),
+        // SM90's helper family until this target has its own (docs/architectures.md: they differ)
+        helpers_json: include_str!("../../spec/sm90/helpers.json"),
+        seed_page: include_str!("../../spec/sm90/hmul2-seed-page.txt"),
+        control_layout_from: "HMUL2",
+        arch_dir: "harness/spec/arch/sm100",
+        spec_overlay: None,
+        template_file: "kernels/hmul2_template.sm_100.cubin",
+        template: include_bytes!("../../../kernels/hmul2_template.sm_100.cubin"),
+        template_ptxas_12_9: None,
+        elf_os_abi: 0x41,
+        elf_abi_version: 8,
+        e_flags_low: 0x02,
+        param_base: 0x380,
+        descriptor_offset: 0x358,
+        stack_pointer_offset: 0x37c,
+    };
+
+    /// Blackwell (RTX 50xx).
+    pub const SM120: Target = Target {
+        sm: 120,
+        nvdisasm: "SM120",
+        ptxas: "sm_120",
+        compute_capability: (12, 0),
+        spec_dir: "harness/spec/sm90",
+        common_json: include_str!("../../spec/sm90/common.json"),
+        // SM90's helper family until this target has its own (docs/architectures.md: they differ)
+        helpers_json: include_str!("../../spec/sm90/helpers.json"),
+        seed_page: include_str!("../../spec/sm90/hmul2-seed-page.txt"),
+        control_layout_from: "HMUL2",
+        arch_dir: "harness/spec/arch/sm120",
+        spec_overlay: None,
+        template_file: "kernels/hmul2_template.sm_120.cubin",
+        template: include_bytes!("../../../kernels/hmul2_template.sm_120.cubin"),
+        template_ptxas_12_9: None,
+        elf_os_abi: 0x41,
+        elf_abi_version: 8,
+        e_flags_low: 0x02,
+        param_base: 0x380,
+        descriptor_offset: 0x358,
+        stack_pointer_offset: 0x37c,
+    };
+
+    /// Every target the harness speaks, in SM order.
+    pub const ALL: [&'static Target; 6] = [&Target::SM80, &Target::SM86, &Target::SM89, &Target::SM90, &Target::SM100, &Target::SM120];
 
     /// The target the harness uses when none is named.
     pub const DEFAULT: &'static Target = &Target::SM90;
 
-    /// The target named `s` in nvdisasm's spelling (`SM90`) or ptxas's (`sm_90`); an
-    /// architecture of [`NOT_YET`] or any other name is refused.
+    /// The target named `s` in nvdisasm's spelling (`SM90`) or ptxas's (`sm_90`); any other
+    /// name is refused.
     pub fn parse(s: &str) -> Result<&'static Target, TargetError> {
         let sm =
             s.strip_prefix("SM").or_else(|| s.strip_prefix("sm_")).filter(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()) && !d.starts_with('0'));
         let Some(sm) = sm.and_then(|d| d.parse::<u32>().ok()) else {
             return Err(TargetError::Unknown(s.into()));
         };
-        if let Some(t) = Target::ALL.into_iter().find(|t| t.sm == sm) {
-            return Ok(t);
-        }
-        let name = format!("SM{sm}");
-        if NOT_YET.contains(&name.as_str()) {
-            Err(TargetError::NotYet(name))
-        } else {
-            Err(TargetError::Unknown(s.into()))
-        }
+        Target::ALL.into_iter().find(|t| t.sm == sm).ok_or_else(|| TargetError::Unknown(s.into()))
     }
 
     /// The target of compute capability `cc`, if the harness speaks it.
@@ -161,24 +280,36 @@ mod tests {
         assert_eq!(Target::parse(Target::SM90.nvdisasm), Target::parse(Target::SM90.ptxas));
         assert_eq!(Target::SM90.to_string(), "SM90");
         assert_eq!(Target::of_compute_capability((9, 0)), Some(&Target::SM90));
-        assert_eq!(Target::of_compute_capability((8, 6)), None);
     }
 
     #[test]
-    fn the_other_architectures_are_refused_by_name() {
-        for a in NOT_YET {
-            let ptxas = format!("sm_{}", &a[2..]);
-            for s in [a, ptxas.as_str()] {
-                let e = Target::parse(s).expect_err(s);
-                assert_eq!(e, TargetError::NotYet(a.into()), "{s}");
-                let m = e.to_string();
-                assert!(m.contains("not supported yet") && m.contains(a) && m.contains("docs/architectures.md has the nvdisasm evidence"), "{m}");
-            }
+    fn every_architecture_parses_in_both_spellings_and_others_are_refused() {
+        let names: Vec<&str> = Target::ALL.iter().map(|t| t.nvdisasm).collect();
+        assert_eq!(names, ["SM80", "SM86", "SM89", "SM90", "SM100", "SM120"]);
+        for t in Target::ALL {
+            assert_eq!(Target::parse(t.nvdisasm), Ok(t));
+            assert_eq!(Target::parse(t.ptxas), Ok(t));
+            assert_eq!(Target::of_compute_capability(t.compute_capability), Some(t));
+            assert_eq!(t.ptxas, format!("sm_{}", t.sm));
+            assert!(t.arch_dir.ends_with(&t.nvdisasm.to_lowercase()));
         }
-        for s in ["", "SM", "sm90", "sm_", "SM090", "SM 90", "sm_9o", "SM75", "sm_100a", "Sm90", "x"] {
+        for s in ["", "SM", "sm90", "sm_", "SM090", "SM 90", "sm_9o", "SM75", "sm_100a", "Sm90", "x", "SM87"] {
             let e = Target::parse(s).expect_err(s);
             assert!(matches!(e, TargetError::Unknown(_)), "{s}: {e}");
-            assert!(e.to_string().contains("SM90") && e.to_string().contains("sm_90"), "{e}");
+            assert!(e.to_string().contains("SM90") && e.to_string().contains("sm_90") && e.to_string().contains("SM120"), "{e}");
+        }
+    }
+
+    #[test]
+    fn every_templates_elf_flags_are_its_targets() {
+        // docs/architectures.md's ptxas table: 0x6005004, 0x6005604, 0x6005904, 0x6005a04,
+        // 0x6006402, 0x6007802; OS ABI 65, ABI version 8
+        let want = [0x0600_5004, 0x0600_5604, 0x0600_5904, 0x0600_5a04, 0x0600_6402, 0x0600_7802];
+        for (t, w) in Target::ALL.into_iter().zip(want) {
+            assert_eq!(t.e_flags(), w, "{t}");
+            assert_eq!(u32::from_le_bytes([t.template[48], t.template[49], t.template[50], t.template[51]]), w, "{t}");
+            assert_eq!((t.template[7], t.template[8]), (t.elf_os_abi, t.elf_abi_version), "{t}");
+            assert!(t.template_file.ends_with(&format!(".{}.cubin", t.ptxas)));
         }
     }
 
