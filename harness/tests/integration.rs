@@ -13,6 +13,7 @@ mod cli_docs;
 mod digest_emulate;
 mod eval_cli;
 mod fake_driver;
+mod family_probe;
 mod faults;
 mod isa_roundtrip;
 mod json_cli;
