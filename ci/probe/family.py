@@ -12,7 +12,7 @@ instruction: all 16 operand-form codes; every value of every field up to 6 bits 
 wider one); every single-bit flip of every form's word; the control table (yield x reuse x stall); random words (seed
 SEED, printed) of two kinds: fields of a random form drawn at random, and every bit but the opcode and form codes
 random; the spec's evidence words. The same words go to nvdisasm -b SM80 .. SM120 (recorded where they differ), and
-ci/probe/family.ptx through ptxas -arch sm_90 (the corpus: which values ptxas emits). Runs in about 10 s.
+ci/probe/family.ptx through ptxas -arch sm_90 (the corpus: which values ptxas emits). Runs in about 20 s.
 Exit status: 0 written / matching, 1 differing (--check) or the spec disagreeing with nvdisasm, 2 the tools failed.
 The tools are found by the project's one rule ($HMUL2_NVDISASM, $HMUL2_PTXAS, $HMUL2_CUOBJDUMP, else .tools/bin,
 else PATH). harness/tests/family_probe.rs runs --check.
@@ -412,6 +412,11 @@ def instruction_evidence(spec, name, p, seen, corpus_words):
                                   ("kinds", [OrderedDict([("message", k), ("count", rej[k]), ("example", rej_ex[k])]) for k in sorted(rej, key=lambda k: (-rej[k], k))])])
     rec["suffixes_printed"] = suffix_census(spec, everything, seen)
     rec["spec_mismatches"] = mismatches(spec, everything, seen)
+    for e in spec["evidence"]:
+        for x in e["words"]:
+            now = "rejected" if seen[int(x["hex"], 16)].startswith("REJ") else seen[int(x["hex"], 16)]
+            if now != x["nvdisasm"]:
+                rec["spec_mismatches"].append(OrderedDict([("word", x["hex"]), ("nvdisasm", now), ("spec", f"evidence {e['id']} records {x['nvdisasm']!r}")]))
     mine = [(w, t) for w, t in corpus_words if t.split(".")[0].split(" ")[0] == spec["mnemonic"]]
     rec["ptxas_corpus"] = [OrderedDict([("word", hexw(w)), ("cuobjdump", t), ("nvdisasm", seen[w]), ("spec", judge(spec, w, seen[w]) or "agrees"),
                                         ("fields", OrderedDict((k, v) for k, v in decode(spec, form_of(spec, w), w).items() if k not in ("opcode", "operand_form", "ureg_flag")) if form_of(spec, w) else None)])
@@ -626,24 +631,50 @@ def render_instruction(a, spec, r):
     a("")
 
 
+def corpus_values(spec, r, name):
+    """How often the ptxas corpus uses each value of a field (decoded with the spec)."""
+    return Counter(c["fields"][name] for c in r["ptxas_corpus"] if c["fields"] and name in c["fields"])
+
+
+def value_name(x, v):
+    if "values" in x:
+        return x["values"][v] or "(none)"
+    if x.get("kind") in ("pred", "pred_dst"):
+        return "PT" if v == 7 else f"P{v}"
+    return str(v)
+
+
 def render_meaning(a, specs, ev):
-    a("## The modifiers ptxas never emits: IS_A, H_AND and the INVALIDn values")
+    a("## What ptxas emits, and the modifiers it never does: IS_A, H_AND and the INVALIDn values")
     a("")
-    emitted = {n: Counter(s for c in ev["instructions"][n]["ptxas_corpus"] for s in c["cuobjdump"].split(" ")[0].split(".")[1:]) for n in specs}
-    a("| instruction | suffix | nvdisasm prints it for | in the ptxas corpus |")
+    a("The values the ptxas corpus uses, per field (decoded with the spec; registers, control bits and the special source left out):")
+    a("")
+    skip = {"kind": ("reg", "ureg", "control", "imm16", "offset", "bank")}
+    for n, spec in specs.items():
+        r = ev["instructions"][n]
+        cells = []
+        for name in spec["common_fields"]:
+            x = spec["f"][name]
+            if x.get("kind") in skip["kind"]:
+                continue
+            c = corpus_values(spec, r, name)
+            cells.append(f"{name}: " + ", ".join(f"{value_name(x, v)} ({c[v]})" for v in sorted(c)))
+        a(f"- {spec['mnemonic']} ({len(r['ptxas_corpus'])} words): " + "; ".join(cells) + ".")
+    a("")
+    a("Every value nvdisasm names `INVALIDn`, `IS_A` or `H_AND`, its text on the first form's word, and how often ptxas emits it:")
+    a("")
+    a("| instruction | field = value | nvdisasm (word) | in the ptxas corpus |")
     a("|---|---|---|---|")
     for n, spec in specs.items():
+        r = ev["instructions"][n]
+        key = spec["forms"][0]["key"]
         for name, x in spec["f"].items():
             for i, v in enumerate(x.get("values", [])):
                 if v and (v.startswith("INVALID") or v in ("IS_A", "H_AND")):
-                    ex = ev["instructions"][n]["suffixes_printed"].get(v)
-                    a(f"| {spec['mnemonic']} | `.{v}` | {name} = {i} (e.g. `{ex['example'] if ex else 'none'}`) | {emitted[n].get(v, 0)} times |")
-    for n, spec in specs.items():
-        for name in ("a_swizzle", "b_swizzle"):
-            a(f"| {spec['mnemonic']} | `.INVALID1` on an operand | {name} = 1 | {sum(1 for c in ev['instructions'][n]['ptxas_corpus'] if 'INVALID' in c['cuobjdump'])} times |")
+                    row = next(w for w in r["fields"][key][name] if w["value"] == i)
+                    a(f"| {spec['mnemonic']} | {name} = {i} (`{v}`) | `{md(row['nvdisasm'])}` (`{row['word']}`) | {corpus_values(spec, r, name)[i]} |")
     a("")
-    a("Also never emitted by ptxas in the corpus: HMNMX2's format 3 (`prints nothing`), HSET2/HSETP2's comparisons `.F` and `.T`, and a")
-    a("predicate source other than PT/P0 (ptxas folds a constant predicate source into `.AND PT`). What public sources say:")
+    a("HMNMX2's format 3 prints nothing (where HMUL2 prints `.INVALID3`). What public sources say of the values ptxas never emits:")
     a("")
     a(f"- `.IS_A` (HMNMX2 bit 65): Mesa NAK ({NAK}) encodes HMNMX2 with bits 78, 80, 81 (`.NAN`), 82 (`.XORSIGN`), 85 and the")
     a("  min/max predicate at 87..90, and never writes bit 65 or 66..71; nvdisasm's opclass name for it is `hmnmx2_pred` and it prints two")
@@ -675,14 +706,14 @@ def render_typed_layer(a, specs):
     a("| `pred_dst` | HSETP2 `p_dst` 81..83, `q_dst` 84..86; HMNMX2 `is_a_p` 66..68, `is_a_q` 69..71 | 0..6 `P0`..`P6`, 7 `PT` (a discarded result) | "
       "a `PredDst(u3)` operand; the shape's `writes` lists one `pred` per field; HMNMX2's only with `.IS_A` (`writes_when`), hidden otherwise as HFMA2's `relu_pred` |")
     a(f"| `cmp` | HSET2 / HSETP2 `cmp` 76..79 | {', '.join(f'{i} `{v}`' for i, v in enumerate(specs['hset2']['f']['cmp']['values']))}; always printed | "
-      "an enum `FloatCmp` with 16 values (bit 3 = unordered: the value with bit 3 is true also when either lane input is NaN, F/T constant); NAK's FloatCmpOp lacks F and T |")
+      "an enum `FloatCmp` with 16 values: 1..6 the ordered LT EQ LE GT NE GE, 9..14 their unordered forms (code + 8: by name true also when a lane input is NaN), 7 NUM, 8 NAN, 0 F and 15 T (by name constant false / true; NAK's FloatCmpOp has no F or T); what each does with NaN, -0 and FTZ is for the reference and hardware to settle |")
     a(f"| `bool_op` | HSET2 / HSETP2 `bool_op` 69..70 | {', '.join(f'{i} `{v}`' for i, v in enumerate(specs['hset2']['f']['bool_op']['values']))}; always printed | "
       "an enum `PredSetOp { And, Or, Xor, Invalid3 }`; combines each lane's comparison with the predicate source |")
     a("| `pred` as a source | HSET2 / HSETP2 `src_pred` 87..89 + `src_pred_neg` 90; HMNMX2 `sel_pred` + `sel_pred_neg` | `P0`..`P6`, `PT`, with `!` | "
       "a `PredSrc { index: u3, neg: bool }` operand read by the instruction (not the guard): the shape's `reads` ends with `pred` |")
     a("| `flag` with a suffix | HMNMX2 `ftz`, `nan`, `xorsign`, `is_a`; HSET2 `bf`, `ftz`; HSETP2 `h_and`, `ftz` | 0 nothing, 1 the suffix | "
       "today's `flag` kind with `values` [\"\", NAME]; the renderer prints them in `text.suffixes` order |")
-    a("| `enum` at new bits | HSET2 / HSETP2 `format` 64..65 | `` `INVALID1` `BF16_V2` `INVALID3` | HMUL2's `format` values at other bits: the typed `Format` enum is shared, its bits are data |")
+    a("| `enum` at new bits | HSET2 / HSETP2 `format` 64..65 | 0 (none: FP16), 1 `INVALID1`, 2 `BF16_V2`, 3 `INVALID3` | HMUL2's `format` values at other bits: the typed `Format` enum is shared, its bits are data |")
     a("")
     a("New spec keys: `text` (`suffixes`: the suffix fields in nvdisasm's order; `operands`: the operand order, `b` standing for")
     a("the form's operand 2), `shape.writes_when` (outputs that exist only with a flag), `base` (the field values of a form's")
@@ -693,7 +724,7 @@ def render_typed_layer(a, specs):
               "hset2": ["HSET2.BF.LTU.AND R13, R0, R5, PT", "HSET2.BF16_V2.BF.LE.FTZ.OR R0, R1, R2, !P1"],
               "hsetp2": ["HSETP2.LE.AND P0, P1, R0, R5, PT", "HSETP2.BF16_V2.LE.H_AND.FTZ.OR P3, P6, R1, R2, PT"]}[n]
         a(f"- {spec['mnemonic']}: `{spec['mnemonic']}" + "".join(f"[.{s}]" for s in spec["text"]["suffixes"]) + " " + ", ".join(spec["text"]["operands"]) +
-          "`, e.g. " + ", ".join(f"`{e}`" for e in ex))
+          "`" + (" (is_a_p, is_a_q only with .IS_A)" if n == "hmnmx2" else "") + ", e.g. " + ", ".join(f"`{e}`" for e in ex))
     a("")
     a("Operand 2's forms: HMNMX2 uses HMUL2's operand-form codes (1 R, 4 immediates, 5 c[], 5+UR cx[], 6+UR UR); HSET2 and HSETP2")
     a("use HADD2's operand-3 codes (1 R, 2 immediates, 3 c[], 3+UR cx[], 7+UR UR) although there is no third source: the")
