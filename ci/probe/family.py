@@ -471,6 +471,40 @@ def evidence(specs, plans, seen, versions, corpus_words):
     return e
 
 
+# What the evidence below shows, in words (each claim is a row of the tables that follow or of evidence.json).
+FINDINGS = [
+    "- **Opcodes**: HSET2 0x033, HSETP2 0x034, HMNMX2 0x040 (one bit from VIMNMX 0x048). A single flipped opcode bit of",
+    "  HSET2 or HSETP2 prints HMUL2, HFMA2, HFMA2.MMA, HADD2 or an integer or tensor instruction (the bit-flip evidence).",
+    "- **Forms**: all three have the five forms of HMUL2 and HADD2 (R, two immediates, c[], cx[UR], UR), the special source at",
+    "  bits 32..63 printed as operand 2. HSET2 and HSETP2 select them with HADD2's codes (1, 2, 3, 3+UR, 7+UR: HFMA2's",
+    "  operand-3 codes), HMNMX2 with HMUL2's (1, 4, 5, 5+UR, 6+UR). None reads a register at 64..71.",
+    "- **HSETP2 has no register destination**: bits 16..23 are ignored; P at 81..83 and Q at 84..86 are printed first.",
+    "- **Comparison** 76..79: all 16 values print (F LT EQ LE GT NE GE NUM NAN LTU EQU LEU GTU NEU GEU T), NAK's codes plus",
+    "  F = 0 and T = 15. **Boolean operation** 69..70: AND, OR, XOR, INVALID3. Both are always printed (`.F.AND` on a zero word).",
+    "- **BF16_V2 moves**: HSET2/HSETP2 keep the format in a two-bit field at 64..65 (1 INVALID1, 2 BF16_V2, 3 INVALID3), not",
+    "  at HMUL2's 78/85 (78 is the comparison's top bit there); HMNMX2 keeps 78/85, but its format 3 **prints nothing** where",
+    "  HMUL2 prints `.INVALID3`.",
+    "- **HSET2 bit 71** is `.BF` (ptxas: set for a float-typed PTX destination, clear for `.u32`/`.s32`); the same bit of",
+    "  HSETP2 is `.H_AND`. HMNMX2's **`.IS_A`** (bit 65) adds two predicate destinations (66..68, 69..71) after the register",
+    "  destination (nvdisasm's opclass `hmnmx2_pred`); without it those bits are ignored. ptxas 13.0 emits neither.",
+    "- **HMNMX2's min/max** is one opcode with a predicate operand (87..90): ptxas writes `PT` for min and `!PT` for max;",
+    "  `.NAN` 81, `.XORSIGN` 82 (ptxas pairs it with `|a|`, `|b|`), `.FTZ` 80; suffix order format, FTZ, NAN, XORSIGN, IS_A.",
+    "  HSET2's order is format, BF, comparison, FTZ, boolean operation; HSETP2's format, comparison, H_AND, FTZ, boolean operation.",
+    "- **Reuse**: HMNMX2 reuses operand 2 with bit 123 (as HMUL2); HSET2 and HSETP2 with bit **124** and reject 123 with the",
+    "  yield bit set (as HADD2). The rest of the control table is HMUL2's (yield: stall 1..11; no yield: reuse 6 and 7",
+    "  rejected, a reuse flag needs stall >= 1). So HSET2/HSETP2 follow HADD2's layout and HMNMX2 HMUL2's.",
+    "- **Operand text**: a register's half select follows its bars and `.reuse` (`-|R27|.reuse.H1_H1`); a special source's",
+    "  sits inside the bars (`-|c[0x14] [-0x4210].H1_H1|`, `|UR34.H1_H1|`).",
+    "- **Ignored bits** (every flip and 2000 fully random words per instruction agree): 64, 76, 77, 79, 83, 84, 86 in HMNMX2;",
+    "  66..68 in HSET2/HSETP2, 81..86 in HSET2, 16..23 in HSETP2; 92..104 and 125..127 in all; the special slot's unused bits.",
+    "- **Other architectures** (nvdisasm 13.2 -b): SM80 prints HMNMX2 bit 78 as `.F32`, format 3 as `.INVALID3`, has no",
+    "  `.XORSIGN` or `.IS_A`, and ignores HSET2/HSETP2's 64..65 (no BF16_V2 there); a half select of 1 prints `.F32`",
+    "  (`.INVALID1` on SM90) on SM80..SM89. SM86/SM89: as SM80 but with `.XORSIGN` and with format 3 printing nothing.",
+    "  SM100/SM120: `.IS_A` as SM90, format 3 `.INVALID3`, no c[] / cx[] forms, an 8-bit UR (bits 38..39; UR63 is not URZ).",
+    "  `.H_AND` prints on all six.",
+]
+
+
 # ---- the report --------------------------------------------------------------------------------------------
 
 def md(t):
@@ -513,6 +547,11 @@ def render_doc(specs, ev, versions):
     a("The same words go to `nvdisasm -b` SM80, SM86, SM89, SM100 and SM120, and `ci/probe/family.ptx` (min/max/set/setp on f16x2 and")
     a("bf16x2, every comparison, the boolean operations, `.ftz`, `.NaN`, `.xorsign.abs`, integer and float `set` results) through")
     a("`ptxas -arch sm_90` is the corpus of what ptxas emits.")
+    a("")
+    a("## Findings")
+    a("")
+    for line in FINDINGS:
+        a(line)
     a("")
     a("## Agreement")
     a("")
@@ -727,10 +766,10 @@ def render_typed_layer(a, specs):
           "`" + (" (is_a_p, is_a_q only with .IS_A)" if n == "hmnmx2" else "") + ", e.g. " + ", ".join(f"`{e}`" for e in ex))
     a("")
     a("Operand 2's forms: HMNMX2 uses HMUL2's operand-form codes (1 R, 4 immediates, 5 c[], 5+UR cx[], 6+UR UR); HSET2 and HSETP2")
-    a("use HADD2's operand-3 codes (1 R, 2 immediates, 3 c[], 3+UR cx[], 7+UR UR) although there is no third source: the")
-    a("special source sits at bits 32..63 and is printed as operand 2. A form's code therefore cannot be derived from the")
-    a("instruction's source count; it stays data (`fixed`). Reuse: HMNMX2 operand 2 is reuse bit 1 (123), HSET2/HSETP2 operand 2")
-    a("is reuse bit 2 (124): the spec's `operand_reuse` says which.")
+    a("use HADD2's (1 R, 2 immediates, 3 c[], 3+UR cx[], 7+UR UR), with the special source at bits 32..63 printed as operand 2")
+    a("in both. Two-source instructions thus come in two code families; a form's code stays data (`fixed`), as today.")
+    a("Reuse: HMNMX2 operand 2 is reuse bit 1 (123), HSET2/HSETP2 operand 2 reuse bit 2 (124), as HADD2: the spec's")
+    a("`operand_reuse` says which, as today.")
     a("")
 
 
