@@ -292,6 +292,13 @@ def plan_for(spec, name):
     p["codes"] = [put(put(base, f["operand_form"], of), f["ureg_flag"], u) for of in range(8) for u in (0, 1)]
     p["rows"] = [(form["key"], fn, v, put(form_word(spec, form), f[fn], v))
                  for form in spec["forms"] for fn in spec["common_fields"] + form["fields"] for v in values(f[fn])]
+    # a field a condition hides is probed again with the condition lifted (e.g. HMNMX2's is_a_p with .IS_A)
+    for h in spec.get("hidden", []):
+        for form in spec["forms"]:
+            w = form_word(spec, form)
+            for k, ranges in h["when"].items():
+                w = put(w, f[k], next(v for v in range(1 << width(f[k])) if not in_ranges(v, ranges)))
+            p["rows"] += [(form["key"], f"{h['field']} ({h['id']} lifted)", v, put(w, f[h["field"]], v)) for v in values(f[h["field"]])]
     p["flips"] = [(form["key"], b, form_word(spec, form) ^ 1 << b) for form in spec["forms"] for b in range(128)]
     p["control"] = [(form["key"], y, r, s, put(put(put(form_word(spec, form), f["yield"], y), f["reuse"], r), f["stall"], s))
                     for form in spec["forms"] for y in (0, 1) for r in range(8) for s in range(16)]
@@ -613,6 +620,9 @@ def render_instruction(a, spec, r):
         else:
             cell = "<br>".join(f"{v['value']}: `{md(v['nvdisasm'])}`" for v in rows[:4]) + (f"<br>... {len(rows)} values probed" if len(rows) > 4 else "")
         hid = [h["id"] for h in spec.get("hidden", []) if h["field"] == name]
+        for h in hid:
+            lifted = r["fields"][first["key"]].get(f"{name} ({h} lifted)", [])
+            cell += f"<br>with {h} lifted: " + "<br>".join(f"{v['value']}: `{md(v['nvdisasm'])}`" for v in lifted)
         a(f"| {name} | {fmt_bits(x)} | {x.get('kind', '')} | {' '.join(forms) if len(forms) < len(spec['forms']) else 'all'} | {md(x.get('doc', ''))} | {cell}{' (hidden: ' + ', '.join(hid) + ')' if hid else ''} |")
     a("")
     for form in spec["forms"]:
@@ -797,7 +807,7 @@ def render_other_archs(a, specs, ev):
             fd = [f"{k.split('_', 1)[1]} `{md(v['nvdisasm'])}`" for k, v in x["forms"].items() if v["nvdisasm"] != v["sm90"]]
             by = OrderedDict()
             for k, v in x["fields_differing"].items():
-                form, field = k.split(" ")
+                form, field = k.split(" ", 1)
                 by.setdefault(field, []).append((form.split("_", 1)[1], v))
             cells = []
             for field, rows in by.items():

@@ -45,3 +45,17 @@ fn the_committed_evidence_has_no_word_the_specs_misread() {
         assert!(r["illegal"]["words_asked"].as_u64().unwrap() > 7000, "{name}");
     }
 }
+
+#[test]
+fn a_missing_tool_fails_the_check_with_exit_2_never_a_pass() {
+    let o = Command::new("python3")
+        .current_dir(common::root())
+        .args(["ci/probe/family.py", "--check"])
+        .env("HMUL2_NVDISASM", "/nonexistent/nvdisasm")
+        .output()
+        .unwrap_or_else(|e| panic!("python3 is needed for this check: {e}"));
+    let t = common::text(&o);
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    assert!(t.contains("$HMUL2_NVDISASM = /nonexistent/nvdisasm, which is not a file"), "{t}");
+    assert!(!t.contains(": ok"), "{t}");
+}
