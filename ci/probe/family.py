@@ -701,8 +701,9 @@ def render_meaning(a, specs, ev):
     skip = {"kind": ("reg", "ureg", "control", "imm16", "offset", "bank")}
     for n, spec in specs.items():
         r = ev["instructions"][n]
-        cells = []
-        for name in spec["common_fields"]:
+        forms = Counter(form_of(spec, int(c["word"], 16))["key"].split("_", 1)[1] for c in r["ptxas_corpus"])
+        cells = ["form: " + ", ".join(f"{k} ({forms[k]})" for k in sorted(forms))]
+        for name in spec["common_fields"] + ["b_neg", "b_abs", "b_swizzle"]:
             x = spec["f"][name]
             if x.get("kind") in skip["kind"]:
                 continue
