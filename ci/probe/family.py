@@ -6,8 +6,9 @@ the evidence and the report generated from the answers.
 
 The specs (harness/spec/proposed/sm90/{hmnmx2,hset2,hsetp2}.json, written by hand from what this script
 found) are the model: every probed word is decoded with them, the spec predicts nvdisasm's verdict (accepted,
-rejected, prints nothing: its constraints) and text (suffixes in `text.suffixes` order, the destinations, operand 1
-and the predicate source; an immediate's float text is not predicted), and each mismatch is listed. Words asked, per
+rejected, prints nothing: its constraints) and whole text (guard, suffixes in `text.suffixes` order, operands in
+`text.operands` order with their modifiers, immediates spelled as harness/isa's floattext.rs does), and each mismatch
+is listed. Words asked, per
 instruction: all 16 operand-form codes; every value of every field up to 6 bits of every form (a fixed sample of a
 wider one); every single-bit flip of every form's word; the control table (yield x reuse x stall); random words (seed
 SEED, printed) of two kinds: fields of a random form drawn at random, and every bit but the opcode and form codes
@@ -17,7 +18,7 @@ Exit status: 0 written / matching, 1 differing (--check) or the spec disagreeing
 The tools are found by the project's one rule ($HMUL2_NVDISASM, $HMUL2_PTXAS, $HMUL2_CUOBJDUMP, else .tools/bin,
 else PATH). harness/tests/family_probe.rs runs --check.
 """
-import hashlib, json, os, random, re, subprocess, sys, tempfile
+import hashlib, json, os, random, re, struct, subprocess, sys, tempfile
 from collections import Counter, OrderedDict
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -175,12 +176,28 @@ def source(spec, vals, x, operand, body, register=True):
     return t + swz if register else t
 
 
+def spell(bits, bf16):
+    """A 16-bit float immediate as nvdisasm spells it (harness/isa's floattext.rs rule): `0`, `-0.0 `, `+INF `,
+    `+QNAN `, `+SNAN ` (signed), else C's %.20g below 1e9 in magnitude and %.20e from there on."""
+    exp_mask, quiet = (0x7f80, 0x0040) if bf16 else (0x7c00, 0x0200)
+    sign, mag = ("-" if bits & 0x8000 else "+"), bits & 0x7fff
+    if mag & exp_mask == exp_mask:
+        return sign + ("INF " if mag == exp_mask else "QNAN " if mag & quiet else "SNAN ")
+    if bits == 0x8000:
+        return "-0.0 "
+    if mag == 0:
+        return "0"
+    x = struct.unpack("<f", struct.pack("<I", bits << 16))[0] if bf16 else struct.unpack("<e", struct.pack("<H", bits))[0]
+    return "%.20g" % x if abs(x) < 1e9 else "%.20e" % x
+
+
 def operand_b(spec, form, vals):
-    """Operand 2's text, or None for the two immediates (their float text is not predicted)."""
+    """Operand 2's text (the two immediates are two operands: the high half first)."""
     if "b_reg" in vals:
         return [source(spec, vals, "b", 1, reg(vals["b_reg"]))]
     if "imm_lo" in vals:
-        return None
+        bf16 = spec["f"]["format"]["values"][vals["format"]] == "BF16_V2"
+        return [spell(vals["imm_hi"], bf16).strip(), spell(vals["imm_lo"], bf16).strip()]
     if "cb_bank" in vals:
         off = vals["cb_offset"]
         if off & 0x2000:
@@ -193,8 +210,8 @@ def operand_b(spec, form, vals):
 
 
 def predicted_text(spec, form, vals):
-    """nvdisasm's text as the spec reads the word, as (head, operands before operand 2, operand 2 or None,
-    operands after it)."""
+    """nvdisasm's text as the spec reads the word, as (head, operands before operand 2, operand 2's one or two
+    operands, operands after it)."""
     f = spec["f"]
     head = ""
     if vals["pred"] != 7 or vals["pred_neg"]:
@@ -242,11 +259,8 @@ def judge(spec, word, text):
         return f"accepted as {form['key']}"
     head, before, b, after = predicted_text(spec, form, vals)
     h, ops = split_text(text)
-    want = f"{head} {', '.join(before + (b or ['<imm>', '<imm>']) + after)}"
-    if h != head or ops[:len(before)] != before or (after and ops[-len(after):] != after) or \
-            len(ops) != len(before) + (len(b) if b else 2) + len(after) or (b and ops[len(before):len(before) + len(b)] != b):
-        return want
-    return None
+    want = f"{head} {', '.join(before + b + after)}"
+    return None if (h, ops) == (head, before + b + after) else want
 
 
 # ---- the probe ---------------------------------------------------------------------------------------------
@@ -549,8 +563,8 @@ def render_doc(specs, ev, versions):
     a(f"   {RANDOM_RAW} with every bit random but the opcode and the form codes (seed `{SEED}-<name>-raw`; stall 1..11, reuse 0);")
     a("6. the words of the spec's `evidence` entries.")
     a("")
-    a("The spec is the model: each word is decoded with it and its verdict (constraints) and text (suffixes, guard, destinations,")
-    a("operand 1 with its modifiers, operand 2 except an immediate's float text, the predicate source) are compared with nvdisasm's.")
+    a("The spec is the model: each word is decoded with it and its verdict (constraints) and whole text (guard, suffixes, every")
+    a("operand with its modifiers, immediates spelled by `harness/isa/src/isa/floattext.rs`'s rule) are compared with nvdisasm's.")
     a("The same words go to `nvdisasm -b` SM80, SM86, SM89, SM100 and SM120, and `ci/probe/family.ptx` (min/max/set/setp on f16x2 and")
     a("bf16x2, every comparison, the boolean operations, `.ftz`, `.NaN`, `.xorsign.abs`, integer and float `set` results) through")
     a("`ptxas -arch sm_90` is the corpus of what ptxas emits.")
