@@ -24,7 +24,7 @@
 //! float comparison (F = 0, LT = 1, ..., GEU = 14, T = 15, [`Cmp::code`]).
 
 use super::policy::FlushLanes;
-use super::{mods_masks, shifts, Policy, Undefined};
+use super::{mask, mods_masks, sel, shifts, Policy, Undefined};
 use crate::isa::{Format, SrcMods, Swizzle};
 use std::cmp::Ordering;
 
@@ -177,7 +177,8 @@ pub(super) struct CmpCtx {
     b_sh: [u32; 2],
     ftz: bool,
     table: u8,
-    bool_op: BoolOp,
+    /// Which of AND, OR, XOR the boolean operation is.
+    bool_masks: [bool; 3],
     bf16: bool,
 }
 
@@ -248,7 +249,7 @@ impl CmpCtx {
             b_sh: shifts(op.b_mods.swizzle),
             ftz: op.ftz && flushes(p.cmp_ftz, bf16),
             table: op.cmp.truth_table(),
-            bool_op: op.bool_op,
+            bool_masks: [op.bool_op == BoolOp::And, op.bool_op == BoolOp::Or, op.bool_op == BoolOp::Xor],
             bf16,
         })
     }
@@ -256,33 +257,43 @@ impl CmpCtx {
     #[inline(always)]
     fn src(&self, word: u32, sh: u32, and: u16, xor: u16) -> u16 {
         let v = ((word >> sh) as u16 & and) ^ xor;
-        if self.ftz && v & self.exp == 0 {
-            v & 0x8000
-        } else {
-            v
-        }
+        sel(mask(self.ftz) & mask(v & self.exp == 0), v & 0x8000, v)
+    }
+
+    /// Lane comparison `t` of `x` and `y` (after modifiers and flushing), straight-line so
+    /// that batches vectorise: the relation as one bit of [`Cmp::truth_table`]'s four,
+    /// from order-preserving keys of the sign-magnitude values (both zeros one key).
+    #[inline(always)]
+    fn holds(&self, x: u16, y: u16) -> bool {
+        let (kx, ky) = (order_key(x), order_key(y));
+        let unordered = (x & 0x7fff > self.exp) | (y & 0x7fff > self.exp);
+        let rel = ((kx < ky) as u8) | ((kx == ky) as u8) << 1 | ((kx > ky) as u8) << 2;
+        let rel = if unordered { 8 } else { rel };
+        self.table & rel != 0
     }
 
     /// Each lane's comparison `t`, before the boolean operation.
     #[inline(always)]
     pub(super) fn lanes(&self, a: u32, b: u32) -> [bool; 2] {
-        let t = |l: usize| {
-            let x = self.src(a, self.a_sh[l], self.a_and, self.a_xor);
-            let y = self.src(b, self.b_sh[l], self.b_and, self.b_xor);
-            (self.table >> relation_bit(relation(self.exp, x, y))) & 1 != 0
-        };
-        [t(0), t(1)]
+        let (x0, y0) = (self.src(a, self.a_sh[0], self.a_and, self.a_xor), self.src(b, self.b_sh[0], self.b_and, self.b_xor));
+        let (x1, y1) = (self.src(a, self.a_sh[1], self.a_and, self.a_xor), self.src(b, self.b_sh[1], self.b_and, self.b_xor));
+        [self.holds(x0, y0), self.holds(x1, y1)]
     }
 
-    /// `t op c` ([`CmpCtx::new`] refused INVALID3).
+    /// `t op c` ([`CmpCtx::new`] refused INVALID3), without a branch on the operation.
     #[inline(always)]
     fn combine(&self, t: bool, c: bool) -> bool {
-        match self.bool_op {
-            BoolOp::And => t & c,
-            BoolOp::Or => t | c,
-            BoolOp::Xor | BoolOp::Invalid3 => t ^ c,
-        }
+        let [and, or, xor] = self.bool_masks;
+        ((t & c) & and) | ((t | c) & or) | ((t ^ c) & xor)
     }
+}
+
+/// An order-preserving unsigned key of a sign-magnitude lane value (not NaN): both zeros
+/// get one key.
+#[inline(always)]
+fn order_key(v: u16) -> u16 {
+    let neg = 0u16.wrapping_sub(v >> 15);
+    sel(mask(v & 0x7fff == 0), 0x8000, v ^ (neg | 0x8000))
 }
 
 /// The lane value of a true HSET2 result.
