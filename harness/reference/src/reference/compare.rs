@@ -217,17 +217,7 @@ pub(super) fn relation(exp: u16, a: u16, b: u16) -> Option<Ordering> {
     if a & 0x7fff > exp || b & 0x7fff > exp {
         return None;
     }
-    // sign-magnitude to an order-preserving unsigned key; both zeros to one key
-    let key = |v: u16| {
-        if v & 0x7fff == 0 {
-            0x8000
-        } else if v & 0x8000 != 0 {
-            !v
-        } else {
-            v | 0x8000
-        }
-    };
-    Some(key(a).cmp(&key(b)))
+    Some(order_key(a).cmp(&order_key(b)))
 }
 
 impl CmpCtx {
