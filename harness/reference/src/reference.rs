@@ -10,7 +10,9 @@
 pub mod add;
 #[cfg(target_arch = "x86_64")]
 mod bf16x32;
+pub mod compare;
 pub mod fma;
+pub mod minmax;
 pub mod operation;
 #[cfg(target_arch = "x86_64")]
 pub mod ph;
@@ -46,6 +48,9 @@ pub enum Undefined {
     /// HFMA2 ([`fma`]) only: a modifier or combination with no documented meaning.
     #[error("HFMA2 {0}")]
     Fma(&'static str),
+    /// HSET2 and HSETP2 ([`compare`]): the boolean operation field holds value 3.
+    #[error("boolean operation field is INVALID3: no operation is defined")]
+    BoolOp,
 }
 
 /// The instructions the whole pipeline runs: reference arithmetic, and a kernel that stages

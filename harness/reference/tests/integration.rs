@@ -3,6 +3,8 @@
 //! this folder; `cargo test -p harness-reference --test integration MODULE::` runs one.
 
 mod fma_inst;
+mod ptxas_compare_minmax;
 mod ptxas_fma_semantics;
+mod reference_compare_exhaustive;
 mod reference_fma;
 mod semantics_scope;

@@ -25,6 +25,12 @@ pub struct Assumption {
     /// instruction's vectors of it alone, and the report groups entries by instruction.
     #[serde(default)]
     pub instructions: Vec<crate::isa::Op>,
+    /// Instructions the entry is about whose semantics the reference has but the isa does
+    /// not know yet (no [`crate::isa::Op`]; issue 41's HSET2, HSETP2 and HMNMX2), by
+    /// mnemonic. Each is one of [`PENDING`]; when the isa gains one, a test fails until it
+    /// moves to `instructions`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pending_instructions: Vec<String>,
     #[serde(default)]
     pub assumption: String,
     #[serde(default)]
@@ -83,6 +89,10 @@ pub struct Outside {
     pub test: Option<String>,
 }
 
+/// The instructions whose semantics modules exist before the isa knows them
+/// ([`super::compare`], [`super::minmax`]): what `pending_instructions` may name.
+pub const PENDING: &[&str] = &["HSET2", "HSETP2", "HMNMX2"];
+
 /// What the reference does where no document settles the semantics.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Policy {
@@ -130,6 +140,75 @@ pub struct Policy {
     pub fma_relu_nan: ReluNan,
     /// true: HFMA2.MMA computes what HFMA2 does; false: it has no value.
     pub fma_mma_same: bool,
+    /// HSET2/HSETP2 ([`super::compare`]): the lanes .FTZ flushes before comparing.
+    pub cmp_ftz: FlushLanes,
+    /// HSET2.BF with .BF16_V2: true: a true lane is BF16's 1.0 (0x3f80); false: 0x3c00.
+    pub hset2_bf_bf16_one: bool,
+    pub hsetp2_h_and: HAnd,
+    /// HMNMX2 ([`super::minmax`]): the lanes .FTZ flushes before selecting.
+    pub mnmx_ftz: FlushLanes,
+    /// HMNMX2 without .NAN, both inputs NaN.
+    pub mnmx_nan: MinMaxNan,
+    /// HMNMX2.NAN, some input NaN.
+    pub mnmx_nan_modifier: MinMaxNan,
+    pub mnmx_zero: MinMaxZero,
+    pub mnmx_xorsign_from: XorSignFrom,
+    /// HMNMX2.XORSIGN: true: a NaN result keeps its sign.
+    pub mnmx_xorsign_nan_keeps: bool,
+}
+
+/// The lane formats a flush modifier acts on (comparisons and min/max).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlushLanes {
+    /// FP16 and BF16 lanes.
+    Both,
+    /// FP16 lanes; ignored with .BF16_V2.
+    F16Only,
+    /// None: the modifier changes nothing.
+    Neither,
+}
+
+/// What HSETP2.H_AND writes to its two predicates, `t = t0 && t1` (the lanes' comparisons
+/// ANDed) and `op(x, c)` the boolean operation with the predicate source.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HAnd {
+    /// `op(t, c)` and `op(!t, c)` (what Mesa's NAK describes).
+    Complement,
+    /// `op(t, c)` to both.
+    Same,
+    /// `op(t, c)` and its negation.
+    NotFirst,
+}
+
+/// Which NaN HMNMX2 gives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MinMaxNan {
+    /// 0x7fff.
+    Canonical,
+    /// The first NaN input (after modifiers, operand 1 before operand 2), quieted.
+    FirstQuieted,
+    /// The first NaN input, bits unchanged.
+    FirstAsIs,
+}
+
+/// What HMNMX2 gives for zeros of opposite signs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MinMaxZero {
+    /// -0 < +0: min gives -0, max +0.
+    MinusBelowPlus,
+    /// Equal: operand 1.
+    Operand1,
+    /// Equal: operand 2.
+    Operand2,
+}
+
+/// Where HMNMX2.XORSIGN takes the two signs it combines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum XorSignFrom {
+    /// The source halves before -x and |x|.
+    Sources,
+    /// The inputs after the modifiers.
+    Modified,
 }
 
 /// What HFMA2.RELU makes of a NaN result.
@@ -283,7 +362,52 @@ pub const KNOBS: &[(&str, &[&str])] = &[
         "HFMA2.MMA computes exactly what HFMA2 computes with the same modifiers (it differs in the unit that executes it, not in its arithmetic).",
         "HFMA2.MMA's arithmetic differs from HFMA2's: the reference gives it no value.",
     ]),
+    ("cmp-ftz", &[
+        "HSET2.FTZ and HSETP2.FTZ compare subnormal inputs (after modifiers) as zeros of the same sign, FP16 and BF16 lanes alike, so a subnormal equals zero.",
+        "HSET2.FTZ and HSETP2.FTZ flush subnormal FP16 inputs before comparing; .FTZ is ignored with .BF16_V2.",
+        ".FTZ changes nothing in HSET2 and HSETP2: subnormal inputs are compared as they are.",
+    ]),
+    ("hset2-bf-bf16", &[
+        "HSET2.BF with .BF16_V2 writes BF16's 1.0 (0x3f80) in each lane whose result is true, as the PTX ISA defines set.bf16x2.bf16x2.",
+        "HSET2.BF writes FP16's 1.0 (0x3c00) in each lane whose result is true, with .BF16_V2 too.",
+    ]),
+    ("hsetp2-h-and", &[
+        "HSETP2.H_AND: with t the AND of both lanes' comparisons, the first predicate gets t combined with the predicate source by the boolean operation and the second gets !t combined the same way.",
+        "HSETP2.H_AND: both predicates get the AND of both lanes' comparisons combined with the predicate source by the boolean operation.",
+        "HSETP2.H_AND: the first predicate gets the AND of both lanes' comparisons combined with the predicate source by the boolean operation, the second its negation.",
+    ]),
+    ("mnmx-ftz", &[
+        "HMNMX2.FTZ flushes subnormal inputs (after modifiers) to zero of the same sign before selecting, FP16 and BF16 lanes alike: a selected subnormal is returned as that zero.",
+        "HMNMX2.FTZ flushes subnormal FP16 inputs before selecting; .FTZ is ignored with .BF16_V2.",
+        ".FTZ changes nothing in HMNMX2: subnormal inputs are compared and returned as they are.",
+    ]),
+    ("mnmx-nan", &[
+        "HMNMX2 without .NAN gives the canonical NaN 0x7fff (FP16 and BF16) when both inputs are NaN (one NaN input gives the other input, as the PTX ISA defines min and max).",
+        "HMNMX2 without .NAN gives operand 1's NaN (after modifiers), quieted, when both inputs are NaN.",
+        "HMNMX2 without .NAN gives operand 1's NaN (after modifiers), bits unchanged, when both inputs are NaN.",
+    ]),
+    ("mnmx-nan-modifier", &[
+        "HMNMX2.NAN gives the canonical NaN 0x7fff (FP16 and BF16) when either input is NaN, as the PTX ISA defines min.NaN and max.NaN.",
+        "HMNMX2.NAN gives the first NaN input (after modifiers, operand 1 before operand 2), quieted, when either input is NaN.",
+        "HMNMX2.NAN gives the first NaN input (after modifiers, operand 1 before operand 2), bits unchanged, when either input is NaN.",
+    ]),
+    ("mnmx-signed-zero", &[
+        "HMNMX2 orders -0 below +0: the minimum of +0 and -0 is -0 and the maximum +0, in either operand order (IEEE 754-2019 minimum and maximum).",
+        "HMNMX2 treats zeros of opposite signs as equal and returns operand 1.",
+        "HMNMX2 treats zeros of opposite signs as equal and returns operand 2.",
+    ]),
+    ("mnmx-xorsign-sign", &[
+        "HMNMX2.XORSIGN gives the result the exclusive or of the signs of the two source halves before the |x| and -x modifiers (the PTX ISA's xorsign.abs takes the signs before .abs).",
+        "HMNMX2.XORSIGN gives the result the exclusive or of the signs of the two inputs after the |x| and -x modifiers.",
+    ]),
+    ("mnmx-xorsign-nan", &[
+        "HMNMX2.XORSIGN leaves a NaN result's sign as the NaN rule makes it (the PTX ISA ignores .xorsign and .abs for a NaN result).",
+        "HMNMX2.XORSIGN gives a NaN result the exclusive-or sign too.",
+    ]),
 ];
+
+const FLUSH_LANES: [FlushLanes; 3] = [FlushLanes::Both, FlushLanes::F16Only, FlushLanes::Neither];
+const MINMAX_NAN: [MinMaxNan; 3] = [MinMaxNan::Canonical, MinMaxNan::FirstQuieted, MinMaxNan::FirstAsIs];
 
 /// Why a semantics table cannot be used.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -298,6 +422,8 @@ pub enum PolicyError {
     Options { id: String, detail: String },
     #[error("semantics.json: entry {id:?}: outside evidence from {from:?} supports a text that is none of the entry's options")]
     Outside { id: String, from: String },
+    #[error("semantics.json: entry {id:?}: pending instruction {name:?} is not one of {PENDING:?}, or the isa knows it (list it in `instructions`)")]
+    Pending { id: String, name: String },
 }
 
 /// Parses a semantics table.
@@ -324,6 +450,9 @@ impl Policy {
             }
             if let Some(o) = e.outside.iter().find(|o| !opts.contains(&o.supports.as_str())) {
                 return Err(PolicyError::Outside { id: e.id.clone(), from: o.source.clone() });
+            }
+            if let Some(n) = e.pending_instructions.iter().find(|n| !PENDING.contains(&n.as_str()) || crate::isa::Op::from_mnemonic(n).is_some()) {
+                return Err(PolicyError::Pending { id: e.id.clone(), name: n.clone() });
             }
             choice[k] = opts.iter().position(|o| *o == e.assumption).unwrap_or(0);
         }
@@ -364,6 +493,15 @@ impl Policy {
         fma_relu_neg_zero_to_plus: true,
         fma_relu_nan: ReluNan::Canonical,
         fma_mma_same: true,
+        cmp_ftz: FlushLanes::Both,
+        hset2_bf_bf16_one: true,
+        hsetp2_h_and: HAnd::Complement,
+        mnmx_ftz: FlushLanes::Both,
+        mnmx_nan: MinMaxNan::Canonical,
+        mnmx_nan_modifier: MinMaxNan::Canonical,
+        mnmx_zero: MinMaxZero::MinusBelowPlus,
+        mnmx_xorsign_from: XorSignFrom::Sources,
+        mnmx_xorsign_nan_keeps: true,
     };
 
     /// Sets knob `k` (an index into [`KNOBS`]) to its option `option`, numbered as
@@ -396,6 +534,15 @@ impl Policy {
             Some("fma-relu-negative-zero") => self.fma_relu_neg_zero_to_plus = first,
             Some("fma-relu-nan") => self.fma_relu_nan = [ReluNan::Canonical, ReluNan::Pass, ReluNan::Zero][option.min(2)],
             Some("fma-mma") => self.fma_mma_same = first,
+            Some("cmp-ftz") => self.cmp_ftz = FLUSH_LANES[option.min(2)],
+            Some("hset2-bf-bf16") => self.hset2_bf_bf16_one = first,
+            Some("hsetp2-h-and") => self.hsetp2_h_and = [HAnd::Complement, HAnd::Same, HAnd::NotFirst][option.min(2)],
+            Some("mnmx-ftz") => self.mnmx_ftz = FLUSH_LANES[option.min(2)],
+            Some("mnmx-nan") => self.mnmx_nan = MINMAX_NAN[option.min(2)],
+            Some("mnmx-nan-modifier") => self.mnmx_nan_modifier = MINMAX_NAN[option.min(2)],
+            Some("mnmx-signed-zero") => self.mnmx_zero = [MinMaxZero::MinusBelowPlus, MinMaxZero::Operand1, MinMaxZero::Operand2][option.min(2)],
+            Some("mnmx-xorsign-sign") => self.mnmx_xorsign_from = if first { XorSignFrom::Sources } else { XorSignFrom::Modified },
+            Some("mnmx-xorsign-nan") => self.mnmx_xorsign_nan_keeps = first,
             _ => {}
         }
     }
@@ -432,6 +579,11 @@ pub fn render_table(table: &[Assumption]) -> String {
         let confirmed = mine.iter().filter(|e| e.status == Status::HardwareConfirmed).count();
         md += &format!("| {} | {} | {confirmed} | {} |\n", op.mnemonic(), mine.len(), mine.len() - confirmed);
     }
+    for name in PENDING {
+        let mine: Vec<&Assumption> = table.iter().filter(|e| e.pending_instructions.iter().any(|n| n == name)).collect();
+        let confirmed = mine.iter().filter(|e| e.status == Status::HardwareConfirmed).count();
+        md += &format!("| {name} (reference only: not yet in the isa) | {} | {confirmed} | {} |\n", mine.len(), mine.len() - confirmed);
+    }
     md += "\n| id | topic | assumption (what the reference does) | alternatives | status | evidence | outside evidence (not hardware) | instructions |\n|---|---|---|---|---|---|---|---|\n";
     for e in table {
         let alts: Vec<String> = e.alternatives.iter().map(|a| esc(a)).collect();
@@ -444,7 +596,7 @@ pub fn render_table(table: &[Assumption]) -> String {
                 format!("{}, {side}: {}{test}", esc(&o.source), esc(&o.says))
             })
             .collect();
-        let ops: Vec<&str> = e.instructions.iter().map(|o| o.mnemonic()).collect();
+        let ops: Vec<&str> = e.instructions.iter().map(|o| o.mnemonic()).chain(e.pending_instructions.iter().map(|n| n.as_str())).collect();
         md += &format!(
             "| `{}` | {} | {} | {} | {} | {} | {} | {} |\n",
             e.id,
@@ -489,6 +641,23 @@ mod tests {
         let mut t = parse_table(SEMANTICS_JSON).unwrap();
         t.pop();
         assert!(matches!(Policy::from_table(&t), Err(PolicyError::MissingId(_))));
+    }
+
+    #[test]
+    fn pending_instructions_are_known_and_not_yet_in_the_isa() {
+        let mut t = parse_table(SEMANTICS_JSON).unwrap();
+        let e = t.iter_mut().find(|e| !e.pending_instructions.is_empty()).expect("the committed table has entries about HSET2, HSETP2 or HMNMX2");
+        e.pending_instructions.push("HMUL2".into());
+        assert!(matches!(Policy::from_table(&t), Err(PolicyError::Pending { .. })), "an instruction the isa knows belongs in `instructions`");
+        let mut t = parse_table(SEMANTICS_JSON).unwrap();
+        let e = t.iter_mut().find(|e| !e.pending_instructions.is_empty()).unwrap();
+        e.pending_instructions.push("HMNMX3".into());
+        assert!(matches!(Policy::from_table(&t), Err(PolicyError::Pending { .. })));
+        // each pending instruction has entries (its assumptions are named)
+        let t = parse_table(SEMANTICS_JSON).unwrap();
+        for name in PENDING {
+            assert!(t.iter().any(|e| e.pending_instructions.iter().any(|n| n == name)), "{name}: no entry names it");
+        }
     }
 
     #[test]
