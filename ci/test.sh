@@ -12,6 +12,9 @@ bash ci/install-browser.sh
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
+# the libraries build alone, as another crate uses them (without the command-line `tools` feature)
+cargo check -p harness-reference --locked
+cargo check -p harness-isa --no-default-features --locked
 # the API docs build without a warning (a link to a private or missing item fails)
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 # every exhaustive sweep whole (a plain `cargo test` samples them, and says so)

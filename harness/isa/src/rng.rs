@@ -163,7 +163,11 @@ pub fn resolve_seed(seed: Option<u64>) -> u64 {
         let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
         (t as u64) ^ (t >> 64) as u64 ^ std::process::id() as u64
     });
-    crate::errln!("seed: {s}");
+    // written by hand rather than with `errln!`, which lives in the `tools` feature's `cli`
+    {
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), "seed: {s}");
+    }
     s
 }
 
