@@ -460,7 +460,7 @@ fn coverage_section(out: &mut String, m: &Model, iv: &InstView) {
     if sw + hw > 0 {
         let _ = write!(
             out,
-            " <span data-mixed-blocks=\"{}\">{sw} software and {hw} hardware coverage block(s) count the forms of several instructions together (files without per-form coverage): their counts are in no instruction's table.</span>",
+            " <span data-mixed-blocks=\"{}\">{sw} software and {hw} hardware coverage block(s) count the forms of several instructions together, or name no form (files without per-form coverage): their counts are in no instruction's table.</span>",
             sw + hw
         );
     }
@@ -533,6 +533,15 @@ fn run_label(h: &Hardware) -> String {
     }
 }
 
+/// A finding's expected or got value, or in words why it has none.
+fn value_or_why(v: &Option<String>, kind: crate::schema::FindingKind) -> String {
+    match v.as_deref().filter(|x| !x.is_empty()) {
+        Some(x) => format!("<code>{}</code>", esc(x)),
+        None if kind == crate::schema::FindingKind::Fault => "<span class=\"empty\">none: the word faulted</span>".to_string(),
+        None => "<span class=\"empty\">not recorded in the run's summary</span>".to_string(),
+    }
+}
+
 /// Whom a word belongs to, as an attribute value: the form key, `MNEMONIC:no-form`, or
 /// `none` (no instruction of the family, or no word at all).
 fn owner_attr(o: Option<&Owner>) -> String {
@@ -589,7 +598,7 @@ fn findings_section(out: &mut String, m: &Model) {
             let kind = f.kind.name();
             let _ = write!(
                 out,
-                "<tr data-kind=\"{}\" data-encoding=\"{}\" data-minimized=\"{}\" data-ran-on=\"{}\" data-owner=\"{}\"><td><span class=\"tag {kind}\">{}</span></td><td><b>{}</b><br><span class=\"sub\">{}{}</span></td><td><code>{}</code><br><code>{}</code>{}</td><td>{inputs}</td><td><code>{}</code></td><td><code>{}</code></td><td>{}</td><td>{}</td></tr>",
+                "<tr data-kind=\"{}\" data-encoding=\"{}\" data-minimized=\"{}\" data-ran-on=\"{}\" data-owner=\"{}\"><td><span class=\"tag {kind}\">{}</span></td><td><b>{}</b><br><span class=\"sub\">{}{}</span></td><td><code>{}</code><br><code>{}</code>{}</td><td>{inputs}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
                 kind,
                 esc(&f.encoding),
                 esc(minimized),
@@ -602,8 +611,8 @@ fn findings_section(out: &mut String, m: &Model) {
                 esc(enc),
                 esc(shown),
                 if minimized.is_empty() || minimized == f.encoding { String::new() } else { format!("<br><span class=\"sub\">from <code>{}</code> <code>{}</code></span>", esc(&f.encoding), esc(&f.text)) },
-                esc(text(&f.expected)),
-                esc(text(&f.got)),
+                value_or_why(&f.expected, f.kind),
+                value_or_why(&f.got, f.kind),
                 esc(&touched),
                 esc(&f.detail)
             );
@@ -696,9 +705,11 @@ fn sources_section(out: &mut String, m: &Model) {
         out.push_str("</table>");
     }
     let hw = m.vectors.iter().filter(|v| v.is_hardware()).count();
+    let no_form = m.vectors.iter().filter(|v| Owner::of(v.word).form_key().is_none()).count();
+    let no_form = if no_form == 0 { String::new() } else { format!("; {no_form} of them are words of no form of any instruction, counted in no coverage") };
     let _ = write!(
         out,
-        "</section><section id=\"vectors\"><h3>Vectors</h3><p data-vectors=\"{}\" data-hardware-vectors=\"{hw}\">{} vectors: {} from the reference, {hw} measured on hardware{}</p></section>",
+        "</section><section id=\"vectors\"><h3>Vectors</h3><p data-vectors=\"{}\" data-hardware-vectors=\"{hw}\">{} vectors: {} from the reference, {hw} measured on hardware{}{no_form}</p></section>",
         m.vectors.len(),
         m.vectors.len(),
         m.vectors.len() - hw,
@@ -709,8 +720,7 @@ fn sources_section(out: &mut String, m: &Model) {
     );
 }
 
-/// The instructions the page covers (runs, vectors and the semantics table hold all of
-/// them; the bits are drawn for the seed page's).
+/// The instructions the page covers: each has its section; the seed page draws HMUL2's.
 fn family() -> String {
     crate::isa::Op::ALL.iter().map(|o| o.mnemonic()).collect::<Vec<_>>().join(", ")
 }
@@ -936,6 +946,9 @@ mod tests {
         let p = render(&super::super::build(vec![], vec![run], vec![], None).unwrap());
         assert!(p.contains("<div class=\"in\">c <code>0x00000003</code></div><div class=\"in\">d <code>0x00000004</code></div>"), "c before d");
         assert_eq!((p.matches("data-kind=\"mismatch\"").count(), p.matches("data-kind=\"fault\"").count()), (1, 1));
+        // no expected or got value: said why, not left blank
+        assert_eq!(p.matches("none: the word faulted").count(), 2, "the fault's expected and got");
+        assert_eq!(p.matches("not recorded in the run's summary").count(), 2, "the mismatch's");
     }
 
     /// A hardware run's mismatch on an HFMA2 word: its form and touched fields are named, no `?`.
