@@ -105,7 +105,7 @@ pub fn explain(word: u128) -> Explanation {
     let fspec = form.zip(op).and_then(|(f, o)| o.form_spec(f));
     let decoded = decode(word).map(|i| render(&i));
     // fields as far as the form is known: all of the form's, or (no form) the opcode and the
-    // selector fields, plus the fields every form shares once the opcode is HMUL2's
+    // selector fields, plus the fields every form of the opcode's instruction shares
     let mut idx: Vec<(usize, bool)> = Vec::new();
     match fspec {
         Some(fm) => {
@@ -169,7 +169,8 @@ impl Explanation {
         let s = self.op.unwrap_or(Op::ALL[0]).spec();
         let mut out = String::new();
         let form_text = match (self.op, self.form) {
-            (Some(o), Some(f)) => format!("{} ({})", o.form_key(f), f.syntax()),
+            // the spec's syntax: a three-source form's (R,R,F,F,R) is not its kind's (R,R,F,F)
+            (Some(o), Some(f)) => format!("{} ({})", o.form_key(f), o.form_spec(f).map_or(f.syntax(), |fs| fs.syntax.as_str())),
             (Some(o), None) => format!("no {o} form"),
             (None, _) => "not an instruction of the family".to_string(),
         };
@@ -284,6 +285,7 @@ impl Explanation {
             "encoding": crate::isa::format_hex(self.word),
             "instruction": self.op.map(|o| o.mnemonic()),
             "form": self.form.map(|f| f.cli_name()),
+            "form_key": self.op.zip(self.form).map(|(o, f)| o.form_key(f)),
             "text": self.decoded.as_ref().ok(),
             "illegal": self.decoded.as_ref().err().map(|e| e.to_string()),
             "fields": self.fields.iter().map(|f| serde_json::json!({
@@ -351,6 +353,37 @@ mod tests {
         let expect: String = (0..128).map(|b| if w >> b & 1 == 1 { '1' } else { '0' }).collect();
         assert_eq!(bits, expect);
         assert!(e.to_text(true).contains("\x1b["));
+    }
+
+    /// Every form of every instruction: the instruction, the spec's form key and syntax, every
+    /// field of the form with a meaning, and the text `decode` gives.
+    #[test]
+    fn every_form_of_every_instruction_is_explained() {
+        for op in Op::ALL {
+            let s = op.spec();
+            for form in op.forms() {
+                let fs = op.form_spec(form).unwrap();
+                let w = crate::gen::one_field_at_a_time(op)
+                    .into_iter()
+                    .find(|&w| form_of(w) == Ok((op, form)) && decode(w).is_ok())
+                    .unwrap_or_else(|| panic!("a legal word of {}", fs.key));
+                let e = explain(w);
+                assert_eq!((e.op, e.form), (Some(op), Some(form)), "{}", fs.key);
+                let t = e.to_text(false);
+                assert!(t.lines().next().unwrap().ends_with(&format!("{} ({})", fs.key, fs.syntax)), "{}: {t}", fs.key);
+                assert!(t.contains(&render(&decode(w).unwrap())), "{}", fs.key);
+                let mut want: Vec<usize> = fs.fixed.iter().map(|&(i, _)| i).chain(fs.fields.iter().copied()).collect();
+                let mut got: Vec<usize> = e.fields.iter().map(|f| f.field).collect();
+                want.sort();
+                got.sort();
+                assert_eq!(got, want, "{}: every field of the form, no other", fs.key);
+                assert!(e.fields.iter().all(|f| !f.meaning.is_empty()), "{}", fs.key);
+                let opcode = e.fields.iter().find(|f| s.fields[f.field].name == "opcode").unwrap();
+                assert_eq!(opcode.meaning, op.mnemonic());
+                let j = e.to_json();
+                assert_eq!((j["instruction"].as_str(), j["form_key"].as_str()), (Some(op.mnemonic()), Some(fs.key.as_str())));
+            }
+        }
     }
 
     #[test]

@@ -38,10 +38,12 @@ fn vector_line(w: u128, origin: &str) -> String {
         .to_string()
 }
 
-/// What the fixtures hold, for the checks: the minimized mismatch and the fault's encoding.
+/// What the fixtures hold, for the checks: the minimized mismatch and the fault's encoding,
+/// and the HFMA2 form an oracle mismatch is a word of.
 struct Fixtures {
     mismatch: String,
     fault: String,
+    hfma2_withdrawn: String,
 }
 
 fn fixtures(dir: &Path) -> Fixtures {
@@ -80,8 +82,12 @@ fn fixtures(dir: &Path) -> Fixtures {
         .into_iter()
         .filter(|&w| hmul2_harness::isa::decode::form_of(w).map(|x| x.1) != Ok(Form::ConstUr))
         .collect();
+    // and one mismatch, on an HFMA2 word: it withdraws that HFMA2 form alone, never HMUL2's
+    let fma = Inst::of(hmul2_harness::isa::Op::Hfma2, 0, 1, Operand2::Reg(2));
+    let hfma2_withdrawn = hmul2_harness::isa::Op::Hfma2.form_key(fma.form()).to_string();
     let oracle = dir.join("oracle.json");
-    let v = json!({"seed": 1, "report": {"words": words.len(), "agreed_text": words.len(), "agreed_illegal": 0, "mismatches": [], "nvdisasm_calls": 2}, "coverage": Coverage::of(&words)});
+    let v = json!({"seed": 1, "report": {"words": words.len(), "agreed_text": words.len(), "agreed_illegal": 0,
+        "mismatches": [{"word": format_hex(word(&fma)), "ours": "HFMA2 R0, R1, R2, RZ", "nvdisasm": "HFMA2 R0, R1, R2, R0"}], "nvdisasm_calls": 2}, "coverage": Coverage::of(&words)});
     std::fs::write(&oracle, v.to_string()).unwrap();
 
     // vectors: two hardware ones of the immediate form (every immediate bit at 0 and at 1), one reference
@@ -101,7 +107,7 @@ fn fixtures(dir: &Path) -> Fixtures {
          "outside": [{"source": "a compiler", "says": "it relies on 0 x Inf = NaN", "supports": "NaN"}]}
     ]);
     std::fs::write(&semantics, sem.to_string()).unwrap();
-    Fixtures { mismatch, fault }
+    Fixtures { mismatch, fault, hfma2_withdrawn }
 }
 
 /// Run a command with a deadline; its stdout, or a failure naming what happened.
@@ -185,10 +191,14 @@ fn report_renders_in_headless_chromium_with_every_evidence_class() {
     let dom = run_with_deadline(c, 120, "chromium --dump-dom");
     assert!(dom.contains("</html>") && dom.contains("what is proven, per bit"), "chromium rendered no report: {}", &dom[..dom.len().min(300)]);
 
-    // the five forms
+    // every form of every instruction, each in its instruction's section
     let articles = tags(&dom, "article");
-    for k in ["HMUL2_R_R_R", "HMUL2_R_R_F_F", "HMUL2_R_R_I_I", "HMUL2_R_R_UR_I", "HMUL2_R_R_UR"] {
-        assert_eq!(articles.iter().filter(|a| a.contains(&format!("data-form=\"{k}\""))).count(), 1, "form {k}");
+    let sections = tags(&dom, "section");
+    for op in hmul2_harness::isa::Op::ALL {
+        assert_eq!(sections.iter().filter(|s| s.contains(&format!("data-op=\"{op}\""))).count(), 1, "{op}'s section");
+        for k in op.spec().forms.iter().map(|f| f.key.as_str()) {
+            assert_eq!(articles.iter().filter(|a| a.contains(&format!("data-form=\"{k}\""))).count(), 1, "form {k}");
+        }
     }
     // a field cell of every evidence class, in the form the fixtures put it in
     let cells = tags(&dom, "td");
@@ -199,7 +209,12 @@ fn report_renders_in_headless_chromium_with_every_evidence_class() {
     }
     // every drawn row of every form covers 64 bits
     let spec_rows = dom.matches("<tr class=\"spec\">").count();
-    assert_eq!(spec_rows, 10);
+    let forms: usize = hmul2_harness::isa::Op::ALL.iter().map(|o| o.spec().forms.len()).sum();
+    assert_eq!(spec_rows, 2 * forms);
+    // the HFMA2 oracle mismatch withdrew its own form, and HMUL2's stayed confirmed (above)
+    assert_eq!(dom.matches("data-withdrawn=").count(), 1);
+    assert!(dom.contains(&format!("data-withdrawn=\"{}\"", fx.hfma2_withdrawn)));
+    assert!(dom.contains(&format!("data-owner=\"{}\"", fx.hfma2_withdrawn)), "the oracle table names the form");
     // the mismatch: b_neg of R,R,R; the fault: a_swizzle of R,R,UR; hardware: the immediates
     let form_of_cell = |needle: &str| -> Vec<String> {
         // the form article a cell sits in: the last data-form before it

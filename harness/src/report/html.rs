@@ -3,9 +3,8 @@
 //! `data-erratum`, `data-kind`) so that tests can query the rendered DOM.
 
 use super::inputs::{evidence_vector, for_assumption};
-use super::view::{form_of, spec, HmulForm};
-use super::{Evidence, Model};
-use crate::schema::{Finding, Hardware, Status};
+use super::{Evidence, InstView, Model, Owner};
+use crate::schema::{Hardware, Status};
 use crate::seedpage::{BitClass, FieldClass, SeedCell, SpecBit};
 use std::collections::BTreeSet;
 use std::fmt::Write;
@@ -29,17 +28,19 @@ pub fn esc(s: &str) -> String {
 
 const CSS: &str = r#".not-hw{background:#ffe0b2;color:#7a3a00;border:1px solid #e08a00;font-weight:600}.banner{padding:6px 10px;margin:8px 0;border-radius:4px}
 
-:root{--seed:#f9e3a0;--confirmed:#b5e0ab;--contradicted:#f59d86;--hardware:#93c2f3;--hwm:#c2185b;--ignored:#eceff1;--line:#c3c9d2}
+:root{--seed:#f9e3a0;--spec:#efe6c8;--confirmed:#b5e0ab;--contradicted:#f59d86;--hardware:#93c2f3;--hwm:#c2185b;--ignored:#eceff1;--line:#c3c9d2}
 *{box-sizing:border-box}
 body{font:13px/1.45 "DejaVu Sans",Verdana,sans-serif;margin:22px 26px;color:#1c2330;background:#fbfcfd}
 h1{font-size:22px;margin:0 0 2px}h2{font-size:16px;margin:0 0 2px}h3{font-size:14px;margin:16px 0 6px}
 section{margin:18px 0 26px}
+section.instruction{border-top:3px solid #5b6573;padding-top:6px}
+.banner.unattributed{background:#fde8e4;color:#b3261e;border:1px solid #e0533d;font-weight:600}
 code,.mono{font-family:"DejaVu Sans Mono",monospace;font-size:12px}
 .sub{color:#55606e;margin:0 0 10px}
 .legend{display:flex;flex-wrap:wrap;gap:6px 18px;padding:10px 12px;background:#fff;border:1px solid var(--line);border-radius:6px}
 .legend span.item{display:flex;align-items:center;gap:6px}
 .swatch{display:inline-block;width:22px;height:14px;border:1px solid #8a94a3;border-radius:2px}
-.ev-seed-only{background:var(--seed)}.ev-confirmed{background:var(--confirmed)}.ev-contradicted{background:var(--contradicted)}
+.ev-seed-only{background:var(--seed)}.ev-spec-only{background:var(--spec)}.ev-confirmed{background:var(--confirmed)}.ev-contradicted{background:var(--contradicted)}
 .ev-hardware{background:var(--hardware)}.ev-hardware-mismatch{background:var(--hwm);color:#fff}
 .ev-ignored{background:repeating-linear-gradient(135deg,#f4f6f8 0 3px,#e3e7eb 3px 5px);color:#9aa3ad}
 td.ign.ev-contradicted{background:repeating-linear-gradient(135deg,#fbe0d9 0 3px,#f59d86 3px 5px)}
@@ -101,10 +102,9 @@ fn bits_range(lo: usize, hi: usize) -> String {
 }
 
 /// One half (64 bits) of one form: bit numbers, the spec's fields by evidence, the seed's claims.
-fn half(out: &mut String, m: &Model, fi: usize, h: usize) {
-    let s = spec();
-    let bits = &m.bits[fi];
-    let cmp = &m.comparisons[fi];
+fn half(out: &mut String, iv: &InstView, fi: usize, h: usize) {
+    let s = iv.spec();
+    let bits = &iv.bits[fi];
     let base = h * 64;
     let byte = |b: usize| if b.is_multiple_of(8) && b != base { " byte" } else { "" };
     let _ = write!(out, "<table class=\"bits\" data-half=\"{h}\"><colgroup><col class=\"lab\">");
@@ -132,7 +132,11 @@ fn half(out: &mut String, m: &Model, fi: usize, h: usize) {
         let w = e - b;
         let ev = v.primary.name();
         let all = v.all.iter().map(|x| x.name()).collect::<Vec<_>>().join(" ");
-        let errata = if v.errata.is_empty() { String::new() } else { format!("; errata: {}", v.errata.join(", ")) };
+        let errata = match (v.errata.is_empty(), v.evidence.is_empty()) {
+            (false, _) => format!("; errata: {}", v.errata.join(", ")),
+            (true, false) => format!("; spec evidence: {}", v.evidence.join(", ")),
+            (true, true) => String::new(),
+        };
         match &v.spec {
             SpecBit::Ignored => {
                 let what = if v.primary == Evidence::Ignored { String::new() } else { format!("; {}{errata}", evidence_title(v)) };
@@ -173,6 +177,11 @@ fn half(out: &mut String, m: &Model, fi: usize, h: usize) {
         }
         b = e;
     }
+    // the seed page's row, for an instruction it draws
+    let Some(cmp) = iv.seed.as_ref().map(|c| &c[fi]) else {
+        out.push_str("</tr></table>");
+        return;
+    };
     out.push_str("</tr><tr class=\"seed\"><th>seed page</th>");
     let mut b = base;
     while b < base + 64 {
@@ -212,28 +221,38 @@ fn half(out: &mut String, m: &Model, fi: usize, h: usize) {
     out.push_str("</tr></table>");
 }
 
-fn form_section(out: &mut String, m: &Model, fi: usize) {
-    let s = spec();
+fn form_section(out: &mut String, m: &Model, iv: &InstView, fi: usize) {
+    let s = iv.spec();
     let fs = &s.forms[fi];
-    let seed = m.page.form(&fs.key);
-    let bits = &m.bits[fi];
+    let bits = &iv.bits[fi];
     let _ = write!(out, "<article class=\"form\" id=\"form-{k}\" data-form=\"{k}\">", k = esc(&fs.key));
     let _ = write!(out, "<h2>{}<span class=\"syntax\">{}</span></h2>", esc(&fs.key), esc(&fs.syntax));
     let mut counts = String::new();
-    for e in Evidence::CLASSES.iter().rev().chain([&Evidence::Ignored]) {
+    // the classes that can apply: seed-only and contradicted where the seed page draws the
+    // instruction, spec-only where it does not
+    let can = |e: Evidence| if iv.seed.is_some() { e != Evidence::SpecOnly } else { !matches!(e, Evidence::SeedOnly | Evidence::Contradicted) };
+    for e in Evidence::CLASSES.iter().rev().chain([&Evidence::Ignored]).filter(|e| can(**e)) {
         let n = bits.iter().filter(|b| b.primary == *e).count();
         let _ = write!(counts, "<span data-count=\"{}\"><b>{n}</b> {}</span> · ", e.name(), e.name());
     }
-    let _ = write!(
-        out,
-        "<div class=\"counts\">bits: {}seed page's distilled text: <code>{}</code></div>",
-        counts,
-        esc(seed.map(|f| f.distilled.as_str()).unwrap_or(""))
-    );
-    half(out, m, fi, 0);
-    half(out, m, fi, 1);
+    let origin = match (iv.seed.is_some(), m.page.form(&fs.key)) {
+        (true, Some(f)) => format!("seed page's distilled text: <code>{}</code>", esc(&f.distilled)),
+        _ => format!(
+            "no seed page: the spec rests on its nvdisasm evidence ({} entries about this form)",
+            s.errata.iter().filter(|e| crate::seedpage::erratum_applies(e, &fs.key)).count()
+        ),
+    };
+    if iv.withdrawn.contains(&fs.key) {
+        let _ = write!(out, "<p class=\"banner unattributed\" data-withdrawn=\"{}\">An oracle mismatch is a word of this form: no bit of it counts as confirmed by nvdisasm.</p>", esc(&fs.key));
+    }
+    let _ = write!(out, "<div class=\"counts\">bits: {counts}{origin}</div>");
+    half(out, iv, fi, 0);
+    half(out, iv, fi, 1);
     // the seed's claims that are not the spec's, field by field
-    let cmp = &m.comparisons[fi];
+    let Some(cmp) = iv.seed.as_ref().map(|c| &c[fi]) else {
+        out.push_str("</article>");
+        return;
+    };
     let mut items = String::new();
     let mut fields: Vec<usize> = fs.fixed.iter().map(|&(i, _)| i).chain(fs.fields.iter().copied()).collect();
     fields.sort_by_key(|&i| s.fields[i].segments[0].0);
@@ -310,18 +329,26 @@ fn legend(out: &mut String) {
     out.push_str("</div></section>");
 }
 
-fn errata_section(out: &mut String) {
-    let s = spec();
-    out.push_str("<section id=\"errata\"><h3>Seed-page errata (nvdisasm wins)</h3>");
-    if s.errata.is_empty() {
-        out.push_str("<p class=\"empty\">The spec records no errata.</p>");
+/// The spec's entries of one instruction: errata of the seed page where it draws the
+/// instruction, else the nvdisasm evidence its spec was derived from.
+fn errata_section(out: &mut String, iv: &InstView) {
+    let s = iv.spec();
+    let op = iv.op.mnemonic();
+    let (title, attr, before) = if iv.seed.is_some() {
+        ("Seed-page errata (nvdisasm wins)", "data-erratum", "seed page says")
     } else {
-        out.push_str("<table class=\"data\"><tr><th>id</th><th>forms</th><th>fields</th><th>seed page says</th><th>nvdisasm shows</th><th>words</th></tr>");
+        ("The nvdisasm evidence the spec rests on (no seed page draws this instruction)", "data-spec-evidence", "believed before probing")
+    };
+    let _ = write!(out, "<section class=\"errata\" id=\"errata-{}\"><h3>{op}: {title}</h3>", esc(op));
+    if s.errata.is_empty() {
+        out.push_str("<p class=\"empty\">The spec records no entries.</p>");
+    } else {
+        let _ = write!(out, "<table class=\"data\"><tr><th>id</th><th>forms</th><th>fields</th><th>{before}</th><th>nvdisasm shows</th><th>words</th></tr>");
         for e in &s.errata {
             let words = e.words.iter().map(|w| format!("<div><code>{}</code> → <code>{}</code></div>", esc(&w.hex), esc(&w.nvdisasm))).collect::<String>();
             let _ = write!(
                 out,
-                "<tr data-erratum=\"{}\"><td><b>{}</b></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{words}</td></tr>",
+                "<tr {attr}=\"{}\"><td><b>{}</b></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{words}</td></tr>",
                 esc(&e.id),
                 esc(&e.id),
                 esc(&if e.forms.is_empty() || s.forms.iter().all(|f| e.forms.contains(&f.key)) { "all".to_string() } else { e.forms.join(", ") }),
@@ -424,13 +451,25 @@ fn semantics_section(out: &mut String, m: &Model) {
     out.push_str("</section>");
 }
 
-fn coverage_section(out: &mut String, m: &Model) {
-    let s = spec();
-    out.push_str("<section id=\"coverage\"><h3>Coverage: instructions that exercised each field value</h3>");
-    out.push_str("<p class=\"sub\">software: oracle runs, reference vectors and runs without a GPU; hardware: hardware vectors and runs on a GPU. Wide fields count each bit's two states. A value in red was never exercised.</p>");
+fn coverage_section(out: &mut String, m: &Model, iv: &InstView) {
+    let s = iv.spec();
+    let op = iv.op.mnemonic();
+    let _ = write!(out, "<section class=\"coverage\" id=\"coverage-{}\"><h3>{op}: coverage, instructions that exercised each field value</h3>", esc(op));
+    out.push_str("<p class=\"sub\">software: oracle runs, reference vectors and runs without a GPU; hardware: hardware vectors and runs on a GPU. Wide fields count each bit's two states. A value in red was never exercised.");
+    let (sw, hw) = m.mixed_blocks;
+    if sw + hw > 0 {
+        let _ = write!(
+            out,
+            " <span data-mixed-blocks=\"{}\">{sw} software and {hw} hardware coverage block(s) count the forms of several instructions together, or name no form (files without per-form coverage): their counts are in no instruction's table.</span>",
+            sw + hw
+        );
+    }
+    out.push_str("</p>");
     out.push_str(
         "<table class=\"data\"><tr><th>field</th><th>bits</th><th>forms</th><th>software</th><th>hardware</th><th>values (software / hardware)</th></tr>",
     );
+    // form keys shown without the instruction's prefix (HFMA2_MMA_R_R_R_R: R_R_R_R)
+    let prefix = format!("{}_", op.replace('.', "_"));
     for (fi, f) in s.fields.iter().enumerate() {
         let forms: Vec<&str> = s.forms.iter().filter(|fs| fs.fields.contains(&fi)).map(|fs| fs.key.as_str()).collect();
         if forms.is_empty() {
@@ -443,7 +482,7 @@ fn coverage_section(out: &mut String, m: &Model) {
         } else {
             (0..f.width).flat_map(|i| [(format!("bit{i}=0"), String::new()), (format!("bit{i}=1"), String::new())]).collect()
         };
-        let counts = m.coverage.get(&f.name);
+        let counts = iv.coverage.get(&f.name);
         let get = |k: &str| counts.and_then(|c| c.get(k)).copied().unwrap_or((0, 0));
         let sw_seen = keys.iter().filter(|(k, _)| get(k).0 > 0).count();
         let hw_seen = keys.iter().filter(|(k, _)| get(k).1 > 0).count();
@@ -472,7 +511,7 @@ fn coverage_section(out: &mut String, m: &Model) {
             esc(&f.name),
             esc(&f.name),
             esc(&segs),
-            esc(&forms.iter().map(|k| k.trim_start_matches("HMUL2_")).collect::<Vec<_>>().join(" ")),
+            esc(&forms.iter().map(|k| k.strip_prefix(&prefix).unwrap_or(k)).collect::<Vec<_>>().join(" ")),
             keys.len(),
             keys.len()
         );
@@ -491,6 +530,25 @@ fn run_label(h: &Hardware) -> String {
         format!(" on {}", esc(text(&h.gpu)))
     } else {
         " (no GPU)".to_string()
+    }
+}
+
+/// A finding's expected or got value, or in words why it has none.
+fn value_or_why(v: &Option<String>, kind: crate::schema::FindingKind) -> String {
+    match v.as_deref().filter(|x| !x.is_empty()) {
+        Some(x) => format!("<code>{}</code>", esc(x)),
+        None if kind == crate::schema::FindingKind::Fault => "<span class=\"empty\">none: the word faulted</span>".to_string(),
+        None => "<span class=\"empty\">not recorded in the run's summary</span>".to_string(),
+    }
+}
+
+/// Whom a word belongs to, as an attribute value: the form key, `MNEMONIC:no-form`, or
+/// `none` (no instruction of the family, or no word at all).
+fn owner_attr(o: Option<&Owner>) -> String {
+    match o {
+        Some(Owner::Form(op, f)) => op.form_key(*f).to_string(),
+        Some(Owner::NoForm(op, _)) => format!("{op}:no-form"),
+        _ => "none".to_string(),
     }
 }
 
@@ -515,22 +573,22 @@ fn text(s: &Option<String>) -> &str {
 }
 
 fn findings_section(out: &mut String, m: &Model) {
-    let s = spec();
     out.push_str("<section id=\"findings\"><h3>Mismatches and faults of the given runs</h3>");
-    let all: Vec<(usize, &Finding)> = m.runs.iter().enumerate().flat_map(|(i, r)| r.mismatches.iter().chain(&r.faults).map(move |f| (i, f))).collect();
-    if all.is_empty() {
+    if m.touches.is_empty() {
         out.push_str("<p class=\"empty\">The given runs report no mismatch and no fault.</p>");
     } else {
         out.push_str("<table class=\"data findings\"><tr><th>kind</th><th>form and run</th><th>minimized encoding and text</th><th>inputs</th><th>expected</th><th>got</th><th>touches</th><th>detail</th></tr>");
-        for (ri, f) in all {
-            let r = &m.runs[ri];
-            let form = f.word().and_then(|w| form_of(w).ok()).map(|x| x.key().to_string()).unwrap_or_else(|| "?".into());
-            let touched = m
-                .hw_touch
-                .iter()
-                .find(|(i, g, _, _)| *i == ri && g.encoding == f.encoding && g.minimized == f.minimized && g.kind == f.kind)
-                .map(|(_, _, _, fl)| fl.iter().map(|&i| s.fields[i].name.clone()).collect::<Vec<_>>().join(", "))
-                .unwrap_or_else(|| "(software run)".into());
+        for t in &m.touches {
+            let (r, f) = (&m.runs[t.run], &t.finding);
+            let form = match &t.owner {
+                Some(o) => o.describe(),
+                None => format!("no word: neither the minimized encoding nor the encoding {:?} is 0x and 32 hex digits", f.encoding),
+            };
+            let touched = match (&t.owner, r.hardware.used) {
+                (_, false) => "(software run)".to_string(),
+                (Some(Owner::Form(op, _)), true) => t.fields.iter().map(|&i| op.spec().fields[i].name.clone()).collect::<Vec<_>>().join(", "),
+                (_, true) => "(no form: no field to name)".to_string(),
+            };
             let inputs = match &f.inputs {
                 None => "<span class=\"empty\">none</span>".to_string(),
                 Some(i) => i.pairs().iter().map(|(k, v)| format!("<div class=\"in\">{} <code>{}</code></div>", esc(k), esc(v))).collect::<String>(),
@@ -540,11 +598,12 @@ fn findings_section(out: &mut String, m: &Model) {
             let kind = f.kind.name();
             let _ = write!(
                 out,
-                "<tr data-kind=\"{}\" data-encoding=\"{}\" data-minimized=\"{}\" data-ran-on=\"{}\"><td><span class=\"tag {kind}\">{}</span></td><td><b>{}</b><br><span class=\"sub\">{}{}</span></td><td><code>{}</code><br><code>{}</code>{}</td><td>{inputs}</td><td><code>{}</code></td><td><code>{}</code></td><td>{}</td><td>{}</td></tr>",
+                "<tr data-kind=\"{}\" data-encoding=\"{}\" data-minimized=\"{}\" data-ran-on=\"{}\" data-owner=\"{}\"><td><span class=\"tag {kind}\">{}</span></td><td><b>{}</b><br><span class=\"sub\">{}{}</span></td><td><code>{}</code><br><code>{}</code>{}</td><td>{inputs}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
                 kind,
                 esc(&f.encoding),
                 esc(minimized),
                 ran_on(&r.hardware),
+                esc(&owner_attr(t.owner.as_ref())),
                 kind,
                 esc(&form),
                 esc(&r.path),
@@ -552,8 +611,8 @@ fn findings_section(out: &mut String, m: &Model) {
                 esc(enc),
                 esc(shown),
                 if minimized.is_empty() || minimized == f.encoding { String::new() } else { format!("<br><span class=\"sub\">from <code>{}</code> <code>{}</code></span>", esc(&f.encoding), esc(&f.text)) },
-                esc(text(&f.expected)),
-                esc(text(&f.got)),
+                value_or_why(&f.expected, f.kind),
+                value_or_why(&f.got, f.kind),
                 esc(&touched),
                 esc(&f.detail)
             );
@@ -607,20 +666,27 @@ fn sources_section(out: &mut String, m: &Model) {
         out.push_str("<p class=\"empty\">No oracle result was given: no bit is confirmed by nvdisasm.</p>");
     } else {
         out.push_str("<table class=\"data\"><tr><th>file</th><th>seed</th><th>words</th><th>same text</th><th>rejected by both</th><th>mismatches</th></tr>");
-        for o in &m.oracles {
+        for (oi, o) in m.oracles.iter().enumerate() {
             let mm = if o.report.mismatches.is_empty() {
                 "0".to_string()
             } else {
-                o.report
-                    .mismatches
+                m.oracle_mismatches
                     .iter()
-                    .map(|x| {
+                    .filter(|v| v.oracle == oi)
+                    .filter_map(|v| o.report.mismatches.get(v.index).map(|x| (v, x)))
+                    .map(|(v, x)| {
+                        let what = match &v.owner {
+                            Owner::Form(..) => format!("withdraws {}", v.owner.describe()),
+                            _ => format!("{}: withdraws nothing", v.owner.describe()),
+                        };
                         format!(
-                            "<div data-oracle-mismatch=\"{}\"><code>{}</code> ours <code>{}</code> nvdisasm <code>{}</code></div>",
+                            "<div data-oracle-mismatch=\"{}\" data-owner=\"{}\"><code>{}</code> ours <code>{}</code> nvdisasm <code>{}</code> <span class=\"sub\">({})</span></div>",
                             esc(&x.word),
+                            esc(&owner_attr(Some(&v.owner))),
                             esc(&x.word),
                             esc(&x.ours),
-                            esc(&x.nvdisasm)
+                            esc(&x.nvdisasm),
+                            esc(&what)
                         )
                     })
                     .collect()
@@ -639,9 +705,11 @@ fn sources_section(out: &mut String, m: &Model) {
         out.push_str("</table>");
     }
     let hw = m.vectors.iter().filter(|v| v.is_hardware()).count();
+    let no_form = m.vectors.iter().filter(|v| Owner::of(v.word).form_key().is_none()).count();
+    let no_form = if no_form == 0 { String::new() } else { format!("; {no_form} of them are words of no form of any instruction, counted in no coverage") };
     let _ = write!(
         out,
-        "</section><section id=\"vectors\"><h3>Vectors</h3><p data-vectors=\"{}\" data-hardware-vectors=\"{hw}\">{} vectors: {} from the reference, {hw} measured on hardware{}</p></section>",
+        "</section><section id=\"vectors\"><h3>Vectors</h3><p data-vectors=\"{}\" data-hardware-vectors=\"{hw}\">{} vectors: {} from the reference, {hw} measured on hardware{}{no_form}</p></section>",
         m.vectors.len(),
         m.vectors.len(),
         m.vectors.len() - hw,
@@ -652,36 +720,123 @@ fn sources_section(out: &mut String, m: &Model) {
     );
 }
 
-/// The instructions the page covers (runs, vectors and the semantics table hold all of
-/// them; the bits are drawn for the seed page's).
+/// The instructions the page covers: each has its section; the seed page draws HMUL2's.
 fn family() -> String {
     crate::isa::Op::ALL.iter().map(|o| o.mnemonic()).collect::<Vec<_>>().join(", ")
 }
 
+/// One row per instruction: what its bits rest on, and what the inputs say about it.
+fn instructions_table(out: &mut String, m: &Model) {
+    out.push_str("<section id=\"instructions\"><h3>Instructions</h3><table class=\"data\"><tr><th>instruction</th><th>forms</th><th>bits rest on</th><th>bits by evidence</th><th>oracle mismatches</th><th>run findings</th></tr>");
+    for iv in &m.instructions {
+        let op = iv.op;
+        let base = if iv.seed.is_some() {
+            "the seed page <code>harness/spec/sm90/hmul2-seed-page.txt</code> (untrusted) and the spec".to_string()
+        } else {
+            format!("its spec alone (no seed page draws it): {} nvdisasm evidence entries", iv.spec().errata.len())
+        };
+        let by_class = Evidence::CLASSES
+            .iter()
+            .rev()
+            .filter(|e| iv.count(**e) > 0)
+            .map(|e| format!("<span data-count=\"{n}\">{} {n}</span>", iv.count(*e), n = e.name()))
+            .collect::<Vec<_>>()
+            .join(" · ");
+        let of_forms: Vec<&str> = iv.withdrawn.iter().map(String::as_str).collect();
+        let no_form = m.oracle_mismatches.iter().filter(|v| matches!(v.owner, Owner::NoForm(o, _) if o == op)).count();
+        let oracle = if m.oracles.is_empty() {
+            "<span class=\"empty\">no oracle result was given: nothing is confirmed by nvdisasm</span>".to_string()
+        } else {
+            let mut parts = Vec::new();
+            if !of_forms.is_empty() {
+                parts.push(format!("withdraw {}", esc(&of_forms.join(", "))));
+            }
+            if no_form > 0 {
+                parts.push(format!("{no_form} on words of no form of it (nothing withdrawn)"));
+            }
+            if parts.is_empty() {
+                "none".to_string()
+            } else {
+                parts.join("; ")
+            }
+        };
+        let findings = m.touches.iter().filter(|t| t.owner.as_ref().and_then(|o| o.op()) == Some(op)).count();
+        let findings = if m.runs.is_empty() { "<span class=\"empty\">no run report was given</span>".to_string() } else { findings.to_string() };
+        let _ = write!(
+            out,
+            "<tr data-op=\"{m}\"><td><a href=\"#op-{m}\"><b>{m}</b></a></td><td class=\"num\">{}</td><td>{base}</td><td>{by_class}</td><td>{oracle}</td><td>{findings}</td></tr>",
+            iv.bits.len(),
+            m = esc(op.mnemonic())
+        );
+    }
+    out.push_str("</table></section>");
+}
+
+/// One instruction: its forms' bits, its errata or evidence, its coverage.
+fn instruction_section(out: &mut String, m: &Model, iv: &InstView) {
+    let op = esc(iv.op.mnemonic());
+    let s = iv.spec();
+    let _ = write!(out, "<section class=\"instruction\" id=\"op-{op}\" data-op=\"{op}\"><h2>{op}</h2>");
+    let rests = if iv.seed.is_some() {
+        "Each form drawn as the seed page draws it, the seed page's own claim in the row beneath (untrusted: nvdisasm wins).".to_string()
+    } else {
+        format!(
+            "No seed page draws {op}: its bits rest on its spec, derived from nvdisasm alone ({} evidence entries, listed below), until an oracle run or hardware given to this report proves them.",
+            s.errata.len()
+        )
+    };
+    let _ = write!(out, "<p class=\"sub\">{} form(s). {rests}</p>", s.forms.len());
+    let no_form: Vec<String> = m
+        .oracle_mismatches
+        .iter()
+        .filter(|v| matches!(v.owner, Owner::NoForm(o, _) if o == iv.op))
+        .filter_map(|v| {
+            m.oracles
+                .get(v.oracle)
+                .and_then(|o| o.report.mismatches.get(v.index))
+                .map(|x| format!("<code>{}</code> ({})", esc(&x.word), esc(&v.owner.describe())))
+        })
+        .collect();
+    if !no_form.is_empty() {
+        let _ = write!(
+            out,
+            "<p class=\"banner unattributed\" data-banner=\"no-form-mismatch\">{} oracle mismatch(es) on words with {op}'s opcode and a form selector none of its forms has: {}. They name no form, so they withdraw no bit's confirmation; what nvdisasm makes of that selector is not in the spec.</p>",
+            no_form.len(),
+            no_form.join("; ")
+        );
+    }
+    for fi in 0..s.forms.len() {
+        form_section(out, m, iv, fi);
+    }
+    errata_section(out, iv);
+    coverage_section(out, m, iv);
+    out.push_str("</section>");
+}
+
 /// The whole page.
 pub fn render(m: &Model) -> String {
-    let s = spec();
-    let mut out = String::with_capacity(400_000);
+    let arch = crate::isa::Op::ALL[0].spec().arch.as_str();
+    let mut out = String::with_capacity(1_200_000);
     let _ = write!(
         out,
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{} on {}: what is proven, per bit</title><style>{CSS}</style></head><body>",
         esc(&family()),
-        esc(&s.arch)
+        esc(arch)
     );
     let hw_runs = m.runs.iter().filter(|r| r.hardware.used && !not_hardware(&r.hardware)).count();
+    let errata: usize = m.instructions.iter().filter(|i| i.seed.is_some()).map(|i| i.spec().errata.len()).sum();
     let _ = write!(
         out,
-        "<header><h1>{} on {}: what is proven, per bit</h1><p class=\"sub\">hmul2-harness {} · {} oracle file(s), {} run(s) ({} on hardware), {} vector(s), {} errat{}, the bits drawn for {}'s seed page <code>harness/spec/sm90/hmul2-seed-page.txt</code> (untrusted: nvdisasm wins)</p></header>",
+        "<header><h1>{} on {}: what is proven, per bit</h1><p class=\"sub\">hmul2-harness {} · {} oracle file(s), {} run(s) ({} on hardware), {} vector(s), {} errat{} of the seed page <code>harness/spec/sm90/hmul2-seed-page.txt</code> (HMUL2's: untrusted, nvdisasm wins); the other instructions' bits rest on their specs' nvdisasm evidence</p></header>",
         esc(&family()),
-        esc(&s.arch),
+        esc(arch),
         env!("CARGO_PKG_VERSION"),
         m.oracles.len(),
         m.runs.len(),
         hw_runs,
         m.vectors.len(),
-        s.errata.len(),
-        if s.errata.len() == 1 { "um" } else { "a" },
-        esc(&s.mnemonic)
+        errata,
+        if errata == 1 { "um" } else { "a" },
     );
     let fake = m.runs.iter().filter(|r| not_hardware(&r.hardware)).count();
     if fake > 0 {
@@ -692,17 +847,33 @@ pub fn render(m: &Model) -> String {
             if fake == 1 { "is a test fixture or a simulation" } else { "are test fixtures or simulations" }
         );
     }
+    let unattributed: Vec<String> = m
+        .unattributed()
+        .filter_map(|v| {
+            m.oracles
+                .get(v.oracle)
+                .and_then(|o| o.report.mismatches.get(v.index))
+                .map(|x| format!("<code>{}</code> ({})", esc(&x.word), esc(&v.owner.describe())))
+        })
+        .collect();
+    if !unattributed.is_empty() {
+        let _ = write!(
+            out,
+            "<p class=\"banner unattributed\" data-banner=\"unattributed-mismatch\">This report has {} unattributed oracle mismatch(es): nvdisasm and this harness disagree on words whose opcode is no instruction of the family: {}. Being no form's, they withdraw no bit's confirmation; what they are is not in any spec.</p>",
+            unattributed.len(),
+            unattributed.join("; ")
+        );
+    }
     legend(&mut out);
     findings_section(&mut out, m);
+    instructions_table(&mut out, m);
     out.push_str("<section id=\"forms\">");
-    for fi in 0..s.forms.len() {
-        form_section(&mut out, m, fi);
+    for iv in &m.instructions {
+        instruction_section(&mut out, m, iv);
     }
     out.push_str("</section>");
-    errata_section(&mut out);
     sources_section(&mut out, m);
     semantics_section(&mut out, m);
-    coverage_section(&mut out, m);
     out.push_str("</body></html>\n");
     out
 }
@@ -735,16 +906,32 @@ mod tests {
                 rows += 1;
             }
         }
-        assert_eq!(rows, 20, "5 forms x 2 halves x (spec, seed)");
+        // every form of every instruction: a spec row per half; HMUL2's five a seed row too
+        let forms: usize = crate::isa::Op::ALL.iter().map(|o| o.spec().forms.len()).sum();
+        assert_eq!(rows, forms * 2 + 5 * 2, "spec rows of every form, seed rows of HMUL2's");
     }
 
     #[test]
-    fn page_has_five_forms_and_no_external_asset() {
+    fn page_has_every_instructions_forms_and_no_external_asset() {
         let m = super::super::build(vec![], vec![], vec![], None).unwrap();
         let p = render(&m);
-        for k in ["HMUL2_R_R_R", "HMUL2_R_R_F_F", "HMUL2_R_R_I_I", "HMUL2_R_R_UR_I", "HMUL2_R_R_UR"] {
-            assert_eq!(p.matches(&format!("<article class=\"form\" id=\"form-{k}\" data-form=\"{k}\">")).count(), 1, "{k}");
+        for op in crate::isa::Op::ALL {
+            let sec = format!("<section class=\"instruction\" id=\"op-{o}\" data-op=\"{o}\">", o = op.mnemonic());
+            assert_eq!(p.matches(&sec).count(), 1, "{op}'s section");
+            let rest = &p[p.find(&sec).unwrap() + sec.len()..];
+            let body = &rest[..rest.find("<section class=\"instruction\"").unwrap_or(rest.len())];
+            for f in &op.spec().forms {
+                let k = &f.key;
+                assert_eq!(p.matches(&format!("<article class=\"form\" id=\"form-{k}\" data-form=\"{k}\">")).count(), 1, "{k}");
+                assert!(body.contains(&format!("data-form=\"{k}\"")), "{k} in {op}'s section");
+            }
+            assert!(p.contains(&format!("<section class=\"coverage\" id=\"coverage-{}\">", op.mnemonic())), "{op}'s coverage");
+            assert!(p.contains(&format!("<tr data-op=\"{}\">", op.mnemonic())), "{op}'s row of the instructions table");
         }
+        // HMUL2's entries are errata of the seed page; the others' are their specs' evidence
+        assert!(p.contains("<tr data-erratum=\"const-offset-and-bank\">"));
+        assert!(p.contains("<tr data-spec-evidence=\"opcode\">") && !p.contains("<tr data-erratum=\"opcode\">"));
+        assert!(p.contains("data-evidence=\"spec-only\"") && p.contains("data-legend=\"spec-only\""));
         assert!(!p.contains("http://") && !p.contains("https://") && !p.contains("<script") && !p.contains("<link"));
     }
 
@@ -759,5 +946,60 @@ mod tests {
         let p = render(&super::super::build(vec![], vec![run], vec![], None).unwrap());
         assert!(p.contains("<div class=\"in\">c <code>0x00000003</code></div><div class=\"in\">d <code>0x00000004</code></div>"), "c before d");
         assert_eq!((p.matches("data-kind=\"mismatch\"").count(), p.matches("data-kind=\"fault\"").count()), (1, 1));
+        // no expected or got value: said why, not left blank
+        assert_eq!(p.matches("none: the word faulted").count(), 2, "the fault's expected and got");
+        assert_eq!(p.matches("not recorded in the run's summary").count(), 2, "the mismatch's");
+    }
+
+    /// A hardware run's mismatch on an HFMA2 word: its form and touched fields are named, no `?`.
+    #[test]
+    fn a_finding_of_another_instruction_is_named_by_its_form() {
+        use crate::isa::{encode, Inst, Op, Operand2};
+        use crate::schema::{Finding, FindingKind, Hardware, Summary};
+        let mut i = Inst::of(Op::Hfma2, 0, 1, Operand2::Reg(2));
+        i.b_mods.neg = true;
+        let w = crate::isa::format_hex(encode(&i).unwrap());
+        let f = Finding { kind: FindingKind::Mismatch, encoding: w.clone(), ..Default::default() };
+        let bad = Finding { kind: FindingKind::Fault, encoding: "0xzz".into(), ..Default::default() };
+        let hw = Hardware { used: true, gpu: Some("NVIDIA H200".into()), ..Default::default() };
+        let run =
+            super::super::inputs::Sourced { path: "r".into(), file: Summary { hardware: hw, mismatches: vec![f], faults: vec![bad], ..Default::default() } };
+        let m = super::super::build(vec![], vec![run], vec![], None).unwrap();
+        let p = render(&m);
+        let key = Op::Hfma2.form_key(i.form());
+        let row = &p[p.find("data-kind=\"mismatch\"").unwrap()..];
+        let row = &row[..row.find("</tr>").unwrap()];
+        assert!(row.contains(&format!("data-owner=\"{key}\"")) && row.contains(&format!("<b>{key}</b>")), "{row}");
+        assert!(row.contains("b_neg"), "the touched field, by HFMA2's spec: {row}");
+        // the bit the finding touches is coloured in HFMA2's section alone
+        let cells = p.matches("data-field=\"b_neg\" data-evidence=\"hardware-mismatch\"").count();
+        assert_eq!(cells, 1, "b_neg of {key} only");
+        let hfma2 = &p[p.find("id=\"op-HFMA2\"").unwrap()..p.find("id=\"op-HFMA2.MMA\"").unwrap()];
+        assert!(hfma2.contains("data-field=\"b_neg\" data-evidence=\"hardware-mismatch\""));
+        // a finding with no word says why in words; nowhere a `?` for a form
+        assert!(p.contains("data-owner=\"none\"") && p.contains("no word: neither the minimized encoding nor the encoding"));
+        assert!(!p.contains("<b>?</b>") && !p.contains(">?<"), "no `?` on the page");
+    }
+
+    /// An oracle mismatch of no instruction marks the page; one of no form of HFMA2, its section.
+    #[test]
+    fn mismatches_of_no_form_are_shown_for_what_they_are() {
+        use crate::isa::Op;
+        use crate::schema::{OracleFile, OracleMismatch, OracleReport};
+        let words = crate::gen::one_field_at_a_time(Op::Hfma2);
+        let sel = &Op::Hfma2.layout().operand_form;
+        let no_form = sel.set(words[0], sel.max()).unwrap();
+        let opcode = &Op::Hfma2.layout().opcode;
+        let nobody = (0..=opcode.max()).map(|v| opcode.set(words[0], v).unwrap()).find(|&w| crate::isa::decode::op_of(w).is_err()).unwrap();
+        let mm = |w: u128| OracleMismatch { word: crate::isa::format_hex(w), ours: "illegal".into(), nvdisasm: "X".into() };
+        let report = OracleReport { words: words.len(), mismatches: vec![mm(no_form), mm(nobody)], ..Default::default() };
+        let o = super::super::inputs::Sourced { path: "o.json".into(), file: OracleFile { seed: 1, report, coverage: Some(crate::gen::Coverage::of(&words)) } };
+        let p = render(&super::super::build(vec![o], vec![], vec![], None).unwrap());
+        assert_eq!(p.matches("data-banner=\"unattributed-mismatch\"").count(), 1);
+        let hfma2 = &p[p.find("id=\"op-HFMA2\"").unwrap()..p.find("id=\"op-HFMA2.MMA\"").unwrap()];
+        assert!(hfma2.contains("data-banner=\"no-form-mismatch\""), "HFMA2's section names its no-form mismatch");
+        assert!(hfma2.contains("data-evidence=\"confirmed\""), "and keeps its confirmed bits");
+        assert!(p.contains("data-owner=\"HFMA2:no-form\"") && p.contains("data-owner=\"none\""));
+        assert!(!p.contains("data-withdrawn="), "no form withdrawn");
     }
 }
