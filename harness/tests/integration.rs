@@ -16,6 +16,7 @@ mod fake_driver;
 mod faults;
 mod isa_roundtrip;
 mod json_cli;
+mod kernel_arch;
 mod kernel_cli;
 mod kernel_emulate;
 mod kernel_helpers;
