@@ -8,6 +8,7 @@
 mod common;
 
 mod arch_probe;
+mod arch_run;
 mod bad_input;
 mod cli_docs;
 mod digest_emulate;

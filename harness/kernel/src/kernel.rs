@@ -362,6 +362,8 @@ pub struct CaseEntry {
 #[derive(Clone, Debug, Serialize)]
 pub struct Manifest {
     pub kernel: String,
+    /// The architecture the kernel is for, in nvdisasm's spelling (`SM90`).
+    pub arch: &'static str,
     /// How to read the buffers, in words.
     pub layout: String,
     pub threads_per_case: usize,
@@ -1210,6 +1212,7 @@ pub fn patch_plan(mut plan: Plan, words: &[u128]) -> Result<Patched, PatchError>
 pub fn take_manifest(plan: &mut Plan) -> Manifest {
     Manifest {
         kernel: KERNEL_NAME.to_string(),
+        arch: plan.target.nvdisasm,
         layout: LAYOUT.to_string(),
         threads_per_case: plan.threads,
         input_record_bytes: INPUT_RECORD,

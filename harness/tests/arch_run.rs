@@ -1,0 +1,101 @@
+//! `--arch` on the commands that build and run kernels, through the emulated driver
+//! (`harness/fake-cuda`, its device's compute capability set with `cc=`): `build-kernel
+//! --arch` writes that architecture's cubin, `run` takes the GPU's architecture when none is
+//! named, refuses one that disagrees with the GPU before any launch, and records the
+//! architecture in its summary; a device of one architecture does not load another's cubin.
+
+use crate::common::{self, summary, text, tmp};
+use crate::fake_driver::harness;
+use hmul2_harness::target::Target;
+
+#[test]
+fn build_kernel_writes_the_named_architectures_cubin_and_refuses_unknown_ones() {
+    let d = tmp("arch-build-kernel");
+    for (arg, t) in [("sm_86", &Target::SM86), ("SM120", &Target::SM120), ("SM90", &Target::SM90)] {
+        let out = d.join(arg);
+        let o = common::bin()
+            .args(["build-kernel", "--seed", "3", "--count", "16", "--threads", "32", "--arch", arg, "--out", out.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{arg}: {}", text(&o));
+        assert!(text(&o).contains(&format!("for {t}")), "{}", text(&o));
+        let cubin = std::fs::read(out.join("kernel.cubin")).unwrap();
+        assert_eq!(u32::from_le_bytes(cubin[48..52].try_into().unwrap()), t.e_flags(), "{arg}");
+        assert_eq!(hmul2_harness::kernel::elf::image(&cubin).unwrap().target, t);
+        let m: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("manifest.json")).unwrap()).unwrap();
+        assert_eq!(m["arch"], t.nvdisasm);
+    }
+    for bad in ["SM75", "sm90", "sm_100a"] {
+        let o = common::bin().args(["build-kernel", "--count", "4", "--arch", bad, "--out", d.join("bad").to_str().unwrap()]).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{bad}: {}", text(&o));
+        assert!(text(&o).contains("--arch") && text(&o).contains("sm_90"), "{}", text(&o));
+        assert!(!d.join("bad").exists());
+    }
+}
+
+#[test]
+fn a_run_takes_the_gpus_architecture_and_refuses_another_before_any_launch() {
+    let d = tmp("arch-run");
+    let run = |cc: &str, extra: &[&str], out: &std::path::Path| {
+        let mut args = vec!["run", "--seed", "40", "--count", "24", "--batch", "8", "--inputs", "32", "--out", out.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        harness(&format!("cc={cc}"), &args)
+    };
+    // an SM86 device: the run is SM86's, every word compared, none refused
+    let out = d.join("sm86");
+    let o = run("8.6", &[], &out);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let s = summary(&out);
+    assert_eq!(s["arch"], "SM86", "{}", text(&o));
+    assert_eq!(s["config"]["arch"], "SM86");
+    assert_eq!(s["hardware"]["simulated"], true);
+    assert_eq!(s["totals"]["instructions"], 24);
+    assert_eq!(s["totals"]["mismatches"], 0);
+    assert_eq!(s["totals"]["faults"], 0);
+    assert_eq!(s["totals"]["not_runnable"], 0, "{}", s["totals"]);
+    assert!(s["totals"]["compared"].as_u64().unwrap() > 0);
+    // the same, named: SM86 and sm_86 alike
+    let named = d.join("named");
+    let o = run("8.6", &["--arch", "sm_86"], &named);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(summary(&named)["arch"], "SM86");
+    // --arch that disagrees with the device: refused before anything runs or is written
+    let wrong = d.join("wrong");
+    let o = run("8.6", &["--arch", "SM90"], &wrong);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("--arch SM90") && text(&o).contains("is SM86"), "{}", text(&o));
+    assert!(!text(&o).contains("preflight"), "nothing launched: {}", text(&o));
+    assert!(!wrong.join("journal.jsonl").exists());
+    // an SM90 device and no --arch: SM90, as before
+    let sm90 = d.join("sm90");
+    let o = run("9.0", &[], &sm90);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(summary(&sm90)["arch"], "SM90");
+    assert!(summary(&sm90)["config"].get("arch").is_none(), "an SM90 run's options are as before");
+    // resuming a run on a device of another architecture is refused (its options differ)
+    let o = run("8.9", &["--resume"], &out);
+    assert_ne!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(summary(&out)["arch"], "SM86", "the SM86 run's report is kept");
+}
+
+#[test]
+fn without_a_gpu_the_named_architecture_is_recorded_and_what_it_lacks_is_refused() {
+    let d = tmp("arch-no-gpu");
+    let no_gpu = |args: &[&str]| common::bin().args(args).env("CUDA_VISIBLE_DEVICES", "").env_remove("HMUL2_FAKE_EXECUTOR").output().unwrap();
+    let out = d.join("sm100");
+    let o = no_gpu(&["run", "--seed", "5", "--count", "8", "--inputs", "32", "--arch", "SM100", "--out", out.to_str().unwrap()]);
+    assert!(text(&o).contains("no usable GPU") || text(&o).contains("no hardware results"), "{}", text(&o));
+    assert_eq!(summary(&out)["arch"], "SM100");
+    for (extra, want) in [
+        (&["--form", "const"][..], "no c[] or cx[] forms"),
+        (&["--road", "scaffold"][..], "sm_90 builds"),
+        (&["--instruction", "HFMA2.MMA"][..], "no HFMA2.MMA"),
+    ] {
+        let x = d.join("x");
+        let mut args = vec!["run", "--count", "8", "--inputs", "32", "--arch", "SM100", "--out", x.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        let o = no_gpu(&args);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {}", text(&o));
+        assert!(text(&o).contains(want), "{extra:?}: {}", text(&o));
+    }
+}
