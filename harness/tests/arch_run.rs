@@ -99,3 +99,31 @@ fn without_a_gpu_the_named_architecture_is_recorded_and_what_it_lacks_is_refused
         assert!(text(&o).contains(want), "{extra:?}: {}", text(&o));
     }
 }
+
+/// Each of the six architectures, on an emulated device of its own compute capability,
+/// on the batch road and the single road (one case a module): every result compared, none
+/// differing, the run recorded as that architecture's.
+#[test]
+fn every_architecture_runs_on_the_batch_and_single_roads_through_the_driver() {
+    let d = tmp("arch-roads");
+    let mut ran = Vec::new();
+    for t in Target::ALL {
+        let (ma, mi) = t.compute_capability;
+        for road in ["batch", "single"] {
+            let out = d.join(format!("{t}-{road}"));
+            let o = harness(
+                &format!("cc={ma}.{mi}"),
+                &["run", "--seed", "6", "--count", "12", "--batch", "6", "--inputs", "32", "--road", road, "--out", out.to_str().unwrap()],
+            );
+            assert_eq!(o.status.code(), Some(0), "{t} {road}: {}", text(&o));
+            let s = summary(&out);
+            assert_eq!(s["arch"], t.nvdisasm, "{t} {road}");
+            assert_eq!(s["road"], road);
+            let n = |k: &str| s["totals"][k].as_u64().unwrap_or(u64::MAX);
+            assert_eq!((n("instructions"), n("mismatches"), n("faults"), n("not_runnable")), (12, 0, 0, 0), "{t} {road}: {}", s["totals"]);
+            assert!(n("compared") > 0, "{t} {road}: {}", s["totals"]);
+            ran.push(format!("{t}/{road}: {} compared", n("compared")));
+        }
+    }
+    eprintln!("{}", ran.join(", "));
+}
