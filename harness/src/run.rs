@@ -1351,7 +1351,7 @@ fn execute(a: &RunArgs, p: &Plan, backend: &dyn Backend, ordinals: &[i32], out: 
             &p.base.started[..10]
         )
     };
-    let mut vec_writer = vector_out::VectorWriter::new(&origin);
+    let mut vec_writer = vector_out::VectorWriter::for_arch(&origin, p.hw.target(a));
     let mut vec_buf = Vec::new();
     let exe = std::env::current_exe().map_err(|e| CliError::input(format!("cannot find this program for its workers: {e}")))?;
     let opts = EngineOptions {

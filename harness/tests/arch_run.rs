@@ -54,6 +54,14 @@ fn a_run_takes_the_gpus_architecture_and_refuses_another_before_any_launch() {
     assert_eq!(s["totals"]["faults"], 0);
     assert_eq!(s["totals"]["not_runnable"], 0, "{}", s["totals"]);
     assert!(s["totals"]["compared"].as_u64().unwrap() > 0);
+    // its vectors name the architecture (an SM90 run's lines have no arch key: SM90)
+    let o = run("8.6", &["--vectors", d.join("v86").to_str().unwrap()], &d.join("sm86-vectors"));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let f = std::fs::read_dir(d.join("v86/simulated")).unwrap().next().unwrap().unwrap().path();
+    let body = std::fs::read_to_string(f).unwrap();
+    assert!(body.lines().count() > 0 && body.lines().all(|l| l.contains(",\"arch\":\"SM86\",\"origin\":")), "{}", &body[..body.len().min(400)]);
+    let o = common::bin().arg("verify").arg(d.join("v86/simulated")).output().unwrap();
+    assert!(o.status.success(), "the SM86 vectors replay through the reference: {}", text(&o));
     // the same, named: SM86 and sm_86 alike
     let named = d.join("named");
     let o = run("8.6", &["--arch", "sm_86"], &named);
