@@ -391,16 +391,12 @@ impl Verdict {
         t
     }
 
-    /// The verdict for a session on `target`: another architecture than SM90 has no digest
-    /// kernel yet, and runs only the instructions and forms every architecture prints alike
-    /// (no HFMA2.MMA, no c[] or cx[] forms: `kernel::prints_alike_everywhere`).
+    /// The verdict for a session on `target`: another architecture than SM90 runs only the
+    /// instructions and forms every architecture prints alike (no HFMA2.MMA, no c[] or cx[]
+    /// forms: `kernel::prints_alike_everywhere`).
     pub fn for_target(mut self, target: &crate::target::Target) -> Verdict {
         self.arch = target.nvdisasm.to_string();
         if target != crate::target::Target::DEFAULT {
-            if self.digest {
-                self.why.push(format!("digest: left out: the digest kernel is SM90's, the GPU is {target}"));
-            }
-            self.digest = false;
             for f in ["const", "const-c", "constx", "constx-c"] {
                 if !self.skip_forms.iter().any(|s| s == f) {
                     self.skip_forms.push(f.to_string());
@@ -581,11 +577,11 @@ mod tests {
     }
 
     #[test]
-    fn another_architecture_runs_what_it_has_and_no_digest() {
+    fn another_architecture_runs_what_it_has() {
         let v = verdict(&rungs(), &outcomes(&[]));
         assert_eq!(v.clone().for_target(&crate::target::Target::SM90), v, "SM90's verdict is as before");
         let sm100 = v.clone().for_target(&crate::target::Target::SM100);
-        assert!(!sm100.digest && sm100.env_text().contains("DIGEST=0\n") && sm100.env_text().ends_with("ARCH=SM100\n"));
+        assert!(sm100.digest == v.digest && sm100.env_text().ends_with("ARCH=SM100\n"));
         let units = sm100.units();
         assert!(!units.is_empty() && units.len() < v.units().len());
         assert!(units.iter().all(|u| !u.starts_with("HFMA2.MMA:") && !u.contains(":const")), "{units:?}");

@@ -666,8 +666,12 @@ fn check_target(a: &RunArgs, target: &crate::target::Target) -> Result<(), CliEr
     if target == crate::target::Target::DEFAULT {
         return Ok(());
     }
-    if a.mode == Mode::Exhaustive {
-        return Err(CliError::input(format!("--mode exhaustive: the digest kernel is SM90's; {target} has none yet")));
+    if let Some(w) = a.encoding.as_deref().and_then(|e| parse_hex(e).ok()).filter(|&w| a.mode == Mode::Exhaustive && !crate::kernel::prints_alike_everywhere(w))
+    {
+        return Err(CliError::input(format!(
+            "--encoding {}: {target} runs only words every architecture prints alike (register, immediate or UR form of HADD2, HMUL2, HFMA2, FP16, no INVALID value)",
+            format_hex(w)
+        )));
     }
     if a.road == crate::kernel::road::Road::Scaffold {
         return Err(CliError::input(format!("--road scaffold: the scaffold kernels are ptxas's sm_90 builds; {target} runs the batch and single roads")));

@@ -135,3 +135,51 @@ fn a_program_for_one_architecture_does_not_patch_anothers_template() {
     assert!(hmul2_harness::kernel::patch_cubin_for(&Target::SM86, Target::SM86.template, &program, plan.regcount, &plan.bank3).is_ok());
     drop(words);
 }
+
+/// Exhaustive mode's digest kernel for each architecture: its ELF says the architecture,
+/// `nvdisasm -c` prints the planned program (this target's helpers, its loop branch landing
+/// on the loop's first instruction), and the emulated partials sum to the protocol's digests.
+#[test]
+fn every_architectures_digest_kernel_lists_as_planned_and_sums_to_the_reference() {
+    use hmul2_harness::kernel::digest::{build_for, digest_inputs};
+    use hmul2_harness::run::exhaustive::{sum_partials, DigestRequest};
+    // HMUL2 R0, R1, R2: a word every architecture prints alike
+    let word = 0x000fe200000000000000000201007232u128;
+    assert!(hmul2_harness::kernel::prints_alike_everywhere(word));
+    let req = DigestRequest { word, space_bits: 12, chunk_bits: 8, first_chunk: 3, chunks: 2, c: 0 };
+    let eval = |w: u128, x: &hmul2_harness::inputs::Inputs| {
+        hmul2_harness::reference::eval(&hmul2_harness::isa::decode(w).unwrap(), &digest_inputs(w, &[*x]).unwrap()[0]).unwrap()
+    };
+    let want = req.compute(eval);
+    for t in Target::ALL {
+        let b = build_for(t, &req).unwrap_or_else(|e| panic!("{t}: {e}"));
+        let cubin = &b.job.cubin;
+        assert_eq!(u32::from_le_bytes(cubin[48..52].try_into().unwrap()), t.e_flags(), "{t}: e_flags");
+        let listing = tool("nvdisasm", &["-c"], cubin, &format!("digest-{t}"));
+        let got = instructions(&listing);
+        assert_eq!(got.len(), b.texts.len(), "{t}: instruction count");
+        for (i, (g, w)) in got.iter().zip(&b.texts).enumerate() {
+            let g = g.find("BRA").map_or(g.as_str(), |j| &g[..j + 3]);
+            assert_eq!(g, w, "{t}: instruction {i}");
+        }
+        // the loop's branch names the label that stands before the loop's first instruction
+        let label = got[b.branch].split("`(").nth(1).and_then(|l| l.strip_suffix(')')).unwrap_or_else(|| panic!("{t}: {}", got[b.branch]));
+        let mut at = None;
+        let mut k = 0;
+        for l in listing.lines().map(str::trim) {
+            if l.strip_suffix(':') == Some(label) {
+                at = Some(k);
+            } else if l.starts_with("/*") && l.contains(';') {
+                k += 1;
+            }
+        }
+        assert_eq!(at, Some(b.loop_head), "{t}: the loop branch lands on the loop head");
+        // emulated: every thread's partial, summed per chunk, is the protocol's digest
+        let image = elf::image(cubin).unwrap();
+        assert_eq!(image.target, t);
+        let mut dev = Logged { mem: Regions(vec![(IN, b.job.input.clone()), (OUT, vec![CANARY; b.job.output_bytes])]), writes: Vec::new() };
+        let launch = Launch { grid: b.job.grid, block: b.job.block, params: [IN, OUT] };
+        emu::run(&Program::load(&image).unwrap(), &launch, &mut dev, &mut emu::reference_hook).unwrap_or_else(|f| panic!("{t}: {f}"));
+        assert_eq!(sum_partials(&dev.mem.0[1].1, req.chunks).unwrap(), want, "{t}: partials vs the protocol's digests");
+    }
+}
