@@ -362,7 +362,9 @@ pub struct CaseEntry {
 #[derive(Clone, Debug, Serialize)]
 pub struct Manifest {
     pub kernel: String,
-    /// The architecture the kernel is for, in nvdisasm's spelling (`SM90`).
+    /// The architecture the kernel is for, in nvdisasm's spelling (`SM86`); absent for SM90,
+    /// so that an SM90 manifest is byte for byte what it was.
+    #[serde(skip_serializing_if = "is_sm90")]
     pub arch: &'static str,
     /// How to read the buffers, in words.
     pub layout: String,
@@ -372,6 +374,10 @@ pub struct Manifest {
     pub regcount: u32,
     pub instructions: usize,
     pub cases: Vec<CaseEntry>,
+}
+
+fn is_sm90(arch: &&'static str) -> bool {
+    *arch == Target::DEFAULT.nvdisasm
 }
 
 /// One kernel launch, as plain bytes and numbers: all the runner needs from the patcher.
