@@ -1462,7 +1462,8 @@ pub fn runnable_words_for(target: &Target, seed: u64, ops: &[crate::isa::Op], fo
 /// HMUL2 or HFMA2 in a register, immediate or uniform-register form (SM100 and SM120 have no
 /// `c[]`/`cx[]` forms with SM90's bits and no HFMA2.MMA), FP16 (SM80..SM89 have no BF16_V2 in
 /// HADD2 and HMUL2, and print some INVALID values as `.F32`), no INVALID value, no `.F32`
-/// or `.OOB`, no `URZ` (which SM100 prints as `UR63`) and no half select on RZ. docs/architectures.md has the
+/// or `.OOB`, no `URZ` (which SM100 prints as `UR63`), no half select on RZ and no `.H0_NH1`
+/// (which SM80 does not print). docs/architectures.md has the
 /// words that show each difference; tests/kernel_arch.rs checks the result with nvdisasm.
 pub fn prints_alike_everywhere(word: u128) -> bool {
     use crate::isa::Form::{Const, ConstC, ConstUr, ConstUrC};
@@ -1471,8 +1472,9 @@ pub fn prints_alike_everywhere(word: u128) -> bool {
         return false;
     }
     let text = render(&inst);
-    // SM80..SM89 print no half select on RZ (`-|RZ|` for SM90's `-|RZ|.H0_NH1`)
-    !["INVALID", "BF16", ".F32", ".OOB", "URZ", "RZ.", "RZ|."].iter().any(|m| text.contains(m))
+    // SM80..SM89 print no half select on RZ (`-|RZ|` for SM90's `-|RZ|.H0_NH1`), and SM80
+    // none of HFMA2's `.H0_NH1` (`UR62` for SM90's `UR62.H0_NH1`)
+    !["INVALID", "BF16", ".F32", ".OOB", "URZ", "RZ.", "RZ|.", ".H0_NH1"].iter().any(|m| text.contains(m))
 }
 
 /// [`runnable_words`] of the instructions `ops` only.
