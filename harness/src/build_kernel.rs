@@ -2,7 +2,7 @@
 
 use crate::cli::{CliError, CliResult};
 use crate::commands::{parse_form, resolve_seed};
-use crate::kernel::{encode_and_patch, plan_streamed, take_manifest, DrawnAhead};
+use crate::kernel::{encode_and_patch, plan_streamed_for, take_manifest, DrawnAhead};
 use crate::outfile::{Durability, Staged};
 use crate::rng::Rng;
 use clap::Args;
@@ -31,6 +31,11 @@ pub struct BuildKernelArgs {
     /// Inputs (threads) per instruction: a multiple of 32, at most 256.
     #[arg(long, default_value_t = 256)]
     pub threads: usize,
+    /// The architecture to build for (SM80, SM86, SM89, SM90, SM100, SM120; or sm_86): its
+    /// template, helper instructions and parameter offsets. Default SM90 (no GPU is asked).
+    /// Another than SM90 takes only SM90's words that print alike there (docs/runner.md).
+    #[arg(long, value_parser = crate::run::arch_arg)]
+    pub arch: Option<&'static crate::target::Target>,
 }
 
 pub use crate::kernel::{runnable_words, runnable_words_of};
@@ -74,9 +79,10 @@ pub fn build_kernel(a: BuildKernelArgs) -> CliResult {
         return Err(CliError::input(format!("--instruction {op}: the reference has no arithmetic for it yet, so the kernel does not run it")));
     }
     crate::commands::check_form(&ops, form)?;
-    let words = runnable_words_of(seed, &ops, form, a.count).map_err(|e| CliError::input(format!("--count {}: {e}", a.count)))?;
+    let target = a.arch.unwrap_or(crate::target::Target::DEFAULT);
+    let words = crate::kernel::runnable_words_for(target, seed, &ops, form, a.count).map_err(|e| CliError::input(format!("--count {}: {e}", a.count)))?;
     // a template or a batch the patcher cannot build is a setup error (exit 2), not a finding
-    let template_err = |e| CliError::input(format!("kernel template {}: {e}", crate::target::Target::DEFAULT.template_file));
+    let template_err = |e| CliError::input(format!("kernel template {}: {e}", target.template_file));
     let dir = std::path::Path::new(&a.out);
     let make_dir = || std::fs::create_dir_all(dir).map_err(|e| CliError::input(format!("{}: {e}", dir.display())));
     let stage = |name: &str, bytes: &[u8]| {
@@ -111,7 +117,7 @@ pub fn build_kernel(a: BuildKernelArgs) -> CliResult {
             let _ = tx.send(piece);
             back_rx.try_recv().ok()
         };
-        let planned = plan_streamed(&mut cases, INPUT_PIECE, &mut send);
+        let planned = plan_streamed_for(target, &mut cases, INPUT_PIECE, &mut send);
         drop(tx);
         let join_input = || input_file.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
         let mut planned = match planned {
@@ -142,7 +148,7 @@ pub fn build_kernel(a: BuildKernelArgs) -> CliResult {
         f.commit().map_err(|e| CliError::input(format!("{}: {e}", p.display())))?;
     }
     crate::outln!(
-        "{} instructions under test, {} threads each, {} registers, {} instructions, {} bytes of cubin in {}",
+        "{} instructions under test for {target}, {} threads each, {} registers, {} instructions, {} bytes of cubin in {}",
         words.len(),
         a.threads,
         manifest.regcount,

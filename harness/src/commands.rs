@@ -841,11 +841,14 @@ pub struct WorkerArgs {
     /// `run` ask a child for, so a hanging or crashing driver costs only the child).
     #[arg(long)]
     pub detect: bool,
+    /// The architecture the device must be (SM86 or sm_86); default: any the harness speaks.
+    #[arg(long, value_parser = crate::run::arch_arg)]
+    pub arch: Option<&'static crate::target::Target>,
 }
 
 pub fn worker(a: WorkerArgs) -> CliResult {
     if a.detect {
         return crate::gpu::detect::detect_main();
     }
-    crate::gpu::worker::worker_main(a.device)
+    crate::gpu::worker::worker_main(a.device, a.arch)
 }

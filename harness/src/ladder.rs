@@ -36,6 +36,10 @@ pub enum LadderCmd {
     Verdict {
         #[arg(long, value_parser = path_arg)]
         dir: PathBuf,
+        /// The architecture the session runs (SM86 or sm_86): the vectors step runs only
+        /// the instructions and forms it has. Default: the GPU's (detected), SM90 without one.
+        #[arg(long, value_parser = crate::run::arch_arg)]
+        arch: Option<&'static crate::target::Target>,
     },
 }
 
@@ -265,6 +269,8 @@ impl Outcome {
 /// What the session does next.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct Verdict {
+    /// The architecture the session runs, in nvdisasm's spelling (`SM90`).
+    pub arch: String,
     /// Roads whose rungs passed, cheapest per case first: the session takes the first and
     /// leaves it for the next at its first failed launch.
     pub roads: Vec<String>,
@@ -340,6 +346,7 @@ pub fn verdict(plan: &[Rung], outcomes: &[Outcome]) -> Verdict {
         })
         .collect();
     Verdict {
+        arch: crate::target::Target::DEFAULT.nvdisasm.to_string(),
         roads,
         why,
         template,
@@ -380,15 +387,33 @@ impl Verdict {
             t.push_str(&format!("ARGS_{r}={} --template {}\n", road_args(r).join(" "), self.template));
         }
         t.push_str(&format!("UNITS={}\n", self.units().join(" ")));
+        t.push_str(&format!("ARCH={}\n", self.arch));
         t
+    }
+
+    /// The verdict for a session on `target`: another architecture than SM90 runs only the
+    /// instructions and forms every architecture prints alike (no HFMA2.MMA, no c[] or cx[]
+    /// forms: `kernel::prints_alike_everywhere`).
+    pub fn for_target(mut self, target: &crate::target::Target) -> Verdict {
+        self.arch = target.nvdisasm.to_string();
+        if target != crate::target::Target::DEFAULT {
+            for f in ["const", "const-c", "constx", "constx-c"] {
+                if !self.skip_forms.iter().any(|s| s == f) {
+                    self.skip_forms.push(f.to_string());
+                }
+            }
+        }
+        self
     }
 
     /// The random runs of the vectors step, `INSTRUCTION:FORM` (every form of each of the
     /// four instructions), less the forms a failed rung rules out: one run each, so every
     /// instruction gets its share of vectors in every form whatever the generator draws.
     pub fn units(&self) -> Vec<String> {
+        let sm90 = self.arch == crate::target::Target::DEFAULT.nvdisasm;
         crate::reference::IMPLEMENTED
             .iter()
+            .filter(|&&op| sm90 || op != crate::isa::Op::Hfma2Mma)
             .flat_map(|&op| op.forms().map(move |f| (op, f)))
             .filter(|(_, f)| !self.skip_forms.iter().any(|s| s == f.cli_name()))
             .map(|(op, f)| format!("{}:{}", op.mnemonic(), f.cli_name()))
@@ -409,6 +434,7 @@ impl Verdict {
             t.push_str(&format!("  {w}\n"));
         }
         t.push_str(&format!("template: ptxas {}\n", self.template));
+        t.push_str(&format!("architecture: {}\n", self.arch));
         t.push_str(&format!(
             "digest kernel: {}\n",
             if self.digest { "ran (the exhaustive steps follow)" } else { "did not run: the exhaustive steps are skipped" }
@@ -427,15 +453,27 @@ impl Verdict {
     }
 }
 
+/// The architecture of the first usable GPU (detected in a child, as `run` does), SM90
+/// without one.
+fn detected_target() -> &'static crate::target::Target {
+    let Ok(exe) = std::env::current_exe() else { return crate::target::Target::DEFAULT };
+    let det = crate::gpu::detect::detect_in_worker(&exe, std::time::Duration::from_secs(30), &[]);
+    det.devices.iter().find_map(|d| d.target()).filter(|_| det.problem.is_none()).unwrap_or(crate::target::Target::DEFAULT)
+}
+
 pub fn ladder(a: LadderArgs) -> CliResult {
     match a.cmd {
         LadderCmd::Plan { dir } => {
             let rungs = write_plan(&dir).map_err(CliError::input)?;
             crate::outln!("ladder: {} rungs in {}", rungs.len(), dir.join("rungs.tsv").display())?;
         }
-        LadderCmd::Verdict { dir } => {
+        LadderCmd::Verdict { dir, arch } => {
             let outcomes = read_results(&dir.join("results.tsv")).map_err(CliError::input)?;
-            let v = verdict(&rungs(), &outcomes);
+            let target = match arch {
+                Some(t) => t,
+                None => detected_target(),
+            };
+            let v = verdict(&rungs(), &outcomes).for_target(target);
             let json = serde_json::to_string_pretty(&v).map_err(|e| CliError::input(format!("verdict: {e}")))?;
             for (name, text) in [("verdict.json", json + "\n"), ("verdict.txt", v.env_text())] {
                 let f = dir.join(name);
@@ -536,6 +574,21 @@ mod tests {
     fn the_rungs_that_decide_a_road_come_first() {
         let names: Vec<&str> = rungs().iter().map(|r| r.name).collect();
         assert_eq!(names[..FIRST.len()], FIRST);
+    }
+
+    #[test]
+    fn another_architecture_runs_what_it_has() {
+        let v = verdict(&rungs(), &outcomes(&[]));
+        assert_eq!(v.clone().for_target(&crate::target::Target::SM90), v, "SM90's verdict is as before");
+        let sm100 = v.clone().for_target(&crate::target::Target::SM100);
+        assert!(sm100.digest == v.digest && sm100.env_text().ends_with("ARCH=SM100\n"));
+        let units = sm100.units();
+        assert!(!units.is_empty() && units.len() < v.units().len());
+        assert!(units.iter().all(|u| !u.starts_with("HFMA2.MMA:") && !u.contains(":const")), "{units:?}");
+        for op in ["HMUL2:", "HADD2:", "HFMA2:"] {
+            assert!(units.iter().any(|u| u.starts_with(op)), "{op} {units:?}");
+        }
+        assert!(sm100.text().contains("architecture: SM100"));
     }
 
     #[test]

@@ -121,6 +121,12 @@ pub struct RunArgs {
     /// Seed; drawn from the clock (and printed) when absent.
     #[arg(long)]
     pub seed: Option<u64>,
+    /// The architecture to run (SM80, SM86, SM89, SM90, SM100, SM120; or sm_86): default the
+    /// GPU's, SM90 without one. One that disagrees with the GPU is an error before any launch.
+    /// Until the target-aware encodings are wired, an architecture other than SM90 runs only
+    /// SM90's words that print alike there (docs/runner.md, "Architectures").
+    #[arg(long, value_parser = arch_arg)]
+    pub arch: Option<&'static crate::target::Target>,
     /// Random mode: number of instructions (across all shards).
     #[arg(long, default_value_t = 4096)]
     pub count: u64,
@@ -339,12 +345,34 @@ pub fn random_item(o: &crate::gen::GenOptions, i: u64, undocumented: f64) -> u12
     crate::kernel::place(w)
 }
 
+/// `--arch`: an architecture in nvdisasm's spelling (SM86) or ptxas's (sm_86).
+pub fn arch_arg(s: &str) -> Result<&'static crate::target::Target, String> {
+    crate::target::Target::parse(s).map_err(|e| e.to_string())
+}
+
+/// [`random_item`] for `target`: SM90's item as it is; for another target the first of the
+/// item's further draws (indices `i + k 2^48`) that prints there as on SM90
+/// ([`crate::kernel::prints_alike_everywhere`]), None when 4096 draws hold none.
+pub fn random_item_for(target: &crate::target::Target, o: &crate::gen::GenOptions, i: u64, undocumented: f64) -> Option<u128> {
+    if target == crate::target::Target::DEFAULT {
+        return Some(random_item(o, i, undocumented));
+    }
+    (0..4096u64).map(|k| random_item(o, i.wrapping_add(k << 48), undocumented)).find(|&w| crate::kernel::prints_alike_everywhere(w))
+}
+
 /// The stream of [`random_item`]'s coins.
 const UNDOCUMENTED_SALT: u64 = 0x0dd0_c0de_5a17_0001;
 
 /// The items of a run (index, word); random items outside the shard are not generated
 /// (the caller still filters every mode by shard).
 pub fn all_items(a: &RunArgs, seed: u64) -> Result<Vec<(u64, u128)>, CliError> {
+    all_items_for(a, seed, a.arch.unwrap_or(crate::target::Target::DEFAULT))
+}
+
+/// [`all_items`] of a run on `target`: another target than SM90 draws only words it prints
+/// as SM90 does (`--words` are given as they are; the backend counts the others as not
+/// runnable there).
+pub fn all_items_for(a: &RunArgs, seed: u64, target: &crate::target::Target) -> Result<Vec<(u64, u128)>, CliError> {
     if let Some(f) = &a.words {
         return Ok(read_words(f)?.into_iter().enumerate().map(|(i, (_, w))| (i as u64, a.road.fit(w))).collect());
     }
@@ -358,7 +386,11 @@ pub fn all_items(a: &RunArgs, seed: u64) -> Result<Vec<(u64, u128)>, CliError> {
             };
             // room for about this shard's share (items are dealt by a hash of their index)
             let mut items = crate::cli::vec_for("--count", a.count.div_ceil(a.shard.count))?;
-            items.extend((0..a.count).filter(|&i| a.shard.owns(i)).map(|i| (i, a.road.fit(a.control.apply(random_item(&o, i, a.undocumented_share))))));
+            for i in (0..a.count).filter(|&i| a.shard.owns(i)) {
+                let w = random_item_for(target, &o, i, a.undocumented_share)
+                    .ok_or_else(|| CliError::input(format!("--arch {target}: item {i} drew no word {target} prints as SM90 does")))?;
+                items.push((i, a.road.fit(a.control.apply(w))));
+            }
             items
         }
         Mode::Factorial => {
@@ -367,7 +399,10 @@ pub fn all_items(a: &RunArgs, seed: u64) -> Result<Vec<(u64, u128)>, CliError> {
             for (op, f) in run_ops(a).into_iter().flat_map(|o| forms.iter().filter(move |&&f| o.has_form(f)).map(move |&f| (o, f))) {
                 for i in crate::gen::factorial(op, f, seed) {
                     let w = crate::isa::encode(&i).map_err(|e| CliError::input(format!("factorial {f}: {e}")))?;
-                    words.push(a.road.fit(a.control.apply(crate::kernel::place(w))));
+                    let w = a.road.fit(a.control.apply(crate::kernel::place(w)));
+                    if target == crate::target::Target::DEFAULT || crate::kernel::prints_alike_everywhere(w) {
+                        words.push(w);
+                    }
                 }
             }
             words.into_iter().enumerate().map(|(i, w)| (i as u64, w)).collect()
@@ -544,6 +579,10 @@ fn config_json(a: &RunArgs, seed: u64, items: &[(u64, u128)]) -> serde_json::Val
     if a.road != crate::kernel::road::Road::Batch {
         c["road"] = a.road.name().into();
     }
+    // the architecture, where not SM90's: a resume or merge refuses a run of another
+    if let Some(t) = a.arch.filter(|&t| t != crate::target::Target::DEFAULT) {
+        c["arch"] = t.nvdisasm.into();
+    }
     if let Some(f) = &a.words {
         c["words"] = serde_json::json!({"file": f.display().to_string(), "count": items.len(), "fnv64": words_digest(items)});
     }
@@ -552,7 +591,7 @@ fn config_json(a: &RunArgs, seed: u64, items: &[(u64, u128)]) -> serde_json::Val
 
 /// The hardware side: which devices, and what executes a job on each.
 enum Hw {
-    Real { det: detect::Detection, devices: Vec<i32> },
+    Real { det: detect::Detection, devices: Vec<i32>, target: &'static crate::target::Target },
     Simulated(String),
     None(String),
 }
@@ -578,13 +617,77 @@ fn choose_hardware(a: &RunArgs) -> Result<Hw, CliError> {
         for s in a.devices.split(',') {
             let d: i32 = s.trim().parse().map_err(|e| CliError::input(format!("--devices {:?}: {e}", a.devices)))?;
             if !usable.contains(&d) {
-                return Err(CliError::input(format!("--devices: device {d} is not a usable SM90 device (usable: {usable:?})")));
+                return Err(CliError::input(format!("--devices: device {d} is not a usable device (usable: {usable:?})")));
             }
             v.push(d);
         }
         v
     };
-    Ok(Hw::Real { det, devices })
+    let target = devices_target(a.arch, &det, &devices)?;
+    Ok(Hw::Real { det, devices, target })
+}
+
+/// The architecture of a run on `devices`: `--arch` where given, which every device must
+/// be (refused before any launch), else the devices' own (which must agree).
+fn devices_target(arch: Option<&'static crate::target::Target>, det: &detect::Detection, devices: &[i32]) -> Result<&'static crate::target::Target, CliError> {
+    let mut found: Option<&'static crate::target::Target> = None;
+    for d in det.devices.iter().filter(|d| devices.contains(&d.ordinal)) {
+        let Some(t) = d.target() else { continue };
+        if let Some(want) = arch.filter(|&w| w != t) {
+            return Err(CliError::input(format!(
+                "--arch {want}: device {} ({}) is {t} (compute capability {}); run {t}'s code there, or choose a device of {want} with --devices",
+                d.ordinal, d.name, d.compute_capability
+            )));
+        }
+        match found {
+            Some(f) if f != t => {
+                return Err(CliError::input(format!(
+                    "--devices: the devices are of several architectures ({f} and {t}); choose devices of one with --devices"
+                )));
+            }
+            _ => found = Some(t),
+        }
+    }
+    Ok(arch.or(found).unwrap_or(crate::target::Target::DEFAULT))
+}
+
+impl Hw {
+    /// The architecture the run's kernels are built for.
+    fn target(&self, a: &RunArgs) -> &'static crate::target::Target {
+        match self {
+            Hw::Real { target, .. } => target,
+            _ => a.arch.unwrap_or(crate::target::Target::DEFAULT),
+        }
+    }
+}
+
+/// What a run on a target other than SM90 cannot do yet, refused before anything runs.
+fn check_target(a: &RunArgs, target: &crate::target::Target) -> Result<(), CliError> {
+    if target == crate::target::Target::DEFAULT {
+        return Ok(());
+    }
+    if let Some(w) = a.encoding.as_deref().and_then(|e| parse_hex(e).ok()).filter(|&w| a.mode == Mode::Exhaustive && !crate::kernel::prints_alike_everywhere(w))
+    {
+        return Err(CliError::input(format!(
+            "--encoding {}: {target} runs only words every architecture prints alike (register, immediate or UR form of HADD2, HMUL2, HFMA2, FP16, no INVALID value)",
+            format_hex(w)
+        )));
+    }
+    if a.road == crate::kernel::road::Road::Scaffold {
+        return Err(CliError::input(format!("--road scaffold: the scaffold kernels are ptxas's sm_90 builds; {target} runs the batch and single roads")));
+    }
+    if let Some(f) = a.form.filter(|f| matches!(f, Form::Const | Form::ConstUr | Form::ConstC | Form::ConstUrC)) {
+        return Err(CliError::input(format!(
+            "--form {}: {target} runs only forms every architecture prints alike (SM100 and SM120 have no c[] or cx[] forms)",
+            f.cli_name()
+        )));
+    }
+    if a.words.is_none() && run_ops(a).iter().all(|o| *o == crate::isa::Op::Hfma2Mma) {
+        return Err(CliError::input(format!(
+            "--instruction HFMA2.MMA: {target} runs only instructions every architecture has (SM100 and SM120 have no HFMA2.MMA)"
+        )));
+    }
+    Ok(())
 }
 
 fn worker_ordinals(a: &RunArgs, hw: &Hw) -> Vec<i32> {
@@ -796,8 +899,12 @@ pub fn seconds_arg(s: &str) -> Result<f64, String> {
     }
 }
 
-fn make_executor(exe: &Path, device: i32, timeout: f64) -> Box<dyn Executor + Send> {
+/// A worker on `device`; `arch`: the architecture its device must be (a GPU run's).
+fn make_executor(exe: &Path, device: i32, timeout: f64, arch: Option<&'static crate::target::Target>) -> Box<dyn Executor + Send> {
     let mut w = WorkerExecutor::new(exe.to_path_buf(), device, Duration::from_secs_f64(timeout));
+    if let Some(t) = arch {
+        w = w.with_arch(t);
+    }
     if let Ok(spec) = std::env::var(FAKE_ENV) {
         w = w.with_env(FAKE_ENV, &spec);
     }
@@ -880,7 +987,9 @@ fn plan(a: &RunArgs) -> Result<Plan, CliError> {
         )));
     }
     let hw = choose_hardware(a)?;
-    let all = all_items(a, seed)?;
+    let target = hw.target(a);
+    check_target(a, target)?;
+    let all = all_items_for(a, seed, target)?;
     if let Some(f) = &a.words {
         // said before anything runs: a word the road cannot run is counted, never run as another
         let lines = read_words(f)?;
@@ -899,7 +1008,11 @@ fn plan(a: &RunArgs) -> Result<Plan, CliError> {
             }
         }
     }
-    let config = config_json(a, seed, &all);
+    let mut config = config_json(a, seed, &all);
+    if target != crate::target::Target::DEFAULT {
+        // the GPU's architecture, where --arch did not name it
+        config["arch"] = target.nvdisasm.into();
+    }
     let items: Vec<(u64, u128)> = all.into_iter().filter(|(i, _)| a.shard.owns(*i)).collect();
     let (words, planned) = if a.mode == Mode::Exhaustive {
         let word = a.encoding.as_deref().and_then(|e| parse_hex(e).ok());
@@ -914,7 +1027,7 @@ fn plan(a: &RunArgs) -> Result<Plan, CliError> {
             _ if a.count == 0 && a.mode == Mode::Random => "--count 0: no instruction".to_string(),
             // random items are dealt to shards as they are drawn: the whole run has --count
             Mode::Random => format!("none of the {} instructions", a.count),
-            _ => format!("none of the {} instructions", all_items(a, seed)?.len()),
+            _ => format!("none of the {} instructions", all_items_for(a, seed, target)?.len()),
         };
         return Err(CliError::input(format!("shard {}: {what} to run; a run of nothing checks nothing", a.shard)));
     }
@@ -927,6 +1040,7 @@ fn plan(a: &RunArgs) -> Result<Plan, CliError> {
         planned: Some(planned),
         mode: if a.words.is_some() { "words".to_string() } else { a.mode.name().to_string() },
         road: Some(a.road.name().to_string()),
+        arch: target.nvdisasm.to_string(),
         started: utc_now(),
         finished: String::new(),
         hardware: Hardware::default(),
@@ -1241,7 +1355,7 @@ fn execute(a: &RunArgs, p: &Plan, backend: &dyn Backend, ordinals: &[i32], out: 
             &p.base.started[..10]
         )
     };
-    let mut vec_writer = vector_out::VectorWriter::new(&origin);
+    let mut vec_writer = vector_out::VectorWriter::for_arch(&origin, p.hw.target(a));
     let mut vec_buf = Vec::new();
     let exe = std::env::current_exe().map_err(|e| CliError::input(format!("cannot find this program for its workers: {e}")))?;
     let opts = EngineOptions {
@@ -1271,8 +1385,12 @@ fn execute(a: &RunArgs, p: &Plan, backend: &dyn Backend, ordinals: &[i32], out: 
     };
     let total_units: u64 = batches.iter().map(|b| b.len() as u64).sum();
     // one executor (worker process) per device, fed by host threads round-robin
+    let arch = match &p.hw {
+        Hw::Real { target, .. } => Some(*target),
+        _ => None,
+    };
     let executors: Vec<(i32, std::sync::Mutex<Box<dyn Executor + Send>>)> =
-        ordinals.iter().map(|&dev| (dev, std::sync::Mutex::new(make_executor(&exe, dev, a.timeout)))).collect();
+        ordinals.iter().map(|&dev| (dev, std::sync::Mutex::new(make_executor(&exe, dev, a.timeout, arch)))).collect();
     // a known-good instruction first on every device: when the harness's own kernel or data
     // path is broken, every instruction under test would look faulty; stop instead
     for (dev, shared) in &executors {
@@ -1494,7 +1612,7 @@ fn run_job(a: RunArgs) -> CliResult {
             p.base.hardware.simulated = true;
             (Box::new(pipeline::FakeBackend), worker_ordinals(&a, &p.hw))
         }
-        Hw::Real { det, devices } => match pipeline::hardware_backend(a.road) {
+        Hw::Real { det, devices, target } => match pipeline::hardware_backend(a.road, target) {
             Ok(b) => {
                 p.base.hardware.gpu = det.devices.iter().find(|d| devices.contains(&d.ordinal)).map(|d| d.name.clone());
                 p.base.hardware.driver = det.driver.clone();

@@ -8,6 +8,7 @@
 mod common;
 
 mod arch_probe;
+mod arch_run;
 mod bad_input;
 mod cli_docs;
 mod digest_emulate;
@@ -17,6 +18,7 @@ mod family_probe;
 mod faults;
 mod isa_roundtrip;
 mod json_cli;
+mod kernel_arch;
 mod kernel_cli;
 mod kernel_emulate;
 mod kernel_helpers;

@@ -1,22 +1,38 @@
-//! Every helper op, encoded from spec/sm90/helpers.json with random field values, is what
-//! nvdisasm says it is (same check as for HMUL2: encode, disassemble, compare text).
-//! Fails when nvdisasm is missing.
+//! Every helper op of every architecture, encoded from its helper spec (spec/sm90/helpers.json,
+//! spec/arch/sm80/helpers.json for SM80..SM89, spec/arch/sm100/helpers.json for SM100 and
+//! SM120) with random field values, is what `nvdisasm -b <arch>` says it is (same check as
+//! for HMUL2: encode, disassemble, compare text). Fails when nvdisasm is missing.
 
-use hmul2_harness::kernel::helpers::{encode, op_spec, render, Op, Sched};
+use crate::common;
+use hmul2_harness::kernel::helpers::{encode_for, op_spec_for, render_for, Op, Sched};
 use hmul2_harness::nvdisasm::{Nvdisasm, Verdict};
 use hmul2_harness::rng::Rng;
+use hmul2_harness::target::Target;
 
 #[test]
 fn helpers_disassemble_to_their_text() {
     let seed = std::env::var("HMUL2_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(7u64);
     eprintln!("seed: {seed}");
-    let mut r = Rng::new(seed);
     let nv = Nvdisasm::find().expect("nvdisasm is required (bash ci/install-tools.sh)");
+    for t in Target::ALL {
+        let (words, texts) = random_helpers(t, &mut Rng::new(seed));
+        let got: Vec<Verdict> = if t == Target::DEFAULT {
+            nv.disassemble(&words).expect("nvdisasm runs")
+        } else {
+            common::disassemble_as(t.nvdisasm, &words).into_iter().map(Verdict::Text).collect()
+        };
+        compare(t, &words, &texts, &got);
+    }
+}
+
+/// 40 words of each op of `t`'s helper spec, random field values (as the kernel uses them),
+/// and the text each should print.
+fn random_helpers(t: &Target, r: &mut Rng) -> (Vec<u128>, Vec<String>) {
     let mut words = Vec::new();
     let mut texts = Vec::new();
     for op in Op::ALL {
         for k in 0..40 {
-            let spec = op_spec(op);
+            let spec = op_spec_for(t, op);
             let args: Vec<u32> = spec
                 .fields
                 .iter()
@@ -46,6 +62,8 @@ fn helpers_disassemble_to_their_text() {
                             }
                         }
                         (_, Op::R2p, "mask") => 0x7f,
+                        // LDCU.64 (SM100/SM120's ULDC_64) prints offset 0 as [URZ], its index register
+                        (_, Op::Uldc64, "offset") if t.sm >= 100 => (1 + r.below(0x3fff)) * 4,
                         (_, Op::Ldc64 | Op::Uldc64, "offset") => r.below(0x4000) * 4 % 0x10000,
                         // offset 0 prints as [RZ], the index register (ptxas writes `LDC R9, c[0x3][RZ]`)
                         (_, Op::Ldc, "offset") => (1 + r.below(0x3fff)) * 4,
@@ -62,12 +80,16 @@ fn helpers_disassemble_to_their_text() {
                     v
                 })
                 .collect();
-            words.push(encode(op, &args, Sched::safe(op)).expect("fits"));
-            texts.push(render(op, &args));
+            words.push(encode_for(t, op, &args, Sched::safe(op)).expect("fits"));
+            texts.push(render_for(t, op, &args));
         }
     }
-    let verdicts = nv.disassemble(&words).expect("nvdisasm runs");
-    for ((v, t), w) in verdicts.iter().zip(&texts).zip(&words) {
+    (words, texts)
+}
+
+fn compare(arch: &Target, words: &[u128], texts: &[String], verdicts: &[Verdict]) {
+    assert_eq!(verdicts.len(), words.len(), "{arch}");
+    for ((v, t), w) in verdicts.iter().zip(texts).zip(words) {
         match v {
             Verdict::Text(got) => {
                 // raw disassembly prints branch targets as addresses, the cubin listing as labels
@@ -75,10 +97,10 @@ fn helpers_disassemble_to_their_text() {
                 let upto_bra = |s: &str| s.find("BRA").map(|i| s[..i + 3].to_string());
                 let want = upto_bra(t).unwrap_or_else(|| t.clone());
                 let got = upto_bra(got).unwrap_or_else(|| got.trim_end_matches(';').trim().to_string());
-                assert_eq!(got, want, "word {}", hmul2_harness::isa::format_hex(*w));
+                assert_eq!(got, want, "{arch}: word {}", hmul2_harness::isa::format_hex(*w));
             }
-            Verdict::Rejected(m) => panic!("nvdisasm rejected {} ({t}): {m}", hmul2_harness::isa::format_hex(*w)),
-            Verdict::Empty => panic!("nvdisasm printed nothing for {} ({t})", hmul2_harness::isa::format_hex(*w)),
+            Verdict::Rejected(m) => panic!("nvdisasm -b {arch} rejected {} ({t}): {m}", hmul2_harness::isa::format_hex(*w)),
+            Verdict::Empty => panic!("nvdisasm -b {arch} printed nothing for {} ({t})", hmul2_harness::isa::format_hex(*w)),
         }
     }
 }

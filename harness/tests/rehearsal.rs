@@ -21,7 +21,12 @@ fn rehearse_then(fault: &str, budget: u32, vectors: u32, then: impl FnOnce(&std:
 
 /// With `extra` directives for the fake driver (REHEARSAL_FAKE_EXTRA).
 fn rehearse_with(fault: &str, extra: &str, budget: u32, vectors: u32, then: impl FnOnce(&std::path::Path)) -> String {
-    let dir = tmp(&format!("rehearsal-{fault}"));
+    rehearse_on("SM90", fault, extra, budget, vectors, then)
+}
+
+/// On a fake device of architecture `arch` (`--arch`).
+fn rehearse_on(arch: &str, fault: &str, extra: &str, budget: u32, vectors: u32, then: impl FnOnce(&std::path::Path)) -> String {
+    let dir = tmp(&format!("rehearsal-{arch}-{fault}"));
     let bundle = dir.join("bundle");
     std::fs::create_dir_all(&bundle).unwrap();
     std::os::unix::fs::symlink(BIN, bundle.join("hmul2-harness")).unwrap();
@@ -29,7 +34,7 @@ fn rehearse_with(fault: &str, extra: &str, budget: u32, vectors: u32, then: impl
     let o = Command::new("bash")
         .current_dir(root())
         .arg("ci/device-rehearsal")
-        .args(["--fault", fault, "--budget", &budget.to_string(), "--bundle"])
+        .args(["--fault", fault, "--arch", arch, "--budget", &budget.to_string(), "--bundle"])
         .arg(&bundle)
         .arg("--fake-cuda")
         .arg(crate::fake_driver::fake_lib())
@@ -47,7 +52,8 @@ fn rehearse_with(fault: &str, extra: &str, budget: u32, vectors: u32, then: impl
     let text = String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr);
     let console = std::fs::read_to_string(dir.join("out.console.txt")).unwrap_or_default();
     assert!(o.status.success(), "rehearsal under {fault} failed:\n{text}\n--- session console (tail):\n{}", tail(&console, 120));
-    assert!(text.contains(&format!("device-rehearsal: PASSED under fault {fault}")), "{text}");
+    let arch = hmul2_harness::target::Target::parse(arch).unwrap();
+    assert!(text.contains(&format!("device-rehearsal: PASSED under fault {fault} on {arch}")), "{text}");
     then(&out);
     let _ = std::fs::remove_dir_all(&dir);
     text
@@ -134,5 +140,21 @@ fn a_road_that_fails_after_the_ladder_is_left_for_the_next() {
         assert!(s.contains("vectors: road batch left at its first failure") || s.contains("road batch left at its first failure"), "{s}");
         assert!(s.contains("HMUL2:rrr on single"), "{s}");
     });
+    assert!(t.contains("road single"), "{t}");
+}
+
+/// The session unchanged on a GPU of another architecture: an SM86 device (Ampere, RTX 30xx)
+/// under the first session's multi-case faults. The session takes SM86 from detection, the
+/// ladder finds the single road, and the vectors step brings SM86 vectors of HMUL2, HADD2
+/// and HFMA2 (the forms every architecture prints alike); the digest kernel, the scaffold
+/// road and HFMA2.MMA are SM90's alone for now.
+#[test]
+fn rehearsal_on_an_sm86_device_takes_its_architecture_from_detection() {
+    let t = rehearse_on("sm_86", "multi-case", "", 120, 600, |out| {
+        let s = std::fs::read_to_string(out.join("summary.txt")).unwrap();
+        assert!(s.contains("EMULATED SESSION"), "{s}");
+    });
+    assert!(t.contains("architecture SM86 (compute capability 8.6)"), "{t}");
+    assert!(t.contains("ok    the ladder's verdict is for SM86"), "{t}");
     assert!(t.contains("road single"), "{t}");
 }

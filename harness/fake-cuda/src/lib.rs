@@ -10,7 +10,9 @@
 //! emulated, never as hardware.
 //!
 //! Configured by `HMUL2_FAKE_CUDA`, a comma-separated list:
-//! `devices=N` (default 1), `cc=MAJOR.MINOR` (default 9.0), `driver=VERSION` (default 13000),
+//! `devices=N` (default 1), `cc=MAJOR.MINOR` (default 9.0: SM90; any architecture's, e.g.
+//! `cc=8.6`: a cubin the device cannot run, such as an sm_90 one on it, fails at
+//! `cuModuleLoadData` with `CUDA_ERROR_NO_BINARY_FOR_GPU` as the driver's does), `driver=VERSION` (default 13000),
 //! `init=CODE` (`cuInit` fails with CODE; `init=hang`: it never returns, `init=segv`: the
 //! process dies of SIGSEGV in it, as broken drivers do), `fault-on:HEX` (a launch whose `.text` holds the
 //! word faults with `CUDA_ERROR_ILLEGAL_INSTRUCTION`), `reject-on:HEX` (`cuModuleLoadData`
@@ -52,6 +54,7 @@ const NOT_INITIALIZED: CuResult = 3;
 const NO_DEVICE: CuResult = 100;
 const INVALID_DEVICE: CuResult = 101;
 const INVALID_IMAGE: CuResult = 200;
+const NO_BINARY_FOR_GPU: CuResult = 209;
 const INVALID_CONTEXT: CuResult = 201;
 const INVALID_HANDLE: CuResult = 400;
 const NOT_FOUND: CuResult = 500;
@@ -61,7 +64,8 @@ const UNKNOWN: CuResult = 999;
 
 /// What `hmul2FakeCudaDriver` returns, and the device name.
 const DESCRIPTION: &CStr = c"hmul2-fake-cuda: CPU emulation of patched cubins, no GPU";
-const DEVICE_NAME: &str = "HMUL2 fake SM90 (CPU emulation, not a GPU)";
+/// The device's name, the architecture of its compute capability put in (`HMUL2 fake SM90`).
+const DEVICE_NAME: &str = "HMUL2 fake {arch} (CPU emulation, not a GPU)";
 /// Where allocations start; each gets its own 4 GiB window so overruns never land in another.
 const HEAP_BASE: u64 = 0x7f00_0000_0000;
 /// SM90 limits a launch must respect.
@@ -399,7 +403,9 @@ pub unsafe extern "C" fn cuDeviceGetName(buf: *mut c_char, len: c_int, dev: c_in
             return INVALID_VALUE;
         }
         tri!(known_device(dev));
-        let name = format!("{DEVICE_NAME} #{dev}");
+        let cc = config().as_ref().map(|c| c.cc).unwrap_or(Target::DEFAULT.compute_capability);
+        let arch = Target::of_compute_capability(cc).map_or_else(|| format!("cc {}.{}", cc.0, cc.1), |t| t.nvdisasm.to_string());
+        let name = format!("{} #{dev}", DEVICE_NAME.replace("{arch}", &arch));
         let n = name.len().min(len as usize - 1);
         // SAFETY: the caller's buffer holds len bytes; n + 1 <= len.
         unsafe {
@@ -509,8 +515,9 @@ pub unsafe extern "C" fn cuModuleLoadData(m: *mut *mut c_void, image: *const c_v
             }
         };
         if let Ok(c) = config() {
-            if img.text.iter().any(|w| c.reject_on.contains(w)) {
-                return INVALID_IMAGE;
+            let v = load_verdict(&img, c);
+            if v != SUCCESS {
+                return v;
             }
         }
         let program = match Program::load(&img) {
@@ -766,9 +773,77 @@ pub unsafe extern "C" fn cuGetErrorName(code: CuResult, out: *mut *const c_char)
     })
 }
 
+/// What the driver says to loading `img` on the configured device: `CUDA_ERROR_NO_BINARY_FOR_GPU`
+/// for a cubin of an architecture the device cannot run, `CUDA_ERROR_INVALID_IMAGE` for one
+/// holding a `reject-on` word, else success.
+fn load_verdict(img: &elf::Image, c: &Config) -> CuResult {
+    if !runs_on(img.target.compute_capability, c.cc) {
+        eprintln!("hmul2-fake-cuda: cuModuleLoadData: the cubin is for {}, the device is compute capability {}.{}", img.target.ptxas, c.cc.0, c.cc.1);
+        return NO_BINARY_FOR_GPU;
+    }
+    if img.text.iter().any(|w| c.reject_on.contains(w)) {
+        return INVALID_IMAGE;
+    }
+    SUCCESS
+}
+
+/// Whether the driver runs a cubin for compute capability `code` on a device of `device`:
+/// binary compatibility holds within a major version, for a minor version up to the
+/// device's (an sm_80 cubin runs on 8.6 and 8.9; sm_90 only on 9.0; sm_100 not on 12.0).
+fn runs_on(code: (i32, i32), device: (i32, i32)) -> bool {
+    code.0 == device.0 && code.1 <= device.1
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cubin_for_another_architecture_fails_to_load_as_the_drivers_does() {
+        use harness_kernel::kernel::{build_for, runnable_words_for, Case};
+        let image = |t: &'static Target| {
+            let words = runnable_words_for(t, 7, harness_kernel::reference::IMPLEMENTED, None, 2).unwrap();
+            let cases: Vec<Case> = words.iter().map(|&word| Case { word, inputs: vec![Default::default(); 32] }).collect();
+            elf::image(&build_for(t, &cases).unwrap().job.cubin).unwrap()
+        };
+        let (sm80, sm86, sm90, sm100, sm120) = (image(&Target::SM80), image(&Target::SM86), image(&Target::SM90), image(&Target::SM100), image(&Target::SM120));
+        let device = |cc: &str| parse_config(&format!("cc={cc}")).unwrap();
+        // the default device is SM90's: it runs sm_90 code only
+        let d = parse_config("").unwrap();
+        assert_eq!([&sm90, &sm86, &sm80, &sm100].map(|i| load_verdict(i, &d)), [SUCCESS, NO_BINARY_FOR_GPU, NO_BINARY_FOR_GPU, NO_BINARY_FOR_GPU]);
+        // an 8.6 device runs sm_86 and sm_80 code, not sm_90's
+        assert_eq!([&sm86, &sm80, &sm90, &sm120].map(|i| load_verdict(i, &device("8.6"))), [SUCCESS, SUCCESS, NO_BINARY_FOR_GPU, NO_BINARY_FOR_GPU]);
+        assert_eq!([&sm120, &sm100].map(|i| load_verdict(i, &device("12.0"))), [SUCCESS, NO_BINARY_FOR_GPU]);
+        assert_eq!(known_error_name_of(NO_BINARY_FOR_GPU), "CUDA_ERROR_NO_BINARY_FOR_GPU");
+        // and the image of each target decodes as that target's program
+        for (i, t) in [(&sm80, &Target::SM80), (&sm100, &Target::SM100)] {
+            assert_eq!(Program::load(i).unwrap().target(), t);
+        }
+    }
+
+    fn known_error_name_of(code: CuResult) -> String {
+        harness_runner::gpu::driver::known_error_name(code).map(|c| c.to_string_lossy().into_owned()).unwrap_or_default()
+    }
+
+    #[test]
+    fn a_cubin_runs_where_the_driver_would_run_it() {
+        assert!(runs_on((9, 0), (9, 0)));
+        assert!(runs_on((8, 0), (8, 6)) && runs_on((8, 6), (8, 9)));
+        assert!(!runs_on((9, 0), (8, 6)) && !runs_on((8, 6), (8, 0)) && !runs_on((10, 0), (12, 0)) && !runs_on((8, 9), (9, 0)));
+        for t in Target::ALL {
+            let others = Target::ALL.iter().filter(|o| o.sm != t.sm && runs_on(o.compute_capability, t.compute_capability)).count();
+            // only SM86 and SM89 run another's code (SM80's; SM89 also SM86's)
+            assert_eq!(
+                others,
+                match t.sm {
+                    86 => 1,
+                    89 => 2,
+                    _ => 0,
+                },
+                "{t}"
+            );
+        }
+    }
 
     #[test]
     fn config_parses_and_refuses() {
@@ -842,6 +917,7 @@ mod tests {
             LAUNCH_OUT_OF_RESOURCES,
             ILLEGAL_INSTRUCTION,
             UNKNOWN,
+            NO_BINARY_FOR_GPU,
             700,
             702,
             716,

@@ -30,8 +30,9 @@ pub struct Target {
     pub spec_dir: &'static str,
     /// The fields the specs share (`<spec_dir>/common.json`).
     pub common_json: &'static str,
-    /// The helper instructions the kernel patcher places (`<spec_dir>/helpers.json`); the
-    /// helper family differs between architectures (see docs/architectures.md).
+    /// The helper instructions the kernel patcher places: one file per helper family
+    /// (`harness/spec/sm90/helpers.json`; `harness/spec/arch/sm80/helpers.json` for SM80..SM89,
+    /// `harness/spec/arch/sm100/helpers.json` for SM100 and SM120; docs/architectures.md).
     pub helpers_json: &'static str,
     /// The seed page the specs were started from (`<spec_dir>/hmul2-seed-page.txt`).
     pub seed_page: &'static str,
@@ -93,8 +94,8 @@ impl Target {
         compute_capability: (8, 0),
         spec_dir: "harness/spec/sm90",
         common_json: include_str!("../../spec/sm90/common.json"),
-        // SM90's helper family until this target has its own (docs/architectures.md: they differ)
-        helpers_json: include_str!("../../spec/sm90/helpers.json"),
+        // the SM80..SM89 helper family (R2UR's opcode, loads and stores printed without a descriptor)
+        helpers_json: include_str!("../../spec/arch/sm80/helpers.json"),
         seed_page: include_str!("../../spec/sm90/hmul2-seed-page.txt"),
         control_layout_from: "HMUL2",
         arch_dir: "harness/spec/arch/sm80",
@@ -118,8 +119,8 @@ impl Target {
         compute_capability: (8, 6),
         spec_dir: "harness/spec/sm90",
         common_json: include_str!("../../spec/sm90/common.json"),
-        // SM90's helper family until this target has its own (docs/architectures.md: they differ)
-        helpers_json: include_str!("../../spec/sm90/helpers.json"),
+        // the SM80..SM89 helper family (R2UR's opcode, loads and stores printed without a descriptor)
+        helpers_json: include_str!("../../spec/arch/sm80/helpers.json"),
         seed_page: include_str!("../../spec/sm90/hmul2-seed-page.txt"),
         control_layout_from: "HMUL2",
         arch_dir: "harness/spec/arch/sm86",
@@ -143,8 +144,8 @@ impl Target {
         compute_capability: (8, 9),
         spec_dir: "harness/spec/sm90",
         common_json: include_str!("../../spec/sm90/common.json"),
-        // SM90's helper family until this target has its own (docs/architectures.md: they differ)
-        helpers_json: include_str!("../../spec/sm90/helpers.json"),
+        // the SM80..SM89 helper family (R2UR's opcode, loads and stores printed without a descriptor)
+        helpers_json: include_str!("../../spec/arch/sm80/helpers.json"),
         seed_page: include_str!("../../spec/sm90/hmul2-seed-page.txt"),
         control_layout_from: "HMUL2",
         arch_dir: "harness/spec/arch/sm89",
@@ -192,8 +193,8 @@ impl Target {
         compute_capability: (10, 0),
         spec_dir: "harness/spec/sm90",
         common_json: include_str!("../../spec/sm90/common.json"),
-        // SM90's helper family until this target has its own (docs/architectures.md: they differ)
-        helpers_json: include_str!("../../spec/sm90/helpers.json"),
+        // the SM100/SM120 helper family (LDCU.64 for ULDC.64, IADD3 printed with its predicates)
+        helpers_json: include_str!("../../spec/arch/sm100/helpers.json"),
         seed_page: include_str!("../../spec/sm90/hmul2-seed-page.txt"),
         control_layout_from: "HMUL2",
         arch_dir: "harness/spec/arch/sm100",
@@ -217,8 +218,8 @@ impl Target {
         compute_capability: (12, 0),
         spec_dir: "harness/spec/sm90",
         common_json: include_str!("../../spec/sm90/common.json"),
-        // SM90's helper family until this target has its own (docs/architectures.md: they differ)
-        helpers_json: include_str!("../../spec/sm90/helpers.json"),
+        // the SM100/SM120 helper family (LDCU.64 for ULDC.64, IADD3 printed with its predicates)
+        helpers_json: include_str!("../../spec/arch/sm100/helpers.json"),
         seed_page: include_str!("../../spec/sm90/hmul2-seed-page.txt"),
         control_layout_from: "HMUL2",
         arch_dir: "harness/spec/arch/sm120",

@@ -77,10 +77,16 @@ pub enum Template {
 }
 
 impl Template {
+    /// SM90's template of this ptxas.
     pub fn bytes(self) -> &'static [u8] {
+        self.bytes_for(Target::DEFAULT)
+    }
+    /// `target`'s template of this ptxas (empty where the target has none: patching it
+    /// fails as not an ELF file).
+    pub fn bytes_for(self, target: &Target) -> &'static [u8] {
         match self {
-            Template::Ptxas13_0 => TEMPLATE,
-            Template::Ptxas12_9 => TEMPLATE_PTXAS_12_9,
+            Template::Ptxas13_0 => target.template,
+            Template::Ptxas12_9 => target.template_ptxas_12_9.unwrap_or_default(),
         }
     }
     /// The ptxas version that made it: `13.0` or `12.9`.
@@ -132,7 +138,12 @@ pub fn choose_nop_padding(nops: usize) -> Result<(), String> {
 
 /// The template's bytes: [`choose_template`]'s, [`TEMPLATE`] when none was chosen.
 pub fn template() -> &'static [u8] {
-    CHOSEN.get().copied().unwrap_or_default().bytes()
+    template_for(Target::DEFAULT)
+}
+
+/// `target`'s template of the ptxas [`choose_template`] chose (13.0 when none was).
+pub fn template_for(target: &Target) -> &'static [u8] {
+    CHOSEN.get().copied().unwrap_or_default().bytes_for(target)
 }
 
 /// The template's PTX source.
@@ -351,6 +362,10 @@ pub struct CaseEntry {
 #[derive(Clone, Debug, Serialize)]
 pub struct Manifest {
     pub kernel: String,
+    /// The architecture the kernel is for, in nvdisasm's spelling (`SM86`); absent for SM90,
+    /// so that an SM90 manifest is byte for byte what it was.
+    #[serde(skip_serializing_if = "is_sm90")]
+    pub arch: &'static str,
     /// How to read the buffers, in words.
     pub layout: String,
     pub threads_per_case: usize,
@@ -359,6 +374,10 @@ pub struct Manifest {
     pub regcount: u32,
     pub instructions: usize,
     pub cases: Vec<CaseEntry>,
+}
+
+fn is_sm90(arch: &&'static str) -> bool {
+    *arch == Target::DEFAULT.nvdisasm
 }
 
 /// One kernel launch, as plain bytes and numbers: all the runner needs from the patcher.
@@ -532,6 +551,9 @@ pub enum Planned {
 
 /// The program for `cases` (checked), its bank 3 image and the register count it needs.
 pub struct Plan {
+    /// The architecture the program is planned for: its helper encodings, parameter offsets
+    /// and template.
+    pub target: &'static Target,
     pub insts: Vec<Planned>,
     pub bank3: Vec<u8>,
     pub regcount: u32,
@@ -763,14 +785,24 @@ impl CaseSource for DrawnAhead<'_> {
     }
 }
 
-/// Plan the program for a batch.
+/// Plan the SM90 program for a batch.
 pub fn plan(cases: &[Case]) -> Result<Plan, PatchError> {
-    plan_inner(&mut Cases(cases), None, Some(cases))
+    plan_for(Target::DEFAULT, cases)
 }
 
-/// Plan the program for a batch read from `src` ([`plan`] of its cases).
+/// Plan `target`'s program for a batch.
+pub fn plan_for(target: &'static Target, cases: &[Case]) -> Result<Plan, PatchError> {
+    plan_inner(target, &mut Cases(cases), None, Some(cases))
+}
+
+/// Plan the SM90 program for a batch read from `src` ([`plan`] of its cases).
 pub fn plan_source(src: &mut impl CaseSource) -> Result<Plan, PatchError> {
-    plan_inner(src, None, None)
+    plan_source_for(Target::DEFAULT, src)
+}
+
+/// [`plan_source`] for `target`.
+pub fn plan_source_for(target: &'static Target, src: &mut impl CaseSource) -> Result<Plan, PatchError> {
+    plan_inner(target, src, None, None)
 }
 
 /// [`plan_source`], handing the input image to `sink` piece by piece as it is made (pieces
@@ -781,7 +813,17 @@ pub fn plan_source(src: &mut impl CaseSource) -> Result<Plan, PatchError> {
 /// the next piece (a piece it has written, emptied), so that memory is reused, not taken
 /// fresh from the system piece after piece.
 pub fn plan_streamed(src: &mut impl CaseSource, chunk: usize, sink: &mut dyn FnMut(Vec<u8>) -> Option<Vec<u8>>) -> Result<Plan, PatchError> {
-    plan_inner(src, Some((chunk.max(1), sink)), None)
+    plan_streamed_for(Target::DEFAULT, src, chunk, sink)
+}
+
+/// [`plan_streamed`] for `target`.
+pub fn plan_streamed_for(
+    target: &'static Target,
+    src: &mut impl CaseSource,
+    chunk: usize,
+    sink: &mut dyn FnMut(Vec<u8>) -> Option<Vec<u8>>,
+) -> Result<Plan, PatchError> {
+    plan_inner(target, src, Some((chunk.max(1), sink)), None)
 }
 
 /// Where a streamed plan's input image goes: the piece size and the receiver.
@@ -790,7 +832,10 @@ type Stream<'a> = Option<(usize, &'a mut dyn FnMut(Vec<u8>) -> Option<Vec<u8>>)>
 /// The planner. `held`: the batch's cases, where the caller holds them all (`src` reads
 /// them); then, unless streaming, their records are written on a second thread while the
 /// program is planned on this one.
-fn plan_inner(src: &mut impl CaseSource, mut stream: Stream<'_>, held: Option<&[Case]>) -> Result<Plan, PatchError> {
+fn plan_inner(target: &'static Target, src: &mut impl CaseSource, mut stream: Stream<'_>, held: Option<&[Case]>) -> Result<Plan, PatchError> {
+    // where the kernel's two parameters (input, output) and the memory descriptor are in
+    // constant bank 0 on this target
+    let (input_param, output_param, descriptor) = (target.param_base, target.param_base + 8, target.descriptor_offset);
     let n = src.len();
     if n == 0 {
         return Err(PatchError::EmptyBatch);
@@ -897,8 +942,8 @@ fn plan_inner(src: &mut impl CaseSource, mut stream: Stream<'_>, held: Option<&[
             if let Some(e) = extra {
                 // load operand 3 into the extra register: word plane_at / 4 + first_plane / 4 + tid
                 h(&mut insts, Op::S2rTidX, &[q2]);
-                h(&mut insts, Op::Ldc64, &[q0, emu::PARAM_BASE, 0]);
-                h(&mut insts, Op::Uldc64, &[4, emu::DESCRIPTOR_OFFSET, 0]);
+                h(&mut insts, Op::Ldc64, &[q0, input_param, 0]);
+                h(&mut insts, Op::Uldc64, &[4, descriptor, 0]);
                 let word = ((plane_at + first_plane) / 4) as u32;
                 if word != 0 {
                     h(&mut insts, Op::Iadd3Imm, &[q2, q2, word]);
@@ -908,8 +953,8 @@ fn plan_inner(src: &mut impl CaseSource, mut stream: Stream<'_>, held: Option<&[
             }
             // load the record
             h(&mut insts, Op::S2rTidX, &[q2]);
-            h(&mut insts, Op::Ldc64, &[q0, emu::PARAM_BASE, 0]);
-            h(&mut insts, Op::Uldc64, &[4, emu::DESCRIPTOR_OFFSET, 0]);
+            h(&mut insts, Op::Ldc64, &[q0, input_param, 0]);
+            h(&mut insts, Op::Uldc64, &[4, descriptor, 0]);
             if base != 0 {
                 h(&mut insts, Op::Iadd3Imm, &[q2, q2, base]);
             }
@@ -974,7 +1019,7 @@ fn plan_inner(src: &mut impl CaseSource, mut stream: Stream<'_>, held: Option<&[
             if let Some((ureg, offset, x)) = handle {
                 // handle = ((in + 64 * base64) >> 6) | (ceil((offset + 4) / 16) << 51), base64 in x
                 let size16 = (offset + 4).div_ceil(16);
-                h(&mut insts, Op::Ldc64, &[q2, emu::PARAM_BASE, 0]);
+                h(&mut insts, Op::Ldc64, &[q2, input_param, 0]);
                 h(&mut insts, Op::ImadWideU32Imm, &[q2, x, 64, q2]);
                 h(&mut insts, Op::ShfRU64Imm, &[x, q2, 6, q3]);
                 h(&mut insts, Op::ShfRU32HiImm, &[q3, RZ as u32, 6, q3]);
@@ -991,8 +1036,8 @@ fn plan_inner(src: &mut impl CaseSource, mut stream: Stream<'_>, held: Option<&[
             h(&mut insts, Op::Nop, &[]);
             // store the destination
             h(&mut insts, Op::S2rTidX, &[q2]);
-            h(&mut insts, Op::Ldc64, &[q0, 0x218, 0]);
-            h(&mut insts, Op::Uldc64, &[4, emu::DESCRIPTOR_OFFSET, 0]);
+            h(&mut insts, Op::Ldc64, &[q0, output_param, 0]);
+            h(&mut insts, Op::Uldc64, &[4, descriptor, 0]);
             if base != 0 {
                 h(&mut insts, Op::Iadd3Imm, &[q2, q2, base]);
             }
@@ -1088,7 +1133,7 @@ fn plan_inner(src: &mut impl CaseSource, mut stream: Stream<'_>, held: Option<&[
             debug_assert_eq!(input.len(), image_len);
         }
     }
-    Ok(Plan { insts, bank3, regcount: declared_regcount(maxreg + 1), entries, threads: t, input })
+    Ok(Plan { target, insts, bank3, regcount: declared_regcount(maxreg + 1), entries, threads: t, input })
 }
 
 /// Words of a planned program.
@@ -1102,7 +1147,7 @@ fn encode_words(plan: &Plan, word: &dyn Fn(usize) -> u128) -> Result<Vec<u128>, 
         .iter()
         .map(|p| match p {
             Planned::Iut(i) => Ok(word(*i)),
-            Planned::Helper(op, a) => Ok(helpers::encode_safe(*op, a)?),
+            Planned::Helper(op, a) => Ok(helpers::encode_safe_for(plan.target, *op, a)?),
         })
         .collect()
 }
@@ -1116,7 +1161,7 @@ pub fn render_plan(plan: &Plan, cases: &[Case]) -> Vec<String> {
                 Ok(inst) => render(&inst),
                 Err(e) => format!("illegal: {e}"),
             },
-            Planned::Helper(op, a) => helpers::render(*op, a),
+            Planned::Helper(op, a) => helpers::render_for(plan.target, *op, a),
         })
         .collect()
 }
@@ -1125,8 +1170,14 @@ pub fn render_plan(plan: &Plan, cases: &[Case]) -> Vec<String> {
 /// (64 KiB). Checks the template first: ELF64 little-endian, EM_CUDA, the target's SM, the kernel
 /// symbol, its sections and attributes. The program must end in its only EXIT.
 pub fn patch_cubin(template: &[u8], program: &[u128], regcount: u32, bank3: &[u8]) -> Result<Vec<u8>, PatchError> {
-    let t = elf::inspect(template, Target::DEFAULT)?;
-    let exit = helpers::op_spec(Op::Exit).fixed;
+    patch_cubin_for(Target::DEFAULT, template, program, regcount, bank3)
+}
+
+/// [`patch_cubin`] for `target`: the template must be that target's cubin, and the
+/// program's EXIT that target's.
+pub fn patch_cubin_for(target: &Target, template: &[u8], program: &[u128], regcount: u32, bank3: &[u8]) -> Result<Vec<u8>, PatchError> {
+    let t = elf::inspect(template, target)?;
+    let exit = helpers::op_spec_for(target, Op::Exit).fixed;
     let ctrl = {
         let l = crate::spec::control_layout();
         l.stall.mask | l.yield_.mask | l.wr_bar.mask | l.rd_bar.mask | l.wait.mask | l.reuse.mask
@@ -1167,6 +1218,7 @@ pub fn patch_plan(mut plan: Plan, words: &[u128]) -> Result<Patched, PatchError>
 pub fn take_manifest(plan: &mut Plan) -> Manifest {
     Manifest {
         kernel: KERNEL_NAME.to_string(),
+        arch: plan.target.nvdisasm,
         layout: LAYOUT.to_string(),
         threads_per_case: plan.threads,
         input_record_bytes: INPUT_RECORD,
@@ -1183,10 +1235,10 @@ pub fn take_manifest(plan: &mut Plan) -> Manifest {
 pub fn encode_and_patch(plan: &Plan, words: &[u128]) -> Result<(Vec<u8>, Vec<u128>), PatchError> {
     let mut program = encode_words(plan, &|i| words[i])?;
     if let Some(&n) = NOP_PADDING.get().filter(|&&n| n > 0) {
-        let nop = helpers::encode(Op::Nop, &[], helpers::Sched::safe(Op::Nop)).map_err(PatchError::from)?;
+        let nop = helpers::encode_for(plan.target, Op::Nop, &[], helpers::Sched::safe(Op::Nop)).map_err(PatchError::from)?;
         program.resize(program.len() + n, nop);
     }
-    let cubin = patch_cubin(template(), &program, plan.regcount, &plan.bank3)?;
+    let cubin = patch_cubin_for(plan.target, template_for(plan.target), &program, plan.regcount, &plan.bank3)?;
     Ok((cubin, program))
 }
 
@@ -1214,7 +1266,12 @@ fn effective_all(cases: &[Case], bank3: &[u8]) -> Result<Vec<Vec<Inputs>>, Patch
 /// Build the kernel for a batch: plan, encode, patch the committed template. What each
 /// case's threads really read is [`Built::effective_inputs`], worked out when asked.
 pub fn build(cases: &[Case]) -> Result<Built, PatchError> {
-    let mut plan = plan(cases)?;
+    build_for(Target::DEFAULT, cases)
+}
+
+/// [`build`] for `target`: its helper encodings, parameter offsets and template.
+pub fn build_for(target: &'static Target, cases: &[Case]) -> Result<Built, PatchError> {
+    let mut plan = plan_for(target, cases)?;
     let input = std::mem::take(&mut plan.input);
     let bank3 = plan.bank3.clone();
     let t = plan.threads;
@@ -1374,6 +1431,50 @@ impl Draws {
 /// ones the kernel cannot run (an error when none of the first many items is runnable).
 pub fn runnable_words(seed: u64, form: Option<crate::isa::Form>, count: usize) -> Result<Vec<u128>, String> {
     runnable_words_of(seed, crate::reference::IMPLEMENTED, form, count)
+}
+
+/// [`runnable_words_of`] for `target`: SM90's words as they are; for another target, the
+/// first of SM90's that print there as on SM90 ([`prints_alike_everywhere`]), in the same
+/// item order, so that a seed names the same words on every target but SM90.
+///
+/// Where the coordinator wires the target-aware generator (`harness/isa`'s per-target specs):
+/// this one function is where the words of another target come from; until then they are
+/// SM90's generator's, kept to the forms and modifiers every target prints alike, so that an
+/// emulated run of another target runs words that target has, with SM90's meaning.
+pub fn runnable_words_for(target: &Target, seed: u64, ops: &[crate::isa::Op], form: Option<crate::isa::Form>, count: usize) -> Result<Vec<u128>, String> {
+    if target == Target::DEFAULT {
+        return runnable_words_of(seed, ops, form, count);
+    }
+    // SM90's words come in item order, so a longer draw begins with a shorter one
+    for drawn in [count * 4, count * 16, count * 64] {
+        let words = runnable_words_of(seed, ops, form, drawn.max(64))?;
+        let alike: Vec<u128> = words.into_iter().filter(|&w| prints_alike_everywhere(w)).take(count).collect();
+        if alike.len() == count {
+            return Ok(alike);
+        }
+    }
+    Err(format!(
+        "{target}: fewer than {count} of SM90's words of these instructions and form print alike on every architecture (no c[], cx[] or HFMA2.MMA; FP16 only)"
+    ))
+}
+
+/// Whether `word` is one every architecture (SM80 .. SM120) prints as SM90 does: HADD2,
+/// HMUL2 or HFMA2 in a register, immediate or uniform-register form (SM100 and SM120 have no
+/// `c[]`/`cx[]` forms with SM90's bits and no HFMA2.MMA), FP16 (SM80..SM89 have no BF16_V2 in
+/// HADD2 and HMUL2, and print some INVALID values as `.F32`), no INVALID value, no `.F32`
+/// or `.OOB`, no `URZ` (which SM100 prints as `UR63`), no half select on RZ and no `.H0_NH1`
+/// (which SM80 does not print). docs/architectures.md has the
+/// words that show each difference; tests/kernel_arch.rs checks the result with nvdisasm.
+pub fn prints_alike_everywhere(word: u128) -> bool {
+    use crate::isa::Form::{Const, ConstC, ConstUr, ConstUrC};
+    let Ok(inst) = decode(word) else { return false };
+    if inst.op == crate::isa::Op::Hfma2Mma || matches!(inst.form(), Const | ConstUr | ConstC | ConstUrC) {
+        return false;
+    }
+    let text = render(&inst);
+    // SM80..SM89 print no half select on RZ (`-|RZ|` for SM90's `-|RZ|.H0_NH1`), and SM80
+    // none of HFMA2's `.H0_NH1` (`UR62` for SM90's `UR62.H0_NH1`)
+    !["INVALID", "BF16", ".F32", ".OOB", "URZ", "RZ.", "RZ|.", ".H0_NH1"].iter().any(|m| text.contains(m))
 }
 
 /// [`runnable_words`] of the instructions `ops` only.

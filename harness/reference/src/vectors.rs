@@ -5,6 +5,8 @@
 //! twice is malformed). `pred` bit i is Pi. A three-source instruction (HFMA2, HFMA2.MMA)
 //! has `"c":"0x<8 hex>"` after `b`, operand 3's value, in nvdisasm's operand order; a
 //! two-source one has no `c`. `origin` is `reference` or `hardware:<GPU name>:<driver version>:<date>`.
+//! A run on another architecture than SM90 writes `"arch":"SM86"` (nvdisasm's spelling)
+//! before `origin`; a line without it is SM90's.
 
 use crate::inputs::Inputs;
 use crate::isa::{self, decode, Inst, Operand2, RZ, URZ};

@@ -11,6 +11,6 @@ pub mod gpu;
 pub mod run;
 pub mod schema;
 
-pub use harness_isa::{cli, errln, errp, gen, isa, nvdisasm, oracle, out, outfile, outln, rng, spec};
+pub use harness_isa::{cli, errln, errp, gen, isa, nvdisasm, oracle, out, outfile, outln, rng, spec, target};
 pub use harness_kernel::{exhaustive, kernel};
 pub use harness_reference::{inputs, reference, replay, vectors};

@@ -210,6 +210,7 @@ mod tests {
             planned: Some(2),
             mode: "random".into(),
             road: Some("batch".into()),
+            arch: "SM90".into(),
             started: "2026-12-04T00:00:00Z".into(),
             finished: "2026-12-04T00:00:01Z".into(),
             hardware: Hardware {

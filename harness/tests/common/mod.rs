@@ -120,3 +120,36 @@ pub fn reseal(lines: &mut [String]) {
         *l = format!("{body},\"check\":\"{prev:016x}\"}}");
     }
 }
+
+/// What `nvdisasm -b <arch>` prints for each of `words` (raw instruction words, no ELF): one
+/// text per word, without address and `;`. Every word must be accepted: a rejected word, a
+/// word listed with no text, or a missing nvdisasm fails the calling test, naming the word.
+/// For the other architectures than SM90, whose words the crate's `Nvdisasm` (SM90's) does
+/// not judge.
+pub fn disassemble_as(arch: &str, words: &[u128]) -> Vec<String> {
+    let nv = hmul2_harness::nvdisasm::find_tool("nvdisasm").unwrap_or_else(|e| panic!("nvdisasm is required (bash ci/install-tools.sh): {e}"));
+    let dir = tmp(&format!("disassemble-{arch}-{}", words.first().copied().unwrap_or(0) as u32));
+    let f = dir.join("words.bin");
+    std::fs::write(&f, words.iter().flat_map(|w| w.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
+    let o = Command::new(&nv).args(["-b", arch]).arg(&f).output().unwrap_or_else(|e| panic!("{}: {e}", nv.display()));
+    if !o.status.success() {
+        let err = String::from_utf8_lossy(&o.stderr);
+        let at = err.split("at address 0x").nth(1).and_then(|h| usize::from_str_radix(h.split(|c: char| !c.is_ascii_hexdigit()).next().unwrap_or(""), 16).ok());
+        let word = at.and_then(|a| words.get(a / 16)).map(|w| hmul2_harness::isa::format_hex(*w)).unwrap_or_default();
+        panic!("nvdisasm -b {arch} rejected {word}: {err}");
+    }
+    let mut out = vec![String::new(); words.len()];
+    for l in String::from_utf8_lossy(&o.stdout).lines() {
+        let Some(rest) = l.trim_start().strip_prefix("/*") else { continue };
+        let Some((addr, text)) = rest.split_once("*/") else { continue };
+        let (Ok(a), Some(t)) = (usize::from_str_radix(addr, 16), text.split(';').next()) else { continue };
+        if let Some(o) = out.get_mut(a / 16).filter(|_| a % 16 == 0) {
+            *o = t.trim().to_string();
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    for (t, w) in out.iter().zip(words) {
+        assert!(!t.is_empty(), "nvdisasm -b {arch} listed nothing for {}", hmul2_harness::isa::format_hex(*w));
+    }
+    out
+}

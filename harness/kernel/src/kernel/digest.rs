@@ -33,10 +33,11 @@
 //! while a one-case batch kernel runs: docs/hardware/2026-12-04-h200/README.md.
 
 use super::helpers::{self, Op, Sched};
-use super::{decode, effective_inputs_with, patch_cubin, runnable, LaunchJob, NotRunnable, PatchError, Planned, KERNEL_NAME};
+use super::{decode, effective_inputs_with, patch_cubin_for, runnable, LaunchJob, NotRunnable, PatchError, Planned, KERNEL_NAME};
 use crate::exhaustive::{DigestRequest, D_FILL, PRED_ALL, THREADS};
 use crate::inputs::Inputs;
 use crate::isa::{Operand2, PT, RZ};
+use crate::target::Target;
 
 /// Why no digest kernel can be built for a request.
 #[derive(Debug, thiserror::Error)]
@@ -126,7 +127,7 @@ fn push(v: &mut Vec<Planned>, op: Op, args: &[u32]) -> usize {
 }
 
 /// Plan the program of a digest job: (instructions, regcount, loop head, word, branch).
-fn plan(req: &DigestRequest, inst: &crate::isa::Inst) -> (Vec<Planned>, u32, usize, usize, usize) {
+fn plan(target: &Target, req: &DigestRequest, inst: &crate::isa::Inst) -> (Vec<Planned>, u32, usize, usize, usize) {
     let mut named: Vec<u8> = inst.named_regs().collect();
     named.retain(|&r| r != RZ);
     // at most 4 named registers: 2 pairs and 11 singles always fit below R32
@@ -207,8 +208,9 @@ fn plan(req: &DigestRequest, inst: &crate::isa::Inst) -> (Vec<Planned>, u32, usi
     push(&mut v, Op::BraBack, &[lp32, offset as i32 as u32]);
     // store the partial at output + 8 (256 c + t)
     push(&mut v, Op::ImadImm, &[t0, ctaid, THREADS, tid]);
-    push(&mut v, Op::Ldc64, &[p, 0x218, 0]);
-    push(&mut v, Op::Uldc64, &[4, super::emu::DESCRIPTOR_OFFSET, 0]);
+    // the output buffer (the second parameter) and the memory descriptor, where `target` has them
+    push(&mut v, Op::Ldc64, &[p, target.param_base + 8, 0]);
+    push(&mut v, Op::Uldc64, &[4, target.descriptor_offset, 0]);
     push(&mut v, Op::ImadWideU32Imm, &[p, t0, 8, p]);
     push(&mut v, Op::StgE64, &[p, acc, 4]);
     push(&mut v, Op::Exit, &[]);
@@ -220,11 +222,17 @@ fn plan(req: &DigestRequest, inst: &crate::isa::Inst) -> (Vec<Planned>, u32, usi
     (v, super::declared_regcount(maxreg + 1), head, iut, branch)
 }
 
-/// Build the digest job for `req`: plan, encode, patch the committed template.
+/// Build the SM90 digest job for `req`: plan, encode, patch the committed template.
 pub fn build(req: &DigestRequest) -> Result<DigestBuilt, DigestError> {
+    build_for(Target::DEFAULT, req)
+}
+
+/// [`build`] for `target`: its helper encodings (branches included), parameter offsets and
+/// template.
+pub fn build_for(target: &'static Target, req: &DigestRequest) -> Result<DigestBuilt, DigestError> {
     check_request(req)?;
     let inst = check_form(req.word)?;
-    let (insts, regcount, loop_head, iut, branch) = plan(req, &inst);
+    let (insts, regcount, loop_head, iut, branch) = plan(target, req, &inst);
     let mut program = Vec::with_capacity(insts.len());
     let mut texts = Vec::with_capacity(insts.len());
     for p in &insts {
@@ -234,8 +242,8 @@ pub fn build(req: &DigestRequest) -> Result<DigestBuilt, DigestError> {
                 texts.push(crate::isa::render(&inst));
             }
             Planned::Helper(op, a) => {
-                program.push(helpers::encode(*op, a, Sched::safe(*op)).map_err(PatchError::from)?);
-                let t = helpers::render(*op, a);
+                program.push(helpers::encode_for(target, *op, a, Sched::safe(*op)).map_err(PatchError::from)?);
+                let t = helpers::render_for(target, *op, a);
                 // nvdisasm prints the target as a label or address: compared up to `BRA`
                 texts.push(match t.find("BRA") {
                     Some(i) => t[..i + 3].to_string(),
@@ -250,7 +258,7 @@ pub fn build(req: &DigestRequest) -> Result<DigestBuilt, DigestError> {
         let o = offset as usize;
         bank3[o..o + 4].copy_from_slice(&req.c.to_le_bytes());
     }
-    let cubin = patch_cubin(super::template(), &program, regcount, &bank3)?;
+    let cubin = patch_cubin_for(target, super::template_for(target), &program, regcount, &bank3)?;
     Ok(DigestBuilt {
         job: LaunchJob {
             cubin,

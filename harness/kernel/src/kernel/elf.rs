@@ -231,6 +231,12 @@ pub fn write(d: &[u8], t: &Template, code: &[u8], exit_at: u32, regcount: u32, b
         if off == old_off as u64 && filesz == text.size {
             put64(&mut out, at + 32, code.len() as u64)?;
             put64(&mut out, at + 40, code.len() as u64)?;
+        } else if off < old_off as u64 && off.saturating_add(filesz) == old_end as u64 && u64_at(&out, at + 40)? == filesz {
+            // a segment that ends with .text (ptxas's sm_80..sm_89 cubins map the constant
+            // banks and .text in one): it now ends with the program
+            let size = new_end as u64 - off;
+            put64(&mut out, at + 32, size)?;
+            put64(&mut out, at + 40, size)?;
         } else if off < old_end as u64 && off.saturating_add(filesz) > old_off as u64 {
             return Err(bad("a program header maps .text together with other sections"));
         } else {
@@ -283,6 +289,8 @@ pub fn write(d: &[u8], t: &Template, code: &[u8], exit_at: u32, regcount: u32, b
 /// attributes the driver reads. For the CPU emulator ([`super::emu`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Image {
+    /// The architecture the cubin's ELF names.
+    pub target: &'static Target,
     /// `.text.<kernel>` as 128-bit words.
     pub text: Vec<u128>,
     /// `.nv.constant3`.
@@ -293,9 +301,21 @@ pub struct Image {
     pub exits: Vec<u32>,
 }
 
-/// Read a cubin as a loader would, checking what the patcher keeps consistent.
+/// The target a cubin says it is for (its ELF header's SM), if the harness speaks it.
+pub fn target_of(d: &[u8]) -> Result<&'static Target, PatchError> {
+    if d.len() < 64 || &d[0..4] != b"\x7fELF" {
+        return Err(PatchError::NotElf);
+    }
+    let flags = u32_at(d, 48)?;
+    let sm = if d[7] == 0x33 { flags & 0xff } else { (flags >> 8) & 0xff };
+    Target::ALL.into_iter().find(|t| t.sm == sm).ok_or(PatchError::WrongArch { sm, flags, want: "one of sm_80, sm_86, sm_89, sm_90, sm_100, sm_120" })
+}
+
+/// Read a cubin as a loader would, checking what the patcher keeps consistent; the cubin's
+/// own architecture ([`target_of`]) is the one it is read for.
 pub fn image(d: &[u8]) -> Result<Image, PatchError> {
-    let t = inspect(d, Target::DEFAULT)?;
+    let target = target_of(d)?;
+    let t = inspect(d, target)?;
     let section = |i: usize| -> Result<&[u8], PatchError> {
         let s = &t.shdrs[i];
         d.get(s.offset as usize..s.offset.saturating_add(s.size) as usize).ok_or_else(|| bad(format!("section {} lies past the end of the file", s.name)))
@@ -316,5 +336,5 @@ pub fn image(d: &[u8]) -> Result<Image, PatchError> {
     }
     let (ex_at, n) = find_attr(d, &t.shdrs[t.kinfo], EIATTR_EXIT_INSTR_OFFSETS, None)?;
     let exits = (0..n / 4).map(|i| u32_at(d, ex_at + 4 * i)).collect::<Result<_, _>>()?;
-    Ok(Image { text, bank3: section(t.bank3)?.to_vec(), regcount, exits })
+    Ok(Image { target, text, bank3: section(t.bank3)?.to_vec(), regcount, exits })
 }

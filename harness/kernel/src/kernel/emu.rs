@@ -17,7 +17,7 @@
 //! ([`cx_handle`]), not a hardware fact.
 
 use super::elf::Image;
-use super::helpers::{op_spec, Op};
+use super::helpers::{op_spec_for, Op};
 use crate::inputs::Inputs;
 use crate::isa::{Inst, Operand2, PT, RZ, URZ};
 use crate::spec::control_layout as layout;
@@ -25,9 +25,11 @@ use crate::target::Target;
 
 /// What `c[0x0][0x208]` holds: the emulated global-memory descriptor.
 pub const DESCRIPTOR: u64 = 0x0000_beef_0000_dead;
-/// Byte offset of the first kernel parameter in constant bank 0 ([`Target::param_base`]).
+/// Byte offset of SM90's first kernel parameter in constant bank 0 ([`Target::param_base`]:
+/// the emulator reads the program's target's).
 pub const PARAM_BASE: u32 = Target::SM90.param_base;
-/// Byte offset of the global-memory descriptor in constant bank 0 ([`Target::descriptor_offset`]).
+/// Byte offset of SM90's global-memory descriptor in constant bank 0
+/// ([`Target::descriptor_offset`]: the emulator reads the program's target's).
 pub const DESCRIPTOR_OFFSET: u32 = Target::SM90.descriptor_offset;
 /// Lanes per warp.
 pub const WARP: usize = 32;
@@ -214,18 +216,23 @@ struct Decoded {
 /// several ops match, the one with the fewest field bits: `BRA_SELF` is a `BRA_BACK` with
 /// every field fixed (PT, offset -4), and is named as such.
 pub fn classify(word: u128) -> Option<(Op, [u32; 4])> {
+    classify_for(Target::DEFAULT, word)
+}
+
+/// [`classify`] by `target`'s helper spec.
+pub fn classify_for(target: &Target, word: u128) -> Option<(Op, [u32; 4])> {
     let l = layout();
     let ctrl = l.stall.mask | l.yield_.mask | l.wr_bar.mask | l.rd_bar.mask | l.wait.mask | l.reuse.mask;
     Op::ALL
         .into_iter()
         .filter_map(|op| {
-            let s = op_spec(op);
+            let s = op_spec_for(target, op);
             let fields = s.fields.iter().fold(0u128, |m, f| m | f.mask);
             (word & !(ctrl | fields) == s.fixed).then_some((fields.count_ones(), op))
         })
         .min_by_key(|&(bits, _)| bits)
         .map(|(_, op)| {
-            let s = op_spec(op);
+            let s = op_spec_for(target, op);
             let mut a = [0u32; 4];
             for (v, f) in a.iter_mut().zip(&s.fields) {
                 *v = f.get(word).wrapping_mul(f.scale);
@@ -237,6 +244,9 @@ pub fn classify(word: u128) -> Option<(Op, [u32; 4])> {
 /// A loaded program, decoded once.
 #[derive(Clone, Debug)]
 pub struct Program {
+    /// The architecture the cubin is for (its ELF's), whose helper encodings and constant
+    /// bank 0 layout the program is decoded and run with.
+    target: &'static Target,
     code: Vec<Decoded>,
     bank3: Vec<u8>,
     regcount: u32,
@@ -246,18 +256,19 @@ impl Program {
     /// Decode an image; refuses one whose `EIATTR_EXIT_INSTR_OFFSETS` do not name EXITs.
     pub fn load(image: &Image) -> Result<Program, String> {
         let l = layout();
+        let target = image.target;
         let code: Vec<Decoded> = image
             .text
             .iter()
             .map(|&w| Decoded {
-                insn: match classify(w) {
+                insn: match classify_for(target, w) {
                     Some((op, a)) => Insn::Helper(op, a),
                     None => match crate::isa::decode(w) {
                         Ok(i) => Insn::UnderTest(Box::new(i)),
                         Err(e) => Insn::Illegal(e.to_string()),
                     },
                 },
-                regs: classify(w).map(|(op, a)| operands(op, &a)).unwrap_or_default(),
+                regs: classify_for(target, w).map(|(op, a)| operands(op, &a)).unwrap_or_default(),
                 word: w,
                 wr_bar: l.wr_bar.get(w) as u8,
                 rd_bar: l.rd_bar.get(w) as u8,
@@ -276,7 +287,12 @@ impl Program {
         if image.regcount == 0 || image.regcount > 255 {
             return Err(format!("register count {}", image.regcount));
         }
-        Ok(Program { code, bank3: image.bank3.clone(), regcount: image.regcount })
+        Ok(Program { target, code, bank3: image.bank3.clone(), regcount: image.regcount })
+    }
+
+    /// The architecture the program is for.
+    pub fn target(&self) -> &'static Target {
+        self.target
     }
 
     /// Registers per thread the image allocates.
@@ -505,7 +521,7 @@ fn run_warp(
                         }
                     }
                     Op::Uldc64 => {
-                        let v = const0(launch, at, a[2], a[1])?;
+                        let v = const0(p.target, launch, at, a[2], a[1])?;
                         for (k, half) in [v as u32, (v >> 32) as u32].into_iter().enumerate() {
                             if a[0] as usize + k < URZ as usize {
                                 s.ur[a[0] as usize + k] = half;
@@ -515,13 +531,13 @@ fn run_warp(
                     Op::Ldc => {
                         // a 32-bit constant: bank 0's stack pointer (ptxas's prologue) or bank 3's data
                         let v = match (a[2], a[1]) {
-                            (0, STACK_POINTER_OFFSET) => STACK_TOP,
+                            (0, o) if o == p.target.stack_pointer_offset => STACK_TOP,
                             (3, o) => {
                                 let o = o as usize;
                                 let b = p.bank3.get(o..o + 4).ok_or_else(|| Fault::Unsupported { pc: at, what: format!("c[0x3][{o:#x}] outside the bank") })?;
                                 u32::from_le_bytes([b[0], b[1], b[2], b[3]])
                             }
-                            (bank, o) => const0(launch, at, bank, o & !7).map(|v| if o & 4 == 0 { v as u32 } else { (v >> 32) as u32 })?,
+                            (bank, o) => const0(p.target, launch, at, bank, o & !7).map(|v| if o & 4 == 0 { v as u32 } else { (v >> 32) as u32 })?,
                         };
                         if a[0] != RZ as u32 {
                             for g in s.r.iter_mut() {
@@ -588,7 +604,7 @@ fn run_warp(
                     }
                     _ => {
                         for lane in 0..lanes {
-                            lane_op(*op, a, &mut s.r[lane], &mut s.pr[lane], launch, at, ctaid, tid0 + lane as u32)?;
+                            lane_op(p.target, *op, a, &mut s.r[lane], &mut s.pr[lane], launch, at, ctaid, tid0 + lane as u32)?;
                         }
                     }
                 }
@@ -761,23 +777,22 @@ fn load32(mem: &dyn Memory, at: usize, addr: u64) -> Result<u32, Fault> {
 /// it (scoreboard 7 does not exist), so reading it faults.
 const UNSYNCED: u8 = 8;
 
-/// Where ptxas's prologue reads the stack pointer (`LDC R1, c[0x0][0x28]`).
-const STACK_POINTER_OFFSET: u32 = Target::SM90.stack_pointer_offset;
 /// The stack pointer the emulated driver gives (the scaffolds never use their stack).
 pub const STACK_TOP: u32 = 0x00ff_fc00;
 
-/// A 64-bit word of constant bank 0: the descriptor and the two pointer parameters.
-fn const0(launch: &Launch, at: usize, bank: u32, offset: u32) -> Result<u64, Fault> {
+/// A 64-bit word of constant bank 0: the descriptor and the two pointer parameters, where
+/// `target` has them.
+fn const0(target: &Target, launch: &Launch, at: usize, bank: u32, offset: u32) -> Result<u64, Fault> {
     match (bank, offset) {
-        (0, o) if o == DESCRIPTOR_OFFSET => Ok(DESCRIPTOR),
-        (0, o) if o == PARAM_BASE => Ok(launch.params[0]),
-        (0, o) if o == PARAM_BASE + 8 => Ok(launch.params[1]),
+        (0, o) if o == target.descriptor_offset => Ok(DESCRIPTOR),
+        (0, o) if o == target.param_base => Ok(launch.params[0]),
+        (0, o) if o == target.param_base + 8 => Ok(launch.params[1]),
         _ => Err(Fault::Unsupported { pc: at, what: format!("c[{bank:#x}][{offset:#x}]: only the descriptor and the two parameters are emulated") }),
     }
 }
 
 #[allow(clippy::too_many_arguments)]
-fn lane_op(op: Op, a: &[u32; 4], g: &mut [u32; R_FILE], pr: &mut u8, launch: &Launch, at: usize, ctaid: u32, tid: u32) -> Result<(), Fault> {
+fn lane_op(target: &Target, op: Op, a: &[u32; 4], g: &mut [u32; R_FILE], pr: &mut u8, launch: &Launch, at: usize, ctaid: u32, tid: u32) -> Result<(), Fault> {
     // RZ reads zero and takes no write, also as a half of a pair (RZ as a pair is RZ:RZ)
     let rd = |g: &[u32; R_FILE], x: u32| if x >= RZ as u32 { 0 } else { g[x as usize] };
     let pair = |g: &[u32; R_FILE], x: u32| rd(g, x) as u64 | (rd(g, x + 1) as u64) << 32;
@@ -797,7 +812,7 @@ fn lane_op(op: Op, a: &[u32; 4], g: &mut [u32; R_FILE], pr: &mut u8, launch: &La
         Op::Nop => {}
         Op::S2rTidX => set(g, a[0], tid),
         Op::S2rCtaidX => set(g, a[0], ctaid),
-        Op::Ldc64 => set64(g, a[0], const0(launch, at, a[2], a[1])?),
+        Op::Ldc64 => set64(g, a[0], const0(target, launch, at, a[2], a[1])?),
         Op::Iadd3Imm => set(g, a[0], rd(g, a[1]).wrapping_add(a[2])),
         Op::Mov => set(g, a[0], rd(g, a[1])),
         Op::R2p => {
@@ -876,7 +891,7 @@ mod tests {
         let mut text: Vec<u128> = prog.iter().map(|(op, a)| encode(*op, a, Sched::safe(*op)).unwrap()).collect();
         let exit = (text.len() as u32 - 1) * 16;
         text.resize(16, encode(Op::Nop, &[], Sched::safe(Op::Nop)).unwrap());
-        let p = Program::load(&Image { text, bank3: vec![0; 16], regcount: 8, exits: vec![exit] }).unwrap();
+        let p = Program::load(&Image { target: Target::DEFAULT, text, bank3: vec![0; 16], regcount: 8, exits: vec![exit] }).unwrap();
         let out = 0x1_0000u64;
         let mut mem = Regions(vec![(out, vec![0xa5; 32 * 16])]);
         let launch = Launch { grid: [1, 1, 1], block: [32, 1, 1], params: [0, out] };
@@ -897,7 +912,7 @@ mod tests {
                 .map(|(op, a)| encode(*op, a, Sched::safe(*op)).unwrap())
                 .chain(std::iter::repeat_n(encode(Op::Nop, &[], Sched::safe(Op::Nop)).unwrap(), 5))
                 .collect();
-            let p = Program::load(&Image { text, bank3: vec![0; 16], regcount: 16, exits: vec![32] }).unwrap();
+            let p = Program::load(&Image { target: Target::DEFAULT, text, bank3: vec![0; 16], regcount: 16, exits: vec![32] }).unwrap();
             let launch = Launch { grid: [1, 1, 1], block: [32, 1, 1], params: [0, 0x1_0000] };
             run(&p, &launch, &mut Regions(vec![(0x1_0000, vec![0; 4096])]), &mut reference_hook)
         };

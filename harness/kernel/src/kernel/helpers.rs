@@ -1,5 +1,6 @@
 //! The instructions placed around each HMUL2 under test, encoded from the target's helper spec
-//! (`spec/sm90/helpers.json`, [`Target::helpers_json`](crate::target::Target::helpers_json)).
+//! ([`Target::helpers_json`]: `spec/sm90/helpers.json` for SM90, one file per family of the
+//! others). The `_for` functions take the target; the plain ones are SM90's ([`Target::DEFAULT`]).
 //!
 //! Control bits use the HMUL2 spec's fields ([`crate::spec::control_layout`]: one control layout
 //! for every instruction of the target),
@@ -7,11 +8,12 @@
 
 use crate::isa::parse_hex;
 use crate::spec::{control_layout as layout, Field, FieldOverflow};
+use crate::target::Target;
 use serde::Deserialize;
 use std::sync::OnceLock;
 
-/// The helper spec, compiled in.
-pub const HELPERS_JSON: &str = crate::target::Target::SM90.helpers_json;
+/// SM90's helper spec, compiled in.
+pub const HELPERS_JSON: &str = Target::SM90.helpers_json;
 
 /// The helper instructions, in the order of [`Op::ALL`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -124,7 +126,7 @@ pub struct OpSpec {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawHelpers {
-    #[cfg_attr(not(test), allow(dead_code))]
+    /// The architectures the file is for, in nvdisasm's spelling, separated by spaces.
     arch: String,
     #[allow(dead_code)]
     doc: String,
@@ -162,7 +164,19 @@ pub enum HelperSpecError {
 /// Parse and check a helper spec: every op known, fields disjoint from each other, from the
 /// fixed bits and from the control bits.
 pub fn compile(text: &str) -> Result<Vec<OpSpec>, HelperSpecError> {
+    compile_raw(serde_json::from_str(text)?)
+}
+
+/// [`compile`], the spec also required to name `target` among its architectures.
+pub fn compile_for(target: &Target, text: &str) -> Result<Vec<OpSpec>, HelperSpecError> {
     let raw: RawHelpers = serde_json::from_str(text)?;
+    if !raw.arch.split_whitespace().any(|a| a == target.nvdisasm) {
+        return Err(HelperSpecError::Invalid(format!("the spec is for {}, not {target}", raw.arch)));
+    }
+    compile_raw(raw)
+}
+
+fn compile_raw(raw: RawHelpers) -> Result<Vec<OpSpec>, HelperSpecError> {
     let l = layout();
     let control = l.stall.mask | l.yield_.mask | l.wr_bar.mask | l.rd_bar.mask | l.wait.mask | l.reuse.mask;
     let mut out = Vec::new();
@@ -201,19 +215,35 @@ pub fn compile(text: &str) -> Result<Vec<OpSpec>, HelperSpecError> {
     Ok(out)
 }
 
-/// The built-in helper spec.
+/// SM90's built-in helper spec.
 pub fn ops() -> &'static [OpSpec] {
-    static OPS: OnceLock<Vec<OpSpec>> = OnceLock::new();
-    OPS.get_or_init(|| match compile(HELPERS_JSON) {
+    ops_for(Target::DEFAULT)
+}
+
+/// Where `target` is in [`Target::ALL`] (its per-target tables' index).
+fn index_of(target: &Target) -> usize {
+    Target::ALL.iter().position(|t| t.sm == target.sm).unwrap_or(0)
+}
+
+/// The built-in helper spec of `target`.
+pub fn ops_for(target: &Target) -> &'static [OpSpec] {
+    static OPS: [OnceLock<Vec<OpSpec>>; Target::ALL.len()] = [const { OnceLock::new() }; Target::ALL.len()];
+    let t = Target::ALL[index_of(target)];
+    OPS[index_of(target)].get_or_init(|| match compile_for(t, t.helpers_json) {
         Ok(o) => o,
         // compiled into the binary and checked by tests: failing here is a build defect
-        Err(e) => panic!("built-in spec/sm90/helpers.json is inconsistent: {e}"),
+        Err(e) => panic!("built-in helper spec of {t} is inconsistent: {e}"),
     })
 }
 
-/// The spec of one op.
+/// The SM90 spec of one op.
 pub fn op_spec(op: Op) -> &'static OpSpec {
     &ops()[op as usize]
+}
+
+/// The spec of one op of `target`.
+pub fn op_spec_for(target: &Target, op: Op) -> &'static OpSpec {
+    &ops_for(target)[op as usize]
 }
 
 /// Scheduling of a helper: conservative, so that no hazard can reach the instruction under test.
@@ -246,9 +276,15 @@ impl Sched {
     }
 }
 
-/// Encode `op` with field values in the JSON's field order (byte offsets unscaled: `scale` divides).
+/// Encode SM90's `op` with field values in the JSON's field order (byte offsets unscaled:
+/// `scale` divides).
 pub fn encode(op: Op, args: &[u32], s: Sched) -> Result<u128, FieldOverflow> {
-    let spec = op_spec(op);
+    encode_for(Target::DEFAULT, op, args, s)
+}
+
+/// [`encode`] for `target`.
+pub fn encode_for(target: &Target, op: Op, args: &[u32], s: Sched) -> Result<u128, FieldOverflow> {
+    let spec = op_spec_for(target, op);
     let mut w = spec.fixed;
     for (f, &v) in spec.fields.iter().zip(args) {
         w = f.set(w, v / f.scale)?;
@@ -268,28 +304,38 @@ pub fn encode(op: Op, args: &[u32], s: Sched) -> Result<u128, FieldOverflow> {
 /// `encode(op, args, Sched::safe(op))`: an op whose fields share a bit with the control bits
 /// (none of the built-in ones) is encoded the long way.
 pub fn encode_safe(op: Op, args: &[u32]) -> Result<u128, FieldOverflow> {
-    static BASES: OnceLock<Vec<Option<u128>>> = OnceLock::new();
-    let bases = BASES.get_or_init(|| {
+    encode_safe_for(Target::DEFAULT, op, args)
+}
+
+/// [`encode_safe`] for `target`.
+pub fn encode_safe_for(target: &Target, op: Op, args: &[u32]) -> Result<u128, FieldOverflow> {
+    static BASES: [OnceLock<Vec<Option<u128>>>; Target::ALL.len()] = [const { OnceLock::new() }; Target::ALL.len()];
+    let bases = BASES[index_of(target)].get_or_init(|| {
         let l = layout();
         let ctrl = l.stall.mask | l.yield_.mask | l.wr_bar.mask | l.rd_bar.mask | l.wait.mask | l.reuse.mask;
-        let mut v = vec![None; ops().len()];
+        let mut v = vec![None; ops_for(target).len()];
         for op in Op::ALL {
-            if op_spec(op).fields.iter().all(|f| f.mask & ctrl == 0) {
-                v[op as usize] = encode(op, &[], Sched::safe(op)).ok();
+            if op_spec_for(target, op).fields.iter().all(|f| f.mask & ctrl == 0) {
+                v[op as usize] = encode_for(target, op, &[], Sched::safe(op)).ok();
             }
         }
         v
     });
-    let Some(Some(mut w)) = bases.get(op as usize).copied() else { return encode(op, args, Sched::safe(op)) };
-    for (f, &v) in op_spec(op).fields.iter().zip(args) {
+    let Some(Some(mut w)) = bases.get(op as usize).copied() else { return encode_for(target, op, args, Sched::safe(op)) };
+    for (f, &v) in op_spec_for(target, op).fields.iter().zip(args) {
         w = f.set(w, v / f.scale)?;
     }
     Ok(w)
 }
 
-/// The text nvdisasm prints for `op` with these field values (no guard, no `;`).
+/// The text nvdisasm prints for SM90's `op` with these field values (no guard, no `;`).
 pub fn render(op: Op, args: &[u32]) -> String {
-    let spec = op_spec(op);
+    render_for(Target::DEFAULT, op, args)
+}
+
+/// [`render`] for `target` (`nvdisasm -b <target>`).
+pub fn render_for(target: &Target, op: Op, args: &[u32]) -> String {
+    let spec = op_spec_for(target, op);
     let mut t = spec.text.clone();
     for (f, &v) in spec.fields.iter().zip(args) {
         let s = match f.kind.as_str() {
@@ -319,6 +365,39 @@ mod tests {
         let raw: RawHelpers = serde_json::from_str(HELPERS_JSON).unwrap();
         assert_eq!(crate::target::Target::parse(&raw.arch), Ok(&crate::target::Target::SM90));
         assert_eq!(HELPERS_JSON, crate::target::Target::SM90.helpers_json);
+    }
+
+    #[test]
+    fn every_targets_helper_spec_compiles_and_names_it() {
+        for t in Target::ALL {
+            let raw: RawHelpers = serde_json::from_str(t.helpers_json).unwrap();
+            assert!(raw.arch.split_whitespace().any(|a| a == t.nvdisasm), "{t}: {}", raw.arch);
+            assert_eq!(ops_for(t).len(), Op::ALL.len(), "{t}");
+        }
+        // a family file names only its own targets
+        let e = compile_for(&Target::SM90, Target::SM80.helpers_json).unwrap_err();
+        assert!(e.to_string().contains("not SM90"), "{e}");
+        // the families differ where nvdisasm says they do (docs/architectures.md)
+        assert_ne!(op_spec_for(&Target::SM86, Op::R2ur).fixed, op_spec(Op::R2ur).fixed);
+        assert_ne!(op_spec_for(&Target::SM120, Op::Uldc64).fixed, op_spec(Op::Uldc64).fixed);
+        assert_eq!(op_spec_for(&Target::SM100, Op::Uldc64).text, op_spec_for(&Target::SM120, Op::Uldc64).text);
+    }
+
+    #[test]
+    fn the_families_reproduce_ptxas_words() {
+        // ptxas 13.0.88's sm_100 template: LDCU.64 UR4, c[0x0][0x358]
+        let s = Sched { stall: 7, yield_: true, wr_bar: 1, rd_bar: 7, wait: 0 };
+        let w = encode_for(&Target::SM100, Op::Uldc64, &[4, 0x358, 0], s).unwrap();
+        assert_eq!(w, 0x000e6e0008000a00u128 << 64 | 0x00006b00ff0477ac);
+        assert_eq!(render_for(&Target::SM100, Op::Uldc64, &[4, 0x358, 0]), "LDCU.64 UR4, c[0x0][0x358]");
+        // ptxas 13.0.88's sm_80 template: ULDC.64 UR4, c[0x0][0x118] and STG.E [R4.64], R7
+        let s = Sched { stall: 9, yield_: false, wr_bar: 7, rd_bar: 7, wait: 0 };
+        let w = encode_for(&Target::SM80, Op::Uldc64, &[4, 0x118, 0], s).unwrap();
+        assert_eq!(w, 0x000fd20000000a00u128 << 64 | 0x0000460000047ab9);
+        let s = Sched { stall: 1, yield_: true, wr_bar: 7, rd_bar: 7, wait: 0 };
+        let w = encode_for(&Target::SM80, Op::StgE, &[4, 7, 4], s).unwrap();
+        assert_eq!(w, 0x000fe2000c101904u128 << 64 | 0x0000000704007986);
+        assert_eq!(render_for(&Target::SM80, Op::StgE, &[4, 7, 4]), "STG.E [R4.64], R7");
     }
 
     #[test]

@@ -20,6 +20,7 @@
 
 use super::{Built, Case, LaunchJob, NotRunnable, PatchError, MAX_THREADS};
 use crate::inputs::Inputs;
+use crate::target::Target;
 
 /// Threads of one launch on the single road: one warp, as on the H200.
 pub const SINGLE_THREADS: usize = 32;
@@ -81,11 +82,20 @@ impl Road {
         }
     }
 
-    /// The launches that run `cases` on this road.
+    /// The launches that run `cases` on this road (SM90's kernels).
     pub fn build(self, cases: &[Case]) -> Result<RoadBuilt, PatchError> {
+        self.build_for(Target::DEFAULT, cases)
+    }
+
+    /// The launches that run `cases` on this road, as `target`'s kernels. The scaffold road
+    /// is SM90's alone: its kernels are ptxas's sm_90 builds (`kernels/scaffold/`).
+    pub fn build_for(self, target: &'static Target, cases: &[Case]) -> Result<RoadBuilt, PatchError> {
         match self {
-            Road::Batch => build_batch(cases),
-            Road::Single => build_sliced(self, cases, SINGLE_THREADS, |c| super::build(std::slice::from_ref(c)).map(Reader::Patched)),
+            Road::Batch => build_batch(target, cases),
+            Road::Single => build_sliced(self, cases, SINGLE_THREADS, |c| super::build_for(target, std::slice::from_ref(c)).map(Reader::Patched)),
+            Road::Scaffold if target != Target::DEFAULT => {
+                Err(PatchError::WrongArch { sm: Target::DEFAULT.sm, flags: Target::DEFAULT.e_flags(), want: target.ptxas })
+            }
             Road::Scaffold => build_sliced(self, cases, MAX_THREADS, |c| super::scaffold::build(c).map(Reader::Scaffold)),
         }
     }
@@ -191,7 +201,7 @@ impl RoadBuilt {
 /// exhaustive fetch), every case runs as slices of that many, each a kernel case of the
 /// same word (then every case's count must be a multiple of it: one launch runs the same
 /// number of inputs per kernel case).
-fn build_batch(cases: &[Case]) -> Result<RoadBuilt, PatchError> {
+fn build_batch(target: &'static Target, cases: &[Case]) -> Result<RoadBuilt, PatchError> {
     let counts: Vec<usize> = cases.iter().map(|c| c.inputs.len()).collect();
     let max = MAX_THREADS;
     let slices: Vec<(usize, std::ops::Range<usize>)> = if counts.iter().all(|&n| n <= max) {
@@ -207,10 +217,10 @@ fn build_batch(cases: &[Case]) -> Result<RoadBuilt, PatchError> {
         v
     };
     let built = if slices.len() == cases.len() {
-        super::build(cases)?
+        super::build_for(target, cases)?
     } else {
         let kc: Vec<Case> = slices.iter().map(|(c, r)| Case { word: cases[*c].word, inputs: cases[*c].inputs[r.clone()].to_vec() }).collect();
-        super::build(&kc)?
+        super::build_for(target, &kc)?
     };
     Ok(RoadBuilt { road: Road::Batch, launches: vec![Launch { reader: Reader::Patched(built), slices }], counts })
 }

@@ -1,4 +1,5 @@
-//! What this machine offers for running SM90 code, found without panicking, and without
+//! What this machine offers for running the harness's code (any architecture it speaks:
+//! SM80, SM86, SM89, SM90, SM100, SM120), found without panicking, and without
 //! trusting the driver: [`detect_in_worker`] asks in a child process with a time limit (a
 //! `cuInit` that never returns, or a driver that crashes, costs the child, never the caller),
 //! and a device count no machine has is a problem, not a loop.
@@ -9,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::time::Duration;
 
-/// Devices looked at, at most: a driver that reports more is broken (an SM90 machine holds
+/// Devices looked at, at most: a driver that reports more is broken (a GPU machine holds
 /// a few; 2^31 - 1 would have the loop run for hours).
 pub const MAX_DEVICES: i32 = 1024;
 
@@ -19,9 +20,21 @@ pub struct Device {
     pub ordinal: i32,
     pub name: String,
     pub compute_capability: String,
-    /// Compute capability 9.0 ([`Target::compute_capability`]): the only one HMUL2's SM90
-    /// encodings run on (the field keeps its name: detection reports are read by name).
+    /// Compute capability 9.0 (SM90's [`Target::compute_capability`]; the field keeps its
+    /// name and meaning: detection reports are read by name).
     pub sm90: bool,
+    /// The architecture of the device's compute capability in nvdisasm's spelling (`SM86`),
+    /// where the harness speaks it ([`Target::of_compute_capability`]); None: unusable.
+    /// Absent in detections written before other architectures than SM90 were run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arch: Option<String>,
+}
+
+impl Device {
+    /// The device's architecture, where the harness speaks it.
+    pub fn target(&self) -> Option<&'static Target> {
+        self.arch.as_deref().and_then(|a| Target::parse(a).ok())
+    }
 }
 
 /// The outcome of looking for a usable GPU.
@@ -31,7 +44,8 @@ pub struct Detection {
     /// e.g. "13.0 (13000)".
     pub driver: Option<String>,
     pub devices: Vec<Device>,
-    /// Why no device is usable; None when at least one SM90 device is.
+    /// Why no device is usable; None when at least one device of an architecture the
+    /// harness speaks is.
     pub problem: Option<String>,
     /// Set when the loaded libcuda is the CPU-emulating test driver (`harness/fake-cuda`):
     /// its devices are not hardware and nothing run on them is a hardware result.
@@ -40,9 +54,9 @@ pub struct Detection {
 }
 
 impl Detection {
-    /// Ordinals of the SM90 devices.
+    /// Ordinals of the devices of an architecture the harness speaks.
     pub fn usable(&self) -> Vec<i32> {
-        self.devices.iter().filter(|d| d.sm90).map(|d| d.ordinal).collect()
+        self.devices.iter().filter(|d| d.target().is_some()).map(|d| d.ordinal).collect()
     }
     pub fn text(&self) -> String {
         let mut s = String::new();
@@ -60,12 +74,15 @@ impl Detection {
                 d.ordinal,
                 d.name,
                 d.compute_capability,
-                if d.sm90 { "" } else { " - not SM90, unusable" }
+                match &d.arch {
+                    Some(a) => format!(", {a}"),
+                    None => " - no architecture the harness speaks (SM80, SM86, SM89, SM90, SM100, SM120), unusable".into(),
+                }
             );
         }
         match &self.problem {
             Some(p) => s += &format!("no usable GPU: {p}; the hardware checks cannot run here\n"),
-            None => s += &format!("usable SM90 devices: {:?}\n", self.usable()),
+            None => s += &format!("usable devices: {:?}\n", self.usable()),
         }
         s
     }
@@ -113,17 +130,18 @@ pub fn detect() -> Detection {
             Err(_) => continue,
         };
         let name = api.device_name(dev).unwrap_or_else(|e| format!("unknown ({e})"));
-        let (cc, sm90) = match api.compute_capability(dev) {
-            Ok((ma, mi)) => (format!("{ma}.{mi}"), (ma, mi) == Target::DEFAULT.compute_capability),
-            Err(e) => (format!("unknown ({e})"), false),
+        let (cc, target) = match api.compute_capability(dev) {
+            Ok((ma, mi)) => (format!("{ma}.{mi}"), Target::of_compute_capability((ma, mi))),
+            Err(e) => (format!("unknown ({e})"), None),
         };
-        d.devices.push(Device { ordinal: i, name, compute_capability: cc, sm90 });
+        let sm90 = target == Some(&Target::SM90);
+        d.devices.push(Device { ordinal: i, name, compute_capability: cc, sm90, arch: target.map(|t| t.nvdisasm.to_string()) });
     }
     if d.devices.is_empty() {
         d.problem = Some("the driver reports no CUDA device".into());
     } else if d.usable().is_empty() {
         let ccs: Vec<String> = d.devices.iter().map(|x| format!("{} is {}", x.name, x.compute_capability)).collect();
-        d.problem = Some(format!("no device of compute capability 9.0 ({})", ccs.join(", ")));
+        d.problem = Some(format!("no device of an architecture the harness speaks (compute capability 8.0, 8.6, 8.9, 9.0, 10.0 or 12.0: {})", ccs.join(", ")));
     }
     d
 }

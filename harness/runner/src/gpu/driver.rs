@@ -276,17 +276,23 @@ impl StageTimes {
 }
 
 impl CudaExecutor {
-    /// Open device `ordinal`'s primary context; requires the target's compute capability (9.0).
-    pub fn open(ordinal: i32) -> Result<CudaExecutor, ExecError> {
+    /// Open device `ordinal`'s primary context; requires `arch`'s compute capability, or
+    /// (None) that of any architecture the harness speaks.
+    pub fn open(ordinal: i32, arch: Option<&Target>) -> Result<CudaExecutor, ExecError> {
         let setup = |e: DriverError| ExecError::Setup(e.to_string());
         let api = Api::load().map_err(setup)?;
         api.init().map_err(setup)?;
         let dev = api.device(ordinal).map_err(setup)?;
         let cc = api.compute_capability(dev).map_err(setup)?;
-        let target = Target::DEFAULT;
-        if cc != target.compute_capability {
-            let (ma, mi) = target.compute_capability;
-            return Err(ExecError::Setup(format!("device {ordinal} has compute capability {}.{}, need {ma}.{mi} ({target})", cc.0, cc.1)));
+        match (arch, Target::of_compute_capability(cc)) {
+            (Some(t), _) if t.compute_capability != cc => {
+                let (ma, mi) = t.compute_capability;
+                return Err(ExecError::Setup(format!("device {ordinal} has compute capability {}.{}, need {ma}.{mi} ({t})", cc.0, cc.1)));
+            }
+            (None, None) => {
+                return Err(ExecError::Setup(format!("device {ordinal} has compute capability {}.{}: no architecture the harness speaks", cc.0, cc.1)));
+            }
+            _ => {}
         }
         let mut ctx: sys::CUcontext = std::ptr::null_mut();
         // SAFETY: retains the device's primary context (released with the process).

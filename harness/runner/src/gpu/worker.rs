@@ -19,7 +19,8 @@ pub const KIND_HELLO: u8 = 5;
 
 /// The child's main loop. Exit codes: 0 stdin closed; 3 after a fault; 4 setup failed;
 /// 5 protocol error.
-pub fn worker_main(device: i32) -> crate::cli::CliResult {
+/// `arch`: the architecture the device must be (`worker --arch`); None: any the harness speaks.
+pub fn worker_main(device: i32, arch: Option<&'static harness_isa::target::Target>) -> crate::cli::CliResult {
     let stdin = std::io::stdin();
     let mut input = stdin.lock();
     let stdout = std::io::stdout();
@@ -35,7 +36,7 @@ pub fn worker_main(device: i32) -> crate::cli::CliResult {
                 return Ok(std::process::ExitCode::from(4));
             }
         },
-        Err(_) => match super::driver::CudaExecutor::open(device) {
+        Err(_) => match super::driver::CudaExecutor::open(device, arch) {
             Ok(c) => {
                 let _ = protocol::write_frame(&mut out, KIND_HELLO, format!("device {}", device).as_bytes());
                 Box::new(c)
@@ -103,6 +104,8 @@ pub struct WorkerExecutor {
     device: i32,
     timeout: Duration,
     env: Vec<(String, String)>,
+    /// The architecture the worker's device must be (`worker --arch`); None: any.
+    arch: Option<&'static harness_isa::target::Target>,
     live: Option<Live>,
     /// Workers started so far (1 + restarts).
     pub spawned: u64,
@@ -113,7 +116,13 @@ pub struct WorkerExecutor {
 impl WorkerExecutor {
     /// `exe` is this program (`std::env::current_exe()`), run as `exe worker --device N`.
     pub fn new(exe: PathBuf, device: i32, timeout: Duration) -> WorkerExecutor {
-        WorkerExecutor { exe, device, timeout, env: Vec::new(), live: None, spawned: 0, misfits: 0 }
+        WorkerExecutor { exe, device, timeout, env: Vec::new(), arch: None, live: None, spawned: 0, misfits: 0 }
+    }
+    /// The architecture the worker's device must be: a device of another is a setup error
+    /// before any job.
+    pub fn with_arch(mut self, t: &'static harness_isa::target::Target) -> WorkerExecutor {
+        self.arch = Some(t);
+        self
     }
     /// An extra environment variable for the child (tests pass the fake executor this way).
     pub fn with_env(mut self, k: &str, v: &str) -> WorkerExecutor {
@@ -124,6 +133,9 @@ impl WorkerExecutor {
     fn spawn(&mut self) -> Result<(), ExecError> {
         let mut cmd = Command::new(&self.exe);
         cmd.arg("worker").arg("--device").arg(self.device.to_string());
+        if let Some(t) = self.arch {
+            cmd.arg("--arch").arg(t.nvdisasm);
+        }
         cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::inherit());
         // its own process group: a Ctrl-C at the terminal reaches the parent, which stops
         // cleanly and lets the launch in flight finish, instead of killing the worker mid-job

@@ -84,9 +84,17 @@ pub trait Backend: Sync {
 /// The real backend: the patcher builds the kernels on its road, the reference judges the
 /// results. How a road runs cases of many inputs (exhaustive mode fetches a chunk of 2^20
 /// inputs for one instruction) is the road's (`kernel::road`).
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub struct RealBackend {
     pub road: crate::kernel::road::Road,
+    /// The architecture the kernels are built for.
+    pub target: &'static crate::target::Target,
+}
+
+impl Default for RealBackend {
+    fn default() -> RealBackend {
+        RealBackend { road: Default::default(), target: crate::target::Target::DEFAULT }
+    }
 }
 
 impl RealBackend {
@@ -97,10 +105,19 @@ impl RealBackend {
 
 impl Backend for RealBackend {
     fn runnable(&self, w: u128) -> Result<(), String> {
-        self.road.runnable(w).map_err(|e| e.to_string())
+        self.road.runnable(w).map_err(|e| e.to_string())?;
+        // until the target-aware encodings are wired, another target runs only the words it
+        // prints as SM90 does (kernel::runnable_words_for)
+        if self.target != crate::target::Target::DEFAULT && !crate::kernel::prints_alike_everywhere(w) {
+            return Err(format!(
+                "not a word {} is known to print as SM90 does (register, immediate or UR form of HADD2, HMUL2, HFMA2, FP16, no INVALID value)",
+                self.target
+            ));
+        }
+        Ok(())
     }
     fn build(&self, cases: &[Case]) -> Result<Prepared, String> {
-        let mut built = self.road.build(cases).map_err(|e| e.to_string())?;
+        let mut built = self.road.build_for(self.target, cases).map_err(|e| e.to_string())?;
         // the jobs' buffers move to the launches; what reads the outputs back keeps the rest
         let jobs = built.take_jobs();
         Ok(Prepared { jobs, state: Box::new(built) })
@@ -133,7 +150,10 @@ impl Backend for RealBackend {
         crate::kernel::digest::digest_inputs(word, xs).map_err(|e| e.to_string())
     }
     fn digest_job(&self, req: &DigestRequest) -> Result<LaunchJob, String> {
-        crate::kernel::digest::build(req).map(|b| b.job).map_err(|e| e.to_string())
+        if self.target != crate::target::Target::DEFAULT && !crate::kernel::prints_alike_everywhere(req.word) {
+            return Err(format!("not a word {} is known to print as SM90 does", self.target));
+        }
+        crate::kernel::digest::build_for(self.target, req).map(|b| b.job).map_err(|e| e.to_string())
     }
     fn fused_digests(&self, req: &DigestRequest) -> Option<Vec<Option<u64>>> {
         crate::run::exhaustive::sweep::fused_digests(req)
@@ -143,9 +163,9 @@ impl Backend for RealBackend {
     }
 }
 
-/// The backend of a hardware run on `road`.
-pub fn hardware_backend(road: crate::kernel::road::Road) -> Result<Box<dyn Backend>, String> {
-    Ok(Box::new(RealBackend { road }))
+/// The backend of a hardware run on `road`, its kernels `target`'s.
+pub fn hardware_backend(road: crate::kernel::road::Road, target: &'static crate::target::Target) -> Result<Box<dyn Backend>, String> {
+    Ok(Box::new(RealBackend { road, target }))
 }
 
 /// The outcome of replaying the vectors under a folder: `{"ran": bool, "ok": bool, ...}`.
@@ -241,7 +261,7 @@ mod tests {
         let cases = [case(3, Form::Rrr, 64), case(4, Form::Ur, 64)];
         let batch = RealBackend::default().build(&cases).unwrap();
         assert_eq!(batch.jobs.len(), 1);
-        let single = RealBackend { road: Road::Single };
+        let single = RealBackend { road: Road::Single, ..Default::default() };
         assert_eq!(single.cases_per_build(), Some(1));
         let p = single.build(&cases).unwrap();
         assert_eq!(p.jobs.len(), 4, "two warps of each case, a module each");

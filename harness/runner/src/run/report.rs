@@ -188,6 +188,10 @@ pub struct Summary {
     /// absent in summaries written before roads existed (the batch road).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub road: Option<String>,
+    /// The architecture the run's kernels were built for, in nvdisasm's spelling (`SM86`);
+    /// SM90 in summaries written before other architectures were run.
+    #[serde(default = "default_arch")]
+    pub arch: String,
     pub started: String,
     pub finished: String,
     pub hardware: Hardware,
@@ -207,6 +211,10 @@ pub struct Summary {
     /// with different ones; a merged report's `shard` is `all/N`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub config: Option<serde_json::Value>,
+}
+
+fn default_arch() -> String {
+    crate::target::Target::DEFAULT.nvdisasm.to_string()
 }
 
 /// Where a run's wall time went.
@@ -517,6 +525,12 @@ pub fn merge(parts: &[(String, Summary)]) -> Result<Summary, MergeError> {
                 road(first)
             )));
         }
+        if s.arch != first.arch {
+            return Err(MergeError::Mismatch(format!(
+                "{name}: its kernels are {}'s, {first_name}'s {}'s: runs of different architectures are not one run",
+                s.arch, first.arch
+            )));
+        }
         if s.tool_version != first.tool_version {
             return Err(MergeError::Mismatch(format!(
                 "{name}: harness version {} differs from {first_name}'s {}: merge shards of one version",
@@ -624,6 +638,12 @@ mod tests {
         let mut h200 = b.clone();
         h200.1.hardware = Hardware { used: true, gpu: Some("NVIDIA H200".into()), ..Default::default() };
         assert!(merge(&[h100, h200]).err().unwrap().to_string().contains("NVIDIA H200"));
+        let mut sm86 = b.clone();
+        sm86.1.arch = "SM86".into();
+        let e = merge(&[a.clone(), sm86]).err().unwrap().to_string();
+        assert!(e.contains("SM86") && e.contains("different architectures"), "{e}");
+        // a summary written before architectures were recorded is SM90's
+        assert_eq!(a.1.arch, "SM90");
         let mut other = b;
         other.1.tool_version = "u".into();
         assert!(merge(&[a, other]).err().unwrap().to_string().contains("harness version u"));

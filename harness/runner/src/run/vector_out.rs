@@ -22,7 +22,25 @@ fn hex_into(out: &mut Vec<u8>, v: u128, digits: usize) {
 }
 
 impl VectorWriter {
+    /// Lines of an SM90 run: as they always were, no `arch` key.
     pub fn new(origin: &str) -> VectorWriter {
+        VectorWriter::for_arch(origin, crate::target::Target::DEFAULT)
+    }
+
+    /// Lines of a run of `target`: another than SM90 names itself in an `"arch"` key
+    /// before `origin` (a reader that knows no `arch` ignores it, as every other key it does
+    /// not know; a line without one is SM90's).
+    pub fn for_arch(origin: &str, target: &crate::target::Target) -> VectorWriter {
+        let mut w = VectorWriter::of_origin(origin);
+        if target != crate::target::Target::DEFAULT {
+            let mut tail = format!(",\"arch\":\"{}\"", target.nvdisasm).into_bytes();
+            tail.extend_from_slice(&w.tail);
+            w.tail = tail;
+        }
+        w
+    }
+
+    fn of_origin(origin: &str) -> VectorWriter {
         // the tail as `to_line` spells it, so escaping has one definition
         let probe = to_line(&Vector { encoding: 0, inputs: Default::default(), expect: Some(0), origin: origin.to_string() });
         let at = probe.find(",\"origin\":").unwrap_or(probe.len());
@@ -111,5 +129,17 @@ mod tests {
             assert_eq!(parse_line(l), Ok(v));
         }
         assert!(three > 0, "no three-source word among the random ones: operand 3 untested");
+    }
+
+    #[test]
+    fn another_architectures_lines_name_it_and_still_parse() {
+        let o = Observed { word: 0x000fe200000000000000000201007232, inputs: Inputs::default(), got: 7 };
+        let (mut sm90, mut sm86) = (Vec::new(), Vec::new());
+        VectorWriter::new("reference").write(std::slice::from_ref(&o), &mut sm90).unwrap();
+        VectorWriter::for_arch("reference", &crate::target::Target::SM86).write(std::slice::from_ref(&o), &mut sm86).unwrap();
+        let (sm90, sm86) = (String::from_utf8(sm90).unwrap(), String::from_utf8(sm86).unwrap());
+        assert!(!sm90.contains("arch"), "{sm90}");
+        assert!(sm86.contains(",\"arch\":\"SM86\",\"origin\":\"reference\"}"), "{sm86}");
+        assert_eq!(parse_line(sm86.trim_end()), parse_line(sm90.trim_end()));
     }
 }

@@ -1,0 +1,165 @@
+//! `--arch` on the commands that build and run kernels, through the emulated driver
+//! (`harness/fake-cuda`, its device's compute capability set with `cc=`): `build-kernel
+//! --arch` writes that architecture's cubin, `run` takes the GPU's architecture when none is
+//! named, refuses one that disagrees with the GPU before any launch, and records the
+//! architecture in its summary; a device of one architecture does not load another's cubin.
+
+use crate::common::{self, summary, text, tmp};
+use crate::fake_driver::harness;
+use hmul2_harness::target::Target;
+
+#[test]
+fn build_kernel_writes_the_named_architectures_cubin_and_refuses_unknown_ones() {
+    let d = tmp("arch-build-kernel");
+    for (arg, t) in [("sm_86", &Target::SM86), ("SM120", &Target::SM120), ("SM90", &Target::SM90)] {
+        let out = d.join(arg);
+        let o = common::bin()
+            .args(["build-kernel", "--seed", "3", "--count", "16", "--threads", "32", "--arch", arg, "--out", out.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{arg}: {}", text(&o));
+        assert!(text(&o).contains(&format!("for {t}")), "{}", text(&o));
+        let cubin = std::fs::read(out.join("kernel.cubin")).unwrap();
+        assert_eq!(u32::from_le_bytes(cubin[48..52].try_into().unwrap()), t.e_flags(), "{arg}");
+        assert_eq!(hmul2_harness::kernel::elf::image(&cubin).unwrap().target, t);
+        let m: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("manifest.json")).unwrap()).unwrap();
+        // an SM90 manifest is as it was (no arch key), another names its architecture
+        assert_eq!(m.get("arch").and_then(|a| a.as_str()).unwrap_or("SM90"), t.nvdisasm);
+        assert_eq!(m.get("arch").is_some(), t != Target::DEFAULT);
+    }
+    for bad in ["SM75", "sm90", "sm_100a"] {
+        let o = common::bin().args(["build-kernel", "--count", "4", "--arch", bad, "--out", d.join("bad").to_str().unwrap()]).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{bad}: {}", text(&o));
+        assert!(text(&o).contains("--arch") && text(&o).contains("sm_90"), "{}", text(&o));
+        assert!(!d.join("bad").exists());
+    }
+}
+
+#[test]
+fn a_run_takes_the_gpus_architecture_and_refuses_another_before_any_launch() {
+    let d = tmp("arch-run");
+    let run = |cc: &str, extra: &[&str], out: &std::path::Path| {
+        let mut args = vec!["run", "--seed", "40", "--count", "24", "--batch", "8", "--inputs", "32", "--out", out.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        harness(&format!("cc={cc}"), &args)
+    };
+    // an SM86 device: the run is SM86's, every word compared, none refused
+    let out = d.join("sm86");
+    let o = run("8.6", &[], &out);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let s = summary(&out);
+    assert_eq!(s["arch"], "SM86", "{}", text(&o));
+    assert_eq!(s["config"]["arch"], "SM86");
+    assert_eq!(s["hardware"]["simulated"], true);
+    assert_eq!(s["totals"]["instructions"], 24);
+    assert_eq!(s["totals"]["mismatches"], 0);
+    assert_eq!(s["totals"]["faults"], 0);
+    assert_eq!(s["totals"]["not_runnable"], 0, "{}", s["totals"]);
+    assert!(s["totals"]["compared"].as_u64().unwrap() > 0);
+    // its vectors name the architecture (an SM90 run's lines have no arch key: SM90)
+    let o = run("8.6", &["--vectors", d.join("v86").to_str().unwrap()], &d.join("sm86-vectors"));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let f = std::fs::read_dir(d.join("v86/simulated")).unwrap().next().unwrap().unwrap().path();
+    let body = std::fs::read_to_string(f).unwrap();
+    assert!(body.lines().count() > 0 && body.lines().all(|l| l.contains(",\"arch\":\"SM86\",\"origin\":")), "{}", &body[..body.len().min(400)]);
+    let o = common::bin().arg("verify").arg(d.join("v86/simulated")).output().unwrap();
+    assert!(o.status.success(), "the SM86 vectors replay through the reference: {}", text(&o));
+    // the same, named: SM86 and sm_86 alike
+    let named = d.join("named");
+    let o = run("8.6", &["--arch", "sm_86"], &named);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(summary(&named)["arch"], "SM86");
+    // --arch that disagrees with the device: refused before anything runs or is written
+    let wrong = d.join("wrong");
+    let o = run("8.6", &["--arch", "SM90"], &wrong);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("--arch SM90") && text(&o).contains("is SM86"), "{}", text(&o));
+    assert!(!text(&o).contains("preflight"), "nothing launched: {}", text(&o));
+    assert!(!wrong.join("journal.jsonl").exists());
+    // an SM90 device and no --arch: SM90, as before
+    let sm90 = d.join("sm90");
+    let o = run("9.0", &[], &sm90);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(summary(&sm90)["arch"], "SM90");
+    assert!(summary(&sm90)["config"].get("arch").is_none(), "an SM90 run's options are as before");
+    // resuming a run on a device of another architecture is refused (its options differ)
+    let o = run("8.9", &["--resume"], &out);
+    assert_ne!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(summary(&out)["arch"], "SM86", "the SM86 run's report is kept");
+}
+
+#[test]
+fn without_a_gpu_the_named_architecture_is_recorded_and_what_it_lacks_is_refused() {
+    let d = tmp("arch-no-gpu");
+    let no_gpu = |args: &[&str]| common::bin().args(args).env("CUDA_VISIBLE_DEVICES", "").env_remove("HMUL2_FAKE_EXECUTOR").output().unwrap();
+    let out = d.join("sm100");
+    let o = no_gpu(&["run", "--seed", "5", "--count", "8", "--inputs", "32", "--arch", "SM100", "--out", out.to_str().unwrap()]);
+    assert!(text(&o).contains("no usable GPU") || text(&o).contains("no hardware results"), "{}", text(&o));
+    assert_eq!(summary(&out)["arch"], "SM100");
+    for (extra, want) in [
+        (&["--form", "const"][..], "no c[] or cx[] forms"),
+        (&["--road", "scaffold"][..], "sm_90 builds"),
+        (&["--instruction", "HFMA2.MMA"][..], "no HFMA2.MMA"),
+    ] {
+        let x = d.join("x");
+        let mut args = vec!["run", "--count", "8", "--inputs", "32", "--arch", "SM100", "--out", x.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        let o = no_gpu(&args);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {}", text(&o));
+        assert!(text(&o).contains(want), "{extra:?}: {}", text(&o));
+    }
+}
+
+/// Each of the six architectures, on an emulated device of its own compute capability,
+/// on the batch road and the single road (one case a module): every result compared, none
+/// differing, the run recorded as that architecture's.
+#[test]
+fn every_architecture_runs_on_the_batch_and_single_roads_through_the_driver() {
+    let d = tmp("arch-roads");
+    let mut ran = Vec::new();
+    for t in Target::ALL {
+        let (ma, mi) = t.compute_capability;
+        for road in ["batch", "single"] {
+            let out = d.join(format!("{t}-{road}"));
+            let o = harness(
+                &format!("cc={ma}.{mi}"),
+                &["run", "--seed", "6", "--count", "12", "--batch", "6", "--inputs", "32", "--road", road, "--out", out.to_str().unwrap()],
+            );
+            assert_eq!(o.status.code(), Some(0), "{t} {road}: {}", text(&o));
+            let s = summary(&out);
+            assert_eq!(s["arch"], t.nvdisasm, "{t} {road}");
+            assert_eq!(s["road"], road);
+            let n = |k: &str| s["totals"][k].as_u64().unwrap_or(u64::MAX);
+            assert_eq!((n("instructions"), n("mismatches"), n("faults"), n("not_runnable")), (12, 0, 0, 0), "{t} {road}: {}", s["totals"]);
+            assert!(n("compared") > 0, "{t} {road}: {}", s["totals"]);
+            ran.push(format!("{t}/{road}: {} compared", n("compared")));
+        }
+    }
+    eprintln!("{}", ran.join(", "));
+}
+
+/// Exhaustive mode on another architecture: the digest kernel of SM100, through the driver
+/// of an SM100 device, and a word that architecture does not run (BF16_V2) refused first.
+#[test]
+fn exhaustive_mode_runs_another_architectures_digest_kernel() {
+    let d = tmp("arch-exhaustive");
+    let out = d.join("sm100");
+    let args = |word: &'static str, out: &std::path::Path| -> Vec<String> {
+        ["run", "--mode", "exhaustive", "--encoding", word, "--space-bits", "12", "--chunk-bits", "8", "--out", out.to_str().unwrap()]
+            .map(String::from)
+            .to_vec()
+    };
+    let a = args("0x000fe200000000000000000201007232", &out);
+    let o = harness("cc=10.0", &a.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let s = summary(&out);
+    assert_eq!((s["arch"].as_str(), s["mode"].as_str()), (Some("SM100"), Some("exhaustive")), "{s}");
+    assert_eq!(s["totals"]["mismatches"], 0);
+    assert_eq!(s["totals"]["faults"], 0);
+    assert!(s["totals"]["compared"].as_u64().unwrap_or(0) >= 1 << 12, "{}", s["totals"]);
+    // HMUL2.BF16_V2 R0, R1, R2: not a word SM100 is known to print as SM90 does
+    let a = args("0x000fe200002000000000000201007232", &d.join("bf16"));
+    let o = harness("cc=10.0", &a.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("prints alike"), "{}", text(&o));
+}
