@@ -372,9 +372,9 @@ pub fn all_items(a: &RunArgs, seed: u64) -> Result<Vec<(u64, u128)>, CliError> {
 /// [`all_items`] of a run on `target`: another target than SM90 draws only words it prints
 /// as SM90 does (`--words` are given as they are; the backend counts the others as not
 /// runnable there).
-pub fn all_items_for(a: &RunArgs, seed: u64, target: &crate::target::Target) -> Result<Vec<(u64, u128)>, CliError> {
+pub fn all_items_for(a: &RunArgs, seed: u64, target: &'static crate::target::Target) -> Result<Vec<(u64, u128)>, CliError> {
     if let Some(f) = &a.words {
-        return Ok(read_words(f)?.into_iter().enumerate().map(|(i, (_, w))| (i as u64, a.road.fit(w))).collect());
+        return Ok(read_words(f)?.into_iter().enumerate().map(|(i, (_, w))| (i as u64, a.road.fit_for(target, w))).collect());
     }
     Ok(match a.mode {
         Mode::Random => {
@@ -389,7 +389,7 @@ pub fn all_items_for(a: &RunArgs, seed: u64, target: &crate::target::Target) -> 
             for i in (0..a.count).filter(|&i| a.shard.owns(i)) {
                 let w = random_item_for(target, &o, i, a.undocumented_share)
                     .ok_or_else(|| CliError::input(format!("--arch {target}: item {i} drew no word {target} prints as SM90 does")))?;
-                items.push((i, a.road.fit(a.control.apply(w))));
+                items.push((i, a.road.fit_for(target, a.control.apply(w))));
             }
             items
         }
@@ -399,7 +399,7 @@ pub fn all_items_for(a: &RunArgs, seed: u64, target: &crate::target::Target) -> 
             for (op, f) in run_ops(a).into_iter().flat_map(|o| forms.iter().filter(move |&&f| o.has_form(f)).map(move |&f| (o, f))) {
                 for i in crate::gen::factorial(op, f, seed) {
                     let w = crate::isa::encode(&i).map_err(|e| CliError::input(format!("factorial {f}: {e}")))?;
-                    let w = a.road.fit(a.control.apply(crate::kernel::place(w)));
+                    let w = a.road.fit_for(target, a.control.apply(crate::kernel::place(w)));
                     if target == crate::target::Target::DEFAULT || crate::kernel::prints_alike_everywhere(w) {
                         words.push(w);
                     }
@@ -672,9 +672,6 @@ fn check_target(a: &RunArgs, target: &crate::target::Target) -> Result<(), CliEr
             "--encoding {}: {target} runs only words every architecture prints alike (register, immediate or UR form of HADD2, HMUL2, HFMA2, FP16, no INVALID value)",
             format_hex(w)
         )));
-    }
-    if a.road == crate::kernel::road::Road::Scaffold {
-        return Err(CliError::input(format!("--road scaffold: the scaffold kernels are ptxas's sm_90 builds; {target} runs the batch and single roads")));
     }
     if let Some(f) = a.form.filter(|f| matches!(f, Form::Const | Form::ConstUr | Form::ConstC | Form::ConstUrC)) {
         return Err(CliError::input(format!(
@@ -994,8 +991,8 @@ fn plan(a: &RunArgs) -> Result<Plan, CliError> {
         // said before anything runs: a word the road cannot run is counted, never run as another
         let lines = read_words(f)?;
         for &(line, w) in &lines {
-            let run_as = a.road.fit(w);
-            if let Err(why) = a.road.runnable(run_as) {
+            let run_as = a.road.fit_for(target, w);
+            if let Err(why) = a.road.runnable_for(target, run_as) {
                 crate::outln!("--words {}:{line}: {} not runnable on the {} road: {why}", f.display(), format_hex(w), a.road)?;
             } else if run_as != w {
                 crate::outln!(
@@ -1643,10 +1640,16 @@ fn run_job(a: RunArgs) -> CliResult {
 
 /// One warp of a plain `HMUL2 R0, R1, R2` on exactly representable products (FP16 1.0 × 3.0
 /// and 2.0 × 1.5), on the run's road; its results must be the reference's. Err: why the harness, not an
-/// instruction under test, is at fault.
+/// instruction under test, is at fault. Where the road cannot run that word (SM80's scaffolds
+/// hold no HMUL2 or HADD2 on three distinct registers: ptxas computes those with HFMA2.MMA),
+/// `HMUL2 R1, R1, R2` (Rd = Ra: the same arithmetic) stands in.
 pub fn preflight(backend: &dyn Backend, exec: &mut dyn Executor) -> Result<String, String> {
-    let inst = crate::isa::Inst::new(0, 1, crate::isa::Operand2::Reg(2));
-    let word = backend.fit(crate::isa::encode(&inst).map_err(|e| format!("cannot encode the preflight word: {e}"))?);
+    let mut words = Vec::new();
+    for dst in [0, 1] {
+        let inst = crate::isa::Inst::new(dst, 1, crate::isa::Operand2::Reg(2));
+        words.push(backend.fit(crate::isa::encode(&inst).map_err(|e| format!("cannot encode the preflight word: {e}"))?));
+    }
+    let word = words.iter().copied().find(|&w| backend.runnable(w).is_ok()).unwrap_or(words[0]);
     let inst = crate::isa::decode(word).map_err(|e| format!("the preflight word on the {} road: {e}", backend.road()))?;
     let text = crate::isa::render(&inst);
     let x = crate::inputs::Inputs { a: 0x4000_3c00, b: 0x3e00_4200, d: 0x7e7e_7e7e, pred: 0x7f, c: 0 };

@@ -6,6 +6,7 @@
 
 use crate::common::{self, summary, text, tmp};
 use crate::fake_driver::harness;
+use hmul2_harness::isa::{encode, format_hex, parse, Op};
 use hmul2_harness::target::Target;
 
 #[test]
@@ -96,11 +97,7 @@ fn without_a_gpu_the_named_architecture_is_recorded_and_what_it_lacks_is_refused
     let o = no_gpu(&["run", "--seed", "5", "--count", "8", "--inputs", "32", "--arch", "SM100", "--out", out.to_str().unwrap()]);
     assert!(text(&o).contains("no usable GPU") || text(&o).contains("no hardware results"), "{}", text(&o));
     assert_eq!(summary(&out)["arch"], "SM100");
-    for (extra, want) in [
-        (&["--form", "const"][..], "no c[] or cx[] forms"),
-        (&["--road", "scaffold"][..], "sm_90 builds"),
-        (&["--instruction", "HFMA2.MMA"][..], "no HFMA2.MMA"),
-    ] {
+    for (extra, want) in [(&["--form", "const"][..], "no c[] or cx[] forms"), (&["--instruction", "HFMA2.MMA"][..], "no HFMA2.MMA")] {
         let x = d.join("x");
         let mut args = vec!["run", "--count", "8", "--inputs", "32", "--arch", "SM100", "--out", x.to_str().unwrap()];
         args.extend_from_slice(extra);
@@ -111,28 +108,51 @@ fn without_a_gpu_the_named_architecture_is_recorded_and_what_it_lacks_is_refused
 }
 
 /// Each of the six architectures, on an emulated device of its own compute capability,
-/// on the batch road and the single road (one case a module): every result compared, none
-/// differing, the run recorded as that architecture's.
+/// on the batch road, the single road (one case a module) and the scaffold road (ptxas's
+/// build of the scaffolds for that architecture, one word rewritten): every result
+/// compared, none differing, the run recorded as that architecture's. The scaffold road
+/// runs `--words`: twelve words that architecture runs (`kernel::runnable_words_for`) and a
+/// `c[0x3]` word; a word no scaffold of the architecture holds (SM80's HMUL2 and HADD2 on
+/// three distinct registers, which ptxas computes with HFMA2.MMA there; the `c[]` word on
+/// every architecture but SM90) is counted as not runnable and said, never run as another.
 #[test]
-fn every_architecture_runs_on_the_batch_and_single_roads_through_the_driver() {
+fn every_architecture_runs_on_the_batch_single_and_scaffold_roads_through_the_driver() {
+    use hmul2_harness::kernel::road::Road;
     let d = tmp("arch-roads");
     let mut ran = Vec::new();
     for t in Target::ALL {
         let (ma, mi) = t.compute_capability;
-        for road in ["batch", "single"] {
+        // the scaffold road's words, and how many of them t's scaffolds refuse
+        let ops = [Op::Hmul2, Op::Hadd2, Op::Hfma2];
+        let mut words = hmul2_harness::kernel::runnable_words_for(t, 6, &ops, None, 12).unwrap();
+        words.push(encode(&parse("HMUL2 R0, R1, c[0x3][0x40]").unwrap()).unwrap());
+        let list = d.join(format!("{t}-words.txt"));
+        std::fs::write(&list, words.iter().map(|&w| format!("{}\n", format_hex(w))).collect::<String>()).unwrap();
+        let refused = words.iter().filter(|&&w| Road::Scaffold.runnable_for(t, Road::Scaffold.fit_for(t, w)).is_err()).count() as u64;
+        for road in ["batch", "single", "scaffold"] {
             let out = d.join(format!("{t}-{road}"));
-            let o = harness(
-                &format!("cc={ma}.{mi}"),
-                &["run", "--seed", "6", "--count", "12", "--batch", "6", "--inputs", "32", "--road", road, "--out", out.to_str().unwrap()],
-            );
+            let mut args = vec!["run", "--seed", "6", "--batch", "6", "--inputs", "32", "--road", road, "--out", out.to_str().unwrap()];
+            args.extend(if road == "scaffold" { ["--words", list.to_str().unwrap()] } else { ["--count", "12"] });
+            let o = harness(&format!("cc={ma}.{mi}"), &args);
             assert_eq!(o.status.code(), Some(0), "{t} {road}: {}", text(&o));
             let s = summary(&out);
             assert_eq!(s["arch"], t.nvdisasm, "{t} {road}");
             assert_eq!(s["road"], road);
             let n = |k: &str| s["totals"][k].as_u64().unwrap_or(u64::MAX);
-            assert_eq!((n("instructions"), n("mismatches"), n("faults"), n("not_runnable")), (12, 0, 0, 0), "{t} {road}: {}", s["totals"]);
             assert!(n("compared") > 0, "{t} {road}: {}", s["totals"]);
-            ran.push(format!("{t}/{road}: {} compared", n("compared")));
+            if road != "scaffold" {
+                assert_eq!((n("instructions"), n("mismatches"), n("faults"), n("not_runnable")), (12, 0, 0, 0), "{t} {road}: {}", s["totals"]);
+                ran.push(format!("{t}/{road}: {} compared", n("compared")));
+                continue;
+            }
+            assert_eq!((n("instructions"), n("mismatches"), n("faults")), (13, 0, 0), "{t} {road}: {}", s["totals"]);
+            assert_eq!(n("not_runnable"), refused, "{t}: {}", s["totals"]);
+            assert!(refused < 12, "{t}: {refused} of 13 words refused");
+            // the c[] word: runs on SM90's scaffolds, is refused (and said) on the others
+            let all = text(&o);
+            let line = all.lines().find(|l| l.contains("-words.txt:13: ")).unwrap_or_default();
+            assert_eq!(line.contains("not runnable on the scaffold road"), t != Target::DEFAULT, "{t}: {line:?}");
+            ran.push(format!("{t}/scaffold: {} compared, {} not runnable", n("compared"), n("not_runnable")));
         }
     }
     eprintln!("{}", ran.join(", "));

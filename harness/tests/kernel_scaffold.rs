@@ -5,24 +5,41 @@
 //! cubin and prints the case's instruction on ptxas's registers.
 
 use crate::common::seed;
-use hmul2_harness::isa::{decode, encode, format_hex, render, Operand2};
+use hmul2_harness::isa::{decode, encode, format_hex, render, Op, Operand2};
 use hmul2_harness::kernel::scaffold::{self, SCAFFOLDS};
 use hmul2_harness::kernel::Case;
 use hmul2_harness::nvdisasm::find_tool;
+use hmul2_harness::target::Target;
 
 #[test]
-fn scaffolds_rebuild_bit_for_bit_with_the_pinned_ptxas() {
+fn every_targets_scaffolds_rebuild_bit_for_bit_with_the_pinned_ptxas() {
+    // kernels/build-scaffolds.sh itself, into a fresh folder: six targets' builds of each PTX
     let ptxas = find_tool("ptxas").expect("ptxas is required (bash ci/install-tools.sh)");
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../kernels/scaffold");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let out = crate::common::tmp("scaffold-rebuild");
-    for s in SCAFFOLDS {
-        let cubin = out.join(format!("{}.cubin", s.name));
-        let st =
-            std::process::Command::new(&ptxas).args(["-arch=sm_90", "-O3"]).arg(dir.join(format!("{}.ptx", s.name))).arg("-o").arg(&cubin).status().unwrap();
-        assert!(st.success(), "ptxas failed on {}", s.name);
-        assert!(std::fs::read(&cubin).unwrap() == s.cubin, "kernels/scaffold/{}.sm_90.cubin differs from a rebuild: run kernels/build-scaffolds.sh", s.name);
-        assert_eq!(std::fs::read_to_string(dir.join(format!("{}.ptx", s.name))).unwrap(), s.ptx);
+    let o = std::process::Command::new("bash").arg(root.join("kernels/build-scaffolds.sh")).arg(&out).env("HMUL2_PTXAS", &ptxas).output().unwrap();
+    assert!(o.status.success(), "kernels/build-scaffolds.sh: {}", String::from_utf8_lossy(&o.stderr));
+    let mut n = 0;
+    for t in Target::ALL {
+        for s in SCAFFOLDS {
+            let file = s.cubin_file(t);
+            let built = std::fs::read(out.join(file.trim_start_matches("kernels/scaffold/"))).unwrap_or_else(|e| panic!("{file}: not built: {e}"));
+            assert!(built == s.cubin(t), "{file} differs from a rebuild: run kernels/build-scaffolds.sh");
+            assert!(std::fs::read(root.join(&file)).unwrap() == s.cubin(t), "{file}: the compiled-in bytes are not the file's");
+            assert_eq!(hmul2_harness::kernel::elf::image(&built).unwrap().target, t, "{file}");
+            n += 1;
+        }
+        for s in SCAFFOLDS {
+            assert_eq!(std::fs::read_to_string(root.join(format!("kernels/scaffold/{}.ptx", s.name))).unwrap(), s.ptx);
+        }
     }
+    // nothing else was built, and nothing else is committed
+    assert_eq!(std::fs::read_dir(&out).unwrap().count(), n);
+    let committed =
+        std::fs::read_dir(root.join("kernels/scaffold")).unwrap().filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "cubin")).count();
+    assert_eq!(committed, n);
+    let bytes: usize = Target::ALL.iter().flat_map(|t| SCAFFOLDS.iter().map(move |s| s.cubin(t).len())).sum();
+    eprintln!("{n} scaffold cubins rebuilt bit for bit ({bytes} bytes committed)");
 }
 
 /// Register fields of a word, as its decoded instruction names them.
@@ -32,6 +49,16 @@ fn regs(w: u128) -> (u8, u8, Option<Operand2>, Option<Operand2>) {
     (i.dst, i.a, reg(Some(i.b)), reg(i.c))
 }
 
+/// The line nvdisasm lists at byte `at` of `.text`.
+fn listed_at(listing: &str, at: usize) -> String {
+    listing.lines().find(|x| x.contains(&format!("/*{at:04x}*/"))).unwrap_or_default().to_string()
+}
+
+/// For every target, every scaffold that serves cases there: words drawn of its instruction
+/// (or of one with the same sources), patched in, differ from ptxas's bytes in the word only
+/// and there only in the case's bits; `nvdisasm -c` (which reads the architecture from the
+/// ELF) prints the case's instruction at the word, and `nvdisasm -b <target>` the patched
+/// words as the decoder renders them.
 #[test]
 fn a_patched_scaffold_differs_from_ptxas_in_the_cases_bits_of_one_word() {
     let seed = seed(38);
@@ -41,75 +68,98 @@ fn a_patched_scaffold_differs_from_ptxas_in_the_cases_bits_of_one_word() {
         let l = hmul2_harness::isa::Op::Hmul2.layout();
         l.stall.mask | l.yield_.mask | l.wr_bar.mask | l.rd_bar.mask | l.wait.mask | l.reuse.mask
     };
-    let mut patched = 0;
-    for l in scaffold::scaffolds() {
-        let l = l.as_ref().unwrap_or_else(|e| panic!("{e}"));
-        let op = l.inst.op;
-        let drawn = hmul2_harness::kernel::runnable_words_of(seed, &[op], Some(l.form), 64).unwrap();
-        let mut cases = 0;
-        for w in drawn {
-            // the drawn word's registers made to coincide as the scaffold's do (random
-            // words rarely name one register twice); its other fields as drawn
-            let mut i = decode(w).unwrap();
-            let (d, a, b, c) = regs(l.word);
-            (i.dst, i.a) = (d.wrapping_add(1), a.wrapping_add(1));
-            if let Some(Operand2::Reg(r)) = b {
-                i.b = Operand2::Reg(r.wrapping_add(1));
+    let mut said = Vec::new();
+    for t in Target::ALL {
+        let mut patched = 0;
+        let mut words = Vec::new();
+        for l in scaffold::scaffolds_for(t).iter().flatten() {
+            let op = l.inst.op;
+            let ops: Vec<Op> = Op::ALL.into_iter().filter(|o| o.spec().sources == op.spec().sources).collect();
+            let drawn = hmul2_harness::kernel::runnable_words_of(seed, &ops, Some(l.form), 256).unwrap();
+            let mut cases = 0;
+            for w in drawn {
+                // the drawn word's registers made to coincide as the scaffold's do (random
+                // words rarely name one register twice); its other fields as drawn
+                let mut i = decode(w).unwrap();
+                let (d, a, b, c) = regs(l.word);
+                (i.dst, i.a) = (d.wrapping_add(1), a.wrapping_add(1));
+                if let Some(Operand2::Reg(r)) = b {
+                    i.b = Operand2::Reg(r.wrapping_add(1));
+                }
+                if let Some(Operand2::Reg(r)) = c {
+                    i.c = Some(Operand2::Reg(r.wrapping_add(1)));
+                }
+                let Ok(w) = encode(&i) else { continue };
+                let Ok((fitted, on)) = scaffold::fit_for(t, w) else { continue };
+                if on.scaffold.name != l.scaffold.name {
+                    continue;
+                }
+                let case = Case { word: fitted, inputs: vec![Default::default(); 32] };
+                let b = scaffold::build_for(t, &case).unwrap();
+                let cubin = &b.job.cubin;
+                assert_eq!(cubin.len(), l.cubin().len());
+                // every byte outside the word as ptxas wrote it
+                let differ: Vec<usize> = cubin.iter().zip(l.cubin()).enumerate().filter(|(_, (x, y))| x != y).map(|(k, _)| k).collect();
+                assert!(
+                    differ.iter().all(|&k| (l.file_offset..l.file_offset + 16).contains(&k)),
+                    "{t} {}: bytes {differ:?} differ outside the word",
+                    l.scaffold.name
+                );
+                // in the word: not the control bits, the guard, or a register
+                let got = u128::from_le_bytes(cubin[l.file_offset..l.file_offset + 16].try_into().unwrap());
+                assert_eq!(got, fitted);
+                assert_eq!((got ^ l.word) & ctrl, 0, "{t} {}: control bits changed", l.scaffold.name);
+                assert_eq!(regs(got), regs(l.word), "{t} {}: registers changed ({})", l.scaffold.name, render(&decode(got).unwrap()));
+                assert_eq!(decode(got).unwrap().pred, l.inst.pred);
+                // the case's opcode and modifiers are there: re-encoding the case on the
+                // scaffold's registers gives the word
+                let mut want = decode(w).unwrap();
+                want.dst = l.inst.dst;
+                want.a = l.inst.a;
+                if matches!(want.b, Operand2::Reg(_)) {
+                    want.b = l.inst.b;
+                }
+                if matches!(want.c, Some(Operand2::Reg(_))) {
+                    want.c = l.inst.c;
+                }
+                want.pred = l.inst.pred;
+                want.ctrl = l.inst.ctrl;
+                want.ignored = if want.op == l.inst.op { l.inst.ignored } else { 0 };
+                assert_eq!(encode(&want).unwrap(), got, "{t} {}: {}", l.scaffold.name, format_hex(w));
+                // nvdisasm reads the patched cubin as the architecture its ELF names and prints
+                // the case's instruction
+                let path = dir.join(format!("{t}-{}-{cases}.cubin", l.scaffold.name));
+                std::fs::write(&path, cubin).unwrap();
+                let o = std::process::Command::new(&nvdisasm).arg("-c").arg(&path).output().unwrap();
+                assert!(o.status.success(), "nvdisasm {}: {}", path.display(), String::from_utf8_lossy(&o.stderr));
+                let text = render(&decode(got).unwrap());
+                let line = listed_at(&String::from_utf8_lossy(&o.stdout), l.file_offset_in_text());
+                assert!(line.contains(text.trim_end_matches(" ;")), "{t} {}: nvdisasm prints {line:?}, the decoder {text:?}", l.scaffold.name);
+                words.push(got);
+                cases += 1;
+                // four cases a scaffold on SM90 (as before), two on the others (nvdisasm runs once a case)
+                if cases == if t == Target::DEFAULT { 4 } else { 2 } {
+                    break;
+                }
             }
-            if let Some(Operand2::Reg(r)) = c {
-                i.c = Some(Operand2::Reg(r.wrapping_add(1)));
-            }
-            let Ok(w) = encode(&i) else { continue };
-            let Ok((fitted, on)) = scaffold::fit(w) else { continue };
-            if on.scaffold.name != l.scaffold.name {
-                continue;
-            }
-            let case = Case { word: fitted, inputs: vec![Default::default(); 32] };
-            let b = scaffold::build(&case).unwrap();
-            let cubin = &b.job.cubin;
-            assert_eq!(cubin.len(), l.scaffold.cubin.len());
-            // every byte outside the word as ptxas wrote it
-            let differ: Vec<usize> = cubin.iter().zip(l.scaffold.cubin).enumerate().filter(|(_, (x, y))| x != y).map(|(k, _)| k).collect();
-            assert!(differ.iter().all(|&k| (l.file_offset..l.file_offset + 16).contains(&k)), "{}: bytes {differ:?} differ outside the word", l.scaffold.name);
-            // in the word: not the control bits, the guard, or a register
-            let got = u128::from_le_bytes(cubin[l.file_offset..l.file_offset + 16].try_into().unwrap());
-            assert_eq!(got, fitted);
-            assert_eq!((got ^ l.word) & ctrl, 0, "{}: control bits changed", l.scaffold.name);
-            assert_eq!(regs(got), regs(l.word), "{}: registers changed ({})", l.scaffold.name, render(&decode(got).unwrap()));
-            assert_eq!(decode(got).unwrap().pred, l.inst.pred);
-            // the case's opcode and modifiers are there: re-encoding the case on the
-            // scaffold's registers gives the word
-            let mut want = decode(w).unwrap();
-            want.dst = l.inst.dst;
-            want.a = l.inst.a;
-            if matches!(want.b, Operand2::Reg(_)) {
-                want.b = l.inst.b;
-            }
-            if matches!(want.c, Some(Operand2::Reg(_))) {
-                want.c = l.inst.c;
-            }
-            want.pred = l.inst.pred;
-            want.ctrl = l.inst.ctrl;
-            want.ignored = if op == l.inst.op { l.inst.ignored } else { 0 };
-            assert_eq!(encode(&want).unwrap(), got, "{}: {}", l.scaffold.name, format_hex(w));
-            // nvdisasm reads the patched cubin and prints the case's instruction
-            let path = dir.join(format!("{}-{cases}.cubin", l.scaffold.name));
-            std::fs::write(&path, cubin).unwrap();
-            let o = std::process::Command::new(&nvdisasm).arg("-c").arg(&path).output().unwrap();
-            assert!(o.status.success(), "nvdisasm {}: {}", path.display(), String::from_utf8_lossy(&o.stderr));
-            let listing = String::from_utf8_lossy(&o.stdout);
-            let text = render(&decode(got).unwrap());
-            let line = listing.lines().find(|x| x.contains(&format!("/*{:04x}*/", l.file_offset_in_text()))).unwrap_or_default();
-            assert!(line.contains(text.trim_end_matches(" ;")), "{}: nvdisasm prints {line:?}, the decoder {text:?}", l.scaffold.name);
-            cases += 1;
-            if cases == 4 {
-                break;
-            }
+            assert!(cases >= 2, "{t} {}: only {cases} drawn words fit it", l.scaffold.name);
+            patched += cases;
         }
-        assert!(cases >= 2, "{}: only {cases} drawn words fit it", l.scaffold.name);
-        patched += cases;
+        // nvdisasm -b <target> on the patched words alone
+        let listed = crate::common::disassemble_as(t.nvdisasm, &words);
+        for (w, line) in words.iter().zip(&listed) {
+            let text = render(&decode(*w).unwrap());
+            assert_eq!(
+                line.as_str(),
+                text.trim_end_matches(" ;"),
+                "{t}: nvdisasm -b {} prints {line:?} for {}, the decoder {text:?}",
+                t.nvdisasm,
+                format_hex(*w)
+            );
+        }
+        said.push(format!("{t}: {patched}"));
     }
-    eprintln!("{patched} patched scaffolds checked");
+    eprintln!("patched scaffolds checked: {}", said.join(", "));
 }
 
 /// Where `.nv.constant3`'s bytes start in a cubin.
@@ -147,8 +197,8 @@ fn a_constant_bank_case_rewrites_one_operand_and_writes_its_bank_word() {
                 inputs.iter_mut().for_each(|x| if slot == 1 { x.b = value } else { x.c = value });
                 let b = scaffold::build(&Case { word: fitted, inputs: inputs.clone() }).unwrap();
                 let cubin = &b.job.cubin;
-                let bank = bank3_at(l.scaffold.cubin) + offset as usize;
-                let differ: Vec<usize> = cubin.iter().zip(l.scaffold.cubin).enumerate().filter(|(_, (x, y))| x != y).map(|(k, _)| k).collect();
+                let bank = bank3_at(l.cubin()) + offset as usize;
+                let differ: Vec<usize> = cubin.iter().zip(l.cubin()).enumerate().filter(|(_, (x, y))| x != y).map(|(k, _)| k).collect();
                 assert!(
                     differ.iter().all(|&k| (l.file_offset..l.file_offset + 16).contains(&k) || (bank..bank + 4).contains(&k)),
                     "{}: bytes {differ:?} differ outside the word and the bank word",

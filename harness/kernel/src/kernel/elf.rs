@@ -144,8 +144,10 @@ pub fn inspect(d: &[u8], target: &Target) -> Result<Template, PatchError> {
     let bank3 = shdr_index(&shdrs, ".nv.constant3")?;
     let symtab = shdr_index(&shdrs, ".symtab")?;
     let debug_frame = shdrs.iter().position(|s| s.name == ".debug_frame");
-    if shdrs[bank3].size as usize != BANK3_BYTES || shdrs[bank3].kind != 1 {
-        return Err(bad(format!(".nv.constant3 is not {BANK3_BYTES} bytes of data")));
+    // any size of data here (SM100/SM120's scaffolds hold one word); the patcher's
+    // templates must hold BANK3_BYTES, which `write` checks
+    if shdrs[bank3].kind != 1 {
+        return Err(bad(".nv.constant3 holds no data".to_string()));
     }
     for s in &shdrs {
         if [text, info, kinfo, bank3, symtab].iter().any(|&i| shdrs[i].name == s.name) && s.kind == 8 {
@@ -195,6 +197,9 @@ pub fn write(d: &[u8], t: &Template, code: &[u8], exit_at: u32, regcount: u32, b
     let text = &t.shdrs[t.text];
     let align = text.align.max(1);
     let max_align = t.shdrs.iter().map(|s| s.align).max().unwrap_or(1).max(8);
+    if t.shdrs[t.bank3].size as usize != BANK3_BYTES {
+        return Err(bad(format!(".nv.constant3 is not {BANK3_BYTES} bytes of data")));
+    }
     if !(code.len() as u64).is_multiple_of(align) || bank3.len() != BANK3_BYTES {
         return Err(bad("program not padded to the .text alignment or bank 3 image of the wrong size"));
     }

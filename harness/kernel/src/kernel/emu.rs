@@ -228,7 +228,7 @@ pub fn classify_for(target: &Target, word: u128) -> Option<(Op, [u32; 4])> {
         .filter_map(|op| {
             let s = op_spec_for(target, op);
             let fields = s.fields.iter().fold(0u128, |m, f| m | f.mask);
-            (word & !(ctrl | fields) == s.fixed).then_some((fields.count_ones(), op))
+            (s.present && word & !(ctrl | fields) == s.fixed).then_some((fields.count_ones(), op))
         })
         .min_by_key(|&(bits, _)| bits)
         .map(|(_, op)| {
@@ -528,7 +528,7 @@ fn run_warp(
                             }
                         }
                     }
-                    Op::Ldc => {
+                    Op::Ldc | Op::MovConst => {
                         // a 32-bit constant: bank 0's stack pointer (ptxas's prologue) or bank 3's data
                         let v = match (a[2], a[1]) {
                             (0, o) if o == p.target.stack_pointer_offset => STACK_TOP,
@@ -663,7 +663,8 @@ fn operands(op: Op, a: &[u32; 4]) -> Operands {
         Op::Nop | Op::Exit | Op::BraSelf | Op::BraBack => (none(), none(), none(), none()),
         Op::S2rTidX | Op::S2rCtaidX => (none(), none(), r(a[0], 1), none()),
         Op::Ldc64 => (none(), none(), r(a[0], 2), none()),
-        Op::Ldc => (none(), none(), r(a[0], 1), none()),
+        Op::Ldc | Op::MovConst | Op::MovImm => (none(), none(), r(a[0], 1), none()),
+        Op::ImadWideU32Const => ([r(a[1], 1), r(a[2], 1)].concat(), none(), r(a[0], 2), none()),
         Op::Uldc64 => (none(), none(), none(), u(a[0], 2)),
         Op::Iadd3Imm | Op::Mov => (r(a[1], 1), none(), r(a[0], 1), none()),
         Op::ImadWideU32Imm => ([r(a[1], 1), r(a[3], 2)].concat(), none(), r(a[0], 2), none()),
@@ -690,6 +691,7 @@ fn misaligned(op: Op, a: &[u32; 4]) -> Option<String> {
         Op::Ldc64 => &[(0, 2, false)],
         Op::Uldc64 => &[(0, 2, true)],
         Op::ImadWideU32Imm => &[(0, 2, false), (3, 2, false)],
+        Op::ImadWideU32Const => &[(0, 2, false)],
         Op::LdgE => &[(1, 2, false), (2, 2, true)],
         Op::LdgE128 => &[(0, 4, false), (1, 2, false), (2, 2, true)],
         Op::StgE => &[(0, 2, false), (2, 2, true)],
@@ -815,6 +817,8 @@ fn lane_op(target: &Target, op: Op, a: &[u32; 4], g: &mut [u32; R_FILE], pr: &mu
         Op::Ldc64 => set64(g, a[0], const0(target, launch, at, a[2], a[1])?),
         Op::Iadd3Imm => set(g, a[0], rd(g, a[1]).wrapping_add(a[2])),
         Op::Mov => set(g, a[0], rd(g, a[1])),
+        Op::MovImm => set(g, a[0], a[1]),
+        Op::ImadWideU32Const => set64(g, a[0], (rd(g, a[1]) as u64 * rd(g, a[2]) as u64).wrapping_add(const0(target, launch, at, 0, a[3])?)),
         Op::R2p => {
             // P0..P6 named by the mask take the source's bits; the others keep theirs
             let m = (a[1] & 0x7f) as u8;

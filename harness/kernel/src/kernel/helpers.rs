@@ -44,12 +44,19 @@ pub enum Op {
     BraSelf,
     Ldc,
     StgE128,
+    /// `MOV Rd, c[bank][offset]`: ptxas's sm_80..sm_89 prologue (the scaffolds'); see
+    /// [`Op::ptxas_only`].
+    MovConst,
+    /// `MOV Rd, imm32`: ptxas's sm_86/sm_89 scaffolds.
+    MovImm,
+    /// `IMAD.WIDE.U32 Rd, Ra, Rb, c[0x0][offset]`: ptxas's sm_80..sm_89 address arithmetic.
+    ImadWideU32Const,
 }
 
 impl Op {
     /// In the order a decoder should try them: `IMAD_IADD` (IMAD with the immediate 1)
     /// before `IMAD_IMM`.
-    pub const ALL: [Op; 26] = [
+    pub const ALL: [Op; 29] = [
         Op::Nop,
         Op::S2rTidX,
         Op::Ldc64,
@@ -76,6 +83,9 @@ impl Op {
         Op::BraSelf,
         Op::Ldc,
         Op::StgE128,
+        Op::MovConst,
+        Op::MovImm,
+        Op::ImadWideU32Const,
     ];
     /// The op's name in the JSON file.
     pub fn name(self) -> &'static str {
@@ -106,7 +116,17 @@ impl Op {
             Op::BraSelf => "BRA_SELF",
             Op::Ldc => "LDC",
             Op::StgE128 => "STG_E_128",
+            Op::MovConst => "MOV_CONST",
+            Op::MovImm => "MOV_IMM",
+            Op::ImadWideU32Const => "IMAD_WIDE_U32_CONST",
         }
+    }
+    /// Ops the patcher never places: they are read from ptxas's own code (the scaffold road's
+    /// kernels, `kernel::scaffold`), so that the emulator runs it. A family whose
+    /// architectures have no such encoding (SM100 and SM120 reject `MOV` and `IMAD.WIDE.U32`
+    /// with a `c[]` operand; ptxas loads with `LDC` there) leaves them out of its file.
+    pub fn ptxas_only(self) -> bool {
+        matches!(self, Op::MovConst | Op::MovImm | Op::ImadWideU32Const)
     }
     /// Whether the op completes after a variable delay (it must set a scoreboard).
     pub fn variable_latency(self) -> bool {
@@ -117,6 +137,8 @@ impl Op {
 /// One helper op: its fixed bits, its fields (in the JSON's order) and its text.
 #[derive(Debug, Clone)]
 pub struct OpSpec {
+    /// False for a [`Op::ptxas_only`] op the family's file leaves out: it matches no word.
+    pub present: bool,
     pub name: String,
     pub fixed: u128,
     pub fields: Vec<Field>,
@@ -182,6 +204,10 @@ fn compile_raw(raw: RawHelpers) -> Result<Vec<OpSpec>, HelperSpecError> {
     let mut out = Vec::new();
     for op in Op::ALL {
         let Some(r) = raw.ops.iter().find(|o| o.name == op.name()) else {
+            if op.ptxas_only() {
+                out.push(OpSpec { present: false, name: op.name().to_string(), fixed: 0, fields: Vec::new(), text: String::new() });
+                continue;
+            }
             return Err(HelperSpecError::Invalid(format!("op {} missing", op.name())));
         };
         let fixed = parse_hex(&r.fixed).map_err(|e| HelperSpecError::Invalid(format!("{}: {e}", r.name)))?;
@@ -210,7 +236,7 @@ fn compile_raw(raw: RawHelpers) -> Result<Vec<OpSpec>, HelperSpecError> {
             covered |= mask;
             fields.push(Field::from_segments(f.name.clone(), segments, f.kind.clone(), vec![], f.scale.unwrap_or(1), String::new()));
         }
-        out.push(OpSpec { name: r.name.clone(), fixed, fields, text: r.text.clone() });
+        out.push(OpSpec { present: true, name: r.name.clone(), fixed, fields, text: r.text.clone() });
     }
     Ok(out)
 }

@@ -63,11 +63,17 @@ impl Road {
         }
     }
 
-    /// Whether `word` can run on this road; `Err` says why not ("not runnable on this road").
+    /// Whether `word` can run on this road (SM90's kernels); `Err` says why not ("not
+    /// runnable on this road").
     pub fn runnable(self, word: u128) -> Result<(), NotRunnable> {
+        self.runnable_for(Target::DEFAULT, word)
+    }
+
+    /// [`Road::runnable`] with `target`'s kernels (on the scaffold road, its scaffolds).
+    pub fn runnable_for(self, target: &'static Target, word: u128) -> Result<(), NotRunnable> {
         match self {
             Road::Batch | Road::Single => super::runnable(word),
-            Road::Scaffold => super::scaffold::runnable(word).map(|_| ()),
+            Road::Scaffold => super::scaffold::runnable_for(target, word).map(|_| ()),
         }
     }
 
@@ -75,10 +81,16 @@ impl Road {
     /// word that maps onto a scaffold takes the scaffold's registers, predicate and control
     /// bits ([`super::scaffold::fit`]; unchanged when none fits, and then not runnable).
     /// The runner runs and records this word, so a result is never filed under another.
+    /// SM90's scaffolds.
     pub fn fit(self, word: u128) -> u128 {
+        self.fit_for(Target::DEFAULT, word)
+    }
+
+    /// [`Road::fit`] with `target`'s scaffolds.
+    pub fn fit_for(self, target: &'static Target, word: u128) -> u128 {
         match self {
             Road::Batch | Road::Single => word,
-            Road::Scaffold => super::scaffold::fit(word).map_or(word, |(w, _)| w),
+            Road::Scaffold => super::scaffold::fit_for(target, word).map_or(word, |(w, _)| w),
         }
     }
 
@@ -87,16 +99,13 @@ impl Road {
         self.build_for(Target::DEFAULT, cases)
     }
 
-    /// The launches that run `cases` on this road, as `target`'s kernels. The scaffold road
-    /// is SM90's alone: its kernels are ptxas's sm_90 builds (`kernels/scaffold/`).
+    /// The launches that run `cases` on this road, as `target`'s kernels (on the scaffold
+    /// road, ptxas's builds of the scaffolds for `target`).
     pub fn build_for(self, target: &'static Target, cases: &[Case]) -> Result<RoadBuilt, PatchError> {
         match self {
             Road::Batch => build_batch(target, cases),
             Road::Single => build_sliced(self, cases, SINGLE_THREADS, |c| super::build_for(target, std::slice::from_ref(c)).map(Reader::Patched)),
-            Road::Scaffold if target != Target::DEFAULT => {
-                Err(PatchError::WrongArch { sm: Target::DEFAULT.sm, flags: Target::DEFAULT.e_flags(), want: target.ptxas })
-            }
-            Road::Scaffold => build_sliced(self, cases, MAX_THREADS, |c| super::scaffold::build(c).map(Reader::Scaffold)),
+            Road::Scaffold => build_sliced(self, cases, MAX_THREADS, |c| super::scaffold::build_for(target, c).map(Reader::Scaffold)),
         }
     }
 }

@@ -105,7 +105,7 @@ impl RealBackend {
 
 impl Backend for RealBackend {
     fn runnable(&self, w: u128) -> Result<(), String> {
-        self.road.runnable(w).map_err(|e| e.to_string())?;
+        self.road.runnable_for(self.target, w).map_err(|e| e.to_string())?;
         // until the target-aware encodings are wired, another target runs only the words it
         // prints as SM90 does (kernel::runnable_words_for)
         if self.target != crate::target::Target::DEFAULT && !crate::kernel::prints_alike_everywhere(w) {
@@ -135,7 +135,7 @@ impl Backend for RealBackend {
         self.road
     }
     fn fit(&self, word: u128) -> u128 {
-        self.road.fit(word)
+        self.road.fit_for(self.target, word)
     }
     fn expect(&self, i: &Inst, x: &Inputs) -> Result<u32, String> {
         crate::reference::eval(i, x).map_err(|e| e.to_string())
