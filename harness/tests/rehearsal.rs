@@ -146,8 +146,7 @@ fn a_road_that_fails_after_the_ladder_is_left_for_the_next() {
 /// The session unchanged on a GPU of another architecture: an SM86 device (Ampere, RTX 30xx)
 /// under the first session's multi-case faults. The session takes SM86 from detection, the
 /// ladder finds the single road, and the vectors step brings SM86 vectors of HMUL2, HADD2
-/// and HFMA2 (the forms every architecture prints alike); the digest kernel, the scaffold
-/// road and HFMA2.MMA are SM90's alone for now.
+/// and HFMA2 (the forms every architecture prints alike); HFMA2.MMA is SM90's alone for now.
 #[test]
 fn rehearsal_on_an_sm86_device_takes_its_architecture_from_detection() {
     let t = rehearse_on("sm_86", "multi-case", "", 120, 600, |out| {

@@ -2,7 +2,8 @@
 //!
 //! Why: the batch kernel is our own code around the word under test; on an H200 only its
 //! one-case shape ran. A scaffold is ptxas's own code (`kernels/scaffold/*.ptx`, built by
-//! `kernels/build-scaffolds.sh` with the pinned ptxas, cubins committed): thread `t` loads
+//! `kernels/build-scaffolds.sh` with the pinned ptxas for each target, cubins committed as
+//! `<name>.<sm_NN>.cubin`; [`Scaffold::cubin`] picks a target's): thread `t` loads
 //! a record `(a, b, c, x)` (four u32) from `in + 16 t`, the instruction stands in the code
 //! as ptxas placed it, and four words go to `out + 16 t` (the result among them). The
 //! patcher rewrites that one word and nothing else; its registers, predicate, control bits
@@ -10,10 +11,12 @@
 //! opcode, modifiers and immediates on the scaffold's registers and control bits; that word
 //! is the one recorded.
 //!
-//! Each scaffold is read from its code once ([`scaffolds`]): the instruction's word is the
-//! only word of the scaffold's op in `.text` (a scaffold of two-source ops or of HFMA2
-//! holds a second family instruction ptxas needs to pick the non-MMA opcode: a decoy on
-//! other inputs, whose result lands in another output word); which record word feeds
+//! Each scaffold is read from its code once a target ([`scaffolds_for`]): the instruction's
+//! word is the only word in `.text` of the op, form and register pattern the scaffold's
+//! name says (a scaffold of two-source ops or of HFMA2 holds a second family instruction
+//! ptxas needs to pick the non-MMA opcode: a decoy on other inputs, whose result lands in
+//! another output word; sm_80's ptxas makes some instructions HFMA2.MMA all the same, and
+//! such a build serves no case there, its error saying why); which record word feeds
 //! each of its register sources and which output word holds its result are found by
 //! running the scaffold once on the emulator with marked inputs.
 //!
