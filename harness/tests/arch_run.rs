@@ -112,9 +112,9 @@ fn without_a_gpu_the_named_architecture_is_recorded_and_what_it_lacks_is_refused
 /// build of the scaffolds for that architecture, one word rewritten): every result
 /// compared, none differing, the run recorded as that architecture's. The scaffold road
 /// runs `--words`: twelve words that architecture runs (`kernel::runnable_words_for`) and a
-/// `c[0x3]` word; a word no scaffold of the architecture holds (SM80's HMUL2 and HADD2 on
-/// three distinct registers, which ptxas computes with HFMA2.MMA there; the `c[]` word on
-/// every architecture but SM90) is counted as not runnable and said, never run as another.
+/// `c[0x3]` word; a word no scaffold of the architecture holds (register patterns without a
+/// scaffold, UR forms; the `c[]` word on every architecture but SM90, as on its batch road)
+/// is counted as not runnable and said, never run as another.
 #[test]
 fn every_architecture_runs_on_the_batch_single_and_scaffold_roads_through_the_driver() {
     use hmul2_harness::kernel::road::Road;

@@ -49,6 +49,17 @@ fn regs(w: u128) -> (u8, u8, Option<Operand2>, Option<Operand2>) {
     (i.dst, i.a, reg(Some(i.b)), reg(i.c))
 }
 
+/// Whether two words name their registers in the same pattern (which coincide).
+fn regs_alike(x: u128, y: u128) -> bool {
+    let classes = |w: u128| {
+        let (d, a, b, c) = regs(w);
+        let all: Vec<Option<u8>> =
+            [Some(d), Some(a), b.map(|o| if let Operand2::Reg(r) = o { r } else { 0 }), c.map(|o| if let Operand2::Reg(r) = o { r } else { 0 })].to_vec();
+        all.iter().map(|r| all.iter().position(|s| s == r)).collect::<Vec<_>>()
+    };
+    classes(x) == classes(y)
+}
+
 /// The line nvdisasm lists at byte `at` of `.text`.
 fn listed_at(listing: &str, at: usize) -> String {
     listing.lines().find(|x| x.contains(&format!("/*{at:04x}*/"))).unwrap_or_default().to_string()
@@ -141,6 +152,16 @@ fn a_patched_scaffold_differs_from_ptxas_in_the_cases_bits_of_one_word() {
                 if cases == if t == Target::DEFAULT { 4 } else { 2 } {
                     break;
                 }
+            }
+            // a build of the same op, form and pattern earlier in the table takes its
+            // words (SM80's hfma2_mma_rrrr and hfma2_rrrr both hold HFMA2.MMA on distinct
+            // registers; SM86..SM120's both HFMA2): it serves none, and is said
+            let same = |e: &&scaffold::Loaded| e.form == l.form && e.inst.op == op && regs_alike(e.word, l.word);
+            let shadowed = scaffold::scaffolds_for(t).iter().flatten().take_while(|e| e.scaffold.name != l.scaffold.name).any(|e| same(&e));
+            if shadowed {
+                assert_eq!(cases, 0, "{t} {}", l.scaffold.name);
+                said.push(format!("{t}/{} shadowed", l.scaffold.name));
+                continue;
             }
             assert!(cases >= 2, "{t} {}: only {cases} drawn words fit it", l.scaffold.name);
             patched += cases;
