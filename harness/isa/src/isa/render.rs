@@ -156,8 +156,21 @@ pub(super) fn push_head(out: &mut String, l: &Layout, pred: Pred, format: u32, f
 }
 
 /// A non-register operand 2 with its modifiers: `-|c[0x3] [0x14].H0_H0|`.
+/// A uniform register: `URZ` is the field's largest value (63 on SM90, 255 where the field
+/// has 8 bits).
+fn push_ureg(out: &mut String, l: &Layout, u: u8) {
+    if l.b_ureg.max() == URZ as u32 {
+        out.push_str(&names().ur[u as usize]);
+    } else if u as u32 == l.b_ureg.max() {
+        out.push_str("URZ");
+    } else {
+        out.push_str("UR");
+        push_dec(out, u as u32);
+    }
+}
+
 pub(super) fn push_other_src(out: &mut String, l: &Layout, b: Operand2, m: SrcMods, swz_names: &[String]) {
-    let sep = l.op.spec().const_space.as_str();
+    let sep = l.spec.const_space.as_str();
     if m.neg {
         out.push('-');
     }
@@ -184,7 +197,7 @@ pub(super) fn push_other_src(out: &mut String, l: &Layout, b: Operand2, m: SrcMo
         Operand2::ConstUr { ureg, offset } => {
             let n = names();
             out.push_str("cx[");
-            out.push_str(&n.ur[ureg as usize]);
+            push_ureg(out, l, ureg);
             out.push(']');
             out.push_str(sep);
             out.push('[');
@@ -195,7 +208,7 @@ pub(super) fn push_other_src(out: &mut String, l: &Layout, b: Operand2, m: SrcMo
             }
             out.push(']');
         }
-        Operand2::Ur(u) => push_reg(out, "UR", u, URZ),
+        Operand2::Ur(u) => push_ureg(out, l, u),
         Operand2::Reg(_) | Operand2::Imm { .. } => {}
     }
     push_swizzle(out, m.swizzle, swz_names);
@@ -261,13 +274,35 @@ pub(super) fn parts(op: Op) -> &'static Parts {
     })
 }
 
-/// Append the text of `i` to `out`.
+/// Append the text of `i` to `out` (as SM90 prints it; [`render_into_for`] another target).
 pub fn render_into(i: &Inst, out: &mut String) {
     let l = i.op.layout();
     if i.c.is_some() || i.relu.is_some() || l.c_reg.is_some() || !tables_due() {
-        return render_general(i, out);
+        return render_general(i, l, out);
     }
     render_tables(i, l, out)
+}
+
+/// Append the text of `i` as `target` prints it to `out`; false (nothing appended) where the
+/// target lacks the instruction.
+pub fn render_into_for(target: &'static crate::target::Target, i: &Inst, out: &mut String) -> bool {
+    if target.spec_overlay.is_none() {
+        render_into(i, out);
+        return true;
+    }
+    match i.op.layout_for(target) {
+        Some(l) => {
+            render_general(i, l, out);
+            true
+        }
+        None => false,
+    }
+}
+
+/// The text of `i` as `target` prints it; None where the target lacks the instruction.
+pub fn render_for(target: &'static crate::target::Target, i: &Inst) -> Option<String> {
+    let mut s = String::with_capacity(64);
+    render_into_for(target, i, &mut s).then_some(s)
 }
 
 /// Renders in a process before [`render_into`] builds and uses its tables ([`parts`]: a few
@@ -321,7 +356,7 @@ fn push_source(out: &mut String, i: &Inst, l: &Layout, v: Operand2, m: SrcMods, 
         Operand2::Reg(r) => push_reg_src(out, r, m, reuse, names),
         Operand2::Imm { first, second } => {
             let h = if i.format == Format::Bf16 { Half::Bf16 } else { Half::F16 };
-            if i.format != Format::F32 || i.hidden_mask() & l.imm_hi.mask == 0 {
+            if i.format != Format::F32 || i.hidden_mask_in(l) & l.imm_hi.mask == 0 {
                 out.push_str(&imm_text(h, first));
                 out.push_str(", ");
             }
@@ -332,8 +367,7 @@ fn push_source(out: &mut String, i: &Inst, l: &Layout, v: Operand2, m: SrcMods, 
 }
 
 /// Any instruction, three sources and `.RELU` included (no precomputed tables): HFMA2.
-fn render_general(i: &Inst, out: &mut String) {
-    let l = i.op.layout();
+fn render_general(i: &Inst, l: &Layout, out: &mut String) {
     let (format, flush) = (l.format_code[i.format as usize].unwrap_or(0), l.flush_code[i.flush as usize].unwrap_or(0));
     push_head(out, l, i.pred, format, flush, i.sat as u32, i.relu.is_some() as u32);
     out.push_str(&names().r[i.dst as usize]);
@@ -407,7 +441,7 @@ mod tests {
         for w in gen::generate(&o, 0, 100_000) {
             let i = decode(w).unwrap();
             let (mut a, mut b) = (String::new(), String::new());
-            render_general(&i, &mut a);
+            render_general(&i, i.op.layout(), &mut a);
             render_tables(&i, i.op.layout(), &mut b);
             assert_eq!(a, b, "{w:#034x}");
         }
