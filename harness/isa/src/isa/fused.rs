@@ -1135,6 +1135,27 @@ pub fn decode_lines_into(words: &[u128], out: &mut String, cache: &mut LineCache
     }
 }
 
+/// [`decode_lines_into`] of `target`'s words: SM90's through the fused tables, another
+/// target's through its spec ([`decode_for`], [`render_into_for`]; the tables are SM90's),
+/// each line the text or `illegal: ` and why, followed by a newline.
+pub fn decode_lines_into_for(target: &'static crate::target::Target, words: &[u128], out: &mut String, cache: &mut LineCache) {
+    use std::fmt::Write as _;
+    if target.spec_overlay.is_none() {
+        return decode_lines_into(words, out, cache);
+    }
+    for &w in words {
+        match super::decode_for(target, w) {
+            Ok(i) => {
+                render_into_for(target, &i, out);
+            }
+            Err(e) => {
+                let _ = write!(out, "illegal: {e}");
+            }
+        }
+        out.push('\n');
+    }
+}
+
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "bmi2,avx2")]
 unsafe fn lines_bmi2(words: &[u128], out: &mut String, cache: &mut LineCache) {

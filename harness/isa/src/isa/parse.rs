@@ -152,8 +152,11 @@ pub fn parse_for(target: &'static Target, text: &str) -> Result<Inst, ParseError
     let mods: Vec<&str> = rest.split('.').skip(1).collect();
     let mut k = 0;
     let mut vals = [0u32; 4];
+    // a field nvdisasm always ignores (a `hidden` rule of no condition: SM80's HFMA2.MMA has
+    // no format) names no modifier
+    let always_hidden = |f: &crate::spec::Field| l.spec.hidden.iter().any(|h| h.when.is_empty() && h.forms.is_empty() && l.spec.fields[h.field].mask == f.mask);
     for (slot, f) in [Some(&l.format), Some(&l.flush), Some(&l.sat), l.relu.as_ref()].into_iter().enumerate() {
-        let Some(f) = f else { continue };
+        let Some(f) = f.filter(|f| !always_hidden(f)) else { continue };
         if let Some(m) = mods.get(k) {
             if let Some(v) = f.values.iter().position(|n| !n.is_empty() && n == m) {
                 vals[slot] = v as u32;
