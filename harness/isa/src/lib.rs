@@ -25,6 +25,7 @@
 //! assert_eq!(isa::encode(&isa::parse("HMUL2 R0, R1, R2").expect("text")).map(|w| w & 0xffff_ffff), Ok(0x0100_7232));
 //! ```
 
+pub mod archdoc;
 #[cfg(feature = "tools")]
 pub mod cli;
 pub mod gen;

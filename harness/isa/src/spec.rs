@@ -1061,6 +1061,17 @@ pub fn compile_for(target: &'static Target, op: Op) -> Result<Spec, TargetSpecEr
     compile_in(&spec.to_string(), &common.to_string()).map_err(|e| invalid(e.to_string()))
 }
 
+/// The words `target`'s overlay gives for how its `op` differs from SM90 (its `evidence`; an
+/// instruction it lacks has them too).
+pub fn overlay_evidence(target: &'static Target, op: Op) -> Result<Vec<Erratum>, String> {
+    let Some(text) = target.spec_overlay else { return Ok(Vec::new()) };
+    let (_, insts) = overlay::parse(text)?;
+    match insts.get(op.mnemonic()).and_then(|e| e.get("evidence")) {
+        Some(e) => serde_json::from_value(e.clone()).map_err(|e| format!("{target} {op}: evidence: {e}")),
+        None => Ok(Vec::new()),
+    }
+}
+
 /// `op`'s compiled spec for `target` (compiled on first use); None where the target lacks
 /// the instruction. SM90's is [`spec_of`]'s.
 pub fn spec_for(target: &'static Target, op: Op) -> Option<&'static Spec> {
