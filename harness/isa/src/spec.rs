@@ -1006,6 +1006,8 @@ pub struct Layout {
     pub relu_pred_neg: Option<Field>,
     /// The spec these handles are of (a target's: `op.spec()` is SM90's).
     pub spec: &'static Spec,
+    /// The target whose spec it is.
+    pub target: &'static Target,
 }
 
 /// The control fields (stall, yield, scoreboards, wait, reuse), which sit at the same bits in
@@ -1014,6 +1016,13 @@ pub struct Layout {
 /// helpers included.
 pub fn control_layout() -> &'static Layout {
     layout_of(control_layout_op(Target::DEFAULT))
+}
+
+/// [`control_layout`] of `target`: the layout of its [`Target::control_layout_from`] op (its
+/// control bits sit where SM90's do on every target: a test checks; SM90's where the target
+/// lacks that op).
+pub fn control_layout_for(target: &'static Target) -> &'static Layout {
+    layout_for(target, control_layout_op(target)).unwrap_or_else(control_layout)
 }
 
 /// The op whose spec gives `target`'s control-bit layout (the first op when the name is none
@@ -1025,7 +1034,7 @@ fn control_layout_op(target: &Target) -> Op {
 /// The layout of `op`'s spec.
 pub fn layout_of(op: Op) -> &'static Layout {
     static LAYOUTS: [OnceLock<Layout>; Op::ALL.len()] = [const { OnceLock::new() }; Op::ALL.len()];
-    LAYOUTS[op.index()].get_or_init(|| build_layout(op, spec_of(op)))
+    LAYOUTS[op.index()].get_or_init(|| build_layout(op, spec_of(op), &Target::SM90))
 }
 
 /// Why a target's spec of an instruction is not one.
@@ -1097,11 +1106,11 @@ pub fn layout_for(target: &'static Target, op: Op) -> Option<&'static Layout> {
     }
     static LAYOUTS: [[OnceLock<Option<Layout>>; Op::ALL.len()]; Target::ALL.len()] = [const { [const { OnceLock::new() }; Op::ALL.len()] }; Target::ALL.len()];
     let t = Target::ALL.iter().position(|t| t.sm == target.sm).unwrap_or(0);
-    LAYOUTS[t][op.index()].get_or_init(|| spec_for(target, op).map(|s| build_layout(op, s))).as_ref()
+    LAYOUTS[t][op.index()].get_or_init(|| spec_for(target, op).map(|s| build_layout(op, s, target))).as_ref()
 }
 
 /// The field handles of `s`, `op`'s spec for some target.
-fn build_layout(op: Op, s: &'static Spec) -> Layout {
+fn build_layout(op: Op, s: &'static Spec, target: &'static Target) -> Layout {
     {
         let f = |n: &str| s.field(n).clone();
         let opt = |n: &str| s.try_index(n).map(|i| s.fields[i].clone());
@@ -1224,6 +1233,7 @@ fn build_layout(op: Op, s: &'static Spec) -> Layout {
             relu_pred: relu("relu_pred"),
             relu_pred_neg: relu("relu_pred_neg"),
             spec: s,
+            target,
         }
     }
 }
@@ -1283,6 +1293,11 @@ mod tests {
                 assert_eq!(s.arch, t.nvdisasm, "{t} {op}");
                 let l = layout_for(t, op).unwrap();
                 assert!(std::ptr::eq(l.spec, s));
+                // the control bits and the opcode sit where SM90's do, on every target
+                let (c, c90) = (control_layout_for(t), control_layout());
+                let fields = |l: &'static Layout| [&l.opcode, &l.stall, &l.yield_, &l.wr_bar, &l.rd_bar, &l.wait, &l.reuse].map(|f| (f.name.clone(), f.mask));
+                assert_eq!(fields(l), fields(c), "{t} {op}");
+                assert_eq!(fields(c), fields(c90), "{t} {op}");
                 if t.spec_overlay.is_none() {
                     continue;
                 }
