@@ -1,14 +1,15 @@
 //! Decode + render throughput against nvdisasm on the same 100,000 words: one word a call
 //! (`decode_render_into`), and the batch the `decode` command makes of them
 //! (`decode_lines_into`: each word's line and a newline).
-//! `decode_per_architecture`: the same for every other architecture's words (its generator's,
-//! decoded and rendered through its spec: `decode_for` + `render_into_for`), against
-//! `nvdisasm -b <ARCH>` on the same words.
+//! `decode_per_architecture_<ARCH>`: the same for every other architecture's words (its
+//! generator's), a word a call (`decode_render_into_for`: the target's fast-path tables, built
+//! from its spec) and as the `decode --arch` command's batch (`decode_lines_into_for`),
+//! against `nvdisasm -b <ARCH>` on the same words.
 //! Run: `cargo bench -p hmul2-benches --bench decode` (needs `bash ci/install-tools.sh`).
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use hmul2_harness::gen::{self, GenOptions};
-use hmul2_harness::isa::{decode_for, decode_lines_into, decode_render_into, render_into_for, LineCache, Op};
+use hmul2_harness::isa::{decode_lines_into, decode_lines_into_for, decode_render_into, decode_render_into_for, LineCache, Op};
 use hmul2_harness::nvdisasm::find_tool;
 use std::hint::black_box;
 use std::io::Write;
@@ -112,12 +113,21 @@ fn bench_architectures(c: &mut Criterion) {
                 let mut total = 0usize;
                 for &w in &words {
                     s.clear();
-                    if let Ok(i) = decode_for(t, black_box(w)) {
-                        render_into_for(t, &i, &mut s);
-                    }
+                    // equal to decode_for + render_into_for (isa::fused's test checks it)
+                    let _ = decode_render_into_for(t, black_box(w), &mut s);
                     total += s.len();
                 }
                 black_box(total)
+            })
+        });
+        g.bench_function("hmul2-harness-lines", |b| {
+            let mut s = String::with_capacity(words.len() * 128);
+            let mut cache = LineCache::default();
+            b.iter(|| {
+                s.clear();
+                // the lines `decode --arch` prints: the target's fast-path tables, built from its spec
+                decode_lines_into_for(t, black_box(&words), &mut s, &mut cache);
+                black_box(s.len())
             })
         });
         bench_nvdisasm(&mut g, "nvdisasm", t.nvdisasm, &words);

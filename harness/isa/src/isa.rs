@@ -21,7 +21,7 @@ pub mod strtable;
 
 pub use decode::{decode, decode_for, Illegal};
 pub use encode::{encode, encode_for, EncodeError};
-pub use fused::{decode_line_into, decode_lines_into, decode_lines_into_for, decode_render_into, prepare_decode, LineCache};
+pub use fused::{decode_line_into, decode_lines_into, decode_lines_into_for, decode_render_into, decode_render_into_for, prepare_decode, LineCache};
 pub use hex::{format_hex, listing_text, parse_hex, pasted, HexError, Pasted};
 pub use parse::{parse, parse_for, ParseError};
 pub use render::{render, render_for, render_into, render_into_for};

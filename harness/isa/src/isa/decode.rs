@@ -89,7 +89,7 @@ pub fn form_of(word: u128) -> Result<(Op, Form), Illegal> {
 
 /// The form of `word`, an `op` word, by layout `l` (a target's).
 #[inline(always)]
-fn form_in(l: &crate::spec::Layout, op: Op, word: u128) -> Result<Form, Illegal> {
+pub(crate) fn form_in(l: &crate::spec::Layout, op: Op, word: u128) -> Result<Form, Illegal> {
     let (of, uf) = (l.operand_form.get(word), l.ureg_flag.get(word));
     let slot = (of as usize) << l.ureg_flag.width | uf as usize;
     match l.form_by_selector.get(slot).copied().flatten() {
