@@ -108,7 +108,7 @@ pub fn op_of_for(target: &'static Target, word: u128) -> Result<(Op, &'static cr
     }
 }
 
-/// Decode one word as `target` prints it ([`decode`] is SM90's).
+/// Decode one word as `target` prints it ([`decode()`] is SM90's).
 pub fn decode_for(target: &'static Target, word: u128) -> Result<Inst, Illegal> {
     let (op, l) = op_of_for(target, word)?;
     let form = form_in(l, op, word)?;

@@ -117,7 +117,7 @@ pub fn parse(text: &str) -> Result<Inst, ParseError> {
     parse_for(&Target::SM90, text)
 }
 
-/// [`parse`] of `target`'s text: its instructions, modifiers and register names.
+/// [`parse()`] of `target`'s text: its instructions, modifiers and register names.
 pub fn parse_for(target: &'static Target, text: &str) -> Result<Inst, ParseError> {
     let full = text.trim();
     let mut s = full.strip_suffix(';').unwrap_or(full).trim();
