@@ -136,7 +136,7 @@ pub fn explain_for(target: &'static Target, word: u128) -> Explanation {
         None => {
             let opcode = s.try_index("opcode");
             idx.extend(opcode.map(|i| (i, false)));
-            if !matches!(decoded, Err(Illegal::UnknownOpcode { .. })) {
+            if !decoded.as_ref().is_err_and(Illegal::is_other_instruction) {
                 let mut sel: Vec<usize> = s.forms.iter().flat_map(|f| f.fixed.iter().map(|&(i, _)| i)).filter(|&i| Some(i) != opcode).collect();
                 sel.sort();
                 sel.dedup();

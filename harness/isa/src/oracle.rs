@@ -78,11 +78,11 @@ pub fn judge_for(target: &'static Target, word: u128, theirs: &Verdict) -> Optio
     let agree = match (&mine, theirs) {
         (Ok(a), Verdict::Text(b)) => a == b,
         // another instruction entirely: both say "not one of the family"
-        (Err(Illegal::UnknownOpcode { .. }), Verdict::Text(b)) => {
+        (Err(e), Verdict::Text(b)) if e.is_other_instruction() => {
             !b.split_whitespace().any(|t| Op::ALL.iter().any(|o| t.split('.').next() == Some(o.mnemonic())))
         }
         // nvdisasm prints nothing for the word: the spec's rule says so (or it is no instruction of the family)
-        (Err(e), Verdict::Empty) => e.prints_nothing() || matches!(e, Illegal::UnknownOpcode { .. }),
+        (Err(e), Verdict::Empty) => e.prints_nothing() || e.is_other_instruction(),
         (Err(e), Verdict::Rejected(_)) => !e.prints_nothing(),
         _ => false,
     };

@@ -1322,7 +1322,9 @@ mod tests {
         let i = crate::isa::Inst::of(Op::Hfma2Mma, 0, 1, crate::isa::Operand2::Reg(2));
         assert_eq!(crate::isa::encode_for(t, &i).unwrap_err().to_string(), "SM100 has no HFMA2.MMA");
         assert!(crate::isa::render_for(t, &i).is_none());
-        assert!(crate::isa::decode_for(t, crate::isa::encode(&i).unwrap()).is_err());
+        let e = crate::isa::decode_for(t, crate::isa::encode(&i).unwrap()).unwrap_err();
+        assert_eq!(e.to_string(), "SM100 has no HFMA2.MMA (opcode field 0x035)");
+        assert!(e.is_other_instruction() && !e.prints_nothing());
         assert!(crate::isa::parse_for(t, "HFMA2.MMA R0, R1, R2, R0").is_err());
     }
 

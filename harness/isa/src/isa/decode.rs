@@ -20,6 +20,10 @@ pub enum Illegal {
     /// rule of the spec marked `"nvdisasm": "prints nothing"` is broken.
     #[error("nvdisasm prints nothing for this word ({}: rule {rule}: {field} = {value})", op.form_key(*form))]
     Silent { op: Op, form: Form, rule: String, field: String, value: u32 },
+    /// The opcode is an instruction of the family the architecture lacks (SM100 and SM120 have
+    /// no HFMA2.MMA): to nvdisasm a word it rejects or another instruction.
+    #[error("{arch} has no {op} (opcode field {:#05x})", op.opcode_value())]
+    Absent { op: Op, arch: String },
 }
 
 /// `HMUL2 or HADD2 ...`: what a word of the family can be.
@@ -32,9 +36,15 @@ impl Illegal {
     pub fn kind(&self) -> String {
         match self {
             Illegal::UnknownOpcode { .. } => "unknown-opcode".into(),
+            Illegal::Absent { .. } => "absent-instruction".into(),
             Illegal::UnknownForm { .. } => "unknown-form".into(),
             Illegal::Constraint { rule, .. } | Illegal::Silent { rule, .. } => rule.clone(),
         }
+    }
+    /// Whether the word is no instruction of the family on its architecture: an unknown
+    /// opcode, or an instruction the architecture lacks (nvdisasm rejects it or prints another).
+    pub fn is_other_instruction(&self) -> bool {
+        matches!(self, Illegal::UnknownOpcode { .. } | Illegal::Absent { .. })
     }
     /// Whether nvdisasm prints nothing for the word (rather than rejecting it).
     pub fn prints_nothing(&self) -> bool {
@@ -104,7 +114,7 @@ pub fn op_of_for(target: &'static Target, word: u128) -> Result<(Op, &'static cr
     let op = op_of(word)?;
     match crate::spec::layout_for(target, op) {
         Some(l) => Ok((op, l)),
-        None => Err(Illegal::UnknownOpcode { opcode: op.opcode_value() }),
+        None => Err(Illegal::Absent { op, arch: target.nvdisasm.into() }),
     }
 }
 
