@@ -128,6 +128,11 @@ fn arch_option_on_the_word_commands() {
     assert_eq!((code, out.trim()), (Some(0), "0x000fc200080000000000003f01007e30"));
     let (_, out, _) = run(&["decode", "--arch", "SM100", "--json", "0x000fe20008000000000000ff01007e30"]);
     assert!(out.contains("\"text\":\"HADD2 R0, R1, URZ\""), "{out}");
+    let (code, out, _) = run(&["explain", "--arch", "SM100", "--json", "0x000fe200080000000000003f01007e30"]);
+    assert_eq!(code, Some(0));
+    assert!(out.contains("\"text\":\"HADD2 R0, R1, UR63\"") && out.contains("\"meaning\":\"UR63\""), "{out}");
+    let (_, out, _) = run(&["explain", "--arch", "SM120", "--json", "0x000fe200000000030000000201007235"]);
+    assert!(out.contains("SM120 has no HFMA2.MMA"), "{out}");
     // an instruction or form the target lacks is refused by name
     let (code, _, err) = run(&["encode", "--arch", "SM120", "HFMA2.MMA R0, R1, R2, R3"]);
     assert!(code == Some(2) && err.contains("HFMA2.MMA"), "{err}");
