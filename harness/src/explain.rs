@@ -344,6 +344,8 @@ pub fn run(a: ExplainArgs) -> CliResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::isa::decode::form_of;
+    use crate::isa::{decode, render};
 
     fn spec() -> &'static Spec {
         Op::Hmul2.spec()
