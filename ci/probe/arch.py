@@ -570,6 +570,24 @@ def dump(obj):
     return flat + "\n"
 
 
+SPEC_BEGIN = "<!-- spec-table: begin"
+SPEC_END = "<!-- spec-table: end -->"
+
+
+def spec_table_section(path):
+    """The file's section made from the specs and overlays (harness_isa::archdoc writes it and a
+    Rust test checks it): not this script's, kept as it is, after the sections this script writes."""
+    try:
+        with open(path) as fh:
+            text = fh.read()
+    except OSError:
+        text = ""
+    i, j = text.find(SPEC_BEGIN), text.find(SPEC_END)
+    if i < 0 or j < i:
+        return "\n" + SPEC_BEGIN + " -->\n" + SPEC_END + "\n"
+    return "\n" + text[i:j + len(SPEC_END)] + "\n"
+
+
 def main():
     args = sys.argv[1:]
     if args not in ([], ["--check"]):
@@ -585,7 +603,8 @@ def main():
     files = OrderedDict()
     for x in ARCHS:
         files[os.path.join("harness", "spec", "arch", x.lower(), "evidence.json")] = dump(evs[x])
-    files[os.path.join("docs", "architectures.md")] = render_doc(specs, evs, versions)
+    doc = os.path.join("docs", "architectures.md")
+    files[doc] = render_doc(specs, evs, versions) + spec_table_section(os.path.join(ROOT, doc))
     bad = 0
     for rel, text in files.items():
         path = os.path.join(ROOT, rel)

@@ -19,6 +19,10 @@ mod immtable;
 #[allow(dead_code)]
 #[path = "src/spec/known.rs"]
 mod known;
+// How a target's specs differ from the base, checked here so that a bad overlay fails the build.
+#[allow(dead_code)]
+#[path = "src/spec/overlay.rs"]
+mod overlay;
 #[allow(dead_code)]
 #[path = "src/isa/strtable.rs"]
 mod strtable;
@@ -96,6 +100,7 @@ fn main() {
     if ops.is_empty() {
         fail(format!("{}: no instruction specs", dir.display()));
     }
+    overlays(&dir, &common, &ops.iter().map(|(_, m, p, _, _)| (m.clone(), p.clone())).collect::<Vec<_>>());
     // HMUL2 first: the project's first instruction keeps index 0 (seeded runs stay the same)
     ops.sort_by_key(|(v, _, _, _, _)| (v != "Hmul2", v.clone()));
     let mut out = String::new();
@@ -142,6 +147,52 @@ fn main() {
     let dest = out_dir.join("ops.rs");
     std::fs::write(&dest, out).unwrap_or_else(|e| fail(format!("{}: {e}", dest.display())));
     immediates(&out_dir);
+}
+
+/// Every target's overlay (`harness/spec/arch/<sm>/overlay.json`) applied to the base specs:
+/// an unknown key, instruction, form, field, rule or value name fails the build, naming it.
+fn overlays(spec_dir: &Path, common: &serde_json::Value, specs: &[(String, PathBuf)]) {
+    let root = spec_dir.join("../../..");
+    for t in target::Target::ALL {
+        let Some(text) = t.spec_overlay else { continue };
+        let path = root.join(t.arch_dir).join("overlay.json");
+        println!("cargo:rerun-if-changed={}", path.display());
+        let (arch, insts) = overlay::parse(text).unwrap_or_else(|e| fail(format!("{}: {e}", path.display())));
+        if arch != t.nvdisasm {
+            fail(format!("{}: arch {arch:?}, but the file is {}'s", path.display(), t.nvdisasm));
+        }
+        if let Some(m) = insts.keys().find(|m| !specs.iter().any(|(s, _)| s == *m)) {
+            fail(format!("{}: {m:?} is no instruction of the base specs", path.display()));
+        }
+        for (mnemonic, p) in specs {
+            let empty = serde_json::json!({"evidence": []});
+            let entry = insts.get(mnemonic).unwrap_or(&empty);
+            if overlay::absent(entry) {
+                continue;
+            }
+            let text = std::fs::read_to_string(p).unwrap_or_else(|e| fail(format!("{}: {e}", p.display())));
+            let base: serde_json::Value = serde_json::from_str(&text).unwrap_or_else(|e| fail(format!("{}: not JSON: {e}", p.display())));
+            let (spec, common) = overlay::apply(mnemonic, &base, common, &arch, entry).unwrap_or_else(|e| fail(format!("{}: {e}", path.display())));
+            let strings = |v: &serde_json::Value| -> Vec<String> {
+                v.as_array().map(|a| a.iter().filter_map(|s| s.as_str().map(String::from)).collect()).unwrap_or_default()
+            };
+            let resolved: Vec<(String, String, Vec<String>)> = spec["fields"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|f| {
+                    let name = f.as_str().or(f["name"].as_str()).unwrap_or_default();
+                    let def = if f.get("bits").is_some() { Some(f) } else { common["fields"].as_array().and_then(|a| a.iter().find(|c| c["name"] == name)) };
+                    let def = def.unwrap_or(f);
+                    (name.to_string(), def["kind"].as_str().unwrap_or_default().to_string(), strings(&def["values"]))
+                })
+                .collect();
+            let named: Vec<known::NamedField> = resolved.iter().map(|(n, k, vs)| known::NamedField { name: n, kind: k, values: vs }).collect();
+            if let Err(e) = known::check_names(&named, &strings(&spec["operand2_half_selects"])) {
+                fail(format!("{}: {mnemonic}: {e}", path.display()));
+            }
+        }
+    }
 }
 
 /// The 64-bit FNV-1a hash (`isa::fused`'s generated tables record it of the spec they came from).

@@ -2,9 +2,10 @@
 
 use crate::cli::{exit_for, vec_for, CliError, CliResult};
 use crate::gen::{self, Coverage, GenOptions};
-use crate::isa::{self, decode as decode_word, format_hex, parse_hex, render, Form};
+use crate::isa::{self, format_hex, parse_hex, Form};
 use crate::nvdisasm::Nvdisasm;
 use crate::oracle;
+use crate::target::Target;
 use clap::Args;
 use std::io::Write;
 use std::process::ExitCode;
@@ -23,6 +24,54 @@ pub fn parse_ops_arg(s: &str) -> Result<OpList, String> {
 /// The instructions a command works on: those named, or every one.
 pub fn ops_or_all(named: &Option<OpList>) -> Vec<isa::Op> {
     named.as_ref().map_or_else(|| isa::Op::ALL.to_vec(), |l| l.0.clone())
+}
+
+/// `--arch`: an architecture in nvdisasm's spelling (`SM86`) or ptxas's (`sm_86`); the error
+/// names the input and the architectures there are.
+pub fn parse_arch(s: &str) -> Result<&'static Target, String> {
+    Target::parse(s).map_err(|e| e.to_string())
+}
+
+/// The instructions named (all by default) that `target` has: every one when none is named,
+/// those it has; one it lacks, named, is an error naming both.
+pub fn ops_for(named: &Option<OpList>, target: &'static Target) -> Result<Vec<isa::Op>, CliError> {
+    let ops = ops_or_all(named);
+    if named.is_some() {
+        if let Some(o) = ops.iter().find(|o| o.layout_for(target).is_none()) {
+            return Err(CliError::input(format!("--instruction {o}: --arch {target} has no {o}")));
+        }
+    }
+    Ok(ops.into_iter().filter(|o| o.layout_for(target).is_some()).collect())
+}
+
+/// `count` words of `ops` on a target other than SM90, by its generator: item `i` from its own
+/// stream of `seed` ([`crate::rng::Rng::fork`]), a legal word of a random instruction, or
+/// (with chance `illegal_share`) a candidate word the target refuses.
+pub fn target_words(target: &'static Target, ops: Vec<isa::Op>, seed: u64, count: u64, illegal_share: f64) -> impl Iterator<Item = u128> {
+    let count = if ops.is_empty() { 0 } else { count };
+    (0..count).filter_map(move |i| {
+        let mut r = crate::rng::Rng::fork(seed, i);
+        let op = *r.pick(&ops);
+        if r.chance(illegal_share) {
+            (0..10_000).filter_map(|_| gen::candidate_word_for(target, op, &mut r)).find(|&w| isa::decode_for(target, w).is_err())
+        } else {
+            gen::random_word_for(target, op, &mut r)
+        }
+    })
+}
+
+/// What SM90's generator alone does (`--form`, `--factorial`, INVALIDn and ignored-bit
+/// shares, `--coverage`): refused, naming the option, on another target.
+fn sm90_generator_only(target: &'static Target, what: &[(&str, bool)]) -> Result<(), CliError> {
+    if target.spec_overlay.is_none() {
+        return Ok(());
+    }
+    match what.iter().find(|(_, given)| *given) {
+        Some((name, _)) => Err(CliError::input(format!(
+            "{name} with --arch {target}: only SM90's generator has it (another target's draws legal words of every form, and rejected ones by --illegal-share)"
+        ))),
+        None => Ok(()),
+    }
 }
 pub use crate::rng::resolve_seed;
 
@@ -53,6 +102,10 @@ pub struct DecodeArgs {
     /// JSON Lines: {"input", "encoding", "text"} or {"input", "illegal"} or {"input", "error"}.
     #[arg(long)]
     pub json: bool,
+    /// The architecture whose encodings the words are: nvdisasm's spelling (SM86) or ptxas's
+    /// (sm_86).
+    #[arg(long, value_parser = parse_arch, default_value = "SM90")]
+    pub arch: &'static Target,
 }
 
 /// A listing line read before its high half: where it was, and what it held.
@@ -66,7 +119,7 @@ pub fn decode(a: DecodeArgs) -> CliResult {
         return decode_json(a);
     }
     let mut tally = BadInputs::default();
-    let mut pool = Pool::default();
+    let mut pool = Pool { target: Some(a.arch), ..Pool::default() };
     let seen = std::thread::scope(|s| -> Result<usize, CliError> {
         let mut out = Output::start(s, &mut pool);
         let seen = if a.hex.is_empty() || a.hex == ["-"] {
@@ -146,10 +199,11 @@ fn decode_json(a: DecodeArgs) -> CliResult {
     let mut first = String::new();
     let mut one = |input: String, word: Result<u128, String>, w: &mut std::io::BufWriter<std::io::StdoutLock>| -> Result<(), CliError> {
         let v = match word {
-            Ok(word) => match decode_word(word) {
-                Ok(i) => {
-                    serde_json::json!({"input": input, "encoding": format_hex(word), "instruction": i.op.mnemonic(), "form": i.form_key(), "text": render(&i)})
-                }
+            Ok(word) => match isa::decode_for(a.arch, word) {
+                Ok(i) => serde_json::json!({
+                    "input": input, "encoding": format_hex(word), "instruction": i.op.mnemonic(), "form": i.form_key(),
+                    "text": isa::render_for(a.arch, &i).unwrap_or_default()
+                }),
                 Err(e) => serde_json::json!({"input": input, "encoding": format_hex(word), "illegal": e.to_string()}),
             },
             Err(e) => {
@@ -242,16 +296,16 @@ struct Output<'scope> {
 }
 
 /// The text of inputs `range` of `batch`, one line each, appended to `out`.
-fn render_lines(batch: &Batch, range: std::ops::Range<usize>, out: &mut String, cache: &mut isa::LineCache) {
+fn render_lines(target: &'static Target, batch: &Batch, range: std::ops::Range<usize>, out: &mut String, cache: &mut isa::LineCache) {
     let mut at = range.start;
     let first_bad = batch.bad.partition_point(|(i, _)| *i < range.start);
     for (i, why) in batch.bad[first_bad..].iter().take_while(|(i, _)| *i < range.end) {
-        isa::decode_lines_into(&batch.words[at..*i], out, cache);
+        isa::decode_lines_into_for(target, &batch.words[at..*i], out, cache);
         out.push_str(why);
         out.push('\n');
         at = i + 1;
     }
-    isa::decode_lines_into(&batch.words[at..range.end], out, cache);
+    isa::decode_lines_into_for(target, &batch.words[at..range.end], out, cache);
 }
 
 /// Inputs per batch (about a MiB of text).
@@ -262,6 +316,8 @@ const PIECE: usize = 1 << 11;
 /// What the render threads share: the batches and whose turn it is to write.
 #[derive(Default)]
 struct Pool {
+    /// The architecture of the words (None: the default, SM90).
+    target: Option<&'static Target>,
     take: std::sync::Mutex<Take>,
     turn: std::sync::Mutex<Turn>,
     turned: std::sync::Condvar,
@@ -321,7 +377,7 @@ fn render_and_write(pool: &Pool, spare: &std::sync::mpsc::SyncSender<Batch>) -> 
             (b, from..t.next, seq)
         };
         text.clear();
-        render_lines(&batch, lines, &mut text, &mut cache);
+        render_lines(pool.target.unwrap_or(Target::DEFAULT), &batch, lines, &mut text, &mut cache);
         if let Some(mut b) = std::sync::Arc::into_inner(batch) {
             b.clear();
             let _ = spare.try_send(b);
@@ -465,6 +521,9 @@ pub struct EncodeArgs {
     /// JSON Lines: {"input", "encoding", "text", "sched"} or {"input", "error"}.
     #[arg(long)]
     pub json: bool,
+    /// The architecture to encode for: nvdisasm's spelling (SM86) or ptxas's (sm_86).
+    #[arg(long, value_parser = parse_arch, default_value = "SM90")]
+    pub arch: &'static Target,
 }
 
 /// `--sched`: the scheduling bits given; the rest keep [`isa::Control::default`].
@@ -509,9 +568,9 @@ fn sched_text(c: &isa::Control) -> String {
 }
 
 /// The word of one text with `--sched`'s bits; the scheduling bits used.
-fn encode_one(text: &str, sched: Option<Sched>) -> Result<(u128, isa::Inst), String> {
+fn encode_one(target: &'static Target, text: &str, sched: Option<Sched>) -> Result<(u128, isa::Inst), String> {
     let t = isa::listing_text(text);
-    let mut inst = isa::parse(t).map_err(|e| e.to_string())?;
+    let mut inst = isa::parse_for(target, t).map_err(|e| e.to_string())?;
     if let Some(s) = sched {
         let c = &mut inst.ctrl;
         c.stall = s.stall.unwrap_or(c.stall);
@@ -523,7 +582,7 @@ fn encode_one(text: &str, sched: Option<Sched>) -> Result<(u128, isa::Inst), Str
         }
         c.yield_ = s.yield_.unwrap_or(c.yield_);
     }
-    let word = isa::encode(&inst).map_err(|e| format!("{:?}: {e}", crate::cli::excerpt(t, 80)))?;
+    let word = isa::encode_for(target, &inst).map_err(|e| format!("{:?}: {e}", crate::cli::excerpt(t, 80)))?;
     Ok((word, inst))
 }
 
@@ -533,7 +592,7 @@ pub fn encode(a: EncodeArgs) -> CliResult {
     let (mut bad, mut first, mut used) = (0usize, String::new(), None::<isa::Control>);
     let single = a.text.len() == 1 && a.text[0] != "-";
     let mut one = |input: &str, line: &str, w: &mut std::io::BufWriter<std::io::StdoutLock>| -> Result<(), CliError> {
-        let out = match (isa::pasted(line), encode_one(line, a.sched)) {
+        let out = match (isa::pasted(line), encode_one(a.arch, line, a.sched)) {
             (isa::Pasted::Verbatim, _) if !a.json => line.trim_end_matches('\r').to_string(),
             (isa::Pasted::High(_), _) if !a.json => String::new(),
             (isa::Pasted::Verbatim | isa::Pasted::High(_), _) => return Ok(()),
@@ -541,7 +600,8 @@ pub fn encode(a: EncodeArgs) -> CliResult {
                 used.get_or_insert(inst.ctrl);
                 match a.json {
                     true => {
-                        serde_json::json!({"input": input, "encoding": format_hex(word), "text": render(&inst), "sched": sched_text(&inst.ctrl)}).to_string()
+                        serde_json::json!({"input": input, "encoding": format_hex(word), "text": isa::render_for(a.arch, &inst).unwrap_or_default(), "sched": sched_text(&inst.ctrl)})
+                            .to_string()
                     }
                     false => format_hex(word),
                 }
@@ -618,6 +678,9 @@ pub struct GenerateArgs {
     /// Print field-value coverage of what was emitted to stderr.
     #[arg(long)]
     pub coverage: bool,
+    /// The architecture to generate for: nvdisasm's spelling (SM86) or ptxas's (sm_86).
+    #[arg(long, value_parser = parse_arch, default_value = "SM90")]
+    pub arch: &'static Target,
 }
 
 fn check_share(name: &str, v: f64) -> Result<(), CliError> {
@@ -636,9 +699,21 @@ pub fn generate(a: GenerateArgs) -> CliResult {
         return Err(CliError::input("--factorial needs --form"));
     }
     check_form(&ops_or_all(&a.instruction), a.form)?;
+    sm90_generator_only(
+        a.arch,
+        &[
+            ("--form", a.form.is_some()),
+            ("--factorial", a.factorial),
+            ("--invalid-share", a.invalid_share > 0.0),
+            ("--ignored-share", a.ignored_share > 0.0),
+            ("--coverage", a.coverage),
+        ],
+    )?;
+    let target_ops = ops_for(&a.instruction, a.arch)?;
     let seed = resolve_seed(a.seed);
     // random words are written as they are drawn: any --count streams in constant memory
     let words: Box<dyn Iterator<Item = Result<u128, CliError>>> = match a.form.filter(|_| a.factorial) {
+        _ if a.arch.spec_overlay.is_some() => Box::new(target_words(a.arch, target_ops.clone(), seed, a.count, a.illegal_share).map(Ok)),
         Some(form) => Box::new(
             ops_or_all(&a.instruction)
                 .into_iter()
@@ -667,13 +742,13 @@ pub fn generate(a: GenerateArgs) -> CliResult {
             coverage.add(w);
         }
         let line = if a.json {
-            let d = decode_word(w);
+            let d = isa::decode_for(a.arch, w);
             serde_json::json!({
                 "encoding": format_hex(w),
                 "legal": d.is_ok(),
                 "instruction": d.as_ref().ok().map(|i| i.op.mnemonic()),
                 "form": d.as_ref().ok().map(|i| i.form_key()),
-                "text": d.as_ref().ok().map(render),
+                "text": d.as_ref().ok().and_then(|i| isa::render_for(a.arch, i)),
                 "reason": d.as_ref().err().map(|e| e.to_string()),
             })
             .to_string()
@@ -723,6 +798,10 @@ pub struct OracleArgs {
     /// The nvdisasm to compare with (default: $HMUL2_NVDISASM, the project's .tools/bin, PATH).
     #[arg(long, value_name = "PATH")]
     pub nvdisasm: Option<std::path::PathBuf>,
+    /// The architecture whose encodings to judge (`nvdisasm -b` it): nvdisasm's spelling (SM86)
+    /// or ptxas's (sm_86).
+    #[arg(long, value_parser = parse_arch, default_value = "SM90")]
+    pub arch: &'static Target,
 }
 
 /// Words of the errata and evidence in the specs of `ops`.
@@ -735,17 +814,31 @@ pub fn oracle(a: OracleArgs) -> CliResult {
     check_share("invalid-share", a.invalid_share)?;
     check_share("ignored-share", a.ignored_share)?;
     check_form(&ops_or_all(&a.instruction), a.form)?;
-    let nv = Nvdisasm::locate(a.nvdisasm.as_deref()).map_err(|e| CliError::input(e.to_string()))?;
+    // (the shares' defaults are SM90's generator's: another target's takes --illegal-share alone)
+    sm90_generator_only(a.arch, &[("--form", a.form.is_some())])?;
+    let ops = ops_for(&a.instruction, a.arch)?;
+    let nv = Nvdisasm::locate(a.nvdisasm.as_deref()).map_err(|e| CliError::input(e.to_string()))?.for_target(a.arch);
     let seed = resolve_seed(a.seed);
-    let ops = ops_or_all(&a.instruction);
-    let o = GenOptions { seed, ops: ops.clone(), form: a.form, illegal_share: a.illegal_share, invalid_share: a.invalid_share, ignored_share: a.ignored_share };
     let mut words = vec_for("--count", a.count)?;
-    words.extend((0..a.count).map(|i| gen::generate_one(&o, i)));
-    if a.fields {
-        for &op in &ops {
-            words.extend(gen::one_field_at_a_time(op));
+    if a.arch.spec_overlay.is_some() {
+        words.extend(target_words(a.arch, ops.clone(), seed, a.count, a.illegal_share));
+        if a.fields {
+            for &op in &ops {
+                words.extend(gen::one_field_at_a_time_for(a.arch, op));
+                let errata = op.spec_for(a.arch).into_iter().flat_map(|s| s.errata.iter()).flat_map(|e| e.words.iter());
+                words.extend(errata.filter_map(|w| parse_hex(&w.hex).ok()));
+            }
         }
-        words.extend(errata_words(&ops));
+    } else {
+        let o =
+            GenOptions { seed, ops: ops.clone(), form: a.form, illegal_share: a.illegal_share, invalid_share: a.invalid_share, ignored_share: a.ignored_share };
+        words.extend((0..a.count).map(|i| gen::generate_one(&o, i)));
+        if a.fields {
+            for &op in &ops {
+                words.extend(gen::one_field_at_a_time(op));
+            }
+            words.extend(errata_words(&ops));
+        }
     }
     let t = std::time::Instant::now();
     let rep = oracle::compare(&nv, &words).map_err(|e| CliError::input(e.to_string()))?;
@@ -753,7 +846,8 @@ pub fn oracle(a: OracleArgs) -> CliResult {
         crate::outln!("mismatch {m}")?;
     }
     crate::outln!(
-        "oracle: {} words, {} same text, {} rejected by both, {} mismatches ({} nvdisasm calls, {} verdicts from its cache{}, {:.1} s, {})",
+        "oracle {}: {} words, {} same text, {} rejected by both, {} mismatches ({} nvdisasm calls, {} verdicts from its cache{}, {:.1} s, {})",
+        a.arch,
         rep.words,
         rep.agreed_text,
         rep.agreed_illegal,
@@ -766,7 +860,9 @@ pub fn oracle(a: OracleArgs) -> CliResult {
     )?;
     if let Some(path) = &a.report {
         let ok = rep.ok();
-        let v = crate::schema::OracleFile { seed, report: rep, coverage: Some(Coverage::of(&words)) };
+        // (the coverage table reads SM90's fields)
+        let coverage = a.arch.spec_overlay.is_none().then(|| Coverage::of(&words));
+        let v = crate::schema::OracleFile { seed, report: rep, coverage };
         crate::outfile::write_atomic(path, serde_json::to_string_pretty(&v).unwrap_or_default().as_bytes())
             .map_err(|e| CliError::input(format!("{}: {e}", path.display())))?;
         return Ok(exit_for(ok));

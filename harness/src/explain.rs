@@ -3,10 +3,11 @@
 //! person can check a word against the spec by eye.
 
 use crate::cli::{CliError, CliResult};
-use crate::isa::decode::{form_of, op_of};
+use crate::isa::decode::op_of_for;
 use crate::isa::floattext::{imm_text, Half};
-use crate::isa::{decode, parse_hex, render, Form, Illegal, Op, PT, RZ, URZ};
+use crate::isa::{parse_hex, Form, Illegal, Op, PT, RZ, URZ};
 use crate::spec::{Field, FormSpec, Spec};
+use crate::target::Target;
 use clap::Args;
 use std::fmt::Write;
 use std::process::ExitCode;
@@ -40,6 +41,16 @@ pub struct Explanation {
     pub fields: Vec<FieldLine>,
     /// For each bit, the index into `fields` of the field that holds it (None: no field).
     pub owner: Vec<Option<usize>>,
+    /// The architecture the word was read as.
+    pub target: &'static Target,
+}
+
+impl Explanation {
+    /// The spec the fields are read by: the instruction's on the target, or (no instruction
+    /// of the target's) SM90's first, whose opcode field sits where every spec has it.
+    fn spec(&self) -> &'static Spec {
+        self.op.and_then(|o| o.spec_for(self.target)).unwrap_or_else(|| Op::ALL[0].spec())
+    }
 }
 
 fn bits_text(f: &Field) -> String {
@@ -63,7 +74,8 @@ fn meaning(s: &Spec, fi: usize, v: u32, form: Option<&FormSpec>, word: u128) -> 
         "flag" => if v == 1 { "yes" } else { "no" }.into(),
         "reg" if v == RZ as u32 => "RZ".into(),
         "reg" => format!("R{v}"),
-        "ureg" if v == URZ as u32 => "URZ".into(),
+        // URZ is the field's largest value (63, or 255 where it has 8 bits)
+        "ureg" if v == URZ as u32 && f.max() == URZ as u32 || v == f.max() && f.max() > URZ as u32 => "URZ".into(),
         "ureg" => format!("UR{v}"),
         "bank" => format!("c[{v:#x}]"),
         "offset" => {
@@ -96,14 +108,23 @@ fn meaning(s: &Spec, fi: usize, v: u32, form: Option<&FormSpec>, word: u128) -> 
 
 const KEYS: &str = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
 
-/// Explain one word.
+/// Explain one word (as SM90 reads it).
 pub fn explain(word: u128) -> Explanation {
-    let op = op_of(word).ok();
+    explain_for(Target::DEFAULT, word)
+}
+
+/// Explain one word as `target` reads it.
+pub fn explain_for(target: &'static Target, word: u128) -> Explanation {
+    let found = op_of_for(target, word).ok();
+    let op = found.map(|(o, _)| o);
     // an unknown opcode is explained by the first spec: the opcode field sits at the same bits in all
-    let s = op.unwrap_or(Op::ALL[0]).spec();
-    let form = form_of(word).ok().map(|(_, f)| f);
-    let fspec = form.zip(op).and_then(|(f, o)| o.form_spec(f));
-    let decoded = decode(word).map(|i| render(&i));
+    let s = found.map_or_else(|| Op::ALL[0].spec(), |(_, l)| l.spec);
+    let form = found.and_then(|(_, l)| {
+        let (of, uf) = (l.operand_form.get(word), l.ureg_flag.get(word));
+        l.form_by_selector.get((of as usize) << l.ureg_flag.width | uf as usize).copied().flatten().map(|k| l.form_kind[k])
+    });
+    let fspec = form.zip(found).and_then(|(f, (_, l))| l.form_index[f as usize].map(|k| &l.spec.forms[k]));
+    let decoded = crate::isa::decode_for(target, word).map(|i| crate::isa::render_for(target, &i).unwrap_or_default());
     // fields as far as the form is known: all of the form's, or (no form) the opcode and the
     // selector fields, plus the fields every form of the opcode's instruction shares
     let mut idx: Vec<(usize, bool)> = Vec::new();
@@ -115,7 +136,7 @@ pub fn explain(word: u128) -> Explanation {
         None => {
             let opcode = s.try_index("opcode");
             idx.extend(opcode.map(|i| (i, false)));
-            if !matches!(decoded, Err(Illegal::UnknownOpcode { .. })) {
+            if !decoded.as_ref().is_err_and(Illegal::is_other_instruction) {
                 let mut sel: Vec<usize> = s.forms.iter().flat_map(|f| f.fixed.iter().map(|&(i, _)| i)).filter(|&i| Some(i) != opcode).collect();
                 sel.sort();
                 sel.dedup();
@@ -150,7 +171,7 @@ pub fn explain(word: u128) -> Explanation {
         let m = if f.name == "opcode" { meaning(s, fi, v, fspec, word) } else { m };
         fields.push(FieldLine { field: fi, key, bits: bits_text(f), value: v, meaning: m, fixed, at_fault: Some(fi) == fault_field });
     }
-    Explanation { word, form, op, decoded, fields, owner }
+    Explanation { word, form, op, decoded, fields, owner, target }
 }
 
 const PALETTE: [&str; 6] = ["36", "33", "32", "35", "34", "96"];
@@ -166,7 +187,7 @@ fn paint(color: bool, code: &str, text: &str) -> String {
 impl Explanation {
     /// The terminal layout; ANSI colours when `color`.
     pub fn to_text(&self, color: bool) -> String {
-        let s = self.op.unwrap_or(Op::ALL[0]).spec();
+        let s = self.spec();
         let mut out = String::new();
         let form_text = match (self.op, self.form) {
             // the spec's syntax: a three-source form's (R,R,F,F,R) is not its kind's (R,R,F,F)
@@ -275,12 +296,15 @@ pub struct ExplainArgs {
     /// bits, value and meaning.
     #[arg(long)]
     pub json: bool,
+    /// The architecture to read the word as: nvdisasm's spelling (SM86) or ptxas's (sm_86).
+    #[arg(long, value_parser = crate::commands::parse_arch, default_value = "SM90")]
+    pub arch: &'static Target,
 }
 
 impl Explanation {
     /// The explanation as one JSON object (`explain --json`).
     pub fn to_json(&self) -> serde_json::Value {
-        let s = self.op.unwrap_or(Op::ALL[0]).spec();
+        let s = self.spec();
         serde_json::json!({
             "encoding": crate::isa::format_hex(self.word),
             "instruction": self.op.map(|o| o.mnemonic()),
@@ -308,7 +332,7 @@ fn use_color() -> bool {
 
 pub fn run(a: ExplainArgs) -> CliResult {
     let word = parse_hex(&a.hex).map_err(|e| CliError::input(e.to_string()))?;
-    let e = explain(word);
+    let e = explain_for(a.arch, word);
     if a.json {
         crate::outln!("{}", e.to_json())?;
     } else {
@@ -320,6 +344,8 @@ pub fn run(a: ExplainArgs) -> CliResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::isa::decode::form_of;
+    use crate::isa::{decode, render};
 
     fn spec() -> &'static Spec {
         Op::Hmul2.spec()

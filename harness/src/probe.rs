@@ -29,6 +29,10 @@ pub struct ProbeArgs {
     /// The nvdisasm to ask (default: $HMUL2_NVDISASM, the project's .tools/bin, PATH).
     #[arg(long, value_name = "PATH")]
     pub nvdisasm: Option<std::path::PathBuf>,
+    /// The architecture nvdisasm is asked about (`-b`): nvdisasm's spelling (SM86) or ptxas's
+    /// (sm_86).
+    #[arg(long, value_parser = crate::commands::parse_arch, default_value = "SM90")]
+    pub arch: &'static crate::target::Target,
 }
 
 /// What nvdisasm made of one variant, compared with the base word.
@@ -167,7 +171,7 @@ pub fn run(a: ProbeArgs) -> CliResult {
         let (vlo, vhi) = parse_range(v).map_err(|e| CliError::input(format!("--values: {e}")))?;
         variants.extend(values(base, vlo, vhi).map_err(|e| CliError::input(format!("--values: {e}")))?);
     }
-    let nv = Nvdisasm::locate(a.nvdisasm.as_deref()).map_err(|e| CliError::input(e.to_string()))?;
+    let nv = Nvdisasm::locate(a.nvdisasm.as_deref()).map_err(|e| CliError::input(e.to_string()))?.for_target(a.arch);
     let (first, vs) = probe(&nv, base, variants).map_err(|e| CliError::input(e.to_string()))?;
     crate::outln!("base {}: {}", format_hex(base), line(&first))?;
     let mut same = Vec::new();

@@ -7,6 +7,7 @@
 
 mod common;
 
+mod arch_nvdisasm;
 mod arch_probe;
 mod arch_run;
 mod bad_input;

@@ -7,6 +7,7 @@
 use crate::isa::*;
 use crate::rng::Rng;
 use crate::spec::Field;
+use crate::target::Target;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -500,6 +501,64 @@ pub fn one_field_at_a_time(op: Op) -> Vec<u128> {
         }
     }
     out
+}
+
+/// [`one_field_at_a_time`] of `op` on `target`: every value of every field of every form the
+/// target has, one at a time on a plain instruction, and every ignored bit alone (empty where
+/// the target lacks the instruction).
+pub fn one_field_at_a_time_for(target: &'static Target, op: Op) -> Vec<u128> {
+    let Some(l) = op.layout_for(target) else { return Vec::new() };
+    let s = l.spec;
+    let mut out = Vec::new();
+    for form in op.forms_for(target) {
+        let Some(fs) = l.form_index[form as usize].map(|k| &s.forms[k]) else { continue };
+        let base = encode_for(target, &plain_inst(op, form, 0, 1, plain_special(form), 3)).unwrap_or(0);
+        for &fi in fs.fields.iter() {
+            let f = &s.fields[fi];
+            for v in field_values(f) {
+                if let Ok(w) = f.set(base, v) {
+                    out.push(w);
+                }
+            }
+        }
+        for b in 0..128 {
+            if fs.ignored_mask >> b & 1 == 1 {
+                out.push(base | 1u128 << b);
+            }
+        }
+    }
+    out
+}
+
+/// The special source of a plain instruction of `form`'s kind.
+fn plain_special(form: Form) -> Operand2 {
+    match form.kind() {
+        Form::Rrr => Operand2::Reg(2),
+        Form::Imm => Operand2::Imm { first: 0x3c00, second: 0x4000 },
+        Form::Const => Operand2::Const { bank: 0, offset: 0 },
+        Form::ConstUr => Operand2::ConstUr { ureg: 0, offset: 0 },
+        _ => Operand2::Ur(2),
+    }
+}
+
+/// A random candidate word of `op` on `target`: the fixed fields of one of the target's forms
+/// (drawn at random) and every other bit drawn at random, legal or not (nvdisasm judges
+/// both); None where the target lacks the instruction.
+pub fn candidate_word_for(target: &'static Target, op: Op, r: &mut Rng) -> Option<u128> {
+    let l = op.layout_for(target)?;
+    let fs = r.pick(&l.spec.forms);
+    let mut w = (r.next_u64() as u128) << 64 | r.next_u64() as u128;
+    for &(f, v) in &fs.fixed {
+        w = l.spec.fields[f].set(w, v).unwrap_or(w);
+    }
+    Some(w)
+}
+
+/// A random legal word of `op` on `target`, the generator of any target: candidates
+/// ([`candidate_word_for`]) drawn until one decodes on the target (its cross-field rules
+/// hold), at most 10,000; None where the target lacks the instruction.
+pub fn random_word_for(target: &'static Target, op: Op, r: &mut Rng) -> Option<u128> {
+    (0..10_000).filter_map(|_| candidate_word_for(target, op, r)).find(|&w| decode_for(target, w).is_ok())
 }
 
 /// Every value for narrow fields; zero, all ones and each single bit for wide ones.

@@ -19,13 +19,14 @@ pub mod parse;
 pub mod render;
 pub mod strtable;
 
-pub use decode::{decode, Illegal};
-pub use encode::{encode, EncodeError};
-pub use fused::{decode_line_into, decode_lines_into, decode_render_into, prepare_decode, LineCache};
+pub use decode::{decode, decode_for, Illegal};
+pub use encode::{encode, encode_for, EncodeError};
+pub use fused::{decode_line_into, decode_lines_into, decode_lines_into_for, decode_render_into, decode_render_into_for, prepare_decode, LineCache};
 pub use hex::{format_hex, listing_text, parse_hex, pasted, HexError, Pasted};
-pub use parse::{parse, ParseError};
-pub use render::{render, render_into};
+pub use parse::{parse, parse_for, ParseError};
+pub use render::{render, render_for, render_into, render_into_for};
 
+use crate::target::Target;
 use serde::{Deserialize, Serialize};
 
 /// The guard predicate index meaning "always" (PT).
@@ -57,6 +58,24 @@ impl Op {
     /// The instruction's field handles.
     pub fn layout(self) -> &'static crate::spec::Layout {
         crate::spec::layout_of(self)
+    }
+    /// The instruction's compiled spec on `target` (SM90's is [`Op::spec`]); None where the
+    /// target lacks the instruction.
+    pub fn spec_for(self, target: &'static Target) -> Option<&'static crate::spec::Spec> {
+        crate::spec::spec_for(target, self)
+    }
+    /// The instruction's field handles on `target`; None where the target lacks it.
+    pub fn layout_for(self, target: &'static Target) -> Option<&'static crate::spec::Layout> {
+        crate::spec::layout_for(target, self)
+    }
+    /// The instructions `target` has, in [`Op::ALL`]'s order.
+    pub fn all_for(target: &'static Target) -> impl Iterator<Item = Op> {
+        Op::ALL.into_iter().filter(move |o| o.layout_for(target).is_some())
+    }
+    /// The forms the instruction has on `target` (none where it lacks the instruction).
+    pub fn forms_for(self, target: &'static Target) -> impl Iterator<Item = Form> {
+        let l = self.layout_for(target);
+        Form::ALL.into_iter().filter(move |f| l.is_some_and(|l| l.form_index[*f as usize].is_some()))
     }
     /// Whether the instruction has operand form `form`.
     pub fn has_form(self, form: Form) -> bool {
@@ -471,7 +490,11 @@ impl Inst {
     /// The bits nvdisasm ignores in this instruction because of its modifiers (the spec's
     /// `hidden` rules speak of format, flush and sat only).
     pub fn hidden_mask(&self) -> u128 {
-        let l = self.op.layout();
+        self.hidden_mask_in(self.op.layout())
+    }
+
+    /// [`Inst::hidden_mask`] by layout `l` (a target's).
+    pub fn hidden_mask_in(&self, l: &crate::spec::Layout) -> u128 {
         let Some(k) = l.form_index[self.form() as usize] else { return 0 };
         let mut w = 0u128;
         if let Some(v) = l.format_code[self.format as usize] {
@@ -484,7 +507,7 @@ impl Inst {
         if let Some(f) = &l.relu {
             w = f.set(w, self.relu.is_some() as u32).unwrap_or(w);
         }
-        self.op.spec().hidden_mask(k, w)
+        l.spec.hidden_mask(k, w)
     }
 
     /// The instruction with every field its modifiers hide set to zero (the generator draws

@@ -1,8 +1,10 @@
-//! harness-isa: SM90 packed-half instructions as data.
+//! harness-isa: packed-half instructions as data, for every architecture that has them.
 //!
 //! The bottom of the project's data flow: [`spec`] (the encoding, read from
-//! `harness/spec/sm90/*.json`) → [`isa`] (typed instructions: encode, decode, render, parse)
-//! → [`gen`] (seeded random and factorial encodings). [`nvdisasm`] and [`oracle`] bring in
+//! `harness/spec/sm90/*.json`, and for every other [`target`] its overlay,
+//! `harness/spec/arch/<sm>/overlay.json`) → [`isa`] (typed instructions: encode, decode,
+//! render, parse; `*_for(target, ..)` on another architecture) → [`gen`] (seeded random and
+//! factorial encodings). [`archdoc`] writes the table of what each architecture has. [`nvdisasm`] and [`oracle`] bring in
 //! NVIDIA's disassembler as the judge of syntax and legality; [`seedpage`] reads the ISA-viewer
 //! page the spec started from; [`lines`] reads input with bounded memory.
 //!
@@ -25,6 +27,7 @@
 //! assert_eq!(isa::encode(&isa::parse("HMUL2 R0, R1, R2").expect("text")).map(|w| w & 0xffff_ffff), Ok(0x0100_7232));
 //! ```
 
+pub mod archdoc;
 #[cfg(feature = "tools")]
 pub mod cli;
 pub mod gen;

@@ -191,6 +191,8 @@ pub struct Nvdisasm {
     pub cache: Option<cache::VerdictCache>,
     /// Verdicts taken from the cache so far (for reports).
     pub cached: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// The architecture every call names (`-b`): [`Nvdisasm::for_target`] sets it, SM90 by default.
+    pub target: &'static crate::target::Target,
 }
 
 impl Nvdisasm {
@@ -206,7 +208,17 @@ impl Nvdisasm {
     pub fn at(path: PathBuf) -> Nvdisasm {
         let jobs = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(8);
         let cache = cache::VerdictCache::from_env(&path, Self::arch());
-        Nvdisasm { path, batch: 16384, jobs, calls: Default::default(), cache, cached: Default::default() }
+        Nvdisasm { path, batch: 16384, jobs, calls: Default::default(), cache, cached: Default::default(), target: crate::target::Target::DEFAULT }
+    }
+
+    /// The same tool asked about `target`'s words (`-b SM86`); its cache is that
+    /// architecture's.
+    pub fn for_target(mut self, target: &'static crate::target::Target) -> Nvdisasm {
+        if self.cache.is_some() {
+            self.cache = cache::VerdictCache::from_env(&self.path, target.nvdisasm);
+        }
+        self.target = target;
+        self
     }
 
     /// The same tool, asked about every word (no cache).
@@ -215,8 +227,8 @@ impl Nvdisasm {
         self
     }
 
-    /// The architecture every call names (`-b`): the target's nvdisasm spelling, which is
-    /// also every spec's `arch` (a spec test checks).
+    /// The architecture a call names (`-b`) by default: the default target's nvdisasm
+    /// spelling, which is also every base spec's `arch` (a spec test checks).
     pub fn arch() -> &'static str {
         crate::target::Target::DEFAULT.nvdisasm
     }
@@ -243,7 +255,7 @@ impl Nvdisasm {
             f.flush()
         };
         write().map_err(|e| ToolError::Failed { tool: "nvdisasm".into(), msg: format!("{}: {e}", tmp.display()) })?;
-        let out = output_within(Command::new(&self.path).args(["-b", Self::arch()]).arg(tmp), "nvdisasm", words.len())?;
+        let out = output_within(Command::new(&self.path).args(["-b", self.target.nvdisasm]).arg(tmp), "nvdisasm", words.len())?;
         if out.status.success() {
             // a word with no line is one nvdisasm printed nothing for (the oracle compares that
             // verdict like any other: a word the spec expects text for is a mismatch)

@@ -1,7 +1,8 @@
 //! The project's decode + render judged by nvdisasm, word by word.
 
-use crate::isa::{decode, format_hex, render, Illegal, Op};
+use crate::isa::{decode, decode_for, format_hex, render, render_for, Illegal, Op};
 use crate::nvdisasm::{Nvdisasm, ToolError, Verdict};
+use crate::target::Target;
 use serde::{Deserialize, Serialize};
 
 /// `hmul2-harness oracle --report FILE`: the seed, the comparison and the words' coverage.
@@ -56,17 +57,32 @@ pub fn ours(word: u128) -> Result<String, Illegal> {
     decode(word).map(|i| render(&i))
 }
 
+/// [`ours`] on `target` (decoded and rendered by its spec).
+pub fn ours_for(target: &'static Target, word: u128) -> Result<String, Illegal> {
+    if target.spec_overlay.is_none() {
+        return ours(word);
+    }
+    let i = decode_for(target, word)?;
+    // decode_for gives only instructions the target has
+    Ok(render_for(target, &i).unwrap_or_default())
+}
+
 /// Compare one word's two verdicts; None when they agree.
 pub fn judge(word: u128, theirs: &Verdict) -> Option<Mismatch> {
-    let mine = ours(word);
+    judge_for(Target::DEFAULT, word, theirs)
+}
+
+/// [`judge`] of a word of `target`.
+pub fn judge_for(target: &'static Target, word: u128, theirs: &Verdict) -> Option<Mismatch> {
+    let mine = ours_for(target, word);
     let agree = match (&mine, theirs) {
         (Ok(a), Verdict::Text(b)) => a == b,
         // another instruction entirely: both say "not one of the family"
-        (Err(Illegal::UnknownOpcode { .. }), Verdict::Text(b)) => {
+        (Err(e), Verdict::Text(b)) if e.is_other_instruction() => {
             !b.split_whitespace().any(|t| Op::ALL.iter().any(|o| t.split('.').next() == Some(o.mnemonic())))
         }
         // nvdisasm prints nothing for the word: the spec's rule says so (or it is no instruction of the family)
-        (Err(e), Verdict::Empty) => e.prints_nothing() || matches!(e, Illegal::UnknownOpcode { .. }),
+        (Err(e), Verdict::Empty) => e.prints_nothing() || e.is_other_instruction(),
         (Err(e), Verdict::Rejected(_)) => !e.prints_nothing(),
         _ => false,
     };
@@ -87,17 +103,19 @@ pub fn judge(word: u128, theirs: &Verdict) -> Option<Mismatch> {
     })
 }
 
-/// Disassemble `words` with nvdisasm and compare every one.
+/// Disassemble `words` with nvdisasm and compare every one, on the target `nv` names
+/// ([`Nvdisasm::for_target`]; SM90 by default).
 pub fn compare(nv: &Nvdisasm, words: &[u128]) -> Result<OracleReport, ToolError> {
+    let target = nv.target;
     let before = nv.calls.load(std::sync::atomic::Ordering::Relaxed);
     let cached_before = nv.cached.load(std::sync::atomic::Ordering::Relaxed);
     let verdicts = nv.disassemble(words)?;
     let mut r = OracleReport { words: words.len(), ..Default::default() };
     for (&w, v) in words.iter().zip(&verdicts) {
-        match judge(w, v) {
+        match judge_for(target, w, v) {
             Some(m) => r.mismatches.push(m),
             None => match v {
-                Verdict::Text(_) if decode(w).is_ok() => r.agreed_text += 1,
+                Verdict::Text(_) if decode_for(target, w).is_ok() => r.agreed_text += 1,
                 Verdict::Empty => {
                     r.agreed_illegal += 1;
                     r.agreed_empty += 1;

@@ -13,15 +13,17 @@ use crate::isa::{Flush, Form, Format, Op};
 use crate::target::Target;
 
 pub mod known;
+pub mod overlay;
 
 /// The fields the target's specs share (`harness/spec/sm90/common.json`, [`Target::common_json`]),
 /// which a spec includes with `"include": "common.json"` and names by name in its `fields`.
 pub const COMMON_JSON: &str = Target::SM90.common_json;
 
-/// The text of a file a spec may include, by the name its `include` gives.
-fn included(name: &str) -> Option<&'static str> {
+/// The text of a file a spec may include, by the name its `include` gives (`common`: the
+/// shared fields' text, SM90's or a target's copy changed by its overlay).
+fn included<'a>(name: &str, common: &'a str) -> Option<&'a str> {
     match name {
-        "common.json" => Some(COMMON_JSON),
+        "common.json" => Some(common),
         _ => None,
     }
 }
@@ -455,11 +457,11 @@ pub enum SpecError {
 /// fields resolved: a name (or `{"name", "doc"}`) takes the shared field, an object with
 /// `bits` defines one of the spec's own. The spec's order is kept (the typed layer and the
 /// report list fields in it).
-fn resolve_fields(raw: &mut RawSpec) -> Result<(String, u32, Vec<RawField>), SpecError> {
+fn resolve_fields(raw: &mut RawSpec, common_text: &str) -> Result<(String, u32, Vec<RawField>), SpecError> {
     let bad = |m: String| Err(SpecError::Invalid(m));
     let common = match &raw.include {
         None => None,
-        Some(name) => match included(name) {
+        Some(name) => match included(name, common_text) {
             Some(text) => Some(serde_json::from_str::<RawCommon>(text).map_err(|e| SpecError::Invalid(format!("included {name}: {e}")))?),
             None => return bad(format!("include {name:?}: no such shared file (the only one is \"common.json\")")),
         },
@@ -560,11 +562,16 @@ fn compile_shape(raw: &RawShape, fields: &[RawField]) -> Result<Shape, SpecError
     Ok(Shape { writes, reads })
 }
 
-/// Parse and check a spec text.
+/// Parse and check a spec text (its shared fields SM90's `common.json`).
 pub fn compile(text: &str) -> Result<Spec, SpecError> {
+    compile_in(text, COMMON_JSON)
+}
+
+/// Parse and check a spec text whose `include` is `common_text`.
+pub fn compile_in(text: &str, common_text: &str) -> Result<Spec, SpecError> {
     let mut raw: RawSpec = serde_json::from_str(text)?;
     let bad = |m: String| Err(SpecError::Invalid(m));
-    let (arch, word_bits, raw_fields) = resolve_fields(&mut raw)?;
+    let (arch, word_bits, raw_fields) = resolve_fields(&mut raw, common_text)?;
     check_names(&raw_fields, &raw.operand2_half_selects)?;
     let shape = compile_shape(&raw.shape, &raw_fields)?;
     if word_bits != 128 {
@@ -997,6 +1004,10 @@ pub struct Layout {
     pub relu: Option<Field>,
     pub relu_pred: Option<Field>,
     pub relu_pred_neg: Option<Field>,
+    /// The spec these handles are of (a target's: `op.spec()` is SM90's).
+    pub spec: &'static Spec,
+    /// The target whose spec it is.
+    pub target: &'static Target,
 }
 
 /// The control fields (stall, yield, scoreboards, wait, reuse), which sit at the same bits in
@@ -1005,6 +1016,13 @@ pub struct Layout {
 /// helpers included.
 pub fn control_layout() -> &'static Layout {
     layout_of(control_layout_op(Target::DEFAULT))
+}
+
+/// [`control_layout`] of `target`: the layout of its [`Target::control_layout_from`] op (its
+/// control bits sit where SM90's do on every target: a test checks; SM90's where the target
+/// lacks that op).
+pub fn control_layout_for(target: &'static Target) -> &'static Layout {
+    layout_for(target, control_layout_op(target)).unwrap_or_else(control_layout)
 }
 
 /// The op whose spec gives `target`'s control-bit layout (the first op when the name is none
@@ -1016,8 +1034,84 @@ fn control_layout_op(target: &Target) -> Op {
 /// The layout of `op`'s spec.
 pub fn layout_of(op: Op) -> &'static Layout {
     static LAYOUTS: [OnceLock<Layout>; Op::ALL.len()] = [const { OnceLock::new() }; Op::ALL.len()];
-    LAYOUTS[op.index()].get_or_init(|| {
-        let s = spec_of(op);
+    LAYOUTS[op.index()].get_or_init(|| build_layout(op, spec_of(op), &Target::SM90))
+}
+
+/// Why a target's spec of an instruction is not one.
+#[derive(Debug, thiserror::Error)]
+pub enum TargetSpecError {
+    /// The target's overlay says it lacks the instruction.
+    #[error("{target} has no {op} (harness/spec/arch/{dir}/overlay.json)")]
+    Absent { target: &'static Target, op: Op, dir: String },
+    /// The overlay or the spec it makes is inconsistent.
+    #[error("{target} {op}: {msg}")]
+    Invalid { target: &'static Target, op: Op, msg: String },
+}
+
+/// `op`'s spec for `target`: the base spec changed by the target's overlay (the base spec
+/// itself where the target has none), or why there is none.
+pub fn compile_for(target: &'static Target, op: Op) -> Result<Spec, TargetSpecError> {
+    let invalid = |msg: String| TargetSpecError::Invalid { target, op, msg };
+    let Some(text) = target.spec_overlay else { return compile(op.spec_json()).map_err(|e| invalid(e.to_string())) };
+    let (arch, insts) = overlay::parse(text).map_err(invalid)?;
+    if arch != target.nvdisasm {
+        return Err(invalid(format!("the overlay's arch is {arch:?}")));
+    }
+    if let Some(m) = insts.keys().find(|m| Op::from_mnemonic(m).is_none_or(|o| o.mnemonic() != m.as_str())) {
+        return Err(invalid(format!("the overlay names {m:?}, no instruction of the family")));
+    }
+    let base: serde_json::Value = serde_json::from_str(op.spec_json()).map_err(|e| invalid(e.to_string()))?;
+    let common: serde_json::Value = serde_json::from_str(COMMON_JSON).map_err(|e| invalid(e.to_string()))?;
+    let (spec, common) = match insts.get(op.mnemonic()) {
+        Some(e) if overlay::absent(e) => return Err(TargetSpecError::Absent { target, op, dir: target.nvdisasm.to_lowercase() }),
+        Some(e) => overlay::apply(op.mnemonic(), &base, &common, &arch, e).map_err(invalid)?,
+        None => overlay::apply(op.mnemonic(), &base, &common, &arch, &serde_json::json!({"evidence": []})).map_err(invalid)?,
+    };
+    compile_in(&spec.to_string(), &common.to_string()).map_err(|e| invalid(e.to_string()))
+}
+
+/// The words `target`'s overlay gives for how its `op` differs from SM90 (its `evidence`; an
+/// instruction it lacks has them too).
+pub fn overlay_evidence(target: &'static Target, op: Op) -> Result<Vec<Erratum>, String> {
+    let Some(text) = target.spec_overlay else { return Ok(Vec::new()) };
+    let (_, insts) = overlay::parse(text)?;
+    match insts.get(op.mnemonic()).and_then(|e| e.get("evidence")) {
+        Some(e) => serde_json::from_value(e.clone()).map_err(|e| format!("{target} {op}: evidence: {e}")),
+        None => Ok(Vec::new()),
+    }
+}
+
+/// `op`'s compiled spec for `target` (compiled on first use); None where the target lacks
+/// the instruction. SM90's is [`spec_of`]'s.
+pub fn spec_for(target: &'static Target, op: Op) -> Option<&'static Spec> {
+    if target.spec_overlay.is_none() {
+        return Some(spec_of(op));
+    }
+    static SPECS: [[OnceLock<Option<Spec>>; Op::ALL.len()]; Target::ALL.len()] = [const { [const { OnceLock::new() }; Op::ALL.len()] }; Target::ALL.len()];
+    let t = Target::ALL.iter().position(|t| t.sm == target.sm).unwrap_or(0);
+    SPECS[t][op.index()]
+        .get_or_init(|| match compile_for(target, op) {
+            Ok(s) => Some(s),
+            Err(TargetSpecError::Absent { .. }) => None,
+            // compiled into the binary and checked by build.rs and the tests: a build defect
+            Err(e) => panic!("built-in overlay: {e}"),
+        })
+        .as_ref()
+}
+
+/// `op`'s layout for `target`; None where the target lacks the instruction.
+pub fn layout_for(target: &'static Target, op: Op) -> Option<&'static Layout> {
+    if target.spec_overlay.is_none() {
+        return Some(layout_of(op));
+    }
+    static LAYOUTS: [[OnceLock<Option<Layout>>; Op::ALL.len()]; Target::ALL.len()] = [const { [const { OnceLock::new() }; Op::ALL.len()] }; Target::ALL.len()];
+    let t = Target::ALL.iter().position(|t| t.sm == target.sm).unwrap_or(0);
+    LAYOUTS[t][op.index()].get_or_init(|| spec_for(target, op).map(|s| build_layout(op, s, target))).as_ref()
+}
+
+/// The field handles of `s`, `op`'s spec for some target.
+fn build_layout(op: Op, s: &'static Spec, target: &'static Target) -> Layout {
+    {
         let f = |n: &str| s.field(n).clone();
         let opt = |n: &str| s.try_index(n).map(|i| s.fields[i].clone());
         // the shape says which sources there are: the register slot's fields with a third
@@ -1138,8 +1232,10 @@ pub fn layout_of(op: Op) -> &'static Layout {
             relu: relu("relu"),
             relu_pred: relu("relu_pred"),
             relu_pred_neg: relu("relu_pred_neg"),
+            spec: s,
+            target,
         }
-    })
+    }
 }
 
 #[cfg(test)]
@@ -1184,6 +1280,75 @@ mod tests {
             // (build.rs reads it from the first form's `fixed`, without compiling the spec)
             assert_eq!(op.opcode_value(), l.opcode_value, "{op}: build.rs's opcode is not the compiled spec's");
         }
+    }
+
+    #[test]
+    fn every_targets_overlay_compiles_and_its_evidence_words_print_as_recorded() {
+        for t in Target::ALL {
+            for op in Op::ALL {
+                let Some(s) = spec_for(t, op) else {
+                    assert!(t.spec_overlay.is_some(), "{t} {op}");
+                    continue;
+                };
+                assert_eq!(s.arch, t.nvdisasm, "{t} {op}");
+                let l = layout_for(t, op).unwrap();
+                assert!(std::ptr::eq(l.spec, s));
+                // the control bits and the opcode sit where SM90's do, on every target
+                let (c, c90) = (control_layout_for(t), control_layout());
+                let fields = |l: &'static Layout| [&l.opcode, &l.stall, &l.yield_, &l.wr_bar, &l.rd_bar, &l.wait, &l.reuse].map(|f| (f.name.clone(), f.mask));
+                assert_eq!(fields(l), fields(c), "{t} {op}");
+                assert_eq!(fields(c), fields(c90), "{t} {op}");
+                if t.spec_overlay.is_none() {
+                    continue;
+                }
+                // the overlay's evidence: each word decodes and renders as nvdisasm printed it
+                assert!(!s.errata.is_empty(), "{t} {op}: no evidence");
+                for e in &s.errata {
+                    for w in &e.words {
+                        let word = crate::isa::parse_hex(&w.hex).unwrap();
+                        let ours = crate::isa::decode_for(t, word).map(|i| crate::isa::render_for(t, &i).unwrap());
+                        match w.nvdisasm.as_str() {
+                            "rejected" => assert!(ours.is_err(), "{t} {op} {}: {ours:?}", w.hex),
+                            text => assert_eq!(ours.as_deref(), Ok(text), "{t} {op} {}", w.hex),
+                        }
+                    }
+                }
+            }
+        }
+        // an instruction the target lacks: refused everywhere, by name
+        let t = &Target::SM100;
+        assert!(Op::Hfma2Mma.spec_for(t).is_none());
+        assert!(matches!(compile_for(t, Op::Hfma2Mma), Err(TargetSpecError::Absent { .. })));
+        let i = crate::isa::Inst::of(Op::Hfma2Mma, 0, 1, crate::isa::Operand2::Reg(2));
+        assert_eq!(crate::isa::encode_for(t, &i).unwrap_err().to_string(), "SM100 has no HFMA2.MMA");
+        assert!(crate::isa::render_for(t, &i).is_none());
+        let e = crate::isa::decode_for(t, crate::isa::encode(&i).unwrap()).unwrap_err();
+        assert_eq!(e.to_string(), "SM100 has no HFMA2.MMA (opcode field 0x035)");
+        assert!(e.is_other_instruction() && !e.prints_nothing());
+        assert!(crate::isa::parse_for(t, "HFMA2.MMA R0, R1, R2, R0").is_err());
+    }
+
+    #[test]
+    fn a_bad_overlay_is_refused_naming_what() {
+        let base: serde_json::Value = serde_json::from_str(Op::Hmul2.spec_json()).unwrap();
+        let common: serde_json::Value = serde_json::from_str(COMMON_JSON).unwrap();
+        let apply = |e: serde_json::Value| overlay::apply("HMUL2", &base, &common, "SM86", &e).map(|_| ()).unwrap_err();
+        assert!(apply(serde_json::json!({"remove_forms": ["HMUL2_R_R_Q"]})).contains("no form \"HMUL2_R_R_Q\""));
+        assert!(apply(serde_json::json!({"remove_fields": ["b_swizle"]})).contains("no field \"b_swizle\""));
+        assert!(apply(serde_json::json!({"remove_constraints": ["yield-stal"]})).contains("no rule \"yield-stal\""));
+        assert!(apply(serde_json::json!({"fields": {"fromat": {"doc": "x"}}})).contains("no field \"fromat\""));
+        let text = |e: serde_json::Value| serde_json::json!({"arch": "SM86", "doc": "d", "instructions": {"HMUL2": e}}).to_string();
+        let ev = serde_json::json!([{"id": "x", "forms": [], "fields": [], "seed": "", "nvdisasm": "", "words": [{"hex": "0x0", "nvdisasm": "rejected"}]}]);
+        assert!(overlay::parse(&text(serde_json::json!({"doc": "d", "evidence": ev, "remove_form": []}))).unwrap_err().contains("unknown key \"remove_form\""));
+        assert!(overlay::parse(&text(serde_json::json!({"doc": "d"}))).unwrap_err().contains("no \"evidence\""));
+        assert!(overlay::parse(&text(serde_json::json!({"doc": "d", "evidence": ev, "fields": {"format": {"doc": "d", "bit": []}}})))
+            .unwrap_err()
+            .contains("unknown key \"bit\""));
+        // a value name the typed layer does not know
+        let (spec, common2) =
+            overlay::apply("HMUL2", &base, &common, "SM86", &serde_json::json!({"fields": {"format": {"values": ["", "F23", "", ""], "doc": "d"}}})).unwrap();
+        let m = compile_in(&spec.to_string(), &common2.to_string()).map(|_| ()).unwrap_err().to_string();
+        assert!(m.contains("\"F23\""), "{m}");
     }
 
     #[test]

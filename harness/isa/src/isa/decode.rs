@@ -20,6 +20,10 @@ pub enum Illegal {
     /// rule of the spec marked `"nvdisasm": "prints nothing"` is broken.
     #[error("nvdisasm prints nothing for this word ({}: rule {rule}: {field} = {value})", op.form_key(*form))]
     Silent { op: Op, form: Form, rule: String, field: String, value: u32 },
+    /// The opcode is an instruction of the family the architecture lacks (SM100 and SM120 have
+    /// no HFMA2.MMA): to nvdisasm a word it rejects or another instruction.
+    #[error("{arch} has no {op} (opcode field {:#05x})", op.opcode_value())]
+    Absent { op: Op, arch: String },
 }
 
 /// `HMUL2 or HADD2 ...`: what a word of the family can be.
@@ -32,9 +36,15 @@ impl Illegal {
     pub fn kind(&self) -> String {
         match self {
             Illegal::UnknownOpcode { .. } => "unknown-opcode".into(),
+            Illegal::Absent { .. } => "absent-instruction".into(),
             Illegal::UnknownForm { .. } => "unknown-form".into(),
             Illegal::Constraint { rule, .. } | Illegal::Silent { rule, .. } => rule.clone(),
         }
+    }
+    /// Whether the word is no instruction of the family on its architecture: an unknown
+    /// opcode, or an instruction the architecture lacks (nvdisasm rejects it or prints another).
+    pub fn is_other_instruction(&self) -> bool {
+        matches!(self, Illegal::UnknownOpcode { .. } | Illegal::Absent { .. })
     }
     /// Whether nvdisasm prints nothing for the word (rather than rejecting it).
     pub fn prints_nothing(&self) -> bool {
@@ -42,7 +52,11 @@ impl Illegal {
     }
     /// The error of a broken rule of `op`'s spec, by the rule's kind.
     pub fn of_violation(op: Op, form: Form, v: crate::spec::Violation) -> Illegal {
-        if op.spec().constraints.iter().any(|c| c.id == v.rule && c.silent) {
+        Illegal::of_violation_in(op.spec(), op, form, v)
+    }
+    /// [`Illegal::of_violation`] of a rule of spec `s` (a target's spec of `op`).
+    pub fn of_violation_in(s: &crate::spec::Spec, op: Op, form: Form, v: crate::spec::Violation) -> Illegal {
+        if s.constraints.iter().any(|c| c.id == v.rule && c.silent) {
             Illegal::Silent { op, form, rule: v.rule, field: v.field, value: v.value }
         } else {
             Illegal::Constraint { op, form, rule: v.rule, field: v.field, value: v.value }
@@ -80,13 +94,35 @@ pub fn op_of(word: u128) -> Result<Op, Illegal> {
 #[inline(always)]
 pub fn form_of(word: u128) -> Result<(Op, Form), Illegal> {
     let op = op_of(word)?;
-    let l = op.layout();
+    form_in(op.layout(), op, word).map(|f| (op, f))
+}
+
+/// The form of `word`, an `op` word, by layout `l` (a target's).
+#[inline(always)]
+pub(crate) fn form_in(l: &crate::spec::Layout, op: Op, word: u128) -> Result<Form, Illegal> {
     let (of, uf) = (l.operand_form.get(word), l.ureg_flag.get(word));
     let slot = (of as usize) << l.ureg_flag.width | uf as usize;
     match l.form_by_selector.get(slot).copied().flatten() {
-        Some(k) => Ok((op, l.form_kind[k])),
+        Some(k) => Ok(l.form_kind[k]),
         None => Err(Illegal::UnknownForm { op, value: of, ureg: uf }),
     }
+}
+
+/// Which instruction, of those `target` has, a word is (the opcode bits are the same on
+/// every target; an instruction the target lacks is an unknown opcode there).
+pub fn op_of_for(target: &'static Target, word: u128) -> Result<(Op, &'static crate::spec::Layout), Illegal> {
+    let op = op_of(word)?;
+    match crate::spec::layout_for(target, op) {
+        Some(l) => Ok((op, l)),
+        None => Err(Illegal::Absent { op, arch: target.nvdisasm.into() }),
+    }
+}
+
+/// Decode one word as `target` prints it ([`decode()`] is SM90's).
+pub fn decode_for(target: &'static Target, word: u128) -> Result<Inst, Illegal> {
+    let (op, l) = op_of_for(target, word)?;
+    let form = form_in(l, op, word)?;
+    decode_in(l, op, form, word)
 }
 
 #[inline(always)]
@@ -115,15 +151,20 @@ fn sext(v: u32, width: u32) -> i32 {
     ((v << shift) as i32) >> shift
 }
 
-/// Decode one word.
+/// Decode one word (SM90's; [`decode_for`] another target's).
 pub fn decode(word: u128) -> Result<Inst, Illegal> {
     let (op, form) = form_of(word)?;
-    let s = op.spec();
-    let l = op.layout();
+    decode_in(op.layout(), op, form, word)
+}
+
+/// Decode `word`, of `op` and `form`, by layout `l` (SM90's or a target's).
+#[inline(always)]
+fn decode_in(l: &crate::spec::Layout, op: Op, form: Form, word: u128) -> Result<Inst, Illegal> {
+    let s = l.spec;
     let k = l.form_index[form as usize].unwrap_or(0);
     let fs = &s.forms[k];
     if let Err(v) = s.check(k, word) {
-        return Err(Illegal::of_violation(op, form, v));
+        return Err(Illegal::of_violation_in(s, op, form, v));
     }
     // fields nvdisasm ignores in this word are ignored bits, not values
     let hidden = s.hidden_mask(k, word);

@@ -28,13 +28,27 @@ pub enum EncodeError {
     Hidden { op: Op, rule: String, field: String },
     #[error("{op} has {sources} sources: {what}")]
     Sources { op: Op, sources: u8, what: &'static str },
+    #[error("{target} has no {op}")]
+    NoInstruction { op: Op, target: &'static str },
 }
 
-/// Encode one instruction.
+/// Encode one instruction (SM90's encoding; [`encode_for`] another target's).
 pub fn encode(i: &Inst) -> Result<u128, EncodeError> {
+    encode_in(i, i.op.layout())
+}
+
+/// Encode one instruction as `target` has it; an instruction the target lacks is refused.
+pub fn encode_for(target: &'static Target, i: &Inst) -> Result<u128, EncodeError> {
+    match i.op.layout_for(target) {
+        Some(l) => encode_in(i, l),
+        None => Err(EncodeError::NoInstruction { op: i.op, target: target.nvdisasm }),
+    }
+}
+
+/// Encode `i` by layout `l` (SM90's or a target's).
+fn encode_in(i: &Inst, l: &crate::spec::Layout) -> Result<u128, EncodeError> {
     let op = i.op;
-    let l = op.layout();
-    let s = op.spec();
+    let s = l.spec;
     let form = i.form();
     let k = l.form_index[form as usize].ok_or(EncodeError::NoForm { op, form })?;
     let fs = &s.forms[k];

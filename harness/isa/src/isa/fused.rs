@@ -436,9 +436,8 @@ fn cut(full: FullText, max: u32, slot: &Slot, mid: &str, reuse: bool) -> Option<
     Some((pres, sufs))
 }
 
-fn build(op: Op) -> Option<Fast> {
-    let s = op.spec();
-    let l = op.layout();
+fn build(l: &'static crate::spec::Layout) -> Option<Fast> {
+    let (op, s, target) = (l.op, l.spec, l.target);
     let n = names();
     let three = s.sources == 3;
     if !(s.sources == 2 || three) || s.forms.len() > 32 || s.forms.len() != l.form_kind.len() {
@@ -478,7 +477,14 @@ fn build(op: Op) -> Option<Fast> {
     let sel = g(&[&l.opcode, &l.operand_form, &l.ureg_flag])?;
     let form: Vec<u8> = words(&sel)
         .into_iter()
-        .map(|w| decode::form_of(w).ok().filter(|(o, _)| *o == op).and_then(|(_, f)| l.form_index[f as usize]).map_or(u8::MAX, |k| k as u8))
+        .map(|w| {
+            decode::op_of_for(target, w)
+                .ok()
+                .filter(|(o, _)| *o == op)
+                .and_then(|_| decode::form_in(l, op, w).ok())
+                .and_then(|f| l.form_index[f as usize])
+                .map_or(u8::MAX, |k| k as u8)
+        })
         .collect();
     let mut rule_fields: Vec<&Field> = Vec::new();
     for fs in &s.forms {
@@ -499,7 +505,7 @@ fn build(op: Op) -> Option<Fast> {
     for k in 0..s.forms.len() {
         let Some(sk) = form.iter().position(|&f| f as usize == k) else { continue };
         for rk in (0..legal.len()).filter(|&rk| legal[rk] >> k & 1 == 0) {
-            let Err(e) = decode::decode(sel.word(sk) | rules.word(rk)) else { continue };
+            let Err(e) = decode::decode_for(target, sel.word(sk) | rules.word(rk)) else { continue };
             let line = format!("illegal: {e}");
             let i = match line_of.get(&line) {
                 Some(&i) => i,
@@ -989,7 +995,20 @@ fn unpack(e: &[u8; 16]) -> [u8; 32] {
 fn fast(op: Op) -> Option<&'static Fast> {
     static TABLES: [std::sync::OnceLock<Option<&'static Fast>>; Op::ALL.len()] = [const { std::sync::OnceLock::new() }; Op::ALL.len()];
     // tables whose reads could fall out of bounds are not used: the plain path takes the words
-    *TABLES[op.index()].get_or_init(|| compiled_in(op).or_else(|| build(op).map(|f| &*Box::leak(Box::new(f)))).filter(|f| f.in_bounds()))
+    *TABLES[op.index()].get_or_init(|| compiled_in(op).or_else(|| build(op.layout()).map(|f| &*Box::leak(Box::new(f)))).filter(|f| f.in_bounds()))
+}
+
+/// The fast-path tables of layout `l`, a target's (SM90's are [`fast`]'s): built on its first
+/// word from the target's spec and the plain renderer (a few milliseconds).
+fn fast_for(l: &'static crate::spec::Layout) -> Option<&'static Fast> {
+    use crate::target::Target;
+    if l.target.spec_overlay.is_none() {
+        return fast(l.op);
+    }
+    static TABLES: [[std::sync::OnceLock<Option<&'static Fast>>; Op::ALL.len()]; Target::ALL.len()] =
+        [const { [const { std::sync::OnceLock::new() }; Op::ALL.len()] }; Target::ALL.len()];
+    let t = Target::ALL.iter().position(|t| t.sm == l.target.sm).unwrap_or(0);
+    *TABLES[t][l.op.index()].get_or_init(|| build(l).map(|f| &*Box::leak(Box::new(f))).filter(|f| f.in_bounds()))
 }
 
 impl Gather {
@@ -1135,6 +1154,40 @@ pub fn decode_lines_into(words: &[u128], out: &mut String, cache: &mut LineCache
     }
 }
 
+/// [`decode_render_into`] of a word of `target`: the target's fast-path tables (built from its
+/// spec on its first word), and the plain functions ([`decode_for`], [`render_into_for`]) for
+/// whatever they do not take; SM90's is [`decode_render_into`].
+pub fn decode_render_into_for(target: &'static crate::target::Target, word: u128, out: &mut String) -> Result<(), Illegal> {
+    if target.spec_overlay.is_none() {
+        return decode_render_into(word, out);
+    }
+    let l = super::decode::op_of_for(target, word).ok().map(|(_, l)| l);
+    match l.and_then(fast_for).map(|f| fused_in::<false>(f, l, word, out)) {
+        Some(Ok(())) => Ok(()),
+        _ => {
+            let i = super::decode_for(target, word)?;
+            render_into_for(target, &i, out);
+            Ok(())
+        }
+    }
+}
+
+/// [`decode_lines_into`] of `target`'s words ([`decode_render_into_for`] each), each line the
+/// text or `illegal: ` and why, followed by a newline.
+pub fn decode_lines_into_for(target: &'static crate::target::Target, words: &[u128], out: &mut String, cache: &mut LineCache) {
+    use std::fmt::Write as _;
+    if target.spec_overlay.is_none() {
+        return decode_lines_into(words, out, cache);
+    }
+    let _ = cache;
+    for &w in words {
+        if let Err(e) = decode_render_into_for(target, w, out) {
+            let _ = write!(out, "illegal: {e}");
+        }
+        out.push('\n');
+    }
+}
+
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "bmi2,avx2")]
 unsafe fn lines_bmi2(words: &[u128], out: &mut String, cache: &mut LineCache) {
@@ -1193,6 +1246,12 @@ fn slow(word: u128, out: &mut String) -> Result<(), Illegal> {
 
 #[inline(always)]
 fn fused<const PEXT: bool>(f: &Fast, word: u128, out: &mut String) -> Result<(), Miss> {
+    fused_in::<PEXT>(f, None, word, out)
+}
+
+/// [`fused`] with the layout the tables were built from (None: SM90's, the op's own).
+#[inline(always)]
+fn fused_in<const PEXT: bool>(f: &Fast, layout: Option<&'static crate::spec::Layout>, word: u128, out: &mut String) -> Result<(), Miss> {
     let (lo, hi) = (word as u64, (word >> 64) as u64);
     let op = f.op.index() as u64;
     let sk = f.sel.key::<PEXT>(lo, hi);
@@ -1229,7 +1288,8 @@ fn fused<const PEXT: bool>(f: &Fast, word: u128, out: &mut String) -> Result<(),
     // form whose first immediate is hidden (.F32) prints the second only, as the renderer does
     let (mut lo, mut hi, mut first) = (lo, hi, true);
     if hidden {
-        let (s, l) = (f.op.spec(), f.op.layout());
+        let l = layout.unwrap_or_else(|| f.op.layout());
+        let s = l.spec;
         let m = s.hidden_mask(k, word);
         (lo, hi) = (lo & !(m as u64), hi & !((m >> 64) as u64));
         first = l.format_of.get(l.format.get(word) as usize) != Some(&Format::F32) || m & l.imm_hi.mask == 0;
@@ -1377,7 +1437,7 @@ mod tests {
     /// to be run again).
     #[test]
     fn generated_tables_are_current() {
-        let built: Vec<Fast> = Op::ALL.iter().map(|&op| build(op).unwrap_or_else(|| panic!("{op}'s fast-path tables did not build"))).collect();
+        let built: Vec<Fast> = Op::ALL.iter().map(|&op| build(op.layout()).unwrap_or_else(|| panic!("{op}'s fast-path tables did not build"))).collect();
         let now = tables_source(&built.iter().collect::<Vec<_>>());
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/isa/fused/tables.rs");
         let compiled = include_str!("fused/tables.rs");
@@ -1429,6 +1489,35 @@ mod tests {
         let (packed, special) = crate::isa::immtable::texts().expect("every immediate fits the layout");
         assert!(packed[..] == IMM_PACKED[..], "imm_packed.bin differs from immtable::texts()");
         assert_eq!(special[..], IMM_SPECIAL[..]);
+    }
+
+    #[test]
+    fn every_targets_lines_are_its_plain_decode_and_render() {
+        // random words of every instruction on every target, legal or not: the fast path's
+        // line (built from the target's spec) is the plain functions' own
+        for t in crate::target::Target::ALL {
+            let mut r = crate::rng::Rng::new(40 + u64::from(t.sm));
+            let words: Vec<u128> =
+                Op::ALL.into_iter().flat_map(|op| (0..20_000).filter_map(|_| crate::gen::candidate_word_for(t, op, &mut r)).collect::<Vec<_>>()).collect();
+            let mut fast_lines = String::new();
+            decode_lines_into_for(t, &words, &mut fast_lines, &mut LineCache::default());
+            let mut plain = String::new();
+            for &w in &words {
+                match decode_for(t, w) {
+                    Ok(i) => plain.push_str(&render_for(t, &i).unwrap()),
+                    Err(e) => plain.push_str(&format!("illegal: {e}")),
+                }
+                plain.push('\n');
+            }
+            for ((a, b), w) in fast_lines.lines().zip(plain.lines()).zip(&words) {
+                assert_eq!(a, b, "{t}: {w:#034x}");
+            }
+            assert_eq!(fast_lines.len(), plain.len(), "{t}");
+            // and the tables were built (the fast path took the words)
+            if t.spec_overlay.is_some() {
+                assert!(Op::all_for(t).filter(|o| o.layout_for(t).and_then(fast_for).is_some()).count() >= 2, "{t}");
+            }
+        }
     }
 
     #[test]

@@ -114,6 +114,11 @@ fn parse_src<'a>(full: &str, op: &'a str, swz: &[String]) -> Result<Src<'a>, Par
 
 /// Parse one instruction text (a trailing `;` is allowed).
 pub fn parse(text: &str) -> Result<Inst, ParseError> {
+    parse_for(&Target::SM90, text)
+}
+
+/// [`parse()`] of `target`'s text: its instructions, modifiers and register names.
+pub fn parse_for(target: &'static Target, text: &str) -> Result<Inst, ParseError> {
     let full = text.trim();
     let mut s = full.strip_suffix(';').unwrap_or(full).trim();
     let mut pred = Pred::ALWAYS;
@@ -136,20 +141,22 @@ pub fn parse(text: &str) -> Result<Inst, ParseError> {
     }
     let (head, ops) = s.split_once(' ').unwrap_or((s, ""));
     // the longest mnemonic the head starts with (HFMA2.MMA before HFMA2), then its modifiers
-    let Some(op) = Op::ALL
-        .into_iter()
+    let Some(op) = Op::all_for(target)
         .filter(|o| head == o.mnemonic() || head.strip_prefix(o.mnemonic()).is_some_and(|r| r.starts_with('.')))
         .max_by_key(|o| o.mnemonic().len())
     else {
         return err(full, format!("unknown mnemonic {:?}", head.split('.').next().unwrap_or("")));
     };
-    let l = op.layout();
+    let Some(l) = op.layout_for(target) else { return err(full, format!("{target} has no {op}")) };
     let rest = &head[op.mnemonic().len()..];
     let mods: Vec<&str> = rest.split('.').skip(1).collect();
     let mut k = 0;
     let mut vals = [0u32; 4];
+    // a field nvdisasm always ignores (a `hidden` rule of no condition: SM80's HFMA2.MMA has
+    // no format) names no modifier
+    let always_hidden = |f: &crate::spec::Field| l.spec.hidden.iter().any(|h| h.when.is_empty() && h.forms.is_empty() && l.spec.fields[h.field].mask == f.mask);
     for (slot, f) in [Some(&l.format), Some(&l.flush), Some(&l.sat), l.relu.as_ref()].into_iter().enumerate() {
-        let Some(f) = f else { continue };
+        let Some(f) = f.filter(|f| !always_hidden(f)) else { continue };
         if let Some(m) = mods.get(k) {
             if let Some(v) = f.values.iter().position(|n| !n.is_empty() && n == m) {
                 vals[slot] = v as u32;
@@ -176,10 +183,10 @@ pub fn parse(text: &str) -> Result<Inst, ParseError> {
     let format = l.format_of.get(vals[0] as usize).copied().unwrap_or(Format::Invalid3);
     let mut ctrl = Control::default();
     if a.reuse {
-        ctrl.reuse |= 1 << op.spec().reuse_a;
+        ctrl.reuse |= 1 << l.spec.reuse_a;
     }
-    if op.spec().sources == 3 {
-        return parse_three(full, op, &ops, pred, dst, a_reg, a.mods, ctrl, vals);
+    if l.spec.sources == 3 {
+        return parse_three(full, l, op, &ops, pred, dst, a_reg, a.mods, ctrl, vals);
     }
     let (b, b_mods) = if ops.len() == 4 {
         let h = if format == Format::Bf16 { Half::Bf16 } else { Half::F16 };
@@ -190,9 +197,9 @@ pub fn parse(text: &str) -> Result<Inst, ParseError> {
         // one immediate: .F32 reads only the low half (nvdisasm ignores bits 48..63)
         (Operand2::Imm { first: 0, second }, SrcMods::default())
     } else if ops.len() == 3 {
-        let (b, mods, reuse) = parse_operand(full, op, ops[2], &l.b_swz_names)?;
+        let (b, mods, reuse) = parse_operand(full, l, ops[2], &l.b_swz_names)?;
         if reuse {
-            ctrl.reuse |= 1 << op.spec().reuse_b;
+            ctrl.reuse |= 1 << l.spec.reuse_b;
         }
         (b, mods)
     } else {
@@ -223,8 +230,10 @@ pub fn parse(text: &str) -> Result<Inst, ParseError> {
 }
 
 /// One register or special source (not immediates): the operand, its modifiers, whether it shows `.reuse`.
-fn parse_operand(full: &str, op: Op, text: &str, names: &[String]) -> Result<(Operand2, SrcMods, bool), ParseError> {
-    let sep = format!("]{}[", op.spec().const_space);
+fn parse_operand(full: &str, l: &crate::spec::Layout, text: &str, names: &[String]) -> Result<(Operand2, SrcMods, bool), ParseError> {
+    let sep = format!("]{}[", l.spec.const_space);
+    // URZ is the uniform register field's largest value (63 on SM90, 255 where it has 8 bits)
+    let urz = l.b_ureg.max().min(255) as u8;
     // nvdisasm spaces `c[0x3] [0x10]` for some instructions and not others: either is taken
     let split = |rest: &'_ str| -> Option<(String, String)> {
         let (x, y) = rest.split_once(sep.as_str()).or_else(|| rest.split_once("] [")).or_else(|| rest.split_once("]["))?;
@@ -235,12 +244,13 @@ fn parse_operand(full: &str, op: Op, text: &str, names: &[String]) -> Result<(Op
     {
         let b = if let Some(r) = reg_number(core, "R", RZ, 254) {
             Operand2::Reg(r)
-        } else if let Some(u) = reg_number(core, "UR", URZ, 62) {
+        } else if let Some(u) = reg_number(core, "UR", urz, urz as u32 - 1) {
             Operand2::Ur(u)
         } else if let Some(rest) = core.strip_prefix("cx[") {
             let (u, off) = split(rest).ok_or_else(|| ParseError { text: full.into(), reason: format!("bad operand {core:?}") })?;
             let (u, off) = (u.as_str(), off.as_str());
-            let ureg = reg_number(u, "UR", URZ, 62).ok_or_else(|| ParseError { text: full.into(), reason: format!("bad uniform register {u:?}") })?;
+            let ureg =
+                reg_number(u, "UR", urz, urz as u32 - 1).ok_or_else(|| ParseError { text: full.into(), reason: format!("bad uniform register {u:?}") })?;
             let off = off.strip_suffix(']').and_then(parse_hex_num).filter(|&o| (0..=u32::MAX as i64).contains(&o));
             match off {
                 Some(o) => Operand2::ConstUr { ureg, offset: o as u32 },
@@ -268,9 +278,19 @@ fn parse_operand(full: &str, op: Op, text: &str, names: &[String]) -> Result<(Op
 /// The operands after operand 1 of a three-source instruction: `B, C[, P]`, where B or C may
 /// be two immediates (`F, F`) and `P` is `.RELU`'s predicate operand.
 #[allow(clippy::too_many_arguments)]
-fn parse_three(full: &str, op: Op, ops: &[&str], pred: Pred, dst: u8, a: u8, a_mods: SrcMods, mut ctrl: Control, vals: [u32; 4]) -> Result<Inst, ParseError> {
-    let l = op.layout();
-    let s = op.spec();
+fn parse_three(
+    full: &str,
+    l: &crate::spec::Layout,
+    op: Op,
+    ops: &[&str],
+    pred: Pred,
+    dst: u8,
+    a: u8,
+    a_mods: SrcMods,
+    mut ctrl: Control,
+    vals: [u32; 4],
+) -> Result<Inst, ParseError> {
+    let s = l.spec;
     let format = l.format_of.get(vals[0] as usize).copied().unwrap_or(Format::Invalid3);
     let flush = l.flush_of.get(vals[1] as usize).copied().unwrap_or(Flush::Invalid3);
     let mut rest: Vec<&str> = ops[2..].to_vec();
@@ -300,16 +320,16 @@ fn parse_three(full: &str, op: Op, ops: &[&str], pred: Pred, dst: u8, a: u8, a_m
     let is_reg = |t: &str| parse_src(full, t, &l.b_swz_names).is_ok_and(|x| reg_number(x.core, "R", RZ, 254).is_some());
     let (b, b_mods, b_reuse, c, c_mods, c_reuse) = match rest.as_slice() {
         [x, y] => {
-            let (b, bm, br) = parse_operand(full, op, x, &l.b_swz_names)?;
-            let (c, cm, cr) = parse_operand(full, op, y, &l.c_swz_names)?;
+            let (b, bm, br) = parse_operand(full, l, x, &l.b_swz_names)?;
+            let (c, cm, cr) = parse_operand(full, l, y, &l.c_swz_names)?;
             (b, bm, br, c, cm, cr)
         }
         [x, y, z] if is_reg(x) => {
-            let (b, bm, br) = parse_operand(full, op, x, &l.b_swz_names)?;
+            let (b, bm, br) = parse_operand(full, l, x, &l.b_swz_names)?;
             (b, bm, br, Operand2::Imm { first: imm(y)?, second: imm(z)? }, SrcMods::default(), false)
         }
         [x, y, z] => {
-            let (c, cm, cr) = parse_operand(full, op, z, &l.c_swz_names)?;
+            let (c, cm, cr) = parse_operand(full, l, z, &l.c_swz_names)?;
             (Operand2::Imm { first: imm(x)?, second: imm(y)? }, SrcMods::default(), false, c, cm, cr)
         }
         _ => return err(full, format!("expected 4 to 6 operands, found {}", ops.len())),

@@ -156,8 +156,21 @@ pub(super) fn push_head(out: &mut String, l: &Layout, pred: Pred, format: u32, f
 }
 
 /// A non-register operand 2 with its modifiers: `-|c[0x3] [0x14].H0_H0|`.
+/// A uniform register: `URZ` is the field's largest value (63 on SM90, 255 where the field
+/// has 8 bits).
+fn push_ureg(out: &mut String, l: &Layout, u: u8) {
+    if l.b_ureg.max() == URZ as u32 {
+        out.push_str(&names().ur[u as usize]);
+    } else if u as u32 == l.b_ureg.max() {
+        out.push_str("URZ");
+    } else {
+        out.push_str("UR");
+        push_dec(out, u as u32);
+    }
+}
+
 pub(super) fn push_other_src(out: &mut String, l: &Layout, b: Operand2, m: SrcMods, swz_names: &[String]) {
-    let sep = l.op.spec().const_space.as_str();
+    let sep = l.spec.const_space.as_str();
     if m.neg {
         out.push('-');
     }
@@ -184,7 +197,7 @@ pub(super) fn push_other_src(out: &mut String, l: &Layout, b: Operand2, m: SrcMo
         Operand2::ConstUr { ureg, offset } => {
             let n = names();
             out.push_str("cx[");
-            out.push_str(&n.ur[ureg as usize]);
+            push_ureg(out, l, ureg);
             out.push(']');
             out.push_str(sep);
             out.push('[');
@@ -195,7 +208,7 @@ pub(super) fn push_other_src(out: &mut String, l: &Layout, b: Operand2, m: SrcMo
             }
             out.push(']');
         }
-        Operand2::Ur(u) => push_reg(out, "UR", u, URZ),
+        Operand2::Ur(u) => push_ureg(out, l, u),
         Operand2::Reg(_) | Operand2::Imm { .. } => {}
     }
     push_swizzle(out, m.swizzle, swz_names);
@@ -215,6 +228,8 @@ pub(super) struct Parts {
     pub(super) src_b: StrTable,
     /// by uniform register | neg << 8 | abs << 9 | swizzle << 10
     pub(super) ur: StrTable,
+    /// operand 3's register sources (the register slot), keyed as `src_a` (empty without one)
+    pub(super) src_c: StrTable,
 }
 
 pub(super) fn src_key(r: u8, m: SrcMods, reuse: bool) -> usize {
@@ -225,14 +240,18 @@ pub(super) fn head_key(p: Pred, format: u32, flush: u32, sat: u32) -> usize {
     (p.index as usize & 7) | (p.negated as usize) << 3 | (format as usize & 3) << 4 | (flush as usize & 3) << 6 | (sat as usize & 1) << 8
 }
 
-pub(super) fn parts(op: Op) -> &'static Parts {
-    static P: [std::sync::OnceLock<Parts>; Op::ALL.len()] = [const { std::sync::OnceLock::new() }; Op::ALL.len()];
-    P[op.index()].get_or_init(|| {
-        let l = op.layout();
-        let mut head = vec![String::new(); 512];
+/// The tables of layout `l` (SM90's or a target's), made on first use.
+pub(super) fn parts(l: &'static Layout) -> &'static Parts {
+    use crate::target::Target;
+    static P: [[std::sync::OnceLock<Parts>; Op::ALL.len()]; Target::ALL.len()] =
+        [const { [const { std::sync::OnceLock::new() }; Op::ALL.len()] }; Target::ALL.len()];
+    let t = Target::ALL.iter().position(|t| t.sm == l.target.sm).unwrap_or(0);
+    P[t][l.op.index()].get_or_init(|| {
+        // by head_key, and `.RELU` at bit 9
+        let mut head = vec![String::new(); 1024];
         for (k, slot) in head.iter_mut().enumerate() {
             let p = Pred { index: (k & 7) as u8, negated: k >> 3 & 1 == 1 };
-            push_head(slot, l, p, (k >> 4 & 3) as u32, (k >> 6 & 3) as u32, (k >> 8 & 1) as u32, 0);
+            push_head(slot, l, p, (k >> 4 & 3) as u32, (k >> 6 & 3) as u32, (k >> 8 & 1) as u32, (k >> 9 & 1) as u32);
         }
         let src = |field: &[String]| {
             let mut v = vec![String::new(); 1 << 13];
@@ -257,17 +276,44 @@ pub(super) fn parts(op: Op) -> &'static Parts {
             src_a: src(&l.a_swz_names).into_iter().collect(),
             src_b: src(&l.b_swz_names).into_iter().collect(),
             ur: ur.into_iter().collect(),
+            src_c: if l.c_reg.is_some() { src(&l.c_swz_names).into_iter().collect() } else { Vec::<String>::new().into_iter().collect() },
         }
     })
 }
 
-/// Append the text of `i` to `out`.
+/// Append the text of `i` to `out` (as SM90 prints it; [`render_into_for`] another target).
 pub fn render_into(i: &Inst, out: &mut String) {
     let l = i.op.layout();
     if i.c.is_some() || i.relu.is_some() || l.c_reg.is_some() || !tables_due() {
-        return render_general(i, out);
+        return render_general(i, l, out);
     }
     render_tables(i, l, out)
+}
+
+/// Append the text of `i` as `target` prints it to `out`; false (nothing appended) where the
+/// target lacks the instruction.
+pub fn render_into_for(target: &'static crate::target::Target, i: &Inst, out: &mut String) -> bool {
+    if target.spec_overlay.is_none() {
+        render_into(i, out);
+        return true;
+    }
+    match i.op.layout_for(target) {
+        Some(l) if tables_due() => {
+            render_tables(i, l, out);
+            true
+        }
+        Some(l) => {
+            render_general(i, l, out);
+            true
+        }
+        None => false,
+    }
+}
+
+/// The text of `i` as `target` prints it; None where the target lacks the instruction.
+pub fn render_for(target: &'static crate::target::Target, i: &Inst) -> Option<String> {
+    let mut s = String::with_capacity(64);
+    render_into_for(target, i, &mut s).then_some(s)
 }
 
 /// Renders in a process before [`render_into`] builds and uses its tables ([`parts`]: a few
@@ -281,37 +327,41 @@ fn tables_due() -> bool {
     CALLS.load(Ordering::Relaxed) >= TABLES_AFTER || CALLS.fetch_add(1, Ordering::Relaxed) >= TABLES_AFTER
 }
 
-/// [`render_into`] for a two-source instruction without `.RELU`, from [`parts`]'s tables
-/// (the same text as [`render_general`]'s: a test checks).
-fn render_tables(i: &Inst, l: &Layout, out: &mut String) {
-    let p = parts(i.op);
+/// [`render_into`] from [`parts`]'s tables: any instruction of layout `l`, three sources and
+/// `.RELU` included (the same text as [`render_general`]'s: a test checks, on every target).
+fn render_tables(i: &Inst, l: &'static Layout, out: &mut String) {
+    let p = parts(l);
     let (format, flush) = (l.format_code[i.format as usize].unwrap_or(0), l.flush_code[i.flush as usize].unwrap_or(0));
-    out.push_str(&p.head[head_key(i.pred, format, flush, i.sat as u32)]);
+    out.push_str(&p.head[head_key(i.pred, format, flush, i.sat as u32) | (i.relu.is_some() as usize) << 9]);
     out.push_str(&names().r[i.dst as usize]);
     out.push_str(", ");
     out.push_str(&p.src_a[src_key(i.a, i.a_mods, i.ctrl.shows_reuse(l.reuse_a))]);
     out.push_str(", ");
     let m = i.b_mods;
     match i.b {
-        Operand2::Reg(r) => out.push_str(&p.src_b[src_key(r, m, i.ctrl.shows_reuse(l.reuse_b))]),
-        Operand2::Imm { first, second } => {
-            let h = if i.format == Format::Bf16 { Half::Bf16 } else { Half::F16 };
-            // an instruction whose modifiers hide the first immediate (.F32) prints one
-            if i.format != Format::F32 || i.hidden_mask() & l.imm_hi.mask == 0 {
-                out.push_str(&imm_text(h, first));
-                out.push_str(", ");
-            }
-            out.push_str(&imm_text(h, second));
-            // Special immediates end in a space that nvdisasm prints before a comma, not before ';'.
-            while out.ends_with(' ') {
-                out.pop();
-            }
-        }
-        Operand2::Ur(u) => {
+        // (the tables hold two-bit half selects; HFMA2's three-bit ones are spelt)
+        Operand2::Reg(r) if (m.swizzle as usize) < 4 => out.push_str(&p.src_b[src_key(r, m, i.ctrl.shows_reuse(l.reuse_b))]),
+        Operand2::Ur(u) if (m.swizzle as usize) < 4 => {
             let bits = m.neg as usize | (m.abs as usize) << 1 | (m.swizzle as usize) << 2;
             out.push_str(&p.ur[u as usize | bits << 8]);
         }
-        other => push_other_src(out, l, other, m, &l.b_swz_names),
+        other => push_source(out, i, l, other, m, i.ctrl.shows_reuse(l.reuse_b), &l.b_swz_names),
+    }
+    if let Some(c) = i.c {
+        out.push_str(", ");
+        let m = i.c_mods;
+        match c {
+            Operand2::Reg(r) if (m.swizzle as usize) < 4 && !p.src_c.is_empty() => out.push_str(&p.src_c[src_key(r, m, i.ctrl.shows_reuse(l.reuse_c))]),
+            other => push_source(out, i, l, other, m, i.ctrl.shows_reuse(l.reuse_c), &l.c_swz_names),
+        }
+    }
+    if let Some(pr) = i.relu.filter(|pr| *pr != Pred::ALWAYS) {
+        out.push_str(", ");
+        push_pred(out, pr);
+    }
+    // Special immediates end in a space that nvdisasm prints before a comma, not before ';'.
+    while out.ends_with(' ') {
+        out.pop();
     }
 }
 
@@ -321,7 +371,7 @@ fn push_source(out: &mut String, i: &Inst, l: &Layout, v: Operand2, m: SrcMods, 
         Operand2::Reg(r) => push_reg_src(out, r, m, reuse, names),
         Operand2::Imm { first, second } => {
             let h = if i.format == Format::Bf16 { Half::Bf16 } else { Half::F16 };
-            if i.format != Format::F32 || i.hidden_mask() & l.imm_hi.mask == 0 {
+            if i.format != Format::F32 || i.hidden_mask_in(l) & l.imm_hi.mask == 0 {
                 out.push_str(&imm_text(h, first));
                 out.push_str(", ");
             }
@@ -332,8 +382,7 @@ fn push_source(out: &mut String, i: &Inst, l: &Layout, v: Operand2, m: SrcMods, 
 }
 
 /// Any instruction, three sources and `.RELU` included (no precomputed tables): HFMA2.
-fn render_general(i: &Inst, out: &mut String) {
-    let l = i.op.layout();
+fn render_general(i: &Inst, l: &Layout, out: &mut String) {
     let (format, flush) = (l.format_code[i.format as usize].unwrap_or(0), l.flush_code[i.flush as usize].unwrap_or(0));
     push_head(out, l, i.pred, format, flush, i.sat as u32, i.relu.is_some() as u32);
     out.push_str(&names().r[i.dst as usize]);
@@ -407,9 +456,28 @@ mod tests {
         for w in gen::generate(&o, 0, 100_000) {
             let i = decode(w).unwrap();
             let (mut a, mut b) = (String::new(), String::new());
-            render_general(&i, &mut a);
+            render_general(&i, i.op.layout(), &mut a);
             render_tables(&i, i.op.layout(), &mut b);
             assert_eq!(a, b, "{w:#034x}");
+        }
+    }
+
+    #[test]
+    fn tables_and_general_agree_on_every_target() {
+        // every instruction, three sources and .RELU included, of every architecture
+        for t in crate::target::Target::ALL {
+            let mut r = crate::rng::Rng::new(u64::from(t.sm));
+            for op in Op::all_for(t) {
+                let l = op.layout_for(t).unwrap();
+                for _ in 0..20_000 {
+                    let Some(w) = crate::gen::candidate_word_for(t, op, &mut r) else { continue };
+                    let Ok(i) = crate::isa::decode_for(t, w) else { continue };
+                    let (mut a, mut b) = (String::new(), String::new());
+                    render_general(&i, l, &mut a);
+                    render_tables(&i, l, &mut b);
+                    assert_eq!(a, b, "{t}: {w:#034x}");
+                }
+            }
         }
     }
 
