@@ -38,7 +38,7 @@ pub enum LadderCmd {
         dir: PathBuf,
         /// The architecture the session runs (SM86 or sm_86): the vectors step runs only
         /// the instructions and forms it has. Default: the GPU's (detected), SM90 without one.
-        #[arg(long, value_parser = crate::run::arch_arg)]
+        #[arg(long, value_parser = crate::commands::parse_arch, value_name = crate::commands::ARCH_VALUE)]
         arch: Option<&'static crate::target::Target>,
     },
 }
@@ -393,7 +393,7 @@ impl Verdict {
 
     /// The verdict for a session on `target`: another architecture than SM90 runs only the
     /// instructions and forms every architecture prints alike (no HFMA2.MMA, no c[] or cx[]
-    /// forms: `kernel::prints_alike_everywhere`).
+    /// forms).
     pub fn for_target(mut self, target: &crate::target::Target) -> Verdict {
         self.arch = target.nvdisasm.to_string();
         if target != crate::target::Target::DEFAULT {

@@ -65,8 +65,14 @@ impl Road {
 
     /// Whether `word` can run on this road; `Err` says why not ("not runnable on this road").
     pub fn runnable(self, word: u128) -> Result<(), NotRunnable> {
+        self.runnable_for(Target::DEFAULT, word)
+    }
+
+    /// [`Road::runnable`] of a word as `target` reads it (the scaffold road's kernels are
+    /// SM90's: it reads words as SM90 does, and builds for no other target).
+    pub fn runnable_for(self, target: &'static Target, word: u128) -> Result<(), NotRunnable> {
         match self {
-            Road::Batch | Road::Single => super::runnable(word),
+            Road::Batch | Road::Single => super::runnable_for(target, word),
             Road::Scaffold => super::scaffold::runnable(word).map(|_| ()),
         }
     }
