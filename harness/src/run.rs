@@ -354,15 +354,23 @@ pub fn random_item(o: &crate::gen::GenOptions, i: u64, undocumented: f64) -> u12
 /// generator's item ([`crate::kernel::target_item`]: its forms, fields and ignored bits),
 /// placed as the target reads it ([`crate::kernel::place_for`]), the first of the item's
 /// draws (indices `i + k 2^48`) the kernel can run there; None when 4096 draws hold none.
-/// (The shares of INVALID values, illegal and undocumented words are SM90's generator's.)
+/// (`--invalid-share` is the share of items that may hold INVALID values and
+/// `--undocumented-share` of those with undocumented modifiers; `--illegal-share` is SM90's
+/// generator's only.)
 pub fn random_item_for(target: &'static crate::target::Target, o: &crate::gen::GenOptions, i: u64, undocumented: f64) -> Option<u128> {
     if target == crate::target::Target::DEFAULT {
         return Some(random_item(o, i, undocumented));
     }
+    // undocumented modifier combinations in the same share as SM90's items ([`random_item`])
+    let undocumented_ok = crate::rng::Rng::fork(o.seed ^ UNDOCUMENTED_SALT, i).chance(undocumented);
+    let undocumented_modifiers = |w: u128| {
+        crate::isa::decode_for(target, w)
+            .is_ok_and(|inst| matches!(crate::reference::eval(&inst, &Default::default()), Err(crate::reference::Undefined::Fma(_))))
+    };
     (0..4096u64)
-        .filter_map(|k| crate::kernel::target_item(target, o.seed, i.wrapping_add(k << 48), &o.ops, o.form).ok())
+        .filter_map(|k| crate::kernel::target_item(target, o.seed, i.wrapping_add(k << 48), &o.ops, o.form, o.invalid_share).ok())
         .map(|w| crate::kernel::place_for(target, w))
-        .find(|&w| crate::kernel::runnable_for(target, w).is_ok())
+        .find(|&w| crate::kernel::runnable_for(target, w).is_ok() && (undocumented_ok || !undocumented_modifiers(w)))
 }
 
 /// The stream of [`random_item`]'s coins.
@@ -720,7 +728,7 @@ fn software_only(a: &RunArgs, words: &[u128], mut base: Summary, why: String) ->
         return Err(CliError::input(format!("--require-gpu: {why}")));
     }
     base.hardware.reason = Some(why);
-    base.software_checks = software_checks(a, words);
+    base.software_checks = software_checks(a, &base.arch, words);
     base.finished = utc_now();
     let code = finish(&a.out, &base, None)?;
     if let Some(why) = tool_error(&base) {
@@ -730,10 +738,12 @@ fn software_only(a: &RunArgs, words: &[u128], mut base: Summary, why: String) ->
 }
 
 /// The software-only checks: vector replay and the nvdisasm oracle on this run's words.
-fn software_checks(a: &RunArgs, words: &[u128]) -> SoftwareChecks {
+/// The oracle judges the words as the run's architecture (`arch`, nvdisasm's spelling) reads them.
+fn software_checks(a: &RunArgs, arch: &str, words: &[u128]) -> SoftwareChecks {
+    let target = crate::target::Target::parse(arch).unwrap_or(crate::target::Target::DEFAULT);
     let dir = a.verify_dir.clone().unwrap_or_else(project_vectors);
     let verify = pipeline::verify_vectors(&dir);
-    let oracle = match crate::nvdisasm::Nvdisasm::locate(a.nvdisasm.as_deref()) {
+    let oracle = match crate::nvdisasm::Nvdisasm::locate(a.nvdisasm.as_deref()).map(|nv| nv.for_target(target)) {
         Err(e) => serde_json::json!({"ran": false, "reason": format!("nvdisasm not available: {e}")}),
         Ok(nv) => match crate::oracle::compare(&nv, words) {
             Ok(r) => serde_json::json!({"ran": true, "ok": r.ok(), "words": r.words, "agreed_text": r.agreed_text,
@@ -1536,7 +1546,7 @@ fn record(a: &RunArgs, p: Plan, ex: Executed) -> CliResult {
         return Err(stopped(base, report::RunStatus::Stopped, e.message)?);
     }
     let t_checks = std::time::Instant::now();
-    base.software_checks = software_checks(a, &p.words);
+    base.software_checks = software_checks(a, &base.arch, &p.words);
     base.timing = Some(report::Timing {
         execute_s: ex.execute_s,
         compared: ex.compared_now,

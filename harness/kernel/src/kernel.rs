@@ -1500,7 +1500,8 @@ pub fn runnable_words(seed: u64, form: Option<crate::isa::Form>, count: usize) -
 /// ignored bits, so a word may mean there what it does not on SM90, as HMUL2 with bit 85
 /// set, BF16_V2 on SM90 and FP16 on SM8x), item `i` drawn from `Rng::fork(seed, i)`, in
 /// item order, skipping the ones the kernel cannot run as the target reads them
-/// ([`runnable_for`]), so that a seed names the same words on every run of that target.
+/// ([`runnable_for`]), so that a seed names the same words on every run of that target; no
+/// INVALID values, as [`runnable_words_of`]'s.
 pub fn runnable_words_for(
     target: &'static Target,
     seed: u64,
@@ -1523,7 +1524,7 @@ pub fn runnable_words_for(
         if out.len() == count {
             break;
         }
-        match target_item(target, seed, i, &ops, form).and_then(|w| runnable_for(target, w).map(|()| w).map_err(Some)) {
+        match target_item(target, seed, i, &ops, form, 0.0).and_then(|w| runnable_for(target, w).map(|()| w).map_err(Some)) {
             Ok(w) => out.push(w),
             Err(e) => last = e.or(last),
         }
@@ -1540,8 +1541,18 @@ pub fn runnable_words_for(
 
 /// Item `i` of seed `seed` of `target`'s own generator ([`crate::gen::random_word_for`]):
 /// one of `ops` (which the target has) drawn from `Rng::fork(seed, i)`, of `form` where one is
-/// asked for; Err(None) when 64 draws of the instruction hold none of that form.
-pub fn target_item(target: &'static Target, seed: u64, i: u64, ops: &[crate::isa::Op], form: Option<crate::isa::Form>) -> Result<u128, Option<NotRunnable>> {
+/// asked for, with no INVALID value except in a share `invalid_share` of the items (as
+/// [`crate::gen::GenOptions::invalid_share`]); Err(None) when 64 draws of the instruction
+/// hold none such.
+pub fn target_item(
+    target: &'static Target,
+    seed: u64,
+    i: u64,
+    ops: &[crate::isa::Op],
+    form: Option<crate::isa::Form>,
+    invalid_share: f64,
+) -> Result<u128, Option<NotRunnable>> {
+    let invalid = crate::rng::Rng::fork(seed ^ INVALID_SALT, i).chance(invalid_share);
     if ops.is_empty() {
         return Err(None);
     }
@@ -1549,9 +1560,12 @@ pub fn target_item(target: &'static Target, seed: u64, i: u64, ops: &[crate::isa
     let op = *r.pick(ops);
     (0..64)
         .filter_map(|_| crate::gen::random_word_for(target, op, &mut r))
-        .find(|&w| form.is_none_or(|f| crate::isa::decode_for(target, w).is_ok_and(|inst| inst.form() == f)))
+        .find(|&w| crate::isa::decode_for(target, w).is_ok_and(|inst| form.is_none_or(|f| inst.form() == f) && (invalid || !inst.has_invalid_value())))
         .ok_or(None)
 }
+
+/// The stream of [`target_item`]'s coin for INVALID values.
+const INVALID_SALT: u64 = 0x1a7a_11d0_5a17_0002;
 
 /// Whether `target` reads `word` as SM90 does: legal on both, the same instruction (what
 /// the paths that decode with SM90's tables, exhaustive mode's digests, need of a word).
