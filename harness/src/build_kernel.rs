@@ -33,8 +33,8 @@ pub struct BuildKernelArgs {
     pub threads: usize,
     /// The architecture to build for (SM80, SM86, SM89, SM90, SM100, SM120; or sm_86): its
     /// template, helper instructions and parameter offsets. Default SM90 (no GPU is asked).
-    /// Another than SM90 takes only SM90's words that print alike there (docs/runner.md).
-    #[arg(long, value_parser = crate::run::arch_arg)]
+    /// Another than SM90 takes its own generator's words (docs/runner.md).
+    #[arg(long, value_parser = crate::commands::parse_arch, value_name = crate::commands::ARCH_VALUE)]
     pub arch: Option<&'static crate::target::Target>,
 }
 
@@ -98,7 +98,7 @@ pub fn build_kernel(a: BuildKernelArgs) -> CliResult {
     let ((manifest, program), cubin_len, staged) = std::thread::scope(|s| -> Result<_, CliError> {
         // the inputs of each case are drawn on a thread of their own a few cases ahead of the
         // planner, the same values as a batch of Cases from random_inputs
-        let mut cases = DrawnAhead::start(s, &words, a.threads, Rng::fork(seed, u64::MAX));
+        let mut cases = DrawnAhead::start_for(s, target, &words, a.threads, Rng::fork(seed, u64::MAX));
         let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(PIECES_WAITING);
         // written pieces go back to the planner, to be filled again
         let (back_tx, back_rx) = std::sync::mpsc::channel::<Vec<u8>>();

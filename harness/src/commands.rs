@@ -32,6 +32,10 @@ pub fn parse_arch(s: &str) -> Result<&'static Target, String> {
     Target::parse(s).map_err(|e| e.to_string())
 }
 
+/// `--arch`'s value in `--help`: the architectures in nvdisasm's spelling, and ptxas's
+/// form (a test holds it to [`Target::ALL`]).
+pub const ARCH_VALUE: &str = "SM80|SM86|SM89|SM90|SM100|SM120|sm_NN";
+
 /// The instructions named (all by default) that `target` has: every one when none is named,
 /// those it has; one it lacks, named, is an error naming both.
 pub fn ops_for(named: &Option<OpList>, target: &'static Target) -> Result<Vec<isa::Op>, CliError> {
@@ -104,7 +108,7 @@ pub struct DecodeArgs {
     pub json: bool,
     /// The architecture whose encodings the words are: nvdisasm's spelling (SM86) or ptxas's
     /// (sm_86).
-    #[arg(long, value_parser = parse_arch, default_value = "SM90")]
+    #[arg(long, value_parser = parse_arch, value_name = ARCH_VALUE, default_value = "SM90")]
     pub arch: &'static Target,
 }
 
@@ -522,7 +526,7 @@ pub struct EncodeArgs {
     #[arg(long)]
     pub json: bool,
     /// The architecture to encode for: nvdisasm's spelling (SM86) or ptxas's (sm_86).
-    #[arg(long, value_parser = parse_arch, default_value = "SM90")]
+    #[arg(long, value_parser = parse_arch, value_name = ARCH_VALUE, default_value = "SM90")]
     pub arch: &'static Target,
 }
 
@@ -679,7 +683,7 @@ pub struct GenerateArgs {
     #[arg(long)]
     pub coverage: bool,
     /// The architecture to generate for: nvdisasm's spelling (SM86) or ptxas's (sm_86).
-    #[arg(long, value_parser = parse_arch, default_value = "SM90")]
+    #[arg(long, value_parser = parse_arch, value_name = ARCH_VALUE, default_value = "SM90")]
     pub arch: &'static Target,
 }
 
@@ -800,7 +804,7 @@ pub struct OracleArgs {
     pub nvdisasm: Option<std::path::PathBuf>,
     /// The architecture whose encodings to judge (`nvdisasm -b` it): nvdisasm's spelling (SM86)
     /// or ptxas's (sm_86).
-    #[arg(long, value_parser = parse_arch, default_value = "SM90")]
+    #[arg(long, value_parser = parse_arch, value_name = ARCH_VALUE, default_value = "SM90")]
     pub arch: &'static Target,
 }
 
@@ -938,7 +942,7 @@ pub struct WorkerArgs {
     #[arg(long)]
     pub detect: bool,
     /// The architecture the device must be (SM86 or sm_86); default: any the harness speaks.
-    #[arg(long, value_parser = crate::run::arch_arg)]
+    #[arg(long, value_parser = parse_arch, value_name = ARCH_VALUE)]
     pub arch: Option<&'static crate::target::Target>,
 }
 

@@ -72,6 +72,10 @@ pub struct EvalArgs {
     /// Seed of the input sets (input set k uses seed + k); drawn and printed when absent.
     #[arg(long, requires = "encodings")]
     pub seed: Option<u64>,
+    /// The architecture that reads the instruction, the `--encodings` words and the vectors
+    /// naming none (no `"arch"` key): default SM90. A vector naming another is an error.
+    #[arg(long, value_parser = crate::commands::parse_arch, value_name = crate::commands::ARCH_VALUE)]
+    pub arch: Option<&'static crate::target::Target>,
 }
 
 pub fn eval(a: EvalArgs) -> CliResult {
@@ -199,15 +203,15 @@ fn reads(o: Operand2) -> Option<String> {
 }
 
 /// The instruction of `text`: nvdisasm-style text or a word.
-fn instruction(text: &str) -> Result<(Inst, u128), CliError> {
+fn instruction(text: &str, target: &'static crate::target::Target) -> Result<(Inst, u128), CliError> {
     let t = text.trim();
     if t.starts_with("0x") || t.starts_with("0X") {
         let w = parse_hex(t).map_err(|e| CliError::input(format!("{:?}: {e}", crate::cli::excerpt(t, 80))))?;
-        let inst = isa::decode(w).map_err(|e| CliError::input(format!("{}: {e}", format_hex(w))))?;
+        let inst = isa::decode_for(target, w).map_err(|e| CliError::input(format!("{}: {e}", format_hex(w))))?;
         return Ok((inst, w));
     }
-    let inst = isa::parse(t)?;
-    let w = isa::encode(&inst).map_err(|e| CliError::input(format!("{:?}: {e}", crate::cli::excerpt(t, 80))))?;
+    let inst = isa::parse_for(target, t)?;
+    let w = isa::encode_for(target, &inst).map_err(|e| CliError::input(format!("{:?}: {e}", crate::cli::excerpt(t, 80))))?;
     Ok((inst, w))
 }
 
@@ -243,7 +247,8 @@ fn rests_on(inst: &Inst, x: &Inputs, got: u32) -> Vec<Rests> {
 }
 
 fn one(text: &str, a: EvalArgs) -> CliResult {
-    let (inst, word) = instruction(text)?;
+    let target = a.arch.unwrap_or(crate::target::Target::DEFAULT);
+    let (inst, word) = instruction(text, target)?;
     let h = source_half(&inst);
     if a.values.len() > 3 {
         return Err(CliError::input(format!("eval: {} values given; an instruction reads at most 3 (a, b, c)", a.values.len())));
@@ -306,9 +311,9 @@ fn one(text: &str, a: EvalArgs) -> CliResult {
     };
     let pred = a.pred.as_deref().map(parse_pred).transpose()?.unwrap_or(0);
     let x = Inputs { a: vals[0], b: vals[1], c: vals[2], d, pred };
-    let v = Vector { encoding: word, inputs: x, expect: None, origin: String::new() };
+    let v = Vector { encoding: word, inputs: x, expect: None, origin: String::new(), arch: Some(target) };
     check(&v).map_err(|e| CliError::input(format!("eval: {e}")))?;
-    let text = isa::render(&inst);
+    let text = isa::render_for(target, &inst).unwrap_or_else(|| isa::render(&inst));
     let result = reference::eval(&inst, &x);
     let guard = inst.pred.index >= PT || (x.pred >> inst.pred.index) & 1 == 1;
     let runs = guard != inst.pred.negated;
@@ -403,7 +408,16 @@ fn vectors(a: EvalArgs) -> CliResult {
     let mut out = std::io::BufWriter::new(out.lock());
     let (mut undefined, mut written) = (0usize, 0usize);
     let mut first_why: Option<String> = None;
+    // the architecture of a line naming none: --arch's, named in the line written where not SM90
+    let arch = a.arch.filter(|&t| t != crate::target::Target::DEFAULT);
     let mut one = |at: &str, mut v: Vector, out: &mut std::io::BufWriter<std::io::StdoutLock>| -> Result<(), CliError> {
+        match (v.arch, a.arch) {
+            (Some(named), Some(asked)) if named != asked => {
+                return Err(CliError::input(format!("{at}: the vector names arch {named}, but --arch {asked} was asked for")))
+            }
+            (None, _) => v.arch = arch,
+            _ => {}
+        }
         let inst = check(&v).map_err(|e| CliError::input(format!("{at}: {e}")))?;
         v.origin = "reference".into();
         v.expect = match reference::eval(&inst, &v.inputs) {
@@ -430,9 +444,9 @@ fn vectors(a: EvalArgs) -> CliResult {
             }
             let at = format!("{name}:{n}");
             let word = parse_hex(line).map_err(|e| CliError::input(format!("{at}: {e}")))?;
-            let inst = isa::decode(word).map_err(|e| CliError::input(format!("{at}: {e}")))?;
+            let inst = isa::decode_for(a.arch.unwrap_or(crate::target::Target::DEFAULT), word).map_err(|e| CliError::input(format!("{at}: {e}")))?;
             for x in reference::input_set(&inst, seed.wrapping_add(n as u64 - 1), a.inputs) {
-                one(&at, Vector { encoding: word, inputs: x, expect: None, origin: String::new() }, &mut out)?;
+                one(&at, Vector { encoding: word, inputs: x, expect: None, origin: String::new(), arch: None }, &mut out)?;
             }
             Ok(())
         })

@@ -297,7 +297,7 @@ pub struct ExplainArgs {
     #[arg(long)]
     pub json: bool,
     /// The architecture to read the word as: nvdisasm's spelling (SM86) or ptxas's (sm_86).
-    #[arg(long, value_parser = crate::commands::parse_arch, default_value = "SM90")]
+    #[arg(long, value_parser = crate::commands::parse_arch, value_name = crate::commands::ARCH_VALUE, default_value = "SM90")]
     pub arch: &'static Target,
 }
 

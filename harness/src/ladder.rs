@@ -38,7 +38,7 @@ pub enum LadderCmd {
         dir: PathBuf,
         /// The architecture the session runs (SM86 or sm_86): the vectors step runs only
         /// the instructions and forms it has. Default: the GPU's (detected), SM90 without one.
-        #[arg(long, value_parser = crate::run::arch_arg)]
+        #[arg(long, value_parser = crate::commands::parse_arch, value_name = crate::commands::ARCH_VALUE)]
         arch: Option<&'static crate::target::Target>,
     },
 }
@@ -391,18 +391,11 @@ impl Verdict {
         t
     }
 
-    /// The verdict for a session on `target`: another architecture than SM90 runs only the
-    /// instructions and forms every architecture prints alike (no HFMA2.MMA, no c[] or cx[]
-    /// forms: `kernel::prints_alike_everywhere`).
+    /// The verdict for a session on `target`: its units are the instructions and forms the
+    /// target has ([`Verdict::units`]; SM100 and SM120 have no HFMA2.MMA and no c[] or cx[]
+    /// forms).
     pub fn for_target(mut self, target: &crate::target::Target) -> Verdict {
         self.arch = target.nvdisasm.to_string();
-        if target != crate::target::Target::DEFAULT {
-            for f in ["const", "const-c", "constx", "constx-c"] {
-                if !self.skip_forms.iter().any(|s| s == f) {
-                    self.skip_forms.push(f.to_string());
-                }
-            }
-        }
         self
     }
 
@@ -410,11 +403,10 @@ impl Verdict {
     /// four instructions), less the forms a failed rung rules out: one run each, so every
     /// instruction gets its share of vectors in every form whatever the generator draws.
     pub fn units(&self) -> Vec<String> {
-        let sm90 = self.arch == crate::target::Target::DEFAULT.nvdisasm;
+        let target = crate::target::Target::parse(&self.arch).unwrap_or(crate::target::Target::DEFAULT);
         crate::reference::IMPLEMENTED
             .iter()
-            .filter(|&&op| sm90 || op != crate::isa::Op::Hfma2Mma)
-            .flat_map(|&op| op.forms().map(move |f| (op, f)))
+            .flat_map(|&op| op.forms_for(target).map(move |f| (op, f)))
             .filter(|(_, f)| !self.skip_forms.iter().any(|s| s == f.cli_name()))
             .map(|(op, f)| format!("{}:{}", op.mnemonic(), f.cli_name()))
             .collect()
@@ -589,6 +581,8 @@ mod tests {
             assert!(units.iter().any(|u| u.starts_with(op)), "{op} {units:?}");
         }
         assert!(sm100.text().contains("architecture: SM100"));
+        // SM86 has every form SM90 has, HFMA2.MMA included
+        assert_eq!(v.clone().for_target(&crate::target::Target::SM86).units(), v.units());
     }
 
     #[test]

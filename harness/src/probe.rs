@@ -31,7 +31,7 @@ pub struct ProbeArgs {
     pub nvdisasm: Option<std::path::PathBuf>,
     /// The architecture nvdisasm is asked about (`-b`): nvdisasm's spelling (SM86) or ptxas's
     /// (sm_86).
-    #[arg(long, value_parser = crate::commands::parse_arch, default_value = "SM90")]
+    #[arg(long, value_parser = crate::commands::parse_arch, value_name = crate::commands::ARCH_VALUE, default_value = "SM90")]
     pub arch: &'static crate::target::Target,
 }
 

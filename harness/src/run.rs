@@ -63,17 +63,22 @@ impl ControlBits {
     /// with the word's modifiers, its drawn reuse flags are kept; a word that is still
     /// refused, or that does not decode (an illegal share's), comes back unchanged.
     pub fn apply(self, word: u128) -> u128 {
+        self.apply_for(crate::target::Target::DEFAULT, word)
+    }
+
+    /// [`ControlBits::apply`] of a word as `target` reads and encodes it.
+    pub fn apply_for(self, target: &'static crate::target::Target, word: u128) -> u128 {
         if self == ControlBits::Drawn {
             return word;
         }
-        let Ok(inst) = crate::isa::decode(word) else { return word };
+        let Ok(inst) = crate::isa::decode_for(target, word) else { return word };
         let want = match self {
             ControlBits::Fixed => crate::isa::Control::default(),
             _ => crate::isa::Control { wr_bar: 7, rd_bar: 7, ..inst.ctrl },
         };
         [want, crate::isa::Control { reuse: inst.ctrl.reuse, ..want }]
             .into_iter()
-            .find_map(|ctrl| crate::isa::encode(&crate::isa::Inst { ctrl, ..inst }).ok())
+            .find_map(|ctrl| crate::isa::encode_for(target, &crate::isa::Inst { ctrl, ..inst }).ok())
             .unwrap_or(word)
     }
 }
@@ -123,9 +128,9 @@ pub struct RunArgs {
     pub seed: Option<u64>,
     /// The architecture to run (SM80, SM86, SM89, SM90, SM100, SM120; or sm_86): default the
     /// GPU's, SM90 without one. One that disagrees with the GPU is an error before any launch.
-    /// Until the target-aware encodings are wired, an architecture other than SM90 runs only
-    /// SM90's words that print alike there (docs/runner.md, "Architectures").
-    #[arg(long, value_parser = arch_arg)]
+    /// Another architecture than SM90 runs its own generator's words, read as it reads them
+    /// (docs/runner.md, "Architectures").
+    #[arg(long, value_parser = crate::commands::parse_arch, value_name = crate::commands::ARCH_VALUE)]
     pub arch: Option<&'static crate::target::Target>,
     /// Random mode: number of instructions (across all shards).
     #[arg(long, default_value_t = 4096)]
@@ -345,19 +350,27 @@ pub fn random_item(o: &crate::gen::GenOptions, i: u64, undocumented: f64) -> u12
     crate::kernel::place(w)
 }
 
-/// `--arch`: an architecture in nvdisasm's spelling (SM86) or ptxas's (sm_86).
-pub fn arch_arg(s: &str) -> Result<&'static crate::target::Target, String> {
-    crate::target::Target::parse(s).map_err(|e| e.to_string())
-}
-
-/// [`random_item`] for `target`: SM90's item as it is; for another target the first of the
-/// item's further draws (indices `i + k 2^48`) that prints there as on SM90
-/// ([`crate::kernel::prints_alike_everywhere`]), None when 4096 draws hold none.
-pub fn random_item_for(target: &crate::target::Target, o: &crate::gen::GenOptions, i: u64, undocumented: f64) -> Option<u128> {
+/// [`random_item`] for `target`: SM90's item as it is; for another target, the target's own
+/// generator's item ([`crate::kernel::target_item`]: its forms, fields and ignored bits),
+/// placed as the target reads it ([`crate::kernel::place_for`]), the first of the item's
+/// draws (indices `i + k 2^48`) the kernel can run there; None when 4096 draws hold none.
+/// (`--invalid-share` is the share of items that may hold INVALID values and
+/// `--undocumented-share` of those with undocumented modifiers; `--illegal-share` is SM90's
+/// generator's only.)
+pub fn random_item_for(target: &'static crate::target::Target, o: &crate::gen::GenOptions, i: u64, undocumented: f64) -> Option<u128> {
     if target == crate::target::Target::DEFAULT {
         return Some(random_item(o, i, undocumented));
     }
-    (0..4096u64).map(|k| random_item(o, i.wrapping_add(k << 48), undocumented)).find(|&w| crate::kernel::prints_alike_everywhere(w))
+    // undocumented modifier combinations in the same share as SM90's items ([`random_item`])
+    let undocumented_ok = crate::rng::Rng::fork(o.seed ^ UNDOCUMENTED_SALT, i).chance(undocumented);
+    let undocumented_modifiers = |w: u128| {
+        crate::isa::decode_for(target, w)
+            .is_ok_and(|inst| matches!(crate::reference::eval(&inst, &Default::default()), Err(crate::reference::Undefined::Fma(_))))
+    };
+    (0..4096u64)
+        .filter_map(|k| crate::kernel::target_item(target, o.seed, i.wrapping_add(k << 48), &o.ops, o.form, o.invalid_share).ok())
+        .map(|w| crate::kernel::place_for(target, w))
+        .find(|&w| crate::kernel::runnable_for(target, w).is_ok() && (undocumented_ok || !undocumented_modifiers(w)))
 }
 
 /// The stream of [`random_item`]'s coins.
@@ -388,8 +401,8 @@ pub fn all_items_for(a: &RunArgs, seed: u64, target: &'static crate::target::Tar
             let mut items = crate::cli::vec_for("--count", a.count.div_ceil(a.shard.count))?;
             for i in (0..a.count).filter(|&i| a.shard.owns(i)) {
                 let w = random_item_for(target, &o, i, a.undocumented_share)
-                    .ok_or_else(|| CliError::input(format!("--arch {target}: item {i} drew no word {target} prints as SM90 does")))?;
-                items.push((i, a.road.fit_for(target, a.control.apply(w))));
+                    .ok_or_else(|| CliError::input(format!("--arch {target}: item {i} drew no word the kernel can run on {target}")))?;
+                items.push((i, a.road.fit_for(target, a.control.apply_for(target, w))));
             }
             items
         }
@@ -398,11 +411,13 @@ pub fn all_items_for(a: &RunArgs, seed: u64, target: &'static crate::target::Tar
             let mut words = Vec::new();
             for (op, f) in run_ops(a).into_iter().flat_map(|o| forms.iter().filter(move |&&f| o.has_form(f)).map(move |&f| (o, f))) {
                 for i in crate::gen::factorial(op, f, seed) {
-                    let w = crate::isa::encode(&i).map_err(|e| CliError::input(format!("factorial {f}: {e}")))?;
-                    let w = a.road.fit_for(target, a.control.apply(crate::kernel::place(w)));
-                    if target == crate::target::Target::DEFAULT || crate::kernel::prints_alike_everywhere(w) {
-                        words.push(w);
-                    }
+                    // another target encodes the instructions it has (its bits), and skips the rest
+                    let w = match crate::isa::encode_for(target, &i) {
+                        Ok(w) => w,
+                        Err(_) if target != crate::target::Target::DEFAULT => continue,
+                        Err(e) => return Err(CliError::input(format!("factorial {f}: {e}"))),
+                    };
+                    words.push(a.road.fit_for(target, a.control.apply_for(target, crate::kernel::place_for(target, w))));
                 }
             }
             words.into_iter().enumerate().map(|(i, w)| (i as u64, w)).collect()
@@ -662,27 +677,25 @@ impl Hw {
 }
 
 /// What a run on a target other than SM90 cannot do yet, refused before anything runs.
-fn check_target(a: &RunArgs, target: &crate::target::Target) -> Result<(), CliError> {
+fn check_target(a: &RunArgs, target: &'static crate::target::Target) -> Result<(), CliError> {
     if target == crate::target::Target::DEFAULT {
         return Ok(());
     }
-    if let Some(w) = a.encoding.as_deref().and_then(|e| parse_hex(e).ok()).filter(|&w| a.mode == Mode::Exhaustive && !crate::kernel::prints_alike_everywhere(w))
-    {
+    if let Some(w) = a.encoding.as_deref().and_then(|e| parse_hex(e).ok()).filter(|&w| a.mode == Mode::Exhaustive && !crate::kernel::reads_as_sm90(target, w)) {
         return Err(CliError::input(format!(
-            "--encoding {}: {target} runs only words every architecture prints alike (register, immediate or UR form of HADD2, HMUL2, HFMA2, FP16, no INVALID value)",
+            "--encoding {}: exhaustive mode's digests read a word as SM90 does, and {target} reads this one otherwise (or not at all)",
             format_hex(w)
         )));
     }
-    if let Some(f) = a.form.filter(|f| matches!(f, Form::Const | Form::ConstUr | Form::ConstC | Form::ConstUrC)) {
-        return Err(CliError::input(format!(
-            "--form {}: {target} runs only forms every architecture prints alike (SM100 and SM120 have no c[] or cx[] forms)",
-            f.cli_name()
-        )));
-    }
-    if a.words.is_none() && run_ops(a).iter().all(|o| *o == crate::isa::Op::Hfma2Mma) {
-        return Err(CliError::input(format!(
-            "--instruction HFMA2.MMA: {target} runs only instructions every architecture has (SM100 and SM120 have no HFMA2.MMA)"
-        )));
+    if a.words.is_none() {
+        let ops = run_ops(a);
+        if !ops.iter().any(|op| op.forms_for(target).any(|f| a.form.is_none_or(|want| f == want))) {
+            let names: Vec<String> = ops.iter().map(|o| o.to_string()).collect();
+            return Err(CliError::input(match a.form {
+                Some(f) => format!("--form {}: {target} has no such form of {}", f.cli_name(), names.join(", ")),
+                None => format!("--instruction {}: {target} has no {}", names.join(","), names.join(" or ")),
+            }));
+        }
     }
     Ok(())
 }
@@ -712,7 +725,7 @@ fn software_only(a: &RunArgs, words: &[u128], mut base: Summary, why: String) ->
         return Err(CliError::input(format!("--require-gpu: {why}")));
     }
     base.hardware.reason = Some(why);
-    base.software_checks = software_checks(a, words);
+    base.software_checks = software_checks(a, &base.arch, words);
     base.finished = utc_now();
     let code = finish(&a.out, &base, None)?;
     if let Some(why) = tool_error(&base) {
@@ -722,10 +735,12 @@ fn software_only(a: &RunArgs, words: &[u128], mut base: Summary, why: String) ->
 }
 
 /// The software-only checks: vector replay and the nvdisasm oracle on this run's words.
-fn software_checks(a: &RunArgs, words: &[u128]) -> SoftwareChecks {
+/// The oracle judges the words as the run's architecture (`arch`, nvdisasm's spelling) reads them.
+fn software_checks(a: &RunArgs, arch: &str, words: &[u128]) -> SoftwareChecks {
+    let target = crate::target::Target::parse(arch).unwrap_or(crate::target::Target::DEFAULT);
     let dir = a.verify_dir.clone().unwrap_or_else(project_vectors);
     let verify = pipeline::verify_vectors(&dir);
-    let oracle = match crate::nvdisasm::Nvdisasm::locate(a.nvdisasm.as_deref()) {
+    let oracle = match crate::nvdisasm::Nvdisasm::locate(a.nvdisasm.as_deref()).map(|nv| nv.for_target(target)) {
         Err(e) => serde_json::json!({"ran": false, "reason": format!("nvdisasm not available: {e}")}),
         Ok(nv) => match crate::oracle::compare(&nv, words) {
             Ok(r) => serde_json::json!({"ran": true, "ok": r.ok(), "words": r.words, "agreed_text": r.agreed_text,
@@ -1233,7 +1248,7 @@ fn identity(a: &RunArgs, p: &Plan, dir: Option<&Path>) -> journal::Header {
 /// What a journaled item's counts must be, given the run's identity: an item of this run,
 /// its form, one instruction (or chunk group) of the inputs the run gives it, no more
 /// results than inputs. Err: why not.
-fn check_item(a: &RunArgs, word_of: &BTreeMap<u64, u128>, it: &journal::ItemRecord) -> Result<(), String> {
+fn check_item(a: &RunArgs, target: &'static crate::target::Target, word_of: &BTreeMap<u64, u128>, it: &journal::ItemRecord) -> Result<(), String> {
     let t = &it.totals;
     let mut expect_inputs = a.inputs as u64;
     if a.mode == Mode::Exhaustive {
@@ -1248,7 +1263,8 @@ fn check_item(a: &RunArgs, word_of: &BTreeMap<u64, u128>, it: &journal::ItemReco
         let Some(&w) = word_of.get(&it.index) else {
             return Err(format!("item {} is not one of this run's (shard {})", it.index, a.shard));
         };
-        let form = crate::isa::decode::form_of(w).map(|(o, f)| o.form_key(f).to_string()).unwrap_or_else(|_| "illegal".into());
+        // the form as the run's architecture reads the word (the engine's `Backend::decode`)
+        let form = crate::isa::decode_for(target, w).map(|i| i.op.form_key(i.form()).to_string()).unwrap_or_else(|_| "illegal".into());
         if it.form != form {
             return Err(format!("item {}: form {:?}, but its word is {form:?}", it.index, it.form));
         }
@@ -1311,7 +1327,7 @@ fn open_outputs(a: &RunArgs, p: &Plan) -> Result<Outputs, CliError> {
     let word_of: BTreeMap<u64, u128> = p.items.iter().copied().collect();
     for (b, line) in done.iter().zip(&lines) {
         for it in &b.items {
-            check_item(a, &word_of, it).map_err(|why| CliError::input(format!("{}:{line}: corrupt journal: {why}", jpath.display())))?;
+            check_item(a, p.hw.target(a), &word_of, it).map_err(|why| CliError::input(format!("{}:{line}: corrupt journal: {why}", jpath.display())))?;
         }
     }
     let n: usize = done.iter().map(|b| b.items.len()).sum();
@@ -1527,7 +1543,7 @@ fn record(a: &RunArgs, p: Plan, ex: Executed) -> CliResult {
         return Err(stopped(base, report::RunStatus::Stopped, e.message)?);
     }
     let t_checks = std::time::Instant::now();
-    base.software_checks = software_checks(a, &p.words);
+    base.software_checks = software_checks(a, &base.arch, &p.words);
     base.timing = Some(report::Timing {
         execute_s: ex.execute_s,
         compared: ex.compared_now,
@@ -1643,9 +1659,9 @@ fn run_job(a: RunArgs) -> CliResult {
 /// instruction under test, is at fault.
 pub fn preflight(backend: &dyn Backend, exec: &mut dyn Executor) -> Result<String, String> {
     let inst = crate::isa::Inst::new(0, 1, crate::isa::Operand2::Reg(2));
-    let word = backend.fit(crate::isa::encode(&inst).map_err(|e| format!("cannot encode the preflight word: {e}"))?);
-    let inst = crate::isa::decode(word).map_err(|e| format!("the preflight word on the {} road: {e}", backend.road()))?;
-    let text = crate::isa::render(&inst);
+    let word = backend.fit(crate::isa::encode_for(backend.target(), &inst).map_err(|e| format!("cannot encode the preflight word: {e}"))?);
+    let inst = backend.decode(word).map_err(|e| format!("the preflight word on the {} road: {e}", backend.road()))?;
+    let text = crate::isa::render_for(backend.target(), &inst).unwrap_or_else(|| crate::isa::render(&inst));
     let x = crate::inputs::Inputs { a: 0x4000_3c00, b: 0x3e00_4200, d: 0x7e7e_7e7e, pred: 0x7f, c: 0 };
     let want = backend.expect(&inst, &x)?;
     let case = crate::kernel::Case { word, inputs: vec![x; engine::MIN_THREADS] };

@@ -4,7 +4,7 @@
 
 use crate::cli::{exit_for, CliError, CliResult};
 use crate::reference::policy;
-pub use crate::replay::{forms_of, replay, Replay};
+pub use crate::replay::{forms_of, replay, replay_as, Replay};
 use clap::Args;
 use std::io::Write;
 
@@ -16,7 +16,7 @@ Each line is classified:
   malformed  not a vector (bad JSON, a missing key, bad hex, no `expect`): FAIL.
   invalid    contradicts itself (illegal encoding; RZ/URZ read non-zero; the same register \
 as operands 1 and 2 with a != b; destination equal to a source with d != that source; \
-destination RZ with d != 0; pred bit 7 set): FAIL.
+destination RZ with d != 0; pred bit 7 set; an `arch` other than --arch): FAIL.
   undefined  the encoding has an INVALIDn field, so the reference has no value: reported and \
 counted, neither pass nor fail; except that a vector with origin `reference` claims a \
 reference result the reference cannot give: FAIL.
@@ -29,11 +29,15 @@ pub struct VerifyArgs {
     /// One JSON object: the tallies, whether it passed, and the first 100 failing lines.
     #[arg(long)]
     pub json: bool,
+    /// The architecture that reads the encodings of vectors naming none (no `"arch"` key):
+    /// default SM90. A vector naming another architecture than this one is invalid.
+    #[arg(long, value_parser = crate::commands::parse_arch, value_name = crate::commands::ARCH_VALUE)]
+    pub arch: Option<&'static crate::target::Target>,
 }
 
 pub fn verify(a: VerifyArgs) -> CliResult {
     if a.json {
-        let r = replay(&a.paths, &mut std::io::sink())?;
+        let r = replay_as(&a.paths, a.arch, &mut std::io::sink())?;
         let v = serde_json::json!({
             "vectors": r.vectors, "pass": r.pass, "mismatch": r.mismatch, "malformed": r.malformed,
             "invalid": r.invalid, "undefined": r.undefined, "ok": r.ok(), "failures": r.failures,
@@ -43,7 +47,7 @@ pub fn verify(a: VerifyArgs) -> CliResult {
     }
     let out = std::io::stdout();
     let mut out = std::io::BufWriter::new(out.lock());
-    let r = replay(&a.paths, &mut out)?;
+    let r = replay_as(&a.paths, a.arch, &mut out)?;
     out.flush().map_err(|e| CliError::input(format!("stdout: {e}")))?;
     Ok(exit_for(r.ok()))
 }

@@ -97,7 +97,7 @@ fn without_a_gpu_the_named_architecture_is_recorded_and_what_it_lacks_is_refused
     let o = no_gpu(&["run", "--seed", "5", "--count", "8", "--inputs", "32", "--arch", "SM100", "--out", out.to_str().unwrap()]);
     assert!(text(&o).contains("no usable GPU") || text(&o).contains("no hardware results"), "{}", text(&o));
     assert_eq!(summary(&out)["arch"], "SM100");
-    for (extra, want) in [(&["--form", "const"][..], "no c[] or cx[] forms"), (&["--instruction", "HFMA2.MMA"][..], "no HFMA2.MMA")] {
+    for (extra, want) in [(&["--form", "const"][..], "SM100 has no such form"), (&["--instruction", "HFMA2.MMA"][..], "no HFMA2.MMA")] {
         let x = d.join("x");
         let mut args = vec!["run", "--count", "8", "--inputs", "32", "--arch", "SM100", "--out", x.to_str().unwrap()];
         args.extend_from_slice(extra);
@@ -177,9 +177,89 @@ fn exhaustive_mode_runs_another_architectures_digest_kernel() {
     assert_eq!(s["totals"]["mismatches"], 0);
     assert_eq!(s["totals"]["faults"], 0);
     assert!(s["totals"]["compared"].as_u64().unwrap_or(0) >= 1 << 12, "{}", s["totals"]);
-    // HMUL2.BF16_V2 R0, R1, R2: not a word SM100 is known to print as SM90 does
+    // HMUL2.BF16_V2 R0, R1, R2 on SM90: SM86 ignores bit 85 (HMUL2 R0, R1, R2 there), and the
+    // digest kernel reads words as SM90 does
     let a = args("0x000fe200002000000000000201007232", &d.join("bf16"));
-    let o = harness("cc=10.0", &a.iter().map(String::as_str).collect::<Vec<_>>());
+    let o = harness("cc=8.6", &a.iter().map(String::as_str).collect::<Vec<_>>());
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(text(&o).contains("prints alike"), "{}", text(&o));
+    assert!(text(&o).contains("SM86 reads this one otherwise"), "{}", text(&o));
+}
+
+/// The target's encodings, end to end: an emulated SM86 run draws SM86's own words (among
+/// them ones SM86 reads otherwise than SM90, as HMUL2 with bit 85 set: FP16 there, BF16_V2 on
+/// SM90), the emulated device runs them as SM86 reads them and every result is the
+/// reference's; `verify` replays its vectors as SM86 (their `arch`), refuses them under
+/// `--arch SM90`, and without their `arch` key they pass as SM86 and fail as SM90.
+#[test]
+fn an_sm86_run_is_read_as_sm86_and_its_vectors_fail_as_sm90() {
+    use hmul2_harness::kernel::reads_as_sm90;
+    let d = tmp("arch-encodings");
+    let (out, vectors) = (d.join("run"), d.join("v"));
+    let seed = "86";
+    eprintln!("seed: {seed}");
+    let o = harness(
+        "cc=8.6",
+        &["run", "--seed", seed, "--count", "96", "--batch", "32", "--inputs", "32", "--vectors", vectors.to_str().unwrap(), "--out", out.to_str().unwrap()],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let s = summary(&out);
+    assert_eq!(s["arch"], "SM86");
+    let n = |k: &str| s["totals"][k].as_u64().unwrap_or(u64::MAX);
+    assert_eq!((n("instructions"), n("mismatches"), n("faults")), (96, 0, 0), "{}", s["totals"]);
+    assert!(n("compared") > 0, "{}", s["totals"]);
+    // the oracle check judged the run's words with nvdisasm's SM86 (every one legal there)
+    let oracle = &s["software_checks"]["oracle"];
+    if oracle["ran"] == true {
+        assert_eq!(
+            (oracle["ok"].as_bool(), oracle["agreed_text"].as_u64(), oracle["agreed_illegal"].as_u64()),
+            (Some(true), oracle["words"].as_u64(), Some(0)),
+            "{oracle}"
+        );
+    }
+    let f = std::fs::read_dir(vectors.join("simulated")).unwrap().next().unwrap().unwrap().path();
+    let body = std::fs::read_to_string(&f).unwrap();
+    let word = |l: &str| {
+        let v: serde_json::Value = serde_json::from_str(l).unwrap();
+        hmul2_harness::isa::parse_hex(v["encoding"].as_str().unwrap()).unwrap()
+    };
+    // words SM86 reads otherwise than SM90 (or SM90 not at all) ran, and their results are SM86's
+    let differ: Vec<u128> = body.lines().map(word).filter(|&w| !reads_as_sm90(&Target::SM86, w)).collect();
+    assert!(!differ.is_empty(), "no vector of a word SM86 reads otherwise than SM90");
+    let bit85 = |w: u128| w >> 85 & 1 == 1 && hmul2_harness::isa::decode_for(&Target::SM86, w).is_ok_and(|i| i.op == hmul2_harness::isa::Op::Hmul2);
+    assert!(body.lines().map(word).any(bit85), "no HMUL2 with bit 85 set (BF16_V2 on SM90) ran");
+    let verify = |args: &[&str], p: &std::path::Path| common::bin().arg("verify").args(args).arg(p).output().unwrap();
+    let o = verify(&[], &f);
+    assert!(o.status.success(), "as SM86 (the lines' arch): {}", text(&o));
+    let o = verify(&["--arch", "SM86"], &f);
+    assert!(o.status.success(), "--arch SM86: {}", text(&o));
+    let o = verify(&["--arch", "sm_90"], &f);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("invalid: the vector names arch SM86, but --arch SM90 was asked for"), "{}", text(&o));
+    // the same lines without their arch: SM86's when asked for, wrong as SM90's
+    let bare = d.join("bare.jsonl");
+    std::fs::write(&bare, body.replace(",\"arch\":\"SM86\"", "")).unwrap();
+    let o = verify(&["--arch", "SM86"], &bare);
+    assert!(o.status.success(), "bare, --arch SM86: {}", text(&o));
+    let o = verify(&[], &bare);
+    assert_eq!(o.status.code(), Some(1), "bare lines read as SM90 must fail: {}", text(&o));
+    assert!(text(&o).contains("mismatch:") || text(&o).contains("invalid:"), "{}", text(&o));
+}
+
+/// One `--arch` parser: every command that takes it shows the same spellings in `--help`
+/// (the architectures there are) and refuses a bad one with the same words.
+#[test]
+fn every_arch_option_shows_the_spellings_and_refuses_alike() {
+    let names: Vec<&str> = Target::ALL.iter().map(|t| t.nvdisasm).collect();
+    assert_eq!(hmul2_harness::commands::ARCH_VALUE, format!("{}|sm_NN", names.join("|")));
+    let mut refusals = std::collections::BTreeSet::new();
+    for cmd in ["decode", "encode", "generate", "oracle", "probe", "explain", "eval", "verify", "build-kernel", "run", "worker"] {
+        let o = common::bin().args([cmd, "--help"]).output().unwrap();
+        assert!(text(&o).contains(&format!("--arch <{}>", hmul2_harness::commands::ARCH_VALUE)), "{cmd} --help: {}", text(&o));
+        let o = common::bin().args([cmd, "--arch", "SM75"]).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{cmd}: {}", text(&o));
+        let line = text(&o).lines().find(|l| l.contains("SM75")).unwrap_or_default().to_string();
+        assert!(line.contains("sm_90"), "{cmd}: {}", text(&o));
+        refusals.insert(line);
+    }
+    assert_eq!(refusals.len(), 1, "{refusals:#?}");
 }

@@ -201,18 +201,33 @@ pub enum NotRunnable {
     BindlessHandlePair { ureg: u8, offset: u32 },
     #[error("{0}")]
     NoScaffold(String),
+    #[error("UR{0}: the target's R2UR, which sets the uniform register, cannot name it")]
+    UniformRegister(u8),
 }
 
 /// Whether `word` can run in the kernel: legal, its arithmetic implemented, and its
 /// special source (operand 2, or operand 3 in the `-c` forms) is data the harness fills.
 pub fn runnable(word: u128) -> Result<(), NotRunnable> {
-    runnable_inst(word).map(|_| ())
+    runnable_for(Target::DEFAULT, word)
 }
 
-/// [`runnable`], with the decoded word for the caller (one decode, not two).
-fn runnable_inst(word: u128) -> Result<crate::isa::Inst, NotRunnable> {
-    let inst = decode(word).map_err(|e| NotRunnable::Illegal(e.to_string()))?;
+/// [`runnable`] of a word as `target` reads it ([`crate::isa::decode_for`]).
+pub fn runnable_for(target: &'static Target, word: u128) -> Result<(), NotRunnable> {
+    runnable_inst(target, word).map(|_| ())
+}
+
+/// [`runnable_for`], with the decoded word for the caller (one decode, not two).
+fn runnable_inst(target: &'static Target, word: u128) -> Result<crate::isa::Inst, NotRunnable> {
+    let inst = crate::isa::decode_for(target, word).map_err(|e| NotRunnable::Illegal(e.to_string()))?;
     runnable_fields(&inst)?;
+    // a target whose instructions name more uniform registers than its R2UR can set
+    for o in std::iter::once(inst.b).chain(inst.c) {
+        if let Operand2::Ur(u) = o {
+            if u != URZ && helpers::encode_safe_for(target, Op::R2ur, &[u as u32, 0]).is_err() {
+                return Err(NotRunnable::UniformRegister(u));
+            }
+        }
+    }
     Ok(inst)
 }
 
@@ -246,14 +261,21 @@ pub(crate) fn runnable_fields(inst: &crate::isa::Inst) -> Result<(), NotRunnable
 /// Runnable and illegal words come back unchanged. Random `c[]` words name bank 3 one time
 /// in 32, so without this a random run would hardly ever put the constant form on the GPU.
 pub fn place(word: u128) -> u128 {
-    if runnable(word).is_ok() {
+    place_for(Target::DEFAULT, word)
+}
+
+/// [`place`] of a word as `target` reads and encodes it.
+pub fn place_for(target: &'static Target, word: u128) -> u128 {
+    if runnable_for(target, word).is_ok() {
         return word;
     }
-    let Ok(mut inst) = decode(word) else { return word };
+    let Ok(mut inst) = crate::isa::decode_for(target, word) else { return word };
     fn fix(o: Operand2) -> Operand2 {
         match o {
             Operand2::Const { offset, .. } => Operand2::Const { bank: DATA_BANK, offset: offset & 0x7ffc },
             Operand2::ConstUr { ureg, offset } => Operand2::ConstUr { ureg: (ureg & !1).min(60), offset },
+            // one R2UR can set on every target (UR0..UR62; URZ stays)
+            Operand2::Ur(u) if u != URZ && u > 62 => Operand2::Ur(u % 63),
             o => o,
         }
     }
@@ -271,8 +293,8 @@ pub fn place(word: u128) -> u128 {
             *r = mv(*r);
         }
     }
-    match crate::isa::encode(&inst) {
-        Ok(w) if runnable(w).is_ok() => w,
+    match crate::isa::encode_for(target, &inst) {
+        Ok(w) if runnable_for(target, w).is_ok() => w,
         _ => word,
     }
 }
@@ -405,6 +427,8 @@ pub struct Built {
     /// Constant bank 3 as patched into the cubin (what `c[0x3][..]` operands read), kept
     /// for [`Built::effective_inputs`].
     pub bank3: Vec<u8>,
+    /// The architecture the cubin is for, which reads the words under test.
+    pub target: &'static Target,
 }
 
 impl Built {
@@ -414,7 +438,7 @@ impl Built {
     /// not need. A case that is not runnable (only in another batch than the built one) is
     /// an error.
     pub fn effective_inputs(&self, cases: &[Case]) -> Result<Vec<Vec<Inputs>>, PatchError> {
-        effective_all(cases, &self.bank3)
+        effective_all(self.target, cases, &self.bank3)
     }
 
     /// Destination values after the run, `[case][thread]`, from the output buffer.
@@ -444,12 +468,22 @@ impl Built {
 /// (not read). `c` is 0 for a two-source word. Used by [`build`] and by the reference side
 /// to compute expected values.
 pub fn effective_inputs(word: u128, inputs: &[Inputs], bank3: &[u8]) -> Result<Vec<Inputs>, NotRunnable> {
-    effective_inputs_with(word, inputs, &|o| u32::from_le_bytes([bank3[o], bank3[o + 1], bank3[o + 2], bank3[o + 3]]))
+    effective_inputs_for(Target::DEFAULT, word, inputs, bank3)
+}
+
+/// [`effective_inputs`] of a word as `target` reads it.
+pub fn effective_inputs_for(target: &'static Target, word: u128, inputs: &[Inputs], bank3: &[u8]) -> Result<Vec<Inputs>, NotRunnable> {
+    effective_inputs_with(target, word, inputs, &|o| u32::from_le_bytes([bank3[o], bank3[o + 1], bank3[o + 2], bank3[o + 3]]))
 }
 
 /// [`effective_inputs`] with constant bank 3's word at each byte offset from `bank_word`.
-pub(crate) fn effective_inputs_with(word: u128, inputs: &[Inputs], bank_word: &dyn Fn(usize) -> u32) -> Result<Vec<Inputs>, NotRunnable> {
-    let inst = runnable_inst(word)?;
+pub(crate) fn effective_inputs_with(
+    target: &'static Target,
+    word: u128,
+    inputs: &[Inputs],
+    bank_word: &dyn Fn(usize) -> u32,
+) -> Result<Vec<Inputs>, NotRunnable> {
+    let inst = runnable_inst(target, word)?;
     let reg_of = |o: Option<Operand2>| match o {
         Some(Operand2::Reg(r)) => Some(r),
         _ => None,
@@ -731,7 +765,18 @@ impl<'a> DrawnAhead<'a> {
 
     /// Start drawing on a thread of `scope`: the cases of `words`, `threads` inputs each from
     /// `rng`.
-    pub fn start<'scope>(scope: &'scope std::thread::Scope<'scope, 'a>, words: &'a [u128], threads: usize, mut rng: crate::rng::Rng) -> DrawnAhead<'a> {
+    pub fn start<'scope>(scope: &'scope std::thread::Scope<'scope, 'a>, words: &'a [u128], threads: usize, rng: crate::rng::Rng) -> DrawnAhead<'a> {
+        Self::start_for(scope, Target::DEFAULT, words, threads, rng)
+    }
+
+    /// [`DrawnAhead::start`] of words as `target` reads them.
+    pub fn start_for<'scope>(
+        scope: &'scope std::thread::Scope<'scope, 'a>,
+        target: &'static Target,
+        words: &'a [u128],
+        threads: usize,
+        mut rng: crate::rng::Rng,
+    ) -> DrawnAhead<'a> {
         let (tx, groups) = std::sync::mpsc::sync_channel::<Drawn>(Self::AHEAD);
         let (back, spare) = std::sync::mpsc::channel::<Drawn>();
         scope.spawn(move || {
@@ -746,7 +791,7 @@ impl<'a> DrawnAhead<'a> {
                 g.c_at.clear();
                 for &w in ws {
                     g.c_at.push(g.c.len());
-                    random_records_into(w, threads, &mut rng, &mut g.records, &mut g.c);
+                    random_records_into_for(target, w, threads, &mut rng, &mut g.records, &mut g.c);
                 }
                 g.c_at.push(g.c.len());
                 // a planner that stopped (a refused batch) takes no more
@@ -862,7 +907,7 @@ fn plan_inner(target: &'static Target, src: &mut impl CaseSource, mut stream: St
         }
         let word = src.word(i);
         let not = |reason| PatchError::NotRunnable { case: i, word: format_hex(word), reason };
-        decoded.push(runnable_inst(word).map_err(not)?);
+        decoded.push(runnable_inst(target, word).map_err(not)?);
     }
     // records; then the c plane (one u32 per thread of each three-source case); then
     // (64-byte aligned, past 64 KiB so that base = slot - offset >= 0) the bindless slots:
@@ -1060,7 +1105,7 @@ fn plan_inner(target: &'static Target, src: &mut impl CaseSource, mut stream: St
                 // the word decoded above, so the plain one is not reached
                 text: {
                     scratch.clear();
-                    match crate::isa::decode_render_into(word, &mut scratch) {
+                    match crate::isa::decode_render_into_for(target, word, &mut scratch) {
                         Ok(()) => scratch.as_str().into(),
                         Err(_) => render(inst),
                     }
@@ -1157,8 +1202,8 @@ pub fn render_plan(plan: &Plan, cases: &[Case]) -> Vec<String> {
     plan.insts
         .iter()
         .map(|p| match p {
-            Planned::Iut(i) => match decode(cases[*i].word) {
-                Ok(inst) => render(&inst),
+            Planned::Iut(i) => match crate::isa::decode_for(plan.target, cases[*i].word) {
+                Ok(inst) => crate::isa::render_for(plan.target, &inst).unwrap_or_else(|| render(&inst)),
                 Err(e) => format!("illegal: {e}"),
             },
             Planned::Helper(op, a) => helpers::render_for(plan.target, *op, a),
@@ -1254,10 +1299,11 @@ impl Manifest {
 }
 
 /// [`effective_inputs`] of every case, or the first case that is not runnable.
-fn effective_all(cases: &[Case], bank3: &[u8]) -> Result<Vec<Vec<Inputs>>, PatchError> {
+fn effective_all(target: &'static Target, cases: &[Case], bank3: &[u8]) -> Result<Vec<Vec<Inputs>>, PatchError> {
     let mut effective = Vec::with_capacity(cases.len());
     for (i, c) in cases.iter().enumerate() {
-        let e = effective_inputs(c.word, &c.inputs, bank3).map_err(|reason| PatchError::NotRunnable { case: i, word: format_hex(c.word), reason })?;
+        let e =
+            effective_inputs_for(target, c.word, &c.inputs, bank3).map_err(|reason| PatchError::NotRunnable { case: i, word: format_hex(c.word), reason })?;
         effective.push(e);
     }
     Ok(effective)
@@ -1290,6 +1336,7 @@ pub fn build_for(target: &'static Target, cases: &[Case]) -> Result<Built, Patch
         manifest,
         program,
         bank3,
+        target,
     })
 }
 
@@ -1297,14 +1344,24 @@ pub fn build_for(target: &'static Target, cases: &[Case]) -> Result<Built, Patch
 /// word) per thread, with the special source's value equal across each warp (UR form) or
 /// the whole case (constant forms), as the kernel reads them.
 pub fn random_inputs(word: u128, threads: usize, rng: &mut crate::rng::Rng) -> Vec<Inputs> {
+    random_inputs_for(Target::DEFAULT, word, threads, rng)
+}
+
+/// [`random_inputs`] of a word as `target` reads it.
+pub fn random_inputs_for(target: &'static Target, word: u128, threads: usize, rng: &mut crate::rng::Rng) -> Vec<Inputs> {
     let mut v = Vec::with_capacity(threads);
-    random_inputs_into(word, threads, rng, &mut v);
+    random_inputs_into_for(target, word, threads, rng, &mut v);
     v
 }
 
 /// [`random_inputs`] appended to `v`, drawing the same values.
 pub fn random_inputs_into(word: u128, threads: usize, rng: &mut crate::rng::Rng, v: &mut Vec<Inputs>) {
-    let d = Draws::of(word);
+    random_inputs_into_for(Target::DEFAULT, word, threads, rng, v)
+}
+
+/// [`random_inputs_into`] of a word as `target` reads it.
+pub fn random_inputs_into_for(target: &'static Target, word: u128, threads: usize, rng: &mut crate::rng::Rng, v: &mut Vec<Inputs>) {
+    let d = Draws::of(target, word);
     let start = v.len();
     v.reserve(threads);
     d.each_block(threads, rng, |x| v.extend(x.chunks_exact(d.per).map(Draws::inputs)));
@@ -1323,7 +1380,12 @@ pub fn random_inputs_into(word: u128, threads: usize, rng: &mut crate::rng::Rng,
 /// and, for a three-source instruction, each thread's c (appended to `c`): the same values,
 /// without making [`Inputs`] first.
 pub fn random_records_into(word: u128, threads: usize, rng: &mut crate::rng::Rng, records: &mut Vec<u8>, c: &mut Vec<u32>) {
-    let d = Draws::of(word);
+    random_records_into_for(Target::DEFAULT, word, threads, rng, records, c)
+}
+
+/// [`random_records_into`] of a word as `target` reads it.
+pub fn random_records_into_for(target: &'static Target, word: u128, threads: usize, rng: &mut crate::rng::Rng, records: &mut Vec<u8>, c: &mut Vec<u32>) {
+    let d = Draws::of(target, word);
     let (start, c_start) = (records.len(), c.len());
     if d.per == 4 {
         // a thread's draws are its record's words (but pred's bits past the predicates): one
@@ -1395,8 +1457,8 @@ impl Lead {
 }
 
 impl Draws {
-    fn of(word: u128) -> Draws {
-        let inst = decode(word).ok();
+    fn of(target: &'static Target, word: u128) -> Draws {
+        let inst = crate::isa::decode_for(target, word).ok();
         let form = inst.as_ref().map_or(Form::Rrr, |i| i.form());
         let per = if inst.is_some_and(|i| i.c.is_some()) { 5 } else { 4 };
         let lead = match form.kind() {
@@ -1433,48 +1495,82 @@ pub fn runnable_words(seed: u64, form: Option<crate::isa::Form>, count: usize) -
     runnable_words_of(seed, crate::reference::IMPLEMENTED, form, count)
 }
 
-/// [`runnable_words_of`] for `target`: SM90's words as they are; for another target, the
-/// first of SM90's that print there as on SM90 ([`prints_alike_everywhere`]), in the same
-/// item order, so that a seed names the same words on every target but SM90.
-///
-/// Where the coordinator wires the target-aware generator (`harness/isa`'s per-target specs):
-/// this one function is where the words of another target come from; until then they are
-/// SM90's generator's, kept to the forms and modifiers every target prints alike, so that an
-/// emulated run of another target runs words that target has, with SM90's meaning.
-pub fn runnable_words_for(target: &Target, seed: u64, ops: &[crate::isa::Op], form: Option<crate::isa::Form>, count: usize) -> Result<Vec<u128>, String> {
+/// [`runnable_words_of`] for `target`: SM90's words as they are; for another target, words
+/// of the target's own generator ([`crate::gen::random_word_for`]: its forms, fields and
+/// ignored bits, so a word may mean there what it does not on SM90, as HMUL2 with bit 85
+/// set, BF16_V2 on SM90 and FP16 on SM8x), item `i` drawn from `Rng::fork(seed, i)`, in
+/// item order, skipping the ones the kernel cannot run as the target reads them
+/// ([`runnable_for`]), so that a seed names the same words on every run of that target; no
+/// INVALID values, as [`runnable_words_of`]'s.
+pub fn runnable_words_for(
+    target: &'static Target,
+    seed: u64,
+    ops: &[crate::isa::Op],
+    form: Option<crate::isa::Form>,
+    count: usize,
+) -> Result<Vec<u128>, String> {
     if target == Target::DEFAULT {
         return runnable_words_of(seed, ops, form, count);
     }
-    // SM90's words come in item order, so a longer draw begins with a shorter one
-    for drawn in [count * 4, count * 16, count * 64] {
-        let words = runnable_words_of(seed, ops, form, drawn.max(64))?;
-        let alike: Vec<u128> = words.into_iter().filter(|&w| prints_alike_everywhere(w)).take(count).collect();
-        if alike.len() == count {
-            return Ok(alike);
+    let ops: Vec<crate::isa::Op> = ops.iter().copied().filter(|op| op.forms_for(target).any(|f| form.is_none_or(|want| f == want))).collect();
+    if ops.is_empty() {
+        return Err(format!("{target} has none of these instructions{}", form.map_or_else(String::new, |f| format!(" in form {}", f.cli_name()))));
+    }
+    let mut out = Vec::new();
+    out.try_reserve_exact(count).map_err(|_| format!("{count} words: too many to hold in memory"))?;
+    let limit = 1000 + 1000 * count as u64;
+    let mut last = None;
+    for i in 0..limit {
+        if out.len() == count {
+            break;
+        }
+        match target_item(target, seed, i, &ops, form, 0.0).and_then(|w| runnable_for(target, w).map(|()| w).map_err(Some)) {
+            Ok(w) => out.push(w),
+            Err(e) => last = e.or(last),
         }
     }
-    Err(format!(
-        "{target}: fewer than {count} of SM90's words of these instructions and form print alike on every architecture (no c[], cx[] or HFMA2.MMA; FP16 only)"
-    ))
+    if out.len() < count {
+        return Err(format!(
+            "{target}: only {} of {count} items were runnable after {limit} draws (last reason: {})",
+            out.len(),
+            last.map_or_else(|| "no word of the form asked for".into(), |e| e.to_string())
+        ));
+    }
+    Ok(out)
 }
 
-/// Whether `word` is one every architecture (SM80 .. SM120) prints as SM90 does: HADD2,
-/// HMUL2 or HFMA2 in a register, immediate or uniform-register form (SM100 and SM120 have no
-/// `c[]`/`cx[]` forms with SM90's bits and no HFMA2.MMA), FP16 (SM80..SM89 have no BF16_V2 in
-/// HADD2 and HMUL2, and print some INVALID values as `.F32`), no INVALID value, no `.F32`
-/// or `.OOB`, no `URZ` (which SM100 prints as `UR63`), no half select on RZ and no `.H0_NH1`
-/// (which SM80 does not print). docs/architectures.md has the
-/// words that show each difference; tests/kernel_arch.rs checks the result with nvdisasm.
-pub fn prints_alike_everywhere(word: u128) -> bool {
-    use crate::isa::Form::{Const, ConstC, ConstUr, ConstUrC};
-    let Ok(inst) = decode(word) else { return false };
-    if inst.op == crate::isa::Op::Hfma2Mma || matches!(inst.form(), Const | ConstUr | ConstC | ConstUrC) {
-        return false;
+/// Item `i` of seed `seed` of `target`'s own generator ([`crate::gen::random_word_for`]):
+/// one of `ops` (which the target has) drawn from `Rng::fork(seed, i)`, of `form` where one is
+/// asked for, with no INVALID value except in a share `invalid_share` of the items (as
+/// [`crate::gen::GenOptions::invalid_share`]); Err(None) when 64 draws of the instruction
+/// hold none such.
+pub fn target_item(
+    target: &'static Target,
+    seed: u64,
+    i: u64,
+    ops: &[crate::isa::Op],
+    form: Option<crate::isa::Form>,
+    invalid_share: f64,
+) -> Result<u128, Option<NotRunnable>> {
+    let invalid = crate::rng::Rng::fork(seed ^ INVALID_SALT, i).chance(invalid_share);
+    if ops.is_empty() {
+        return Err(None);
     }
-    let text = render(&inst);
-    // SM80..SM89 print no half select on RZ (`-|RZ|` for SM90's `-|RZ|.H0_NH1`), and SM80
-    // none of HFMA2's `.H0_NH1` (`UR62` for SM90's `UR62.H0_NH1`)
-    !["INVALID", "BF16", ".F32", ".OOB", "URZ", "RZ.", "RZ|.", ".H0_NH1"].iter().any(|m| text.contains(m))
+    let mut r = crate::rng::Rng::fork(seed, i);
+    let op = *r.pick(ops);
+    (0..64)
+        .filter_map(|_| crate::gen::random_word_for(target, op, &mut r))
+        .find(|&w| crate::isa::decode_for(target, w).is_ok_and(|inst| form.is_none_or(|f| inst.form() == f) && (invalid || !inst.has_invalid_value())))
+        .ok_or(None)
+}
+
+/// The stream of [`target_item`]'s coin for INVALID values.
+const INVALID_SALT: u64 = 0x1a7a_11d0_5a17_0002;
+
+/// Whether `target` reads `word` as SM90 does: legal on both, the same instruction (what
+/// the paths that decode with SM90's tables, exhaustive mode's digests, need of a word).
+pub fn reads_as_sm90(target: &'static Target, word: u128) -> bool {
+    matches!((crate::isa::decode_for(target, word), decode(word)), (Ok(a), Ok(b)) if a == b)
 }
 
 /// [`runnable_words`] of the instructions `ops` only.
@@ -1679,7 +1775,7 @@ mod tests {
                     assert_eq!(a.next_u64(), b.next_u64());
                     checked += 1;
                     three_source += three as usize;
-                    led += Draws::of(w).lead.is_some() as usize;
+                    led += Draws::of(Target::DEFAULT, w).lead.is_some() as usize;
                 }
             }
         }

@@ -4,7 +4,8 @@
 
 use crate::isa::{render, Form};
 use crate::reference;
-use crate::vectors::{self, check, Vector};
+use crate::vectors::{self, check_as, Vector};
+use harness_isa::target::Target;
 use std::collections::BTreeMap;
 use std::io::Write;
 
@@ -50,6 +51,14 @@ impl Replay {
 /// Replays the vectors of `paths` line by line as they are read (memory stays flat whatever
 /// the files hold), writing each failing or undefined line and then the tallies to `out`.
 pub fn replay<P: AsRef<std::path::Path>>(paths: &[P], out: &mut dyn Write) -> Result<Replay, ReplayError> {
+    replay_as(paths, None, out)
+}
+
+/// [`replay`], each vector's encoding read by the architecture its line names (`"arch"`),
+/// and a line that names none by `arch` (SM90 where None). A line naming another
+/// architecture than `arch` (where given) is invalid: the reader asked for one the vector
+/// was not run on.
+pub fn replay_as<P: AsRef<std::path::Path>>(paths: &[P], arch: Option<&'static Target>, out: &mut dyn Write) -> Result<Replay, ReplayError> {
     let mut vectors = 0usize;
     let mut failures = Vec::new();
     let mut by_origin: BTreeMap<String, Tally> = BTreeMap::new();
@@ -74,7 +83,16 @@ pub fn replay<P: AsRef<std::path::Path>>(paths: &[P], out: &mut dyn Write) -> Re
                 return Ok(());
             }
         };
-        let inst = match check(v) {
+        let target = match (v.arch, arch) {
+            (Some(named), Some(asked)) if named != asked => {
+                invalid += 1;
+                by_origin.entry(v.origin.clone()).or_default().fail += 1;
+                fail(out, format!("{at}: invalid: the vector names arch {named}, but --arch {asked} was asked for"))?;
+                return Ok(());
+            }
+            (named, asked) => named.or(asked).unwrap_or(Target::DEFAULT),
+        };
+        let inst = match check_as(v, target) {
             Ok(i) => i,
             Err(e) => {
                 invalid += 1;
@@ -89,7 +107,8 @@ pub fn replay<P: AsRef<std::path::Path>>(paths: &[P], out: &mut dyn Write) -> Re
         let x = v.inputs;
         // operand 3 too where the instruction has one: a line says all a reader needs to repeat it
         let c = if inst.c.is_some() { format!(" c={:#010x}", x.c) } else { String::new() };
-        let what = format!("{}  a={:#010x} b={:#010x}{c} d={:#010x} pred={:#04x}", render(&inst), x.a, x.b, x.d, x.pred);
+        let text = crate::isa::render_for(target, &inst).unwrap_or_else(|| render(&inst));
+        let what = format!("{text}  a={:#010x} b={:#010x}{c} d={:#010x} pred={:#04x}", x.a, x.b, x.d, x.pred);
         let Some(expect) = v.expect else {
             malformed += 1;
             origin.fail += 1;

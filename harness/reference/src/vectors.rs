@@ -9,7 +9,7 @@
 //! before `origin`; a line without it is SM90's.
 
 use crate::inputs::Inputs;
-use crate::isa::{self, decode, Inst, Operand2, RZ, URZ};
+use crate::isa::{self, Inst, Operand2, RZ, URZ};
 use std::path::{Path, PathBuf};
 
 /// One case.
@@ -20,6 +20,9 @@ pub struct Vector {
     /// The destination's value afterwards; absent in input to `eval`.
     pub expect: Option<u32>,
     pub origin: String,
+    /// The architecture that ran it (an `"arch"` key, nvdisasm's spelling): what reads its
+    /// encoding; None for a line that names none (SM90's, or another given by the reader).
+    pub arch: Option<&'static harness_isa::target::Target>,
 }
 
 /// Why a line is not a vector.
@@ -39,6 +42,8 @@ pub enum VectorError {
     NoOperand3,
     #[error("a line of {0} bytes (at most {max})", max = crate::lines::MAX_LINE)]
     TooLong(usize),
+    #[error("key \"arch\": {0}")]
+    Arch(String),
 }
 
 /// A JSON object whose keys are distinct: a key named twice is malformed, never "the last
@@ -114,12 +119,17 @@ pub fn parse_line(line: &str) -> Result<Vector, VectorError> {
     let o = &o;
     let need = |key: &'static str, digits: usize| hex_field(o, key, digits)?.ok_or(VectorError::Missing(key));
     let encoding = need("encoding", 32)?;
+    let arch = match o.get("arch") {
+        None => None,
+        Some(s) => Some(harness_isa::target::Target::parse(s.as_str().ok_or(VectorError::NotString("arch"))?).map_err(|e| VectorError::Arch(e.to_string()))?),
+    };
+    let target = arch.unwrap_or(harness_isa::target::Target::DEFAULT);
     let a = need("a", 8)? as u32;
     let b = need("b", 8)? as u32;
     let d = need("d", 8)? as u32;
     let pred = need("pred", 2)? as u8;
     // operand 3: required of a three-source instruction, refused of a two-source one
-    let sources = isa::decode::form_of(encoding).map(|(op, _)| op.spec().sources).ok();
+    let sources = isa::decode::form_of_for(target, encoding).map(|(op, _)| op.spec().sources).ok();
     let c = match (hex_field(o, "c", 8)?, sources) {
         (None, Some(3)) => return Err(VectorError::Missing("c")),
         (Some(_), Some(n)) if n < 3 => return Err(VectorError::NoOperand3),
@@ -130,12 +140,17 @@ pub fn parse_line(line: &str) -> Result<Vector, VectorError> {
         None => String::new(),
         Some(s) => s.as_str().ok_or(VectorError::NotString("origin"))?.to_string(),
     };
-    Ok(Vector { encoding, inputs: Inputs { a, b, d, pred, c }, expect, origin })
+    Ok(Vector { encoding, inputs: Inputs { a, b, d, pred, c }, expect, origin, arch })
 }
 
 /// Whether `encoding` is a three-source instruction's; None for a word with no form.
 pub fn three_source(encoding: u128) -> Option<bool> {
-    isa::decode::form_of(encoding).ok().map(|(op, _)| op.spec().sources == 3)
+    three_source_for(harness_isa::target::Target::DEFAULT, encoding)
+}
+
+/// [`three_source`] of a word as `target` reads it.
+pub fn three_source_for(target: &'static harness_isa::target::Target, encoding: u128) -> Option<bool> {
+    isa::decode::form_of_for(target, encoding).ok().map(|(op, _)| op.spec().sources == 3)
 }
 
 /// Whether a line has a `c` key, given [`three_source`] of its word: always for a
@@ -150,9 +165,15 @@ pub fn has_c(three: Option<bool>, c: u32) -> bool {
 pub fn to_line(v: &Vector) -> String {
     let x = &v.inputs;
     let expect = v.expect.map(|e| format!(",\"expect\":\"0x{e:08x}\"")).unwrap_or_default();
-    let c = if has_c(three_source(v.encoding), x.c) { format!(",\"c\":\"0x{:08x}\"", x.c) } else { String::new() };
+    let c = if has_c(three_source_for(v.arch.unwrap_or(harness_isa::target::Target::DEFAULT), v.encoding), x.c) {
+        format!(",\"c\":\"0x{:08x}\"", x.c)
+    } else {
+        String::new()
+    };
+    // the architecture before `origin`, as the runner's fast writer puts it
+    let arch = v.arch.map(|t| format!(",\"arch\":\"{}\"", t.nvdisasm)).unwrap_or_default();
     format!(
-        "{{\"encoding\":\"{}\",\"a\":\"0x{:08x}\",\"b\":\"0x{:08x}\"{c},\"d\":\"0x{:08x}\",\"pred\":\"0x{:02x}\"{expect},\"origin\":{}}}",
+        "{{\"encoding\":\"{}\",\"a\":\"0x{:08x}\",\"b\":\"0x{:08x}\"{c},\"d\":\"0x{:08x}\",\"pred\":\"0x{:02x}\"{expect}{arch},\"origin\":{}}}",
         isa::format_hex(v.encoding),
         x.a,
         x.b,
@@ -164,7 +185,12 @@ pub fn to_line(v: &Vector) -> String {
 
 /// The vector's instruction, if its encoding is legal and it cannot contradict itself.
 pub fn check(v: &Vector) -> Result<Inst, Contradiction> {
-    let i = decode(v.encoding).map_err(|e| Contradiction::Illegal(e.to_string()))?;
+    check_as(v, v.arch.unwrap_or(harness_isa::target::Target::DEFAULT))
+}
+
+/// [`check`] of the vector's encoding as `target` reads it.
+pub fn check_as(v: &Vector, target: &'static harness_isa::target::Target) -> Result<Inst, Contradiction> {
+    let i = isa::decode_for(target, v.encoding).map_err(|e| Contradiction::Illegal(e.to_string()))?;
     let x = &v.inputs;
     if x.pred & 0x80 != 0 {
         return Err(Contradiction::PredBit7(x.pred));
@@ -343,6 +369,7 @@ mod tests {
             inputs: Inputs { a: 1, b: 2, d: 3, pred: 0x45, c: 0 },
             expect: Some(0xdead_beef),
             origin: "hardware:NVIDIA H100:580.1:2026-01-01".into(),
+            arch: None,
         };
         let l = to_line(&v);
         assert_eq!(parse_line(&l), Ok(v.clone()));

@@ -67,7 +67,8 @@ impl Vector {
             word: v.encoding,
             a: format!("{:#010x}", v.inputs.a),
             b: format!("{:#010x}", v.inputs.b),
-            c: crate::vectors::has_c(crate::vectors::three_source(v.encoding), v.inputs.c).then(|| format!("{:#010x}", v.inputs.c)),
+            c: crate::vectors::has_c(crate::vectors::three_source_for(v.arch.unwrap_or(crate::target::Target::DEFAULT), v.encoding), v.inputs.c)
+                .then(|| format!("{:#010x}", v.inputs.c)),
             d: format!("{:#010x}", v.inputs.d),
             pred: format!("{:#04x}", v.inputs.pred),
             expect: v.expect.map(|e| format!("{e:#010x}")).unwrap_or_else(|| "none".into()),

@@ -118,6 +118,12 @@ pub fn op_of_for(target: &'static Target, word: u128) -> Result<(Op, &'static cr
     }
 }
 
+/// [`form_of`] of a word as `target` reads it.
+pub fn form_of_for(target: &'static Target, word: u128) -> Result<(Op, Form), Illegal> {
+    let (op, l) = op_of_for(target, word)?;
+    form_in(l, op, word).map(|f| (op, f))
+}
+
 /// Decode one word as `target` prints it ([`decode()`] is SM90's).
 pub fn decode_for(target: &'static Target, word: u128) -> Result<Inst, Illegal> {
     let (op, l) = op_of_for(target, word)?;

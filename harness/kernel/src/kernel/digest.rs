@@ -91,7 +91,7 @@ pub fn digest_inputs(word: u128, inputs: &[Inputs]) -> Result<Vec<Inputs>, Diges
     // operand 2 is never a constant; a c[0x3][] operand 3 reads the request's c, which every
     // input carries
     let c = inputs.first().map_or(0, |x| x.c);
-    Ok(effective_inputs_with(word, inputs, &|_| c)?)
+    Ok(effective_inputs_with(Target::DEFAULT, word, inputs, &|_| c)?)
 }
 
 /// The request's range, and the kernel's own limit (at least one iteration per thread).

@@ -263,7 +263,7 @@ impl Program {
             .map(|&w| Decoded {
                 insn: match classify_for(target, w) {
                     Some((op, a)) => Insn::Helper(op, a),
-                    None => match crate::isa::decode(w) {
+                    None => match crate::isa::decode_for(target, w) {
                         Ok(i) => Insn::UnderTest(Box::new(i)),
                         Err(e) => Insn::Illegal(e.to_string()),
                     },

@@ -69,10 +69,11 @@ impl Road {
         self.runnable_for(Target::DEFAULT, word)
     }
 
-    /// [`Road::runnable`] with `target`'s kernels (on the scaffold road, its scaffolds).
+    /// [`Road::runnable`] of a word as `target` reads it, with `target`'s kernels (on the
+    /// scaffold road, its scaffolds).
     pub fn runnable_for(self, target: &'static Target, word: u128) -> Result<(), NotRunnable> {
         match self {
-            Road::Batch | Road::Single => super::runnable(word),
+            Road::Batch | Road::Single => super::runnable_for(target, word),
             Road::Scaffold => super::scaffold::runnable_for(target, word).map(|_| ()),
         }
     }

@@ -306,22 +306,24 @@ pub fn fit(word: u128) -> Result<(u128, &'static Loaded), NotRunnable> {
     fit_for(Target::DEFAULT, word)
 }
 
-/// [`fit`] on `target`'s scaffolds. A target other than SM90 runs only the words it prints
-/// as SM90 does ([`super::prints_alike_everywhere`]: no `c[]` or `cx[]` form, which SM100
-/// and SM120 lack, no HFMA2.MMA, FP16), as on its batch road; the others are not runnable
-/// here, never run as something else.
+/// [`fit`] on `target`'s scaffolds. A target other than SM90 fits only the words it reads
+/// as SM90 does ([`super::reads_as_sm90`]) other than `c[]`/`cx[]` words; the others are not
+/// runnable here, never run as something else.
 pub fn fit_for(target: &'static Target, word: u128) -> Result<(u128, &'static Loaded), NotRunnable> {
     let case = decode(word).map_err(|e| NotRunnable::Illegal(e.to_string()))?;
     super::runnable_fields(&case)?;
-    if target != Target::DEFAULT && !super::prints_alike_everywhere(word) {
-        return Err(NotRunnable::NoScaffold(format!(
-            "not a word {target} is known to print as SM90 does (register, immediate or UR form of HADD2, HMUL2, HFMA2, FP16, no INVALID value: {target} has no scaffold for it)"
-        )));
+    // the fit below decodes and encodes with SM90's tables: another target fits only the
+    // words it reads as SM90 does, and no c[]/cx[] word (its scaffolds hold no bank case)
+    if target != Target::DEFAULT && !super::reads_as_sm90(target, word) {
+        return Err(NotRunnable::NoScaffold(format!("{target} reads this word otherwise than SM90 does: the scaffold road fits words with SM90's tables")));
     }
     if case.relu.is_some_and(|p| p.index != PT) {
         return Err(NotRunnable::NoScaffold("a .RELU predicate operand other than PT: the scaffolds set no predicate".into()));
     }
     let (_, form) = crate::isa::decode::form_of(word).map_err(|e| NotRunnable::Illegal(e.to_string()))?;
+    if target != Target::DEFAULT && matches!(form, Form::Const | Form::ConstUr | Form::ConstC | Form::ConstUrC) {
+        return Err(NotRunnable::NoScaffold(format!("a c[] or cx[] word: {target}'s scaffolds hold no constant-bank case (SM90's alone do)")));
+    }
     // c[0x3][offset] stands on the register form's scaffold: the operand's register becomes
     // the bank word (ptxas loads `.const` data with LDC into a register, never as an operand)
     let (on_form, bank) = match (form, case.c.is_some()) {
@@ -352,7 +354,9 @@ pub fn fit_for(target: &'static Target, word: u128) -> Result<(u128, &'static Lo
         i.ctrl = s.ctrl;
         i.ignored = if s.op == case.op && bank.is_none() { s.ignored } else { 0 };
         if let Ok(w) = encode(&i) {
-            return Ok((w, l));
+            if target == Target::DEFAULT || super::reads_as_sm90(target, w) {
+                return Ok((w, l));
+            }
         }
     }
     let forms: Vec<String> = scaffolds_for(target).iter().flatten().map(|l| l.scaffold.name.to_string()).collect();

@@ -8,7 +8,7 @@ use super::pipeline::{Backend, Case};
 use super::report::{self, hex32, Finding, FindingInputs, Totals};
 use crate::gpu::{ExecError, Executor};
 use crate::inputs::Inputs;
-use crate::isa::{decode, encode, format_hex, render, Inst};
+use crate::isa::{format_hex, render, Inst};
 
 /// Settings of a batch run.
 #[derive(Clone, Debug)]
@@ -50,9 +50,20 @@ pub fn input_seed(seed: u64, index: u64) -> u64 {
 
 /// The decoder's view of a word for a finding: its text, and its classification.
 pub fn classify(word: u128) -> (String, String) {
-    match decode(word) {
-        Ok(i) if i.has_invalid_value() => (render(&i), "decoder: legal, with INVALIDn values (meaning unknown)".into()),
-        Ok(i) => (render(&i), "decoder: legal".into()),
+    classify_for(crate::target::Target::DEFAULT, word)
+}
+
+/// An instruction's text as `target` prints it.
+fn text_for(target: &'static crate::target::Target, i: &Inst) -> String {
+    crate::isa::render_for(target, i).unwrap_or_else(|| render(i))
+}
+
+/// [`classify`] of a word as `target` reads and prints it.
+pub fn classify_for(target: &'static crate::target::Target, word: u128) -> (String, String) {
+    let text = |i: &Inst| text_for(target, i);
+    match crate::isa::decode_for(target, word) {
+        Ok(i) if i.has_invalid_value() => (text(&i), "decoder: legal, with INVALIDn values (meaning unknown)".into()),
+        Ok(i) => (text(&i), "decoder: legal".into()),
         Err(e) => (format!("illegal: {e}"), format!("decoder: illegal ({})", e.kind())),
     }
 }
@@ -199,9 +210,9 @@ pub fn run_batch(
     let mut cases: Vec<Case> = Vec::new();
     let mut item_totals: Vec<Totals> = vec![Totals { instructions: 1, ..Default::default() }; items.len()];
     let forms: Vec<String> =
-        items.iter().map(|&(_, w)| crate::isa::decode::form_of(w).map(|(o, f)| o.form_key(f).to_string()).unwrap_or_else(|_| "illegal".into())).collect();
+        items.iter().map(|&(_, w)| backend.decode(w).map(|i| i.op.form_key(i.form()).to_string()).unwrap_or_else(|_| "illegal".into())).collect();
     for (k, &(index, word)) in items.iter().enumerate() {
-        let inst = decode(word).ok();
+        let inst = backend.decode(word).ok();
         match backend.runnable(word) {
             Ok(()) => {
                 let proxy = Inst::new(0, 1, crate::isa::Operand2::Reg(2));
@@ -239,7 +250,7 @@ pub fn run_batch(
         item_totals[*k].faults += 1;
         rec.findings.push(Finding::fault(
             format_hex(items[*k].1),
-            classify(items[*k].1).0,
+            classify_for(backend.target(), items[*k].1).0,
             format!("a batch of {n} instructions starting here failed ({e}) but no single one of them does alone"),
         ));
     }
@@ -250,7 +261,7 @@ pub fn run_batch(
             Err(e) => {
                 t.faults = 1;
                 let nv = describe(case.word).map(|s| format!("; nvdisasm: {s}")).unwrap_or_default();
-                let (text, class) = classify(case.word);
+                let (text, class) = classify_for(backend.target(), case.word);
                 rec.findings.push(Finding {
                     kind: report::FindingKind::Fault,
                     encoding: format_hex(case.word),
@@ -305,7 +316,7 @@ pub fn run_batch(
         if let Some((inp, e, g)) = first_bad {
             let min = if o.minimize_budget > 0 {
                 let mut still = |c: &Inst| -> bool {
-                    let Ok(w) = encode(c) else { return false };
+                    let Ok(w) = crate::isa::encode_for(backend.target(), c) else { return false };
                     let Ok(want) = backend.expect(c, &inp) else { return false };
                     // one warp of the same input: the kernel runs whole warps (32 threads at least)
                     let case = Case { word: w, inputs: vec![inp; MIN_THREADS] };
@@ -319,9 +330,9 @@ pub fn run_batch(
             rec.findings.push(Finding {
                 kind: report::FindingKind::Mismatch,
                 encoding: format_hex(case.word),
-                text: render(inst),
-                minimized: min.as_ref().and_then(|m| encode(m).ok()).map(format_hex),
-                minimized_text: min.as_ref().map(render),
+                text: text_for(backend.target(), inst),
+                minimized: min.as_ref().and_then(|m| crate::isa::encode_for(backend.target(), m).ok()).map(format_hex),
+                minimized_text: min.as_ref().map(|m| text_for(backend.target(), m)),
                 inputs: Some(FindingInputs::of(&inp)),
                 expected: Some(hex32(e)),
                 got: Some(hex32(g)),
@@ -338,6 +349,7 @@ mod tests {
     use super::*;
     use crate::gpu::fake::FakeExecutor;
     use crate::gpu::LaunchJob;
+    use crate::isa::decode;
     use crate::run::pipeline::FakeBackend;
 
     /// Counts launches, to check bisection stays logarithmic.

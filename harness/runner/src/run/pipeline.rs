@@ -52,6 +52,14 @@ pub trait Backend: Sync {
     fn expect(&self, inst: &Inst, inputs: &Inputs) -> Result<u32, String>;
     /// `reference::input_set(inst, seed, n)`.
     fn input_set(&self, inst: &Inst, seed: u64, n: usize) -> Vec<Inputs>;
+    /// The architecture whose kernels run the words: what reads them ([`Backend::decode`]).
+    fn target(&self) -> &'static crate::target::Target {
+        crate::target::Target::DEFAULT
+    }
+    /// A word of the run as [`Backend::target`] reads it.
+    fn decode(&self, word: u128) -> Result<Inst, crate::isa::Illegal> {
+        crate::isa::decode_for(self.target(), word)
+    }
     /// `reference::eval_batch`: results of one instruction for many inputs into `out`
     /// (as long as `inputs`); `Err` when any result is undefined. By default one
     /// [`Backend::expect`] per input.
@@ -105,16 +113,7 @@ impl RealBackend {
 
 impl Backend for RealBackend {
     fn runnable(&self, w: u128) -> Result<(), String> {
-        self.road.runnable_for(self.target, w).map_err(|e| e.to_string())?;
-        // until the target-aware encodings are wired, another target runs only the words it
-        // prints as SM90 does (kernel::runnable_words_for)
-        if self.target != crate::target::Target::DEFAULT && !crate::kernel::prints_alike_everywhere(w) {
-            return Err(format!(
-                "not a word {} is known to print as SM90 does (register, immediate or UR form of HADD2, HMUL2, HFMA2, FP16, no INVALID value)",
-                self.target
-            ));
-        }
-        Ok(())
+        self.road.runnable_for(self.target, w).map_err(|e| e.to_string())
     }
     fn build(&self, cases: &[Case]) -> Result<Prepared, String> {
         let mut built = self.road.build_for(self.target, cases).map_err(|e| e.to_string())?;
@@ -150,8 +149,9 @@ impl Backend for RealBackend {
         crate::kernel::digest::digest_inputs(word, xs).map_err(|e| e.to_string())
     }
     fn digest_job(&self, req: &DigestRequest) -> Result<LaunchJob, String> {
-        if self.target != crate::target::Target::DEFAULT && !crate::kernel::prints_alike_everywhere(req.word) {
-            return Err(format!("not a word {} is known to print as SM90 does", self.target));
+        // the digest kernel's inputs and the sweep's reference read the word as SM90 does
+        if !crate::kernel::reads_as_sm90(self.target, req.word) {
+            return Err(format!("exhaustive mode reads words as SM90 does, and {} reads this one otherwise", self.target));
         }
         crate::kernel::digest::build_for(self.target, req).map(|b| b.job).map_err(|e| e.to_string())
     }
@@ -160,6 +160,9 @@ impl Backend for RealBackend {
     }
     fn input_set(&self, i: &Inst, seed: u64, n: usize) -> Vec<Inputs> {
         crate::reference::input_set(i, seed, n)
+    }
+    fn target(&self) -> &'static crate::target::Target {
+        self.target
     }
 }
 

@@ -4,12 +4,14 @@
 //! a reused buffer, the origin escaped once.
 
 use super::engine::Observed;
-use crate::vectors::{has_c, three_source, to_line, Vector};
+use crate::vectors::{has_c, three_source_for, to_line, Vector};
 
 /// Writes observed results as vector lines with one origin.
 pub struct VectorWriter {
     /// `,"origin":"<escaped>"}` + newline: the same for every line.
     tail: Vec<u8>,
+    /// The architecture that reads the words (whether a line has a `c`).
+    target: &'static crate::target::Target,
 }
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
@@ -30,8 +32,9 @@ impl VectorWriter {
     /// Lines of a run of `target`: another than SM90 names itself in an `"arch"` key
     /// before `origin` (a reader that knows no `arch` ignores it, as every other key it does
     /// not know; a line without one is SM90's).
-    pub fn for_arch(origin: &str, target: &crate::target::Target) -> VectorWriter {
+    pub fn for_arch(origin: &str, target: &'static crate::target::Target) -> VectorWriter {
         let mut w = VectorWriter::of_origin(origin);
+        w.target = target;
         if target != crate::target::Target::DEFAULT {
             let mut tail = format!(",\"arch\":\"{}\"", target.nvdisasm).into_bytes();
             tail.extend_from_slice(&w.tail);
@@ -42,11 +45,11 @@ impl VectorWriter {
 
     fn of_origin(origin: &str) -> VectorWriter {
         // the tail as `to_line` spells it, so escaping has one definition
-        let probe = to_line(&Vector { encoding: 0, inputs: Default::default(), expect: Some(0), origin: origin.to_string() });
+        let probe = to_line(&Vector { encoding: 0, inputs: Default::default(), expect: Some(0), origin: origin.to_string(), arch: None });
         let at = probe.find(",\"origin\":").unwrap_or(probe.len());
         let mut tail = probe.as_bytes()[at..].to_vec();
         tail.push(b'\n');
-        VectorWriter { tail }
+        VectorWriter { tail, target: crate::target::Target::DEFAULT }
     }
 
     /// Append one line per observation to `out`.
@@ -60,7 +63,7 @@ impl VectorWriter {
             let three = match last {
                 Some((w, t)) if w == o.word => t,
                 _ => {
-                    let t = three_source(o.word);
+                    let t = three_source_for(self.target, o.word);
                     last = Some((o.word, t));
                     t
                 }
@@ -119,7 +122,7 @@ mod tests {
         assert_eq!(lines.len(), obs.len());
         let mut three = 0;
         for (l, o) in lines.iter().zip(&obs) {
-            let mut v = Vector { encoding: o.word, inputs: o.inputs, expect: Some(o.got), origin: origin.into() };
+            let mut v = Vector { encoding: o.word, inputs: o.inputs, expect: Some(o.got), origin: origin.into(), arch: None };
             assert_eq!(*l, to_line(&v));
             three += l.contains("\"c\"") as usize;
             // a two-source line has no c: it parses back as 0
@@ -140,6 +143,9 @@ mod tests {
         let (sm90, sm86) = (String::from_utf8(sm90).unwrap(), String::from_utf8(sm86).unwrap());
         assert!(!sm90.contains("arch"), "{sm90}");
         assert!(sm86.contains(",\"arch\":\"SM86\",\"origin\":\"reference\"}"), "{sm86}");
-        assert_eq!(parse_line(sm86.trim_end()), parse_line(sm90.trim_end()));
+        // the same vector, read as SM86's; `to_line` writes the line the fast writer wrote
+        let v = parse_line(sm86.trim_end()).unwrap();
+        assert_eq!(v, Vector { arch: Some(&crate::target::Target::SM86), ..parse_line(sm90.trim_end()).unwrap() });
+        assert_eq!(to_line(&v), sm86.trim_end());
     }
 }
