@@ -5,7 +5,7 @@
 //! cubin and prints the case's instruction on ptxas's registers.
 
 use crate::common::seed;
-use hmul2_harness::isa::{decode, encode, format_hex, render, Op, Operand2};
+use hmul2_harness::isa::{decode, decode_for, encode, format_hex, render, render_for, Op, Operand2};
 use hmul2_harness::kernel::scaffold::{self, SCAFFOLDS};
 use hmul2_harness::kernel::Case;
 use hmul2_harness::nvdisasm::find_tool;
@@ -143,7 +143,9 @@ fn a_patched_scaffold_differs_from_ptxas_in_the_cases_bits_of_one_word() {
                 std::fs::write(&path, cubin).unwrap();
                 let o = std::process::Command::new(&nvdisasm).arg("-c").arg(&path).output().unwrap();
                 assert!(o.status.success(), "nvdisasm {}: {}", path.display(), String::from_utf8_lossy(&o.stderr));
-                let text = render(&decode(got).unwrap());
+                // the text the target's own decoder gives (nvdisasm reads the cubin as its ELF's target)
+                let text = render_for(t, &decode_for(t, got).unwrap()).unwrap();
+                assert_eq!(text, render(&decode(got).unwrap()), "{t} {}: a fitted word reads as SM90 reads it", l.scaffold.name);
                 let line = listed_at(&String::from_utf8_lossy(&o.stdout), l.file_offset_in_text());
                 assert!(line.contains(text.trim_end_matches(" ;")), "{t} {}: nvdisasm prints {line:?}, the decoder {text:?}", l.scaffold.name);
                 words.push(got);
@@ -169,7 +171,7 @@ fn a_patched_scaffold_differs_from_ptxas_in_the_cases_bits_of_one_word() {
         // nvdisasm -b <target> on the patched words alone
         let listed = crate::common::disassemble_as(t.nvdisasm, &words);
         for (w, line) in words.iter().zip(&listed) {
-            let text = render(&decode(*w).unwrap());
+            let text = render_for(t, &decode_for(t, *w).unwrap()).unwrap();
             assert_eq!(
                 line.as_str(),
                 text.trim_end_matches(" ;"),

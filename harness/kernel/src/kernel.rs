@@ -1567,10 +1567,15 @@ pub fn target_item(
 /// The stream of [`target_item`]'s coin for INVALID values.
 const INVALID_SALT: u64 = 0x1a7a_11d0_5a17_0002;
 
-/// Whether `target` reads `word` as SM90 does: legal on both, the same instruction (what
-/// the paths that decode with SM90's tables, exhaustive mode's digests, need of a word).
+/// Whether `target` reads `word` as SM90 does: legal on both, the same instruction and the
+/// same text (what the paths that decode with SM90's tables, exhaustive mode's digests and the
+/// scaffold fit, need of a word). The text counts: SM80's HADD2.F32 shows an immediate SM90's
+/// hides, in the same instruction.
 pub fn reads_as_sm90(target: &'static Target, word: u128) -> bool {
-    matches!((crate::isa::decode_for(target, word), decode(word)), (Ok(a), Ok(b)) if a == b)
+    match (crate::isa::decode_for(target, word), decode(word)) {
+        (Ok(a), Ok(b)) => a == b && crate::isa::render_for(target, &a).is_some_and(|t| t == render(&b)),
+        _ => false,
+    }
 }
 
 /// [`runnable_words`] of the instructions `ops` only.
