@@ -31,7 +31,8 @@ result (`rests on`).
 Vector lines (no instruction): each line on stdin is one JSON object
   {\"encoding\":\"0x<32 hex>\",\"a\":\"0x<8 hex>\",\"b\":\"0x<8 hex>\",\"c\":\"0x<8 hex>\",\"d\":\"0x<8 hex>\",\"pred\":\"0x<2 hex>\"}
 (`c` only for HFMA2 and HFMA2.MMA; `d` is the destination before; `pred` bit i is Pi) and \
-is written back with `expect` set by the reference and origin `reference`. With --encodings \
+is written back with `expect` set by the reference and origin `reference` (and, for an \
+instruction that writes predicates, `expect_pred`: P0..P6 after). With --encodings \
 FILE (hex words, one a line, `-` for stdin): writes --inputs vectors per encoding, inputs from \
 the reference's seeded input set. A vector whose result is undefined is written without \
 `expect` and counted on stderr with its reason (exit 1); a malformed or self-contradicting \
@@ -190,6 +191,16 @@ fn parse_pred(s: &str) -> Result<u8, CliError> {
     v.filter(|&v| v < 0x80).ok_or_else(bad)
 }
 
+/// The true predicates of a file, by name (`P0,P2`; `none`).
+fn pred_names(p: u8) -> String {
+    let names: Vec<String> = (0..PT).filter(|&i| p >> i & 1 == 1).map(|i| format!("P{i}")).collect();
+    if names.is_empty() {
+        "none".into()
+    } else {
+        names.join(",")
+    }
+}
+
 /// What one source operand reads from the inputs: a register (other than RZ), uniform
 /// register (other than URZ) or constant-bank word; None for RZ, URZ and immediates.
 fn reads(o: Operand2) -> Option<String> {
@@ -311,10 +322,12 @@ fn one(text: &str, a: EvalArgs) -> CliResult {
     };
     let pred = a.pred.as_deref().map(parse_pred).transpose()?.unwrap_or(0);
     let x = Inputs { a: vals[0], b: vals[1], c: vals[2], d, pred };
-    let v = Vector { encoding: word, inputs: x, expect: None, origin: String::new(), arch: Some(target) };
+    let v = Vector { encoding: word, inputs: x, expect: None, expect_pred: None, origin: String::new(), arch: Some(target) };
     check(&v).map_err(|e| CliError::input(format!("eval: {e}")))?;
     let text = isa::render_for(target, &inst).unwrap_or_else(|| isa::render(&inst));
     let result = reference::eval(&inst, &x);
+    // the predicates after, shown for an instruction that writes some
+    let preds = reference::writes_preds(inst.op).then(|| reference::preds_after(&inst, &x));
     let guard = inst.pred.index >= PT || (x.pred >> inst.pred.index) & 1 == 1;
     let runs = guard != inst.pred.negated;
     let rests = result.as_ref().map(|&r| rests_on(&inst, &x, r)).unwrap_or_default();
@@ -342,6 +355,11 @@ fn one(text: &str, a: EvalArgs) -> CliResult {
         o["d"] = serde_json::json!(format!("0x{d:08x}"));
         o["pred"] = serde_json::json!(format!("0x{pred:02x}"));
         o["guard"] = serde_json::json!(runs);
+        match &preds {
+            Some(Ok(p)) => o["pred_after"] = serde_json::json!(format!("0x{p:02x}")),
+            Some(Err(u)) => o["pred_after_undefined"] = serde_json::json!(u.to_string()),
+            None => {}
+        }
         match &result {
             Ok(r) => {
                 o["result"] = serde_json::json!({ "word": format!("0x{r:08x}"), "lanes": lanes(out_lanes(*r)) });
@@ -359,7 +377,7 @@ fn one(text: &str, a: EvalArgs) -> CliResult {
             Err(u) => o["undefined"] = serde_json::json!(u.to_string()),
         }
         crate::outln!("{o}")?;
-        return Ok(exit_for(result.is_ok()));
+        return Ok(exit_for(result.is_ok() && preds.as_ref().is_none_or(Result::is_ok)));
     }
     let show = |l: Vec<(String, String)>| l.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join("  ");
     let mut s = format!(
@@ -396,8 +414,13 @@ fn one(text: &str, a: EvalArgs) -> CliResult {
         }
         Err(u) => s += &format!("  result  undefined: {u}\n"),
     }
+    match &preds {
+        Some(Ok(p)) => s += &format!("  preds   0x{p:02x}  P0..P6 after: {}\n", pred_names(*p)),
+        Some(Err(u)) => s += &format!("  preds   undefined: {u}\n"),
+        None => {}
+    }
     crate::out!("{s}")?;
-    Ok(exit_for(result.is_ok()))
+    Ok(exit_for(result.is_ok() && preds.as_ref().is_none_or(Result::is_ok)))
 }
 
 /// The vector-line mode: fill `expect` for lines on stdin or for `--encodings` words.
@@ -420,8 +443,18 @@ fn vectors(a: EvalArgs) -> CliResult {
         }
         let inst = check(&v).map_err(|e| CliError::input(format!("{at}: {e}")))?;
         v.origin = "reference".into();
-        v.expect = match reference::eval(&inst, &v.inputs) {
-            Ok(e) => Some(e),
+        // the predicates after, for an instruction that writes some (a line of one that writes
+        // none has no key: the reference leaves the file as it was)
+        let preds = match reference::writes_preds(inst.op) {
+            true => reference::preds_after(&inst, &v.inputs).map(Some),
+            false => Ok(None),
+        };
+        v.expect_pred = None;
+        v.expect = match reference::eval(&inst, &v.inputs).and_then(|e| preds.map(|p| (e, p))) {
+            Ok((e, p)) => {
+                v.expect_pred = p;
+                Some(e)
+            }
             Err(e @ Undefined::Instruction(_)) => return Err(CliError::input(format!("{at}: {e}"))),
             Err(e) => {
                 undefined += 1;
@@ -446,7 +479,7 @@ fn vectors(a: EvalArgs) -> CliResult {
             let word = parse_hex(line).map_err(|e| CliError::input(format!("{at}: {e}")))?;
             let inst = isa::decode_for(a.arch.unwrap_or(crate::target::Target::DEFAULT), word).map_err(|e| CliError::input(format!("{at}: {e}")))?;
             for x in reference::input_set(&inst, seed.wrapping_add(n as u64 - 1), a.inputs) {
-                one(&at, Vector { encoding: word, inputs: x, expect: None, origin: String::new(), arch: None }, &mut out)?;
+                one(&at, Vector { encoding: word, inputs: x, expect: None, expect_pred: None, origin: String::new(), arch: None }, &mut out)?;
             }
             Ok(())
         })

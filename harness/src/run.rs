@@ -1664,6 +1664,7 @@ pub fn preflight(backend: &dyn Backend, exec: &mut dyn Executor) -> Result<Strin
     let text = crate::isa::render_for(backend.target(), &inst).unwrap_or_else(|| crate::isa::render(&inst));
     let x = crate::inputs::Inputs { a: 0x4000_3c00, b: 0x3e00_4200, d: 0x7e7e_7e7e, pred: 0x7f, c: 0 };
     let want = backend.expect(&inst, &x)?;
+    let want_pred = backend.expect_preds(&inst, &x)?;
     let case = crate::kernel::Case { word, inputs: vec![x; engine::MIN_THREADS] };
     match engine::attempt(backend, exec, &[case]) {
         Err(e) => Err(format!("{text}: {e}")),
@@ -1672,9 +1673,12 @@ pub fn preflight(backend: &dyn Backend, exec: &mut dyn Executor) -> Result<Strin
             let bad: Vec<String> = r
                 .iter()
                 .flatten() // the sources it read and its result (a road may leave d and the predicates unset:
-                // the word reads neither)
-                .filter(|&&(i, got)| (i.a, i.b) != (x.a, x.b) || got != want)
-                .map(|&(_, got)| format!("{got:#010x}"))
+                // the word reads neither), and the predicates after where the road reads them back
+                .filter(|&&(i, got, p)| (i.a, i.b) != (x.a, x.b) || got != want || p.is_some_and(|p| p != want_pred))
+                .map(|&(_, got, p)| match p {
+                    Some(p) if p != want_pred => format!("{got:#010x} with predicates {p:#04x} (want {want_pred:#04x})"),
+                    _ => format!("{got:#010x}"),
+                })
                 .collect();
             if r.iter().flatten().count() != engine::MIN_THREADS || !bad.is_empty() {
                 return Err(format!(
@@ -1778,16 +1782,23 @@ fn exhaustive_group(backend: &dyn Backend, exec: &mut dyn Executor, word: u128, 
         // a chunk holds 2^chunk_bits results: under a per-instruction limit, its first N
         // and at most MISMATCH_VECTORS_PER_CHUNK mismatches
         let keep = keep_vectors(a);
-        for (k, (inp, g)) in got.iter().map(|(i, g)| (i, *g)).enumerate() {
+        for (k, (inp, g, gp)) in got.iter().map(|(i, g, p)| (i, *g, *p)).enumerate() {
             let e = if all_defined { Ok(want[k]) } else { backend.expect(&inst, inp) };
+            // the predicates after, where the road read them back (the digest sums the
+            // destination alone; a fetched chunk shows them)
+            let e = e.and_then(|e| match gp {
+                Some(gp) => backend.expect_preds(&inst, inp).map(|ep| (e, ep != gp)),
+                None => Ok((e, false)),
+            });
             match e {
-                Ok(e) => {
+                Ok((e, bad_pred)) => {
                     totals.compared += 1;
-                    if keep.is_none_or(|n| k < n) || (e != g && kept_bad < MISMATCH_VECTORS_PER_CHUNK) {
-                        kept_bad += (e != g) as usize;
-                        observed.push(Observed { word, inputs: *inp, got: g });
+                    let bad = e != g || bad_pred;
+                    if keep.is_none_or(|n| k < n) || (bad && kept_bad < MISMATCH_VECTORS_PER_CHUNK) {
+                        kept_bad += bad as usize;
+                        observed.push(Observed { word, inputs: *inp, got: g, pred: gp });
                     }
-                    if e != g {
+                    if bad {
                         totals.mismatches += 1;
                         if listed < 16 {
                             listed += 1;
@@ -1800,7 +1811,10 @@ fn exhaustive_group(backend: &dyn Backend, exec: &mut dyn Executor, word: u128, 
                                 inputs: Some(report::FindingInputs::of(inp)),
                                 expected: Some(report::hex32(e)),
                                 got: Some(report::hex32(g)),
-                                detail: format!("exhaustive chunk {c}"),
+                                detail: match (bad_pred, gp) {
+                                    (true, Some(p)) => format!("exhaustive chunk {c}; the predicates P0..P6 after are {p:#04x}, not the reference's"),
+                                    _ => format!("exhaustive chunk {c}"),
+                                },
                             });
                         }
                     }

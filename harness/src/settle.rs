@@ -423,7 +423,14 @@ mod tests {
             let inst = decode(encode(&parse(t).unwrap()).unwrap()).unwrap();
             for x in inputs {
                 let Ok(e) = eval_with(truth, &inst, x) else { continue };
-                let vector = Vector { encoding: encode(&inst).unwrap(), inputs: *x, expect: Some(e), origin: "hardware:test:0:2026-12-03".into(), arch: None };
+                let vector = Vector {
+                    encoding: encode(&inst).unwrap(),
+                    inputs: *x,
+                    expect: Some(e),
+                    expect_pred: None,
+                    origin: "hardware:test:0:2026-12-03".into(),
+                    arch: None,
+                };
                 out.push(Case { inst, vector, at: format!("t:{}", out.len() + 1) });
             }
         }
@@ -516,8 +523,14 @@ mod tests {
         (0..20u32)
             .map(|k| {
                 let x = Inputs { a: 0x3c00_4000 ^ k, b: 0x4000_3c00, d: 0x1111_0000 + k, pred: 0x7e, c: 0 };
-                let vector =
-                    Vector { encoding: encode(&inst).unwrap(), inputs: x, expect: Some(got(&x)), origin: "hardware:test:0:2026-12-03".into(), arch: None };
+                let vector = Vector {
+                    encoding: encode(&inst).unwrap(),
+                    inputs: x,
+                    expect: Some(got(&x)),
+                    expect_pred: None,
+                    origin: "hardware:test:0:2026-12-03".into(),
+                    arch: None,
+                };
                 Case { inst, vector, at: format!("t:{}", k + 1) }
             })
             .collect()

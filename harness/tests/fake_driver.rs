@@ -205,6 +205,55 @@ fn faults_are_bisected_and_mismatches_minimized_over_real_launches() {
     }
 }
 
+/// Issue 41 item 3: the kernels read the predicate file back after the word (`P2R`). A
+/// device whose word leaves P0 flipped (HMUL2 and HADD2 write no predicate: a clobber) is a
+/// mismatch on the batch and single roads even where the destination agrees; the finding
+/// says so, the vector lines record it in `expect_pred` (the other lines are what they
+/// always were) and `verify` fails them.
+#[test]
+fn a_clobbered_predicate_is_a_mismatch_on_the_roads_that_read_it_back() {
+    let seed = seed(41);
+    let ws = run_words_of(seed, 48, &[Op::Hmul2, Op::Hadd2]);
+    let m = format_hex(sat_mask());
+    let sat: Vec<String> = ws.iter().filter(|&&w| w & sat_mask() != 0).map(|&w| format_hex(w)).collect();
+    assert!(sat.len() >= 4 && sat.len() < ws.len(), "{} of {} words .SAT", sat.len(), ws.len());
+    for road in ["batch", "single"] {
+        let d = tmp(&format!("pred-flip-{road}"));
+        let (out, vec) = (d.join("r"), d.join("v"));
+        let args = ["run", "--seed", &seed.to_string(), "--count", "48", "--instruction", "HMUL2,HADD2", "--inputs", "32", "--road", road, "--out"];
+        let o = harness(&format!("pred-flip-if:{m}:{m}"), &[&args[..], &[out.to_str().unwrap(), "--vectors", vec.to_str().unwrap()]].concat());
+        assert_eq!(o.status.code(), Some(1), "{road}: {}", text(&o));
+        let s = summary(&out);
+        let ms = s["mismatches"].as_array().unwrap();
+        let mut found: Vec<String> = ms.iter().map(|f| f["encoding"].as_str().unwrap().to_string()).collect();
+        found.sort();
+        let mut want = sat.clone();
+        want.sort();
+        assert_eq!(found, want, "{road}: the .SAT words, whatever their destination");
+        for f in ms {
+            let detail = f["detail"].as_str().unwrap();
+            assert!(detail.contains("the predicates P0..P6 after are"), "{road}: {detail}");
+            assert_eq!(f["expected"], f["got"], "{road}: the destination agrees: {f}");
+        }
+        // every result of a .SAT word differs; the others compare clean
+        assert_eq!(s["totals"]["mismatches"].as_u64(), Some(sat.len() as u64 * 32), "{road}: {}", s["totals"]);
+        let body = std::fs::read_to_string(vec.join("simulated").read_dir().unwrap().next().unwrap().unwrap().path()).unwrap();
+        let (with, without): (Vec<&str>, Vec<&str>) = body.lines().partition(|l| l.contains("\"expect_pred\""));
+        assert_eq!(with.len(), sat.len() * 32, "{road}: a line of each clobbered result records it");
+        for l in &with {
+            let v = hmul2_harness::vectors::parse_line(l).unwrap();
+            assert!(sat.contains(&format_hex(v.encoding)), "{road}: {l}");
+            assert_eq!(v.expect_pred, Some(v.inputs.pred ^ 1), "{road}: {l}");
+        }
+        assert!(!without.is_empty());
+        let o = Command::new(BIN).arg("verify").arg(vec.join("simulated")).output().unwrap();
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(1), "{road}: {t}");
+        assert!(t.contains("mismatch:") && t.contains("expected predicates"), "{road}: {t}");
+        assert!(t.contains(&format!("{} mismatch", sat.len() * 32)), "{road}: {t}");
+    }
+}
+
 #[test]
 fn rejected_images_and_crashing_drivers_are_isolated_too() {
     let seed = seed(9);
@@ -280,6 +329,11 @@ fn a_broken_harness_stops_at_the_preflight_instead_of_blaming_every_instruction(
         (format!("fault-on:{plain}"), "the known-good HMUL2 R0, R1, R2 failed (GPU fault CUDA_ERROR_ILLEGAL_INSTRUCTION (715)"),
         // every result wrong: the data path is broken
         (format!("flip-if:{m}:{plain}"), "HMUL2 R0, R1, R2 gave 32 of 32 results other than 0x42004200 (first: 0x42004201)"),
+        // the predicates after it wrong: the readback of the predicate file is broken
+        (
+            format!("pred-flip-if:{m}:{plain}"),
+            "HMUL2 R0, R1, R2 gave 32 of 32 results other than 0x42004200 (first: 0x42004200 with predicates 0x7e (want 0x7f))",
+        ),
     ] {
         let d = tmp("preflight");
         let o = harness(&config, &["run", "--seed", "3", "--count", "64", "--out", d.to_str().unwrap()]);

@@ -73,7 +73,7 @@ fn stand_in(i: usize, t: usize, k: usize) -> u32 {
 }
 
 /// The batch kernel's ops (the digest kernel's are not in this program).
-const BATCH_OPS: [Op; 16] = [
+const BATCH_OPS: [Op; 18] = [
     Op::Nop,
     Op::S2rTidX,
     Op::Ldc64,
@@ -85,6 +85,8 @@ const BATCH_OPS: [Op; 16] = [
     Op::StgE,
     Op::Mov,
     Op::R2p,
+    Op::P2r,
+    Op::StgE64,
     Op::R2ur,
     Op::ShfRU64Imm,
     Op::ShfRU32HiImm,
@@ -154,11 +156,13 @@ fn emulate(built: &Built, cases: &[Case]) {
     assert_eq!(stats.hmul2, checked as u64);
     assert_eq!(stats.warps, (t / 32) as u64);
 
-    // the stores: one 4-byte write per case and thread, each to its own output word
-    dev.one_store_per_word(OUT, cases.len() * t, 4).unwrap_or_else(|e| panic!("the stores: {e}"));
-    // and each holds its case's destination, where the manifest and the runner read it
+    // the stores: one 8-byte write per case and thread, each to its own output record
+    dev.one_store_per_word(OUT, cases.len() * t, 8).unwrap_or_else(|e| panic!("the stores: {e}"));
+    // and each holds its case's destination, then the predicates (the four write none:
+    // the file the record set), where the manifest and the runner read them
     let out = output(&dev);
     let results = built.results(out).unwrap();
+    let preds = built.preds(out).unwrap();
     assert_eq!(results.len(), cases.len());
     for (i, (c, got)) in cases.iter().zip(&results).enumerate() {
         let dst = decode(c.word).unwrap().dst;
@@ -166,9 +170,12 @@ fn emulate(built: &Built, cases: &[Case]) {
         assert_eq!(got.len(), t);
         for (k, &r) in got.iter().enumerate() {
             let want = if dst == RZ { 0 } else { stand_in(i, t, k) };
-            let o = off + 4 * k;
+            let o = off + 8 * k;
             assert_eq!(u32::from_le_bytes(out[o..o + 4].try_into().unwrap()), want, "case {i} thread {k}: stored destination");
             assert_eq!(r, want, "case {i} thread {k}: Built::results");
+            let p = c.inputs[k].pred & 0x7f;
+            assert_eq!(u32::from_le_bytes(out[o + 4..o + 8].try_into().unwrap()), p as u32, "case {i} thread {k}: stored predicates");
+            assert_eq!(preds[i][k], p, "case {i} thread {k}: Built::preds");
         }
     }
 }
@@ -405,7 +412,7 @@ fn a_stores_source_overwritten_before_its_read_scoreboard_is_waited_on_is_a_haza
     let (cases, built) = small();
     let bank3 = plan(&cases).unwrap().bank3;
     let p = &built.program;
-    let stores: Vec<usize> = (0..p.len()).filter(|&i| matches!(emu::classify(p[i]), Some((Op::StgE, _)))).collect();
+    let stores: Vec<usize> = (0..p.len()).filter(|&i| matches!(emu::classify(p[i]), Some((Op::StgE64, _)))).collect();
     assert_eq!(stores.len(), cases.len());
     let mut planted = 0;
     for (n, &s) in stores.iter().enumerate().take(cases.len() - 1) {
@@ -413,17 +420,17 @@ fn a_stores_source_overwritten_before_its_read_scoreboard_is_waited_on_is_a_haza
         if m[n].staging != m[n + 1].staging {
             continue;
         }
-        // the next case's S2R, then LDC.64 into the store's address pair
-        let (Some((Op::S2rTidX, _)), Some((Op::Ldc64, ldc))) = (emu::classify(p[s + 1]), emu::classify(p[s + 2])) else {
+        // the next case's S2R into the store's data pair (destination and predicates), then
+        // LDC.64 into its address pair
+        let (Some((Op::S2rTidX, s2r)), Some((Op::Ldc64, ldc))) = (emu::classify(p[s + 1]), emu::classify(p[s + 2])) else {
             panic!("after the store at {:#x}", s * 16)
         };
-        assert_eq!(ldc[0], m[n].staging as u32);
+        assert_eq!((s2r[0], ldc[0]), (m[n].staging as u32 + 2, m[n].staging as u32));
         let mut bad = p.clone();
         bad[s + 1] = clear_wait(bad[s + 1]);
-        bad[s + 2] = clear_wait(bad[s + 2]);
         let cubin = patch_cubin(TEMPLATE, &bad, built.manifest.regcount, &bank3).unwrap();
         match must_fault(&built, &cubin, [IN, OUT], &format!("store at {:#x}", s * 16)) {
-            Fault::Hazard { pc, what } => assert!(pc == (s + 2) * 16 && what.contains("store"), "{pc:#x}: {what}"),
+            Fault::Hazard { pc, what } => assert!(pc == (s + 1) * 16 && what.contains("store"), "{pc:#x}: {what}"),
             f => panic!("store at {:#x}: {f}", s * 16),
         }
         planted += 1;
@@ -436,7 +443,7 @@ fn pointers_outside_the_buffers_are_illegal_addresses() {
     let (_, built) = small();
     let p = &built.program;
     let first = |op: Op| (0..p.len()).find(|&i| matches!(emu::classify(p[i]), Some((o, _)) if o == op)).unwrap() * 16;
-    let (ldg, stg) = (first(Op::LdgE128), first(Op::StgE));
+    let (ldg, stg) = (first(Op::LdgE128), first(Op::StgE64));
     let len = built.job.input.len() as u64;
     for (params, pc, addr) in [
         ([IN - 16, OUT], ldg, IN - 16),
@@ -447,7 +454,7 @@ fn pointers_outside_the_buffers_are_illegal_addresses() {
     ] {
         match must_fault(&built, &built.job.cubin, params, &format!("{params:x?}")) {
             f @ Fault::IllegalAddress { .. } => {
-                assert_eq!(f, Fault::IllegalAddress { pc, addr, len: if pc == ldg { 16 } else { 4 } }, "{params:x?}");
+                assert_eq!(f, Fault::IllegalAddress { pc, addr, len: if pc == ldg { 16 } else { 8 } }, "{params:x?}");
                 assert_eq!(f.cuda_code(), 700);
             }
             f => panic!("{params:x?}: {f}"),

@@ -63,6 +63,9 @@ fn random_helpers(t: &Target, r: &mut Rng) -> (Vec<u128>, Vec<String>) {
                             }
                         }
                         (_, Op::R2p, "mask") => 0x7f,
+                        // the kernel reads P0..P6 back; other masks print alike
+                        (_, Op::P2r, "mask") if k < 2 => 0x7f,
+                        (_, Op::P2r, "mask") => 1 + r.below(0xff),
                         // LDCU.64 (SM100/SM120's ULDC_64) prints offset 0 as [URZ], its index register
                         (_, Op::Uldc64, "offset") if t.sm >= 100 => (1 + r.below(0x3fff)) * 4,
                         (_, Op::Ldc64 | Op::Uldc64 | Op::MovConst | Op::ImadWideU32Const, "offset") => r.below(0x4000) * 4 % 0x10000,

@@ -70,7 +70,8 @@ fn check_batch(cs: &[Case], label: &str) {
         assert_eq!(words[e.code_offset / 16], c.word, "{label}: case {} byte for byte", e.index);
     }
     // every helper is NVIDIA-legal and the HMUL2 texts match the project's renderer
-    assert_eq!(built.job.output_bytes, cs.len() * cs[0].inputs.len() * 4);
+    // an output record per thread and case: the destination, then the predicates after
+    assert_eq!(built.job.output_bytes, cs.len() * cs[0].inputs.len() * 8);
     // the records, then one c-plane word per thread of each three-source case, then (cx[]
     // cases) the bindless slots
     let t = cs[0].inputs.len();
@@ -223,8 +224,11 @@ fn effective_inputs_follow_the_load_order_and_results_are_read_back() {
     let cases = [mk(0x3c00_3c00), mk(0x4000_4000)];
     let built = build(&cases).unwrap();
     assert_eq!(built.effective_inputs(&cases).unwrap()[1][0].b, 0x3c00_3c00);
-    let out: Vec<u8> = (0..built.job.output_bytes as u32 / 4).flat_map(|v| v.to_le_bytes()).collect();
+    // records of (destination, predicates): thread 3 of case 1 is record 35
+    let out: Vec<u8> = (0..built.job.output_bytes as u32 / 8).flat_map(|v| [v.to_le_bytes(), (v & 0x7f).to_le_bytes()].concat()).collect();
     let r = built.results(&out).unwrap();
     assert_eq!(r[1][3], 32 + 3);
+    assert_eq!(built.preds(&out).unwrap()[1][3], 32 + 3);
     assert!(built.results(&out[4..]).is_err());
+    assert!(built.preds(&out[8..]).is_err());
 }

@@ -118,7 +118,7 @@ fn rz_read_nonzero_and_same_register_are_invalid() {
     use hmul2_harness::inputs::Inputs;
     use hmul2_harness::isa::{encode, Inst, Operand2, RZ};
     use hmul2_harness::vectors::{check, Contradiction};
-    let v = |i: Inst, x: Inputs| Vector { encoding: encode(&i).unwrap(), inputs: x, expect: None, origin: String::new(), arch: None };
+    let v = |i: Inst, x: Inputs| Vector { encoding: encode(&i).unwrap(), inputs: x, expect: None, expect_pred: None, origin: String::new(), arch: None };
     let x = Inputs { a: 1, b: 2, d: 0, pred: 0, c: 0 };
     assert_eq!(check(&v(Inst::new(0, RZ, Operand2::Reg(2)), x)), Err(Contradiction::RzA(1)));
     assert_eq!(check(&v(Inst::new(0, 1, Operand2::Reg(RZ)), x)), Err(Contradiction::RzB(2)));
@@ -277,6 +277,7 @@ proptest::proptest! {
             encoding: w,
             inputs: hmul2_harness::inputs::Inputs { a: x.0, b: x.1, d: x.2, pred: x.3 & 0x7f, c: 0 },
             expect: Some(x.0 ^ x.1),
+            expect_pred: None,
             origin: "reference".into(),
             arch: None,
         };

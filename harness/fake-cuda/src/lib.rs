@@ -19,6 +19,8 @@
 //! refuses an image holding the word with `CUDA_ERROR_INVALID_IMAGE`), `abort-on:HEX` (the
 //! process aborts in the launch, like a driver crash), `flip-if:MASK:VALUE` (an HMUL2 word
 //! with `word & MASK == VALUE` gets bit 0 of its result flipped: a mismatch to find),
+//! `pred-flip-if:MASK:VALUE` (such a word leaves P0 flipped after it: a wrong or clobbered
+//! predicate, which the kernels read back with `P2R`),
 //! `hang-if:MASK:VALUE` (a launch whose `.text` holds a word with `word & MASK == VALUE`
 //! never finishes: the process sleeps in the launch, as one waits on a hung kernel),
 //! `fault=none|multi-case|digest|hang` (the first GPU session's failures, for `ci/device-rehearsal`:
@@ -151,6 +153,8 @@ struct Config {
     reject_on: Vec<u128>,
     abort_on: Vec<u128>,
     flip_if: Vec<(u128, u128)>,
+    /// `pred-flip-if:MASK:VALUE`: P0 after a matching word flipped.
+    pred_flip_if: Vec<(u128, u128)>,
     hang_if: Vec<(u128, u128)>,
 }
 
@@ -181,6 +185,9 @@ fn parse_config(spec: &str) -> Result<Config, String> {
         } else if let Some(v) = d.strip_prefix("flip-if:") {
             let (m, x) = v.split_once(':').ok_or_else(|| format!("{d:?}: want flip-if:MASK:VALUE"))?;
             c.flip_if.push((hex(d, m)?, hex(d, x)?));
+        } else if let Some(v) = d.strip_prefix("pred-flip-if:") {
+            let (m, x) = v.split_once(':').ok_or_else(|| format!("{d:?}: want pred-flip-if:MASK:VALUE"))?;
+            c.pred_flip_if.push((hex(d, m)?, hex(d, x)?));
         } else if let Some(v) = d.strip_prefix("fault=") {
             c.fault = Fault::parse(v).ok_or_else(|| format!("{d:?}: want fault=none, multi-case, digest or hang"))?;
         } else if let Some(v) = d.strip_prefix("hang-if:") {
@@ -744,11 +751,21 @@ pub unsafe extern "C" fn cuLaunchKernel(
             }
         }
         let flips: Vec<(u128, u128)> = config().as_ref().map(|c| c.flip_if.clone()).unwrap_or_default();
+        let pred_flips: Vec<(u128, u128)> = config().as_ref().map(|c| c.pred_flip_if.clone()).unwrap_or_default();
         let launch = Launch { grid: [gx, gy, gz], block: [bx, by, bz], params: p };
         let program = m.program.clone();
-        let mut hook = |site: &emu::Site| emu::reference_hook(site) ^ flips.iter().any(|&(mk, v)| site.word & mk == v) as u32;
+        let mut hook = |site: &emu::Site| {
+            let hit = |f: &[(u128, u128)]| f.iter().any(|&(mk, v)| site.word & mk == v);
+            let mut w = emu::reference_effects(site);
+            w.dst ^= hit(&flips) as u32;
+            if hit(&pred_flips) {
+                // P0 after the word: the reference's, or the file as it was, flipped
+                w.preds = Some(w.preds.unwrap_or(site.inputs.pred) ^ 1);
+            }
+            w
+        };
         let st = &mut *s;
-        if let Err(fault) = emu::run(&program, &launch, &mut st.memory, &mut hook) {
+        if let Err(fault) = emu::run_effects(&program, &launch, &mut st.memory, &mut hook) {
             eprintln!("hmul2-fake-cuda: launch: {fault}");
             // launch errors are immediate; faults surface at the next synchronize
             if matches!(fault, emu::Fault::Launch(_)) {
@@ -856,6 +873,8 @@ mod tests {
         assert_eq!((c.devices, c.cc, c.driver, c.init), (2, (8, 0), 12080, 100));
         assert_eq!((c.fault_on, c.reject_on, c.abort_on, c.flip_if), (vec![1], vec![0x32], vec![1], vec![(0xff, 0x32)]));
         assert_eq!(c.hang_if, vec![(0xff, 1)]);
+        assert_eq!(parse_config(&format!("pred-flip-if:{ff}:{w}")).unwrap().pred_flip_if, vec![(0xff, 0x32)]);
+        assert!(parse_config("pred-flip-if:0x1").unwrap_err().contains("pred-flip-if:MASK:VALUE"));
         assert!(parse_config("fault-on:0x1").unwrap_err().contains("32 hex digits"));
         let d = parse_config("").unwrap();
         assert_eq!((d.devices, d.cc, d.driver), (1, (9, 0), 13000));

@@ -4,8 +4,9 @@
 //!
 //! Design. One block of `T` threads (T = inputs per case: a multiple of 32, at most 256;
 //! 256 recommended), grid 1. Thread `t` runs every case `i` in turn, on input record
-//! `i*T + t` (16 bytes: a, b, d, pred) of the input buffer (1st parameter) and writes the
-//! destination to word `i*T + t` of the output buffer (2nd parameter). For each case:
+//! `i*T + t` (16 bytes: a, b, d, pred) of the input buffer (1st parameter) and writes
+//! output record `i*T + t` of the output buffer (2nd parameter): the destination, then the
+//! predicate file P0..P6 after the word (8 bytes). For each case:
 //!
 //! 1. `S2R`, `LDC.64 c[0][0x210]`, `ULDC.64 UR4, c[0][0x208]` (memory descriptor),
 //!    `IADD3`/`IMAD.WIDE.U32` to address the record, `LDG.E.128` into a staging quad
@@ -17,7 +18,9 @@
 //!    operand 3); `MOV dst, Rq+2`; `MOV c, Re`; `MOV b, Rq+1` (register forms); `MOV a, Rq`
 //!    (later moves win when registers coincide: see [`effective_inputs`]);
 //! 3. `NOP` waiting on every scoreboard, the case's instruction as generated, `NOP` likewise;
-//! 4. the output address in the staging quad and `STG.E [..], dst`.
+//! 4. `P2R Rq+3, PR, RZ, 0x7f` (the predicates the word left, whether or not it writes
+//!    any: a word that clobbers them is seen), the output address in `Rq..Rq+1`,
+//!    `MOV Rq+2, dst` and `STG.E.64 [..], Rq+2` (destination and predicates together).
 //!
 //! Every helper stalls 15 cycles and waits on all six scoreboards; variable-latency helpers
 //! set scoreboard 0, stores scoreboard 1. So the HMUL2's own control bits (stall, yield,
@@ -150,12 +153,15 @@ pub fn template_for(target: &Target) -> &'static [u8] {
 pub const TEMPLATE_PTX: &str = include_str!("../../../kernels/hmul2_template.ptx");
 /// Bytes of one input record: a, b, d, pred as little-endian u32.
 pub const INPUT_RECORD: usize = 16;
-/// Bytes of one output word.
-pub const OUTPUT_RECORD: usize = 4;
+/// Bytes of one output record: the destination, then the predicate file P0..P6 after the
+/// word (`P2R`), as little-endian u32.
+pub const OUTPUT_RECORD: usize = 8;
+/// Where an output record holds the predicates.
+const OUTPUT_PRED: usize = 4;
 /// Most threads per case (one block; 255 registers x 256 threads fill the register file).
 pub const MAX_THREADS: usize = 256;
 /// The buffers' layout, as the manifest states it.
-pub const LAYOUT: &str = "grid 1, block threads_per_case; thread t of case i reads input record i*T+t (16 bytes at input_offset + 16 t: a, b, d, pred as little-endian u32; pred bits 0..6 are P0..P6) and writes the destination as a little-endian u32 at output_offset + 4 t. cx cases: the record's b holds the bindless base / 64 and warp w's b is the u32 at first_slot + 64 w. c[0x3] cases: b is the constant-bank word (in the cubin). UR cases: b of lane 0 of each warp. Three-source cases (HFMA2) also read operand 3 from the c plane, a u32 per thread at c_input_offset + 4 t (after every record), by its own LDG.E into c_staging; operand 3 as c[0x3], cx[] or UR is read as b is in those forms (a cx base / 64 in the c-plane word).";
+pub const LAYOUT: &str = "grid 1, block threads_per_case; thread t of case i reads input record i*T+t (16 bytes at input_offset + 16 t: a, b, d, pred as little-endian u32; pred bits 0..6 are P0..P6) and writes the destination as a little-endian u32 at output_offset + 8 t, and the predicate file after the instruction (P2R: bits 0..6 are P0..P6) as a little-endian u32 at output_offset + 8 t + 4. cx cases: the record's b holds the bindless base / 64 and warp w's b is the u32 at first_slot + 64 w. c[0x3] cases: b is the constant-bank word (in the cubin). UR cases: b of lane 0 of each warp. Three-source cases (HFMA2) also read operand 3 from the c plane, a u32 per thread at c_input_offset + 4 t (after every record), by its own LDG.E into c_staging; operand 3 as c[0x3], cx[] or UR is read as b is in those forms (a cx base / 64 in the c-plane word).";
 /// Registers the hardware keeps above a kernel's own: on Volta and later two registers of
 /// each thread's allocation hold its program counter, so a cubin declares the registers its
 /// code names plus these two. ptxas 13.0 does so (the committed template names R0..R7 and
@@ -376,7 +382,8 @@ pub struct CaseEntry {
     pub staging: u8,
     /// Byte offset of the HMUL2 in `.text`.
     pub code_offset: usize,
-    /// Byte offset of the case's first output word (thread t at + 4 t).
+    /// Byte offset of the case's first output record (thread t at + 8 t: the destination,
+    /// then the predicates).
     pub output_offset: usize,
 }
 
@@ -443,6 +450,22 @@ impl Built {
 
     /// Destination values after the run, `[case][thread]`, from the output buffer.
     pub fn results(&self, output: &[u8]) -> Result<Vec<Vec<u32>>, PatchError> {
+        self.words_at(output, 0)
+    }
+
+    /// The predicate file after the word (bit i = Pi, i < 7), `[case][thread]`, from the
+    /// output buffer.
+    pub fn preds(&self, output: &[u8]) -> Result<Vec<Vec<u8>>, PatchError> {
+        let words = self.words_at(output, OUTPUT_PRED)?;
+        // P2R's mask names P0..P6 only: a bit above them is no predicate the kernel read back
+        if let Some(w) = words.iter().flatten().find(|&&w| w & !PREDICATES != 0) {
+            return Err(PatchError::Malformed(format!("a predicate word {w:#x} sets bits above P6")));
+        }
+        Ok(words.into_iter().map(|c| c.into_iter().map(|w| w as u8).collect()).collect())
+    }
+
+    /// The u32 at byte `at` of every output record, `[case][thread]`.
+    fn words_at(&self, output: &[u8], at: usize) -> Result<Vec<Vec<u32>>, PatchError> {
         if output.len() != self.job.output_bytes {
             return Err(PatchError::OutputSize { got: output.len(), expected: self.job.output_bytes });
         }
@@ -451,7 +474,7 @@ impl Built {
             .map(|i| {
                 (0..t)
                     .map(|k| {
-                        let at = (i * t + k) * OUTPUT_RECORD;
+                        let at = (i * t + k) * OUTPUT_RECORD + at;
                         u32::from_le_bytes([output[at], output[at + 1], output[at + 2], output[at + 3]])
                     })
                     .collect()
@@ -1079,7 +1102,9 @@ fn plan_inner(target: &'static Target, src: &mut impl CaseSource, mut stream: St
             let code_offset = insts.len() * 16;
             insts.push(Planned::Iut(i));
             h(&mut insts, Op::Nop, &[]);
-            // store the destination
+            // store the destination and the predicate file after the word (the quad is
+            // free of the case's registers: the destination is read, never overwritten)
+            h(&mut insts, Op::P2r, &[q3, PREDICATES]);
             h(&mut insts, Op::S2rTidX, &[q2]);
             h(&mut insts, Op::Ldc64, &[q0, output_param, 0]);
             h(&mut insts, Op::Uldc64, &[4, descriptor, 0]);
@@ -1087,7 +1112,8 @@ fn plan_inner(target: &'static Target, src: &mut impl CaseSource, mut stream: St
                 h(&mut insts, Op::Iadd3Imm, &[q2, q2, base]);
             }
             h(&mut insts, Op::ImadWideU32Imm, &[q0, q2, OUTPUT_RECORD as u32, q0]);
-            h(&mut insts, Op::StgE, &[q0, inst.dst as u32, 4]);
+            h(&mut insts, Op::Mov, &[q2, inst.dst as u32]);
+            h(&mut insts, Op::StgE64, &[q0, q2, 4]);
             // the sources other than the special one are registers
             let reg_source = |o: Operand2| match o {
                 Operand2::Reg(r) => BSource::Register { reg: r },

@@ -18,7 +18,7 @@ pub mod operation;
 pub mod ph;
 pub mod policy;
 
-pub use operation::{family_of, operation, Family, Operation, OPERATIONS};
+pub use operation::{family_of, operation, writes_preds, Family, Operation, OPERATIONS};
 pub use policy::{Assumption, F32Nan, FmzZero, Policy, ReluNan, ZeroSum};
 
 use crate::inputs::Inputs;
@@ -432,6 +432,25 @@ fn eval_mul_inst(p: &Policy, inst: &Inst, x: &Inputs) -> Result<u32, Undefined> 
 
 /// Under the alternative `invalid-predicated-off` policy, the value of a predicated-off
 /// INVALIDn instruction.
+/// The predicate file P0..P6 (bit i = Pi) after `inst` on `x`: what it writes where it
+/// writes predicates ([`Operation::preds`]), the file as it was everywhere else (an
+/// instruction of the four writes none: a word that changes one is a mismatch like a wrong
+/// register). `Err` where the instruction's predicates are undefined.
+pub fn preds_after(inst: &Inst, x: &Inputs) -> Result<u8, Undefined> {
+    preds_after_with(Policy::current(), inst, x)
+}
+
+/// [`preds_after`] under another policy than the committed one, as [`eval_with`] is [`eval`]'s.
+pub fn preds_after_with(p: &Policy, inst: &Inst, x: &Inputs) -> Result<u8, Undefined> {
+    let before = x.pred & 0x7f;
+    match operation(inst.op) {
+        Some(Operation { preds: None, .. }) => Ok(before),
+        // guarded off, it writes nothing: the file stays as it was
+        Some(Operation { preds: Some(f), .. }) => f(p, inst, x).or_else(|u| predicated_off(inst, p, x).map(|_| before).ok_or(u)),
+        None => predicated_off(inst, p, x).map(|_| before).ok_or(Undefined::Instruction(inst.op)),
+    }
+}
+
 fn predicated_off(inst: &Inst, p: &Policy, x: &Inputs) -> Option<u32> {
     if p.invalid_even_if_off {
         return None;

@@ -117,7 +117,22 @@ pub fn replay_as<P: AsRef<std::path::Path>>(paths: &[P], arch: Option<&'static T
             fail(out, format!("{at}: malformed: no \"expect\" to check: {what}"))?;
             return Ok(());
         };
-        match reference::eval(&inst, &x) {
+        // the predicates too where the line records them (an instruction that writes some, or
+        // hardware that changed one it should not have)
+        let preds = v.expect_pred.map(|p| (p, reference::preds_after(&inst, &x)));
+        if let Some((p, Ok(r))) = preds.filter(|(p, r)| *r != Ok(*p) && r.is_ok()) {
+            mismatch += 1;
+            origin.fail += 1;
+            form.fail += 1;
+            op.fail += 1;
+            fail(out, format!("{at}: mismatch: {what}  expected predicates {p:#04x}, reference {r:#04x}"))?;
+            return Ok(());
+        }
+        let pred_undefined = preds.and_then(|(p, r)| r.err().map(|u| (p, u)));
+        match reference::eval(&inst, &x).and_then(|got| match pred_undefined {
+            Some((_, u)) => Err(u),
+            None => Ok(got),
+        }) {
             Ok(got) if got == expect => {
                 pass += 1;
                 origin.pass += 1;

@@ -7,6 +7,13 @@
 //! two-source one has no `c`. `origin` is `reference` or `hardware:<GPU name>:<driver version>:<date>`.
 //! A run on another architecture than SM90 writes `"arch":"SM86"` (nvdisasm's spelling)
 //! before `origin`; a line without it is SM90's.
+//!
+//! `"expect_pred":"0x<2 hex>"` after `expect`: the predicate file P0..P6 after the
+//! instruction (bit i = Pi). Required with `expect` of an instruction that writes
+//! predicates ([`crate::reference::writes_preds`]); a line of one that writes none (HMUL2,
+//! HADD2, HFMA2, HFMA2.MMA) has it only where the hardware left the file other than `pred`
+//! (evidence of a clobbered predicate, which `verify` then reports as a mismatch), so
+//! their lines are what they always were.
 
 use crate::inputs::Inputs;
 use crate::isa::{self, Inst, Operand2, RZ, URZ};
@@ -19,6 +26,9 @@ pub struct Vector {
     pub inputs: Inputs,
     /// The destination's value afterwards; absent in input to `eval`.
     pub expect: Option<u32>,
+    /// The predicate file P0..P6 afterwards (`"expect_pred"`); absent in input to `eval`
+    /// and, in lines of an instruction that writes no predicate, where it is `pred`.
+    pub expect_pred: Option<u8>,
     pub origin: String,
     /// The architecture that ran it (an `"arch"` key, nvdisasm's spelling): what reads its
     /// encoding; None for a line that names none (SM90's, or another given by the reader).
@@ -44,6 +54,8 @@ pub enum VectorError {
     TooLong(usize),
     #[error("key \"arch\": {0}")]
     Arch(String),
+    #[error("key \"expect_pred\": {0:#04x} sets bit 7, but there are only P0..P6")]
+    PredBit7(u8),
 }
 
 /// A JSON object whose keys are distinct: a key named twice is malformed, never "the last
@@ -129,18 +141,28 @@ pub fn parse_line(line: &str) -> Result<Vector, VectorError> {
     let d = need("d", 8)? as u32;
     let pred = need("pred", 2)? as u8;
     // operand 3: required of a three-source instruction, refused of a two-source one
-    let sources = isa::decode::form_of_for(target, encoding).map(|(op, _)| op.spec().sources).ok();
+    let op = isa::decode::form_of_for(target, encoding).map(|(op, _)| op).ok();
+    let sources = op.map(|op| op.spec().sources);
     let c = match (hex_field(o, "c", 8)?, sources) {
         (None, Some(3)) => return Err(VectorError::Missing("c")),
         (Some(_), Some(n)) if n < 3 => return Err(VectorError::NoOperand3),
         (c, _) => c.unwrap_or(0) as u32,
     };
     let expect = hex_field(o, "expect", 8)?.map(|e| e as u32);
+    let expect_pred = hex_field(o, "expect_pred", 2)?.map(|p| p as u8);
+    if let Some(p) = expect_pred.filter(|p| p & 0x80 != 0) {
+        return Err(VectorError::PredBit7(p));
+    }
+    // an instruction that writes predicates: its recorded result is incomplete without them
+    let writes = op.is_some_and(crate::reference::writes_preds);
+    if writes && expect.is_some() && expect_pred.is_none() {
+        return Err(VectorError::Missing("expect_pred"));
+    }
     let origin = match o.get("origin") {
         None => String::new(),
         Some(s) => s.as_str().ok_or(VectorError::NotString("origin"))?.to_string(),
     };
-    Ok(Vector { encoding, inputs: Inputs { a, b, d, pred, c }, expect, origin, arch })
+    Ok(Vector { encoding, inputs: Inputs { a, b, d, pred, c }, expect, expect_pred, origin, arch })
 }
 
 /// Whether `encoding` is a three-source instruction's; None for a word with no form.
@@ -165,6 +187,7 @@ pub fn has_c(three: Option<bool>, c: u32) -> bool {
 pub fn to_line(v: &Vector) -> String {
     let x = &v.inputs;
     let expect = v.expect.map(|e| format!(",\"expect\":\"0x{e:08x}\"")).unwrap_or_default();
+    let expect_pred = v.expect_pred.map(|p| format!(",\"expect_pred\":\"0x{p:02x}\"")).unwrap_or_default();
     let c = if has_c(three_source_for(v.arch.unwrap_or(harness_isa::target::Target::DEFAULT), v.encoding), x.c) {
         format!(",\"c\":\"0x{:08x}\"", x.c)
     } else {
@@ -173,7 +196,7 @@ pub fn to_line(v: &Vector) -> String {
     // the architecture before `origin`, as the runner's fast writer puts it
     let arch = v.arch.map(|t| format!(",\"arch\":\"{}\"", t.nvdisasm)).unwrap_or_default();
     format!(
-        "{{\"encoding\":\"{}\",\"a\":\"0x{:08x}\",\"b\":\"0x{:08x}\"{c},\"d\":\"0x{:08x}\",\"pred\":\"0x{:02x}\"{expect}{arch},\"origin\":{}}}",
+        "{{\"encoding\":\"{}\",\"a\":\"0x{:08x}\",\"b\":\"0x{:08x}\"{c},\"d\":\"0x{:08x}\",\"pred\":\"0x{:02x}\"{expect}{expect_pred}{arch},\"origin\":{}}}",
         isa::format_hex(v.encoding),
         x.a,
         x.b,
@@ -368,6 +391,7 @@ mod tests {
             encoding: 0x0000_0fc0_0000_0000_4000_3c00_0005_7832,
             inputs: Inputs { a: 1, b: 2, d: 3, pred: 0x45, c: 0 },
             expect: Some(0xdead_beef),
+            expect_pred: None,
             origin: "hardware:NVIDIA H100:580.1:2026-01-01".into(),
             arch: None,
         };
@@ -375,6 +399,28 @@ mod tests {
         assert_eq!(parse_line(&l), Ok(v.clone()));
         let extra = l.replacen('{', "{\"note\":[1,2],", 1);
         assert_eq!(parse_line(&extra), Ok(v));
+    }
+
+    /// Predicates recorded after the instruction round trip as `expect_pred` after
+    /// `expect`; a line without it is what it always was; P7 is no predicate.
+    #[test]
+    fn predicate_results_round_trip_and_bit_7_is_malformed() {
+        let v = Vector {
+            encoding: 0x0000_0fc0_0000_0000_4000_3c00_0005_7832,
+            inputs: Inputs { a: 1, b: 2, d: 3, pred: 0x45, c: 0 },
+            expect: Some(0xdead_beef),
+            expect_pred: Some(0x2a),
+            origin: "reference".into(),
+            arch: None,
+        };
+        let l = to_line(&v);
+        assert!(l.contains(r#""expect":"0xdeadbeef","expect_pred":"0x2a","origin""#), "{l}");
+        assert_eq!(parse_line(&l), Ok(v.clone()));
+        let without = to_line(&Vector { expect_pred: None, ..v.clone() });
+        assert!(!without.contains("expect_pred"), "{without}");
+        assert_eq!(parse_line(&l.replace("\"0x2a\"", "\"0xaa\"")), Err(VectorError::PredBit7(0xaa)));
+        assert!(matches!(parse_line(&l.replace("\"0x2a\"", "\"0x2\"")), Err(VectorError::Hex { key: "expect_pred", .. })));
+        assert_eq!(parse_line(&l.replace("\"0x2a\"", "42")), Err(VectorError::NotString("expect_pred")));
     }
 
     /// An illegal word of a three-source opcode keeps the `c` its line gave (a mutated

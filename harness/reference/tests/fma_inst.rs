@@ -92,7 +92,7 @@ fn what_the_model_does_not_compute_is_undefined_not_guessed() {
 #[test]
 fn vector_lines_carry_operand_3() {
     let w = harness_reference::isa::encode(&parse("HFMA2 R0, R1, R2, R3").unwrap()).unwrap();
-    let v = Vector { encoding: w, inputs: x(1, 2, 3), expect: Some(4), origin: "reference".into(), arch: None };
+    let v = Vector { encoding: w, inputs: x(1, 2, 3), expect: Some(4), expect_pred: None, origin: "reference".into(), arch: None };
     let line = to_line(&v);
     assert!(line.contains(r#""b":"0x00000002","c":"0x00000003","d":"#), "{line}");
     assert_eq!(parse_line(&line), Ok(v.clone()));

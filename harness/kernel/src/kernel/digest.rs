@@ -48,6 +48,8 @@ pub enum DigestError {
     Form { form: String, per: &'static str },
     #[error("exhaustive mode fixes operand 3 to the request's c; a cx[] operand 3 would need a bindless handle, which the digest kernel does not build (use R,R,R,R, an immediate, c[0x3][] or UR operand 3)")]
     Operand3Bindless,
+    #[error("{0} writes predicates: exhaustive mode's digest folds the destination alone, so its predicate results would go unchecked (run it with `run`, whose batch and single roads read them back)")]
+    WritesPredicates(crate::isa::Op),
     #[error("digest request: {0}")]
     Request(String),
     #[error("{0}")]
@@ -73,6 +75,10 @@ pub struct DigestBuilt {
 pub fn check_form(word: u128) -> Result<crate::isa::Inst, DigestError> {
     runnable(word)?;
     let inst = decode(word).map_err(|e| NotRunnable::Illegal(e.to_string()))?;
+    // the digest folds the destination alone: a result in predicates would not be summed
+    if crate::reference::writes_preds(inst.op) {
+        return Err(DigestError::WritesPredicates(inst.op));
+    }
     if let Some(Operand2::ConstUr { .. }) = inst.c {
         return Err(DigestError::Operand3Bindless);
     }

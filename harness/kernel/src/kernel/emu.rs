@@ -184,6 +184,22 @@ pub fn reference_hook(s: &Site) -> u32 {
     crate::reference::eval(s.inst, &s.inputs).unwrap_or(UNDEFINED_RESULT)
 }
 
+/// What one execution of the word under test leaves behind: its destination and, where it
+/// writes predicates, the predicate file P0..P6 after it (None: the file as it was).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Written {
+    pub dst: u32,
+    pub preds: Option<u8>,
+}
+
+/// The reference's destination ([`reference_hook`]) and, for an instruction that writes
+/// predicates, the reference's predicates after ([`crate::reference::preds_after`]; where
+/// they are undefined the file is left as it was, and the destination says undefined).
+pub fn reference_effects(s: &Site) -> Written {
+    let preds = crate::reference::writes_preds(s.inst.op).then(|| crate::reference::preds_after(s.inst, &s.inputs).ok()).flatten();
+    Written { dst: reference_hook(s), preds }
+}
+
 /// A `cx[]` handle (a uniform register pair) as (base address, size in bytes): the patcher's
 /// assumption, bits 0..50 the base / 64, bits 51..63 the size / 16.
 pub fn cx_handle(lo: u32, hi: u32) -> (u64, u64) {
@@ -345,8 +361,14 @@ struct Warp {
     pending: bool,
 }
 
-/// Run every warp of a launch to its EXIT; `hmul2` computes each execution of an HMUL2.
+/// Run every warp of a launch to its EXIT; `hmul2` computes each execution of an HMUL2
+/// (the destination; the predicates stay as they were: [`run_effects`] sets them too).
 pub fn run(p: &Program, launch: &Launch, mem: &mut dyn Memory, hmul2: &mut dyn FnMut(&Site) -> u32) -> Result<Stats, Fault> {
+    run_effects(p, launch, mem, &mut |s: &Site| Written { dst: hmul2(s), preds: None })
+}
+
+/// [`run`], `hook` computing each execution's destination and the predicates it writes.
+pub fn run_effects(p: &Program, launch: &Launch, mem: &mut dyn Memory, hmul2: &mut dyn FnMut(&Site) -> Written) -> Result<Stats, Fault> {
     let [gx, gy, gz] = launch.grid;
     let [bx, by, bz] = launch.block;
     if gy != 1 || gz != 1 || by != 1 || bz != 1 || gx == 0 || bx == 0 || bx > 1024 {
@@ -368,7 +390,7 @@ fn run_warp(
     p: &Program,
     launch: &Launch,
     mem: &mut dyn Memory,
-    hmul2: &mut dyn FnMut(&Site) -> u32,
+    hmul2: &mut dyn FnMut(&Site) -> Written,
     ctaid: u32,
     tid0: u32,
     lanes: usize,
@@ -476,9 +498,12 @@ fn run_warp(
                         None => 0,
                     };
                     let inputs = Inputs { a: reg(inst.a), b, d: reg(inst.dst), pred: s.pr[lane] & 0x7f, c };
-                    let v = hmul2(&Site { index: pc, word: d.word, inst, ctaid, tid: tid0 + lane as u32, inputs });
+                    let w = hmul2(&Site { index: pc, word: d.word, inst, ctaid, tid: tid0 + lane as u32, inputs });
                     if inst.dst != RZ {
-                        s.r[lane][inst.dst as usize] = v;
+                        s.r[lane][inst.dst as usize] = w.dst;
+                    }
+                    if let Some(p) = w.preds {
+                        s.pr[lane] = (s.pr[lane] & !0x7f) | (p & 0x7f);
                     }
                 }
                 stats.hmul2 += lanes as u64;
@@ -674,6 +699,7 @@ fn operands(op: Op, a: &[u32; 4]) -> Operands {
         Op::StgE64 => ([r(a[0], 2), r(a[1], 2)].concat(), u(a[2], 2), none(), none()),
         Op::StgE128 => ([r(a[0], 2), r(a[1], 4)].concat(), u(a[2], 2), none(), none()),
         Op::R2p => (r(a[0], 1), none(), none(), none()),
+        Op::P2r => (none(), none(), r(a[0], 1), none()),
         Op::IsetpNeU32 => ([r(a[1], 1), r(a[2], 1)].concat(), none(), none(), none()),
         Op::R2ur => (r(a[1], 1), none(), none(), u(a[0], 1)),
         Op::ShfRU64Imm | Op::ShfRU32HiImm | Op::PrmtImm | Op::ImadImm => ([r(a[1], 1), r(a[3], 1)].concat(), none(), r(a[0], 1), none()),
@@ -824,6 +850,9 @@ fn lane_op(target: &Target, op: Op, a: &[u32; 4], g: &mut [u32; R_FILE], pr: &mu
             let m = (a[1] & 0x7f) as u8;
             *pr = (*pr & !m) | (rd(g, a[0]) as u8 & m);
         }
+        // the register operand is RZ: the predicates the mask names, the other bits zero (PT
+        // is no bit of the file)
+        Op::P2r => set(g, a[0], *pr as u32 & a[1] & 0x7f),
         Op::ImadImm => set(g, a[0], rd(g, a[1]).wrapping_mul(a[2]).wrapping_add(rd(g, a[3]))),
         Op::ImadIadd => set(g, a[0], rd(g, a[1]).wrapping_add(rd(g, a[2]))),
         Op::ImadWideU32Imm => set64(g, a[0], (rd(g, a[1]) as u64 * a[2] as u64).wrapping_add(pair(g, a[3]))),

@@ -29,6 +29,8 @@ pub enum Op {
     StgE,
     Mov,
     R2p,
+    /// `P2R Rd, PR, RZ, mask`: the predicate file after the word under test, read back.
+    P2r,
     R2ur,
     ShfRU64Imm,
     ShfRU32HiImm,
@@ -56,7 +58,7 @@ pub enum Op {
 impl Op {
     /// In the order a decoder should try them: `IMAD_IADD` (IMAD with the immediate 1)
     /// before `IMAD_IMM`.
-    pub const ALL: [Op; 29] = [
+    pub const ALL: [Op; 30] = [
         Op::Nop,
         Op::S2rTidX,
         Op::Ldc64,
@@ -68,6 +70,7 @@ impl Op {
         Op::StgE,
         Op::Mov,
         Op::R2p,
+        Op::P2r,
         Op::R2ur,
         Op::ShfRU64Imm,
         Op::ShfRU32HiImm,
@@ -101,6 +104,7 @@ impl Op {
             Op::StgE => "STG_E",
             Op::Mov => "MOV",
             Op::R2p => "R2P",
+            Op::P2r => "P2R",
             Op::R2ur => "R2UR",
             Op::ShfRU64Imm => "SHF_R_U64_IMM",
             Op::ShfRU32HiImm => "SHF_R_U32_HI_IMM",

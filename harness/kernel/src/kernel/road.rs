@@ -188,6 +188,27 @@ impl RoadBuilt {
         Ok(per_case)
     }
 
+    /// The predicate file after each case's word (`[case][input]`, bit i = Pi), from the
+    /// launches' outputs as [`RoadBuilt::results`] reads them; None on a road whose kernels
+    /// do not read it back (the scaffold road: ptxas's code around the word stores no
+    /// predicate, and the patcher changes no word of it but the instruction's).
+    pub fn preds(&self, outputs: &[Vec<u8>]) -> Result<Option<Vec<Vec<u8>>>, PatchError> {
+        if outputs.len() != self.launches.len() {
+            return Err(PatchError::Malformed(format!("{} outputs for {} launches", outputs.len(), self.launches.len())));
+        }
+        let mut per_case: Vec<Vec<u8>> = self.counts.iter().map(|&n| vec![0; n]).collect();
+        for (l, out) in self.launches.iter().zip(outputs) {
+            let got = match &l.reader {
+                Reader::Patched(b) => b.preds(out)?,
+                Reader::Scaffold(_) => return Ok(None),
+            };
+            for ((case, range), vals) in l.slices.iter().zip(got) {
+                per_case[*case][range.clone()].copy_from_slice(&vals);
+            }
+        }
+        Ok(Some(per_case))
+    }
+
     /// The inputs each case really sees (`[case][input]`): the patcher may normalise them
     /// (shared constants, coinciding registers; [`super::effective_inputs`]). `cases` are
     /// those this was built from.
@@ -294,10 +315,17 @@ mod tests {
         assert_eq!(jobs[1].cubin, by_hand.job.cubin);
         assert_eq!(jobs[1].input, by_hand.job.input);
         // outputs come back per case, in order
-        let outs: Vec<Vec<u8>> = (0..4u32).map(|k| (0..32u32).flat_map(|t| (k * 100 + t).to_le_bytes()).collect()).collect();
+        // (a record each: the destination, then the predicates)
+        let outs: Vec<Vec<u8>> =
+            (0..4u32).map(|k| (0..32u32).flat_map(|t| [(k * 100 + t).to_le_bytes(), ((k + t) & 0x7f).to_le_bytes()].concat()).collect()).collect();
         let r = b.results(&outs).unwrap();
         assert_eq!(r[0].len(), 96);
         assert_eq!((r[0][0], r[0][33], r[0][95], r[1][5]), (0, 101, 231, 305));
+        let p = b.preds(&outs).unwrap().expect("the single road reads the predicates back");
+        assert_eq!((p[0][0], p[0][33], p[0][95], p[1][5]), (0, 2, 33, 8));
+        let mut bad = outs.clone();
+        bad[2][4..8].copy_from_slice(&0x80u32.to_le_bytes());
+        assert!(b.preds(&bad).is_err(), "a bit above P6 is no predicate");
         let eff = b.effective_inputs(&cases).unwrap();
         assert_eq!(eff[0].len(), 96);
         assert_eq!(eff[0][40], crate::kernel::effective_inputs(cases[0].word, &cases[0].inputs[32..64], &by_hand.bank3).unwrap()[8]);

@@ -317,6 +317,10 @@ pub fn fit_for(target: &'static Target, word: u128) -> Result<(u128, &'static Lo
     if target != Target::DEFAULT && !super::reads_as_sm90(target, word) {
         return Err(NotRunnable::NoScaffold(format!("{target} reads this word otherwise than SM90 does: the scaffold road fits words with SM90's tables")));
     }
+    // ptxas's code stores no predicate: a result in predicates would not come back
+    if crate::reference::writes_preds(case.op) {
+        return Err(NotRunnable::NoScaffold(format!("{} writes predicates, and a scaffold's code stores no predicate", case.op)));
+    }
     if case.relu.is_some_and(|p| p.index != PT) {
         return Err(NotRunnable::NoScaffold("a .RELU predicate operand other than PT: the scaffolds set no predicate".into()));
     }

@@ -24,6 +24,9 @@ pub enum Family {
 pub type EvalFn = fn(&Policy, &Inst, &Inputs) -> Result<u32, Undefined>;
 /// The destinations after many input records (`out` at least as long as the inputs).
 pub type BatchFn = fn(&Policy, &Inst, &[Inputs], &mut [u32]) -> Result<(), Undefined>;
+/// The predicate file P0..P6 (bit i = Pi) after one input record, of an instruction that
+/// writes predicates ([`Operation::preds`]).
+pub type PredsFn = fn(&Policy, &Inst, &Inputs) -> Result<u8, Undefined>;
 /// [`super::eval_words`]'s arithmetic: the guard true, operand 1 and 3 in the input record,
 /// operand 2 from the words; the caller clears a destination RZ.
 pub(super) type WordsFn = fn(&Policy, &Inst, &Operands, &Inputs, &[u32], &mut [u32], &mut Vec<u32>) -> Result<(), Undefined>;
@@ -37,18 +40,22 @@ pub struct Operation {
     pub batch: BatchFn,
     /// The word-level batch; None: the instruction's lanes are [`super::MulRow`]'s.
     pub(super) words: Option<WordsFn>,
+    /// The predicates it writes ([`super::preds_after`]); None: it writes none, and the
+    /// file after it is the file before.
+    pub preds: Option<PredsFn>,
 }
 
 /// Every instruction the reference computes, registered here once.
 pub const OPERATIONS: [Operation; 4] = [
-    Operation { op: Op::Hmul2, family: Family::Mul, eval: super::eval_mul_inst, batch: super::eval_mul_batch_inst, words: None },
-    Operation { op: Op::Hadd2, family: Family::Add, eval: super::eval_add_inst, batch: super::eval_add_batch_inst, words: Some(super::words_add) },
+    Operation { op: Op::Hmul2, family: Family::Mul, eval: super::eval_mul_inst, batch: super::eval_mul_batch_inst, words: None, preds: None },
+    Operation { op: Op::Hadd2, family: Family::Add, eval: super::eval_add_inst, batch: super::eval_add_batch_inst, words: Some(super::words_add), preds: None },
     Operation {
         op: Op::Hfma2,
         family: Family::Fma { mma: false },
         eval: super::eval_fma_inst,
         batch: super::eval_fma_batch_inst,
         words: Some(super::words_fma),
+        preds: None,
     },
     Operation {
         op: Op::Hfma2Mma,
@@ -56,6 +63,7 @@ pub const OPERATIONS: [Operation; 4] = [
         eval: super::eval_fma_inst,
         batch: super::eval_fma_batch_inst,
         words: Some(super::words_fma),
+        preds: None,
     },
 ];
 
@@ -75,6 +83,12 @@ pub fn operation(op: Op) -> Option<&'static Operation> {
     OPERATIONS.iter().find(|o| o.op == op)
 }
 
+/// Whether `op` writes predicates ([`Operation::preds`]); false for an instruction the
+/// reference does not compute.
+pub fn writes_preds(op: Op) -> bool {
+    operation(op).is_some_and(|o| o.preds.is_some())
+}
+
 /// `op`'s family of arithmetic; None for an instruction the reference does not compute.
 pub fn family_of(op: Op) -> Option<Family> {
     operation(op).map(|o| o.family)
@@ -90,5 +104,18 @@ mod tests {
             assert_eq!(OPERATIONS.iter().filter(|o| o.op == op).count(), 1, "{op}: one row of the operation table");
         }
         assert_eq!(super::super::IMPLEMENTED, &OPS[..]);
+    }
+
+    #[test]
+    fn an_instruction_that_writes_no_predicate_leaves_the_file_as_it_was() {
+        let inst = crate::isa::parse("HFMA2 R0, R1, R2, R3").expect("an instruction of the family");
+        for op in OPS {
+            assert!(!writes_preds(op), "{op}: a row with no preds entry");
+            let i = Inst { op, c: if op.spec().sources == 3 { inst.c } else { None }, ..inst };
+            for pred in [0u8, 0x2a, 0x7f] {
+                let x = Inputs { a: 0x3c00_3c00, b: 0x4000_4000, c: 0x3c00_3c00, pred, ..Inputs::default() };
+                assert_eq!(super::super::preds_after(&i, &x), Ok(pred), "{op} with P0..P6 = {pred:#04x}");
+            }
+        }
     }
 }

@@ -32,6 +32,8 @@ pub struct Observed {
     pub word: u128,
     pub inputs: Inputs,
     pub got: u32,
+    /// The predicate file P0..P6 the word left; None where the road does not read it back.
+    pub pred: Option<u8>,
 }
 
 pub struct BatchOutcome {
@@ -68,9 +70,17 @@ pub fn classify_for(target: &'static crate::target::Target, word: u128) -> (Stri
     }
 }
 
-/// Outcome of one attempt to run some cases: Ok(per case, per input: the inputs the kernel
-/// actually used and the destination it produced) | Err(failure blamed on them).
-type Attempt = Result<Vec<Vec<(Inputs, u32)>>, String>;
+/// What one input gave: the inputs the kernel actually used, the destination it produced
+/// and the predicate file after it (None where the road does not read it back).
+type Got = (Inputs, u32, Option<u8>);
+
+/// Outcome of one attempt to run some cases: Ok(per case, per input) | Err(failure blamed
+/// on them).
+type Attempt = Result<Vec<Vec<Got>>, String>;
+
+/// A mismatching input: the inputs, the destination expected and got, and where they
+/// differ the predicates after expected and got.
+type Bad = (Inputs, u32, u32, Option<(u8, u8)>);
 
 /// Threads of the smallest case the patcher builds (one warp).
 pub const MIN_THREADS: usize = 32;
@@ -90,18 +100,36 @@ pub fn attempt(backend: &dyn Backend, exec: &mut dyn Executor, cases: &[Case]) -
             Err(e) => return Err(e),
         }
     }
+    let preds = match backend.preds(&prepared, &outs) {
+        Ok(Some(p)) if !shaped(&p, cases) => return Ok(Err(format!("predicates of {} cases, want {}", p.len(), cases.len()))),
+        Ok(p) => p,
+        Err(e) => return Ok(Err(format!("predicates unreadable: {e}"))),
+    };
     Ok(match backend.results(&prepared, &outs) {
-        Ok(r) if r.len() == cases.len() && r.iter().zip(cases).all(|(v, c)| v.len() == c.inputs.len()) => {
+        Ok(r) if shaped(&r, cases) => {
             // the patcher may normalise inputs (shared constants, coinciding registers):
             // judge each result by what the kernel really read
             match backend.effective_inputs(&prepared, cases) {
-                Ok(used) => Ok(used.into_iter().zip(r).map(|(ins, res)| ins.into_iter().zip(res).collect()).collect()),
+                Ok(used) => Ok(used
+                    .into_iter()
+                    .zip(r)
+                    .enumerate()
+                    .map(|(i, (ins, res))| {
+                        let p = |k: usize| preds.as_ref().map(|p| p[i][k]);
+                        ins.into_iter().zip(res).enumerate().map(|(k, (x, v))| (x, v, p(k))).collect()
+                    })
+                    .collect()),
                 Err(e) => Err(format!("inputs the kernel read: {e}")),
             }
         }
         Ok(r) => Err(format!("output holds {} cases, want {}", r.len(), cases.len())),
         Err(e) => Err(format!("output unreadable: {e}")),
     })
+}
+
+/// Whether `r` holds one result per input of each of `cases`.
+fn shaped<T>(r: &[Vec<T>], cases: &[Case]) -> bool {
+    r.len() == cases.len() && r.iter().zip(cases).all(|(v, c)| v.len() == c.inputs.len())
 }
 
 /// Run `cases`, splitting on blamed failures until single instructions are left. Each slot
@@ -111,7 +139,7 @@ fn bisect(
     backend: &dyn Backend,
     exec: &mut dyn Executor,
     cases: &[Case],
-    out: &mut Vec<Result<Vec<(Inputs, u32)>, String>>,
+    out: &mut Vec<Result<Vec<Got>, String>>,
     group_faults: &mut Vec<(usize, usize, String)>,
     base: usize,
     stop: bool,
@@ -154,7 +182,7 @@ fn say_failed(what: &str) {
 }
 
 /// One case's results (input, result per thread), or why its lone launch failed.
-type CaseResult = Result<Vec<(Inputs, u32)>, String>;
+type CaseResult = Result<Vec<Got>, String>;
 
 /// The constant-bank words (byte offset / 4) an instruction reads: through operand 2 (the
 /// `const` forms) or, for a three-source word, through operand 3 (`HFMA2 R0, R1, R2,
@@ -281,25 +309,31 @@ pub fn run_batch(
             t.undefined += got.len() as u64;
             continue;
         };
-        let mut first_bad: Option<(Inputs, u32, u32)> = None;
+        let mut first_bad: Option<Bad> = None;
         // the reference for all inputs at once; one by one only when some are undefined
         ins.clear();
         ins.extend(got.iter().map(|x| x.0));
         want.clear();
         want.resize(ins.len(), 0);
         let all_defined = backend.expect_batch(inst, &ins, &mut want).is_ok();
-        for (k, &(inp, g)) in got.iter().enumerate() {
+        for (k, &(inp, g, gp)) in got.iter().enumerate() {
             let e = if all_defined { Ok(want[k]) } else { backend.expect(inst, &inp) };
+            // the predicates where the road read them back: what the word must leave there
+            // (the file as it was, for an instruction that writes none)
+            let e = e.and_then(|e| match gp {
+                Some(gp) => backend.expect_preds(inst, &inp).map(|ep| (e, (ep != gp).then_some((ep, gp)))),
+                None => Ok((e, None)),
+            });
             match e {
-                Ok(e) => {
+                Ok((e, bad_pred)) => {
                     t.compared += 1;
-                    let bad = e != g;
+                    let bad = e != g || bad_pred.is_some();
                     if bad {
                         t.mismatches += 1;
-                        first_bad.get_or_insert((inp, e, g));
+                        first_bad.get_or_insert((inp, e, g, bad_pred));
                     }
                     if bad || o.keep_vectors.is_none_or(|n| k < n) {
-                        observed.push(Observed { word: case.word, inputs: inp, got: g });
+                        observed.push(Observed { word: case.word, inputs: inp, got: g, pred: gp });
                     }
                 }
                 Err(_) => {
@@ -308,19 +342,21 @@ pub fn run_batch(
                     // `undefined`; settle weighs it for `invalid-predicated-off`)
                     t.undefined += 1;
                     if o.keep_vectors.is_none_or(|n| k < n) {
-                        observed.push(Observed { word: case.word, inputs: inp, got: g });
+                        observed.push(Observed { word: case.word, inputs: inp, got: g, pred: gp });
                     }
                 }
             }
         }
-        if let Some((inp, e, g)) = first_bad {
+        if let Some((inp, e, g, bad_pred)) = first_bad {
             let min = if o.minimize_budget > 0 {
                 let mut still = |c: &Inst| -> bool {
                     let Ok(w) = crate::isa::encode_for(backend.target(), c) else { return false };
                     let Ok(want) = backend.expect(c, &inp) else { return false };
+                    let want_pred = backend.expect_preds(c, &inp).ok();
                     // one warp of the same input: the kernel runs whole warps (32 threads at least)
                     let case = Case { word: w, inputs: vec![inp; MIN_THREADS] };
-                    matches!(attempt(backend, exec, &[case]), Ok(Ok(r)) if r[0][0].0 == inp && r[0][0].1 != want)
+                    let differs = |&(_, v, p): &Got| v != want || p.zip(want_pred).is_some_and(|(p, w)| p != w);
+                    matches!(attempt(backend, exec, &[case]), Ok(Ok(r)) if r[0][0].0 == inp && differs(&r[0][0]))
                 };
                 let m = minimize(inst, o.minimize_budget, &mut still);
                 (m != *inst).then_some(m)
@@ -336,7 +372,13 @@ pub fn run_batch(
                 inputs: Some(FindingInputs::of(&inp)),
                 expected: Some(hex32(e)),
                 got: Some(hex32(g)),
-                detail: format!("{} of {} inputs differ", t.mismatches, t.compared),
+                detail: match bad_pred {
+                    // the destination may agree: the first difference is in the predicates
+                    Some((ep, gp)) => {
+                        format!("{} of {} inputs differ; here the predicates P0..P6 after are {gp:#04x}, expected {ep:#04x}", t.mismatches, t.compared)
+                    }
+                    None => format!("{} of {} inputs differ", t.mismatches, t.compared),
+                },
             });
         }
     }

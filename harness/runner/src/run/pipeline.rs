@@ -30,6 +30,17 @@ pub trait Backend: Sync {
     /// `RoadBuilt::results(outputs)` (one output per job, in order): `[case][input]` = the
     /// destination register after.
     fn results(&self, prepared: &Prepared, outputs: &[Vec<u8>]) -> Result<Vec<Vec<u32>>, String>;
+    /// `RoadBuilt::preds(outputs)`: `[case][input]` = the predicate file P0..P6 after the
+    /// word; None where the kernels do not read it back (the scaffold road), the default.
+    fn preds(&self, _prepared: &Prepared, _outputs: &[Vec<u8>]) -> Result<Option<Vec<Vec<u8>>>, String> {
+        Ok(None)
+    }
+    /// `reference::preds_after(inst, inputs)`: the predicate file P0..P6 the word must
+    /// leave; `Err` = undefined. By default the file as it was (an instruction that writes
+    /// no predicate).
+    fn expect_preds(&self, _inst: &Inst, inputs: &Inputs) -> Result<u8, String> {
+        Ok(inputs.pred & 0x7f)
+    }
     /// The most cases one [`Backend::build`] should be given (`Road::cases_per_build`):
     /// `None` any number.
     fn cases_per_build(&self) -> Option<usize> {
@@ -123,6 +134,12 @@ impl Backend for RealBackend {
     }
     fn results(&self, p: &Prepared, outs: &[Vec<u8>]) -> Result<Vec<Vec<u32>>, String> {
         self.built(p)?.results(outs).map_err(|e| e.to_string())
+    }
+    fn preds(&self, p: &Prepared, outs: &[Vec<u8>]) -> Result<Option<Vec<Vec<u8>>>, String> {
+        self.built(p)?.preds(outs).map_err(|e| e.to_string())
+    }
+    fn expect_preds(&self, i: &Inst, x: &Inputs) -> Result<u8, String> {
+        crate::reference::preds_after(i, x).map_err(|e| e.to_string())
     }
     fn effective_inputs(&self, p: &Prepared, cases: &[Case]) -> Result<Vec<Vec<Inputs>>, String> {
         self.built(p)?.effective_inputs(cases).map_err(|e| e.to_string())
