@@ -293,3 +293,44 @@ proptest::proptest! {
         }
     }
 }
+
+/// Issue 41 item 3: `expect_pred`, the predicate file after. HMUL2 writes no predicate, so a
+/// line recording P0..P6 as they were passes, one recording another file (a clobbered
+/// predicate) is a mismatch naming both files, and a malformed key is a malformed line named
+/// by its file and line; `eval` writes the reference's line back, which for HMUL2 has no key.
+#[test]
+fn verify_compares_recorded_predicates_and_eval_writes_the_references() {
+    let d = tmp("vectors-pred");
+    let plain = hmul2_harness::isa::format_hex(hmul2_harness::isa::encode(&hmul2_harness::isa::parse("HMUL2 R0, R1, R2").unwrap()).unwrap());
+    let line = |p: &str| {
+        format!(
+            r#"{{"encoding":"{plain}","a":"0x3e003c00","b":"0x40004000","d":"0x00000000","pred":"0x2a","expect":"0x42004000"{p},"origin":"hardware:test:0:2026-12-07"}}"#
+        )
+    };
+    let verify = |lines: &[String]| {
+        let f = d.join("v.jsonl");
+        std::fs::write(&f, lines.join("\n") + "\n").unwrap();
+        let o = bin().arg("verify").arg(&f).output().unwrap();
+        (o.status.code(), String::from_utf8_lossy(&o.stdout).into_owned())
+    };
+    let (code, out) = verify(&[line(""), line(r#","expect_pred":"0x2a""#)]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("2 vectors: 2 pass, 0 mismatch"), "{out}");
+    let (code, out) = verify(&[line(""), line(r#","expect_pred":"0x2b""#)]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("v.jsonl:2: mismatch: HMUL2 R0, R1, R2") && out.contains("expected predicates 0x2b, reference 0x2a"), "{out}");
+    assert!(out.contains("2 vectors: 1 pass, 1 mismatch"), "{out}");
+    for bad in [r#","expect_pred":"0xaa""#, r#","expect_pred":"0x2""#, r#","expect_pred":42"#] {
+        let (code, out) = verify(&[line(bad)]);
+        assert_eq!(code, Some(1), "{bad}: {out}");
+        assert!(out.contains("v.jsonl:1: malformed: key \"expect_pred\""), "{bad}: {out}");
+    }
+    // eval: the reference's line, with P0..P6 as they were (no key for HMUL2)
+    let mut child = bin().arg("eval").stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+    use std::io::Write;
+    child.stdin.take().unwrap().write_all((line(r#","expect_pred":"0x2b""#) + "\n").as_bytes()).unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success());
+    let got = String::from_utf8_lossy(&o.stdout);
+    assert!(!got.contains("expect_pred") && got.contains(r#""expect":"0x42004000","origin":"reference""#), "{got}");
+}
