@@ -108,6 +108,8 @@ fn every_architectures_batch_runs_on_the_emulator_with_the_references_results() 
         assert_eq!(stats.hmul2, (cases.len() * 32) as u64, "{t}");
         let out = &dev.mem.0[1].1;
         let results = built.results(out).unwrap();
+        // the predicate file read back after each word (P2R of this target's helper spec)
+        let preds = built.preds(out).unwrap();
         let effective = built.effective_inputs(&cases).unwrap();
         let mut compared = 0;
         for (i, c) in cases.iter().enumerate() {
@@ -115,6 +117,8 @@ fn every_architectures_batch_runs_on_the_emulator_with_the_references_results() 
             for (k, x) in effective[i].iter().enumerate() {
                 let want = hmul2_harness::reference::eval(&inst, x).unwrap_or(if inst.dst == hmul2_harness::isa::RZ { 0 } else { emu::UNDEFINED_RESULT });
                 assert_eq!(results[i][k], want, "{t}: case {i} ({}) thread {k}", format_hex(c.word));
+                assert_eq!(Ok(preds[i][k]), hmul2_harness::reference::preds_after(&inst, x), "{t}: case {i} thread {k}: predicates after");
+                assert_eq!(preds[i][k], c.inputs[k].pred & 0x7f, "{t}: case {i} thread {k}: the record's predicates, unchanged");
                 compared += 1;
             }
         }

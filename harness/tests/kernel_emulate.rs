@@ -505,3 +505,32 @@ fn a_negative_constant_offset_is_refused_not_a_panic() {
         f => panic!("c[0x3][-0x4]: {f}"),
     }
 }
+
+/// The predicates a word leaves come back in its output record: a hook that writes a file of
+/// its own per case and thread (as an instruction writing predicates would, through
+/// `emu::run_effects`) finds it in [`Built::preds`], next to the destination; the next case
+/// starts from its own record's predicates, not from what the word before left.
+#[test]
+fn the_predicates_a_word_leaves_are_read_back_with_its_destination() {
+    let (cases, built) = small();
+    let t = built.manifest.threads_per_case;
+    let mut next_case = vec![0usize; t];
+    let leaves = |i: usize, k: usize| ((i * 7 + k * 3) as u8 ^ 0x55) & 0x7f;
+    let mut hook = |s: &Site| {
+        let k = s.tid as usize;
+        let i = next_case[k];
+        next_case[k] += 1;
+        assert_eq!(s.inputs.pred, cases[i].inputs[k].pred & 0x7f, "case {i} thread {k}: the record's predicates before the word");
+        emu::Written { dst: stand_in(i, t, k), preds: Some(leaves(i, k)) }
+    };
+    let mut dev = device(&built);
+    emu::run_effects(&load(&built.job.cubin), &launch(&built, [IN, OUT]), &mut dev, &mut hook).unwrap_or_else(|f| panic!("{f}"));
+    let (results, preds) = (built.results(output(&dev)).unwrap(), built.preds(output(&dev)).unwrap());
+    for (i, c) in cases.iter().enumerate() {
+        let dst = decode(c.word).unwrap().dst;
+        for k in 0..t {
+            assert_eq!(preds[i][k], leaves(i, k), "case {i} thread {k}: predicates after");
+            assert_eq!(results[i][k], if dst == RZ { 0 } else { stand_in(i, t, k) }, "case {i} thread {k}: destination");
+        }
+    }
+}
