@@ -117,34 +117,31 @@ pub fn replay_as<P: AsRef<std::path::Path>>(paths: &[P], arch: Option<&'static T
             fail(out, format!("{at}: malformed: no \"expect\" to check: {what}"))?;
             return Ok(());
         };
-        // the predicates too where the line records them (an instruction that writes some, or
-        // hardware that changed one it should not have)
-        let preds = v.expect_pred.map(|p| (p, reference::preds_after(&inst, &x)));
-        if let Some((p, Ok(r))) = preds.filter(|(p, r)| *r != Ok(*p) && r.is_ok()) {
-            mismatch += 1;
-            origin.fail += 1;
-            form.fail += 1;
-            op.fail += 1;
-            fail(out, format!("{at}: mismatch: {what}  expected predicates {p:#04x}, reference {r:#04x}"))?;
-            return Ok(());
-        }
-        let pred_undefined = preds.and_then(|(p, r)| r.err().map(|u| (p, u)));
-        match reference::eval(&inst, &x).and_then(|got| match pred_undefined {
-            Some((_, u)) => Err(u),
-            None => Ok(got),
-        }) {
-            Ok(got) if got == expect => {
+        // the destination, and the predicates after where the line records them (an
+        // instruction that writes some, or hardware that changed one it should not have); a
+        // result the reference leaves undefined is judged as a whole, as the run judges it
+        let reference = reference::eval(&inst, &x).and_then(|got| match v.expect_pred {
+            Some(_) => reference::preds_after(&inst, &x).map(|p| (got, Some(p))),
+            None => Ok((got, None)),
+        });
+        match reference {
+            Ok((got, p)) if got == expect && p == v.expect_pred => {
                 pass += 1;
                 origin.pass += 1;
                 form.pass += 1;
                 op.pass += 1;
             }
-            Ok(got) => {
+            Ok((got, p)) => {
                 mismatch += 1;
                 origin.fail += 1;
                 form.fail += 1;
                 op.fail += 1;
-                fail(out, format!("{at}: mismatch: {what}  expected {expect:#010x}, reference {got:#010x}"))?;
+                let why = match (p, v.expect_pred) {
+                    (Some(p), Some(e)) if got == expect => format!("expected predicates {e:#04x}, reference {p:#04x}"),
+                    (Some(p), Some(e)) if p != e => format!("expected {expect:#010x}, reference {got:#010x}; expected predicates {e:#04x}, reference {p:#04x}"),
+                    _ => format!("expected {expect:#010x}, reference {got:#010x}"),
+                };
+                fail(out, format!("{at}: mismatch: {what}  {why}"))?;
             }
             Err(u) if v.origin == "reference" => {
                 mismatch += 1;
