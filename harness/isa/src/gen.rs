@@ -193,6 +193,14 @@ fn draw_inst(r: &mut Rng, op: Op, form: Form, invalid: bool) -> Inst {
         c: None,
         c_mods: SrcMods::default(),
         relu: None,
+        pdst: None,
+        psrc: None,
+        cmp: None,
+        bool_op: None,
+        bf: false,
+        h_and: false,
+        nan: false,
+        xorsign: false,
         ctrl: draw_control(r),
         ignored: 0,
     }
@@ -235,7 +243,32 @@ fn draw_inst3(r: &mut Rng, op: Op, form: Form, invalid: bool) -> Inst {
     let sat = r.below(2) == 1;
     // .RELU and .SAT are not accepted together (the spec's rules; redrawing control bits cannot mend it)
     let relu = (l.relu.is_some() && !sat && r.below(2) == 1).then(|| Pred { index: r.below(8) as u8, negated: r.below(2) == 1 });
-    Inst { op, pred, dst, a, a_mods, b, b_mods, format, flush, sat, c: Some(c), c_mods, relu, ctrl: draw_control(r), ignored: 0 }.without_hidden()
+    Inst {
+        op,
+        pred,
+        dst,
+        a,
+        a_mods,
+        b,
+        b_mods,
+        format,
+        flush,
+        sat,
+        c: Some(c),
+        c_mods,
+        relu,
+        pdst: None,
+        psrc: None,
+        cmp: None,
+        bool_op: None,
+        bf: false,
+        h_and: false,
+        nan: false,
+        xorsign: false,
+        ctrl: draw_control(r),
+        ignored: 0,
+    }
+    .without_hidden()
 }
 
 /// With `ignored`, random bits in the bits `i`'s form ignores; `w` is `i`'s encoding before

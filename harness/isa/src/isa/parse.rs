@@ -224,6 +224,14 @@ pub fn parse_for(target: &'static Target, text: &str) -> Result<Inst, ParseError
         c: None,
         c_mods: SrcMods::default(),
         relu: None,
+        pdst: None,
+        psrc: None,
+        cmp: None,
+        bool_op: None,
+        bf: false,
+        h_and: false,
+        nan: false,
+        xorsign: false,
         ctrl,
         ignored: 0,
     })
@@ -343,7 +351,31 @@ fn parse_three(
     if ctrl.reuse != 0 {
         ctrl.yield_ = true;
     }
-    Ok(Inst { op, pred, dst, a, a_mods, b, b_mods, format, flush, sat: vals[2] != 0, c: Some(c), c_mods, relu, ctrl, ignored: 0 })
+    Ok(Inst {
+        op,
+        pred,
+        dst,
+        a,
+        a_mods,
+        b,
+        b_mods,
+        format,
+        flush,
+        sat: vals[2] != 0,
+        c: Some(c),
+        c_mods,
+        relu,
+        pdst: None,
+        psrc: None,
+        cmp: None,
+        bool_op: None,
+        bf: false,
+        h_and: false,
+        nan: false,
+        xorsign: false,
+        ctrl,
+        ignored: 0,
+    })
 }
 
 #[cfg(test)]
