@@ -567,10 +567,12 @@ impl Inst {
 
     /// A plain instruction: `OP dst, a, b` with no modifiers.
     pub fn of(op: Op, dst: u8, a: u8, b: Operand2) -> Inst {
+        let l = op.layout();
         Inst {
             op,
             pred: Pred::ALWAYS,
-            dst,
+            // an instruction that writes no register names RZ
+            dst: if l.writes_reg { dst } else { RZ },
             a,
             a_mods: SrcMods::default(),
             b,
@@ -582,10 +584,12 @@ impl Inst {
             c: (op.spec().sources == 3).then_some(Operand2::Reg(dst)),
             c_mods: SrcMods::default(),
             relu: None,
-            pdst: None,
-            psrc: None,
-            cmp: None,
-            bool_op: None,
+            // the shape's other parts at their plain values: predicate results P0 and P1
+            // where always written, the predicate source PT, the comparison F, AND
+            pdst: (l.p_dst.is_some() && l.is_a.is_none()).then_some([0, 1]),
+            psrc: l.psrc.is_some().then_some(Pred::ALWAYS),
+            cmp: l.cmp.is_some().then_some(Cmp::F),
+            bool_op: l.bool_op.is_some().then_some(BoolOp::And),
             bf: false,
             h_and: false,
             nan: false,
@@ -627,6 +631,9 @@ impl Inst {
         w = l.sat.set(w, self.sat as u32).unwrap_or(w);
         if let Some(f) = &l.relu {
             w = f.set(w, self.relu.is_some() as u32).unwrap_or(w);
+        }
+        if let Some(f) = &l.is_a {
+            w = f.set(w, self.pdst.is_some() as u32).unwrap_or(w);
         }
         l.spec.hidden_mask(k, w)
     }
