@@ -91,7 +91,7 @@ pub struct Outside {
 
 /// The instructions whose semantics modules exist before the isa knows them
 /// ([`super::compare`], [`super::minmax`]): what `pending_instructions` may name.
-pub const PENDING: &[&str] = &["HSET2", "HSETP2", "HMNMX2"];
+pub const PENDING: &[&str] = &["HMNMX2"];
 
 /// What the reference does where no document settles the semantics.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
