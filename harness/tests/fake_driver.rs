@@ -140,7 +140,8 @@ fn a_random_run_of_every_form_runs_through_the_driver_and_is_labelled_emulated()
         assert_eq!(t["not_runnable"], 0, "{f}: {t}");
         assert_eq!(n(t, "compared") + n(t, "undefined"), n(t, "inputs"), "{f}: {t}");
         let op = Op::ALL.into_iter().find(|o| o.forms().any(|x| o.form_key(x) == f)).unwrap();
-        if op.spec().sources == 2 {
+        // (HSETP2's two results into one predicate, with different values, have none)
+        if op.spec().sources == 2 && !hmul2_harness::reference::writes_preds(op) {
             assert_eq!(t["undefined"], 0, "{f}: {t}");
         }
         *compared_by_op.entry(op.mnemonic()).or_insert(0) += n(t, "compared");

@@ -95,8 +95,8 @@ fn check_batch(cs: &[Case], label: &str) {
 #[test]
 fn nvdisasm_prints_the_planned_program_for_every_runnable_form() {
     let s = seed();
-    // all four instructions in one batch
-    let mixed = runnable_words(s ^ 1, None, 800).expect("runnable words");
+    // every instruction in one batch
+    let mixed = runnable_words(s ^ 1, None, 1200).expect("runnable words");
     let forms: std::collections::BTreeSet<_> = mixed.iter().map(|&w| decode(w).unwrap().form()).collect();
     assert_eq!(forms.len(), Form::ALL.len(), "a mixed batch holds every form");
     let ops: std::collections::BTreeSet<_> = mixed.iter().map(|&w| decode(w).unwrap().op.mnemonic()).collect();

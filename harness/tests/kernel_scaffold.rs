@@ -203,7 +203,8 @@ fn a_constant_bank_case_rewrites_one_operand_and_writes_its_bank_word() {
         l.stall.mask | l.yield_.mask | l.wr_bar.mask | l.rd_bar.mask | l.wait.mask | l.reuse.mask
     };
     let mut checked = 0;
-    for &op in hmul2_harness::reference::IMPLEMENTED {
+    // (an instruction that writes predicates has none: a scaffold stores no predicate)
+    for op in hmul2_harness::reference::IMPLEMENTED.iter().copied().filter(|&o| !hmul2_harness::reference::writes_preds(o)) {
         for form in [Form::Const, Form::ConstC].into_iter().filter(|&f| op.has_form(f)) {
             let drawn = hmul2_harness::kernel::runnable_words_of(seed, &[op], Some(form), 64).unwrap();
             let mut n = 0;

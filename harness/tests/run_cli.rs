@@ -390,7 +390,9 @@ fn vectors_per_instruction_keeps_the_first_inputs_and_every_mismatch() {
 fn exhaustive_digests_find_the_differing_chunks() {
     let d = tmp("exhaustive");
     // a word the sweep can run on a GPU too: operand 2 per thread (R or immediates)
-    let w = format_hex(words(16, 64).into_iter().find(|&w| hmul2_harness::kernel::digest::check_form(w).is_ok()).unwrap());
+    // (two sources: a three-source word needs --c)
+    let two = |w: u128| decode(w).is_ok_and(|i| i.c.is_none());
+    let w = format_hex(words(16, 64).into_iter().find(|&w| hmul2_harness::kernel::digest::check_form(w).is_ok() && two(w)).unwrap());
     // operand 1 = 0x0007 in both halves: one row of the 2^20-input test space differs
     let o = harness(
         Some("flip-a:0x00070007"),

@@ -35,6 +35,10 @@ fn coverage_keys(i: &hmul2_harness::isa::Inst) -> Vec<String> {
     if f.has_b_mods() {
         k.push(format!("{op} {f:?} b.neg={} b.abs={} b.{:?}", i.b_mods.neg, i.b_mods.abs, i.b_mods.swizzle));
     }
+    // the comparisons: each comparison with each boolean operation
+    if let (Some(c), Some(b)) = (i.cmp, i.bool_op) {
+        k.push(format!("{op} {f:?} {} {}", c.name(), b.name()));
+    }
     k
 }
 

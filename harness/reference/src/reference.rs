@@ -51,6 +51,10 @@ pub enum Undefined {
     /// HSET2 and HSETP2 ([`compare`]): the boolean operation field holds value 3.
     #[error("boolean operation field is INVALID3: no operation is defined")]
     BoolOp,
+    /// HSETP2 ([`compare`]): both results name one predicate and differ; which write wins
+    /// is no named assumption.
+    #[error("both predicate results are P{0} and get different values: which write wins is not known")]
+    SamePredicate(u8),
 }
 
 /// The instructions the whole pipeline runs: reference arithmetic, and a kernel that stages

@@ -37,6 +37,7 @@ use super::{decode, effective_inputs_with, patch_cubin_for, runnable, LaunchJob,
 use crate::exhaustive::{DigestRequest, D_FILL, PRED_ALL, THREADS};
 use crate::inputs::Inputs;
 use crate::isa::{Operand2, PT, RZ};
+use crate::reference::Family;
 use crate::target::Target;
 
 /// Why no digest kernel can be built for a request.
@@ -50,6 +51,8 @@ pub enum DigestError {
     Operand3Bindless,
     #[error("{0} writes predicates: exhaustive mode's digest folds the destination alone, so its predicate results would go unchecked (run it with `run`, whose batch and single roads read them back)")]
     WritesPredicates(crate::isa::Op),
+    #[error("exhaustive mode sweeps HMUL2, HADD2, HFMA2 and HFMA2.MMA; {0} has no sweep (its reference has no word-level path): run it with `run`")]
+    NotSwept(crate::isa::Op),
     #[error("digest request: {0}")]
     Request(String),
     #[error("{0}")]
@@ -78,6 +81,10 @@ pub fn check_form(word: u128) -> Result<crate::isa::Inst, DigestError> {
     // the digest folds the destination alone: a result in predicates would not be summed
     if crate::reference::writes_preds(inst.op) {
         return Err(DigestError::WritesPredicates(inst.op));
+    }
+    // the sweep and its reference digests know the arithmetic families alone
+    if !matches!(crate::reference::family_of(inst.op), Some(Family::Mul | Family::Add | Family::Fma { .. })) {
+        return Err(DigestError::NotSwept(inst.op));
     }
     if let Some(Operand2::ConstUr { .. }) = inst.c {
         return Err(DigestError::Operand3Bindless);

@@ -25,8 +25,9 @@
 //! float comparison (F = 0, LT = 1, ..., GEU = 14, T = 15, [`Cmp::code`]).
 
 use super::policy::FlushLanes;
-use super::{mask, mods_masks, sel, shifts, Policy, Undefined};
-use crate::isa::{Format, SrcMods, Swizzle};
+use super::{mask, mods_masks, sel, shifts, Operands, Policy, Undefined};
+use crate::inputs::Inputs;
+use crate::isa::{Flush, Format, Inst, Pred, SrcMods, Swizzle, PT};
 use std::cmp::Ordering;
 
 pub use crate::isa::{BoolOp, Cmp};
@@ -276,6 +277,82 @@ pub fn hsetp2(op: &Hsetp2Op, p: &Policy, a: u32, b: u32, c: bool) -> Result<(boo
         HAnd::Same => (first, first),
         HAnd::NotFirst => (first, !first),
     })
+}
+
+/// The comparison of a decoded HSET2 or HSETP2: its format, comparison, boolean operation,
+/// `.FTZ` (another flush value has no meaning: [`Undefined::Flush`]) and source modifiers
+/// (operand 2's none in the immediate form).
+pub fn cmp_op(inst: &Inst) -> Result<CmpOp, Undefined> {
+    let (Some(cmp), Some(bool_op)) = (inst.cmp, inst.bool_op) else { return Err(Undefined::Instruction(inst.op)) };
+    let ftz = match inst.flush {
+        Flush::None => false,
+        Flush::Ftz => true,
+        _ => return Err(Undefined::Flush),
+    };
+    let b_mods = if inst.form().has_b_mods() { inst.b_mods } else { SrcMods::default() };
+    Ok(CmpOp { format: inst.format, cmp, bool_op, ftz, a_mods: inst.a_mods, b_mods })
+}
+
+/// The predicate source of `inst` on `x`, its `!` applied (PT where it has none).
+fn source(inst: &Inst, x: &Inputs) -> bool {
+    let s = inst.psrc.unwrap_or(Pred::ALWAYS);
+    (s.index >= PT || (x.pred >> s.index) & 1 == 1) != s.negated
+}
+
+/// The operation table's HSET2 (one input): the destination, `x.d` where the guard is false.
+pub(super) fn eval_hset2_inst(p: &Policy, inst: &Inst, x: &Inputs) -> Result<u32, Undefined> {
+    let op = Hset2Op { cmp: cmp_op(inst)?, bf: inst.bf };
+    let o = Operands::of(inst, p);
+    let v = hset2(&op, p, o.a_word(x), o.b_word(x), source(inst, x))?;
+    Ok(o.write(x, || v))
+}
+
+/// [`eval_hset2_inst`] for many inputs, through [`hset2_batch`].
+pub(super) fn eval_hset2_batch_inst(p: &Policy, inst: &Inst, xs: &[Inputs], out: &mut [u32]) -> Result<(), Undefined> {
+    let op = Hset2Op { cmp: cmp_op(inst)?, bf: inst.bf };
+    let o = Operands::of(inst, p);
+    let a: Vec<u32> = xs.iter().map(|x| o.a_word(x)).collect();
+    let b: Vec<u32> = xs.iter().map(|x| o.b_word(x)).collect();
+    let c: Vec<bool> = xs.iter().map(|x| source(inst, x)).collect();
+    hset2_batch(&op, p, &a, &b, &c, &mut out[..xs.len()])?;
+    for (r, x) in out.iter_mut().zip(xs) {
+        *r = o.write(x, || *r);
+    }
+    Ok(())
+}
+
+/// The operation table's HSETP2 register result: it writes none (its destination reads as
+/// RZ, 0, what the kernel stores), but only where the instruction is defined.
+pub(super) fn eval_hsetp2_inst(p: &Policy, inst: &Inst, _x: &Inputs) -> Result<u32, Undefined> {
+    CmpCtx::new(&cmp_op(inst)?, p)?;
+    Ok(0)
+}
+
+/// [`eval_hsetp2_inst`] for many inputs.
+pub(super) fn eval_hsetp2_batch_inst(p: &Policy, inst: &Inst, xs: &[Inputs], out: &mut [u32]) -> Result<(), Undefined> {
+    CmpCtx::new(&cmp_op(inst)?, p)?;
+    out[..xs.len()].fill(0);
+    Ok(())
+}
+
+/// The operation table's HSETP2 predicates: the file P0..P6 after it, its two results
+/// written into the predicates it names (PT takes none); the file as it was where the guard
+/// is false. Both results into one predicate, with different values, is undefined: which
+/// write wins is no named assumption ([`Undefined::SamePredicate`]).
+pub(super) fn preds_hsetp2_inst(p: &Policy, inst: &Inst, x: &Inputs) -> Result<u8, Undefined> {
+    let op = Hsetp2Op { cmp: cmp_op(inst)?, h_and: inst.h_and };
+    let o = Operands::of(inst, p);
+    let (first, second) = hsetp2(&op, p, o.a_word(x), o.b_word(x), source(inst, x))?;
+    let [pd, qd] = inst.pdst.ok_or(Undefined::Instruction(inst.op))?;
+    let before = x.pred & 0x7f;
+    if !o.pred(x.pred) {
+        return Ok(before);
+    }
+    if pd == qd && pd < PT && first != second {
+        return Err(Undefined::SamePredicate(pd));
+    }
+    let set = |file: u8, i: u8, v: bool| if i >= PT { file } else { (file & !(1 << i)) | (v as u8) << i };
+    Ok(set(set(before, pd, first), qd, second))
 }
 
 #[cfg(test)]

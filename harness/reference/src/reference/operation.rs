@@ -18,6 +18,9 @@ pub enum Family {
     Add,
     /// HFMA2 and HFMA2.MMA: a fused multiply-add; `mma` is HFMA2.MMA's (`fma-mma`).
     Fma { mma: bool },
+    /// HSET2 and HSETP2: a comparison per lane, combined with a predicate source
+    /// ([`super::compare`]).
+    Compare,
 }
 
 /// The destination after one input record.
@@ -38,7 +41,8 @@ pub struct Operation {
     pub family: Family,
     pub eval: EvalFn,
     pub batch: BatchFn,
-    /// The word-level batch; None: the instruction's lanes are [`super::MulRow`]'s.
+    /// The word-level batch; None: none (HMUL2's lanes are [`super::MulRow`]'s; the
+    /// comparisons have no word-level path, and exhaustive mode does not sweep them).
     pub(super) words: Option<WordsFn>,
     /// The predicates it writes ([`super::preds_after`]); None: it writes none, and the
     /// file after it is the file before.
@@ -46,7 +50,7 @@ pub struct Operation {
 }
 
 /// Every instruction the reference computes, registered here once.
-pub const OPERATIONS: [Operation; 4] = [
+pub const OPERATIONS: [Operation; 6] = [
     Operation { op: Op::Hmul2, family: Family::Mul, eval: super::eval_mul_inst, batch: super::eval_mul_batch_inst, words: None, preds: None },
     Operation { op: Op::Hadd2, family: Family::Add, eval: super::eval_add_inst, batch: super::eval_add_batch_inst, words: Some(super::words_add), preds: None },
     Operation {
@@ -64,6 +68,22 @@ pub const OPERATIONS: [Operation; 4] = [
         batch: super::eval_fma_batch_inst,
         words: Some(super::words_fma),
         preds: None,
+    },
+    Operation {
+        op: Op::Hset2,
+        family: Family::Compare,
+        eval: super::compare::eval_hset2_inst,
+        batch: super::compare::eval_hset2_batch_inst,
+        words: None,
+        preds: None,
+    },
+    Operation {
+        op: Op::Hsetp2,
+        family: Family::Compare,
+        eval: super::compare::eval_hsetp2_inst,
+        batch: super::compare::eval_hsetp2_batch_inst,
+        words: None,
+        preds: Some(super::compare::preds_hsetp2_inst),
     },
 ];
 
@@ -111,12 +131,35 @@ mod tests {
         assert_eq!(super::super::IMPLEMENTED, &OPS[..]);
     }
 
+    /// HSETP2 writes its two results into the predicates it names (PT takes none), keeps
+    /// the others, and writes nothing where its guard is false.
+    #[test]
+    fn hsetp2_writes_its_two_predicates_and_no_other() {
+        assert!(writes_preds(Op::Hsetp2));
+        let p = |t: &str| crate::isa::parse(t).unwrap_or_else(|e| panic!("{t}: {e}"));
+        // 1.0 < 2.0 in lane 0, 2.0 < 1.0 false in lane 1 (H1 first in the word)
+        let x = |pred: u8| Inputs { a: 0x4000_3c00, b: 0x3c00_4000, pred, ..Inputs::default() };
+        let after = |t: &str, pred: u8| super::super::preds_after(&p(t), &x(pred));
+        assert_eq!(after("HSETP2.LT.AND P0, P1, R1, R2, PT", 0x7c), Ok(0x7d), "P0 lane 0 true, P1 lane 1 false");
+        assert_eq!(after("HSETP2.LT.AND P3, P5, R1, R2, PT", 0x00), Ok(0x08));
+        assert_eq!(after("HSETP2.LT.AND PT, P5, R1, R2, PT", 0x7f), Ok(0x5f), "PT takes the first result");
+        assert_eq!(after("HSETP2.LT.OR P0, P1, R1, R2, P6", 0x40), Ok(0x43), "OR with a true source");
+        assert_eq!(after("HSETP2.LT.AND P0, P1, R1, R2, !P6", 0x40), Ok(0x40), "AND with a false source");
+        assert_eq!(after("@P2 HSETP2.LT.AND P0, P1, R1, R2, PT", 0x02), Ok(0x02), "guarded off: nothing written");
+        assert_eq!(after("HSETP2.LT.AND P4, P4, R1, R2, PT", 0), Err(Undefined::SamePredicate(4)));
+        assert_eq!(after("HSETP2.T.AND P4, P4, R1, R2, PT", 0), Ok(0x10), "one value, one write");
+        // its register result: none (RZ)
+        assert_eq!(super::super::eval(&p("HSETP2.LT.AND P0, P1, R1, R2, PT"), &x(0)), Ok(0));
+        assert_eq!(super::super::eval(&p("HSET2.LT.AND R0, R1, R2, PT"), &x(0)), Ok(0x0000_ffff));
+    }
+
     #[test]
     fn an_instruction_that_writes_no_predicate_leaves_the_file_as_it_was() {
         let inst = crate::isa::parse("HFMA2 R0, R1, R2, R3").expect("an instruction of the family");
-        for op in OPS {
+        for op in [Op::Hmul2, Op::Hadd2, Op::Hfma2, Op::Hfma2Mma, Op::Hset2] {
             assert!(!writes_preds(op), "{op}: a row with no preds entry");
-            let i = Inst { op, c: if op.spec().sources == 3 { inst.c } else { None }, ..inst };
+            let i = Inst::of(op, 0, 1, crate::isa::Operand2::Reg(2));
+            let i = Inst { c: if op.spec().sources == 3 { inst.c } else { None }, ..i };
             for pred in [0u8, 0x2a, 0x7f] {
                 let x = Inputs { a: 0x3c00_3c00, b: 0x4000_4000, c: 0x3c00_3c00, pred, ..Inputs::default() };
                 assert_eq!(super::super::preds_after(&i, &x), Ok(pred), "{op} with P0..P6 = {pred:#04x}");
