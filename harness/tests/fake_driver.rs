@@ -814,3 +814,59 @@ fn a_run_is_resumed_only_on_the_executor_that_began_it() {
     assert!(o.status.success(), "{}", text(&o));
     assert_eq!(summary(&out)["totals"]["instructions"], 64);
 }
+
+/// Issue 41 item 3: HSET2 and HSETP2 run through the driver on the batch and single roads,
+/// HSETP2's predicate results read back and compared (every input of every word whose
+/// results are defined), and its vector lines carry `expect_pred` that `verify` replays;
+/// a device whose HSETP2 leaves P0 wrong after it (injected: `pred-flip-if`) is a mismatch
+/// on every compared input, where the destination (RZ: none) agrees.
+#[test]
+fn hsetp2_predicate_results_come_back_and_a_wrong_one_is_a_mismatch() {
+    let seed = seed(43);
+    let hsetp2 = format_hex(encode(&Inst::of(Op::Hsetp2, 0, 1, Operand2::Reg(2))).unwrap());
+    // the opcode field (bits 0..8) and the register-form bit: every HSETP2 word
+    let opcode = format_hex(0x1ff);
+    let hsetp2_op = format_hex(parse_hex(&hsetp2).unwrap() & 0x1ff);
+    for road in ["batch", "single"] {
+        let d = tmp(&format!("hsetp2-{road}"));
+        let (out, vec) = (d.join("r"), d.join("v"));
+        let args = ["run", "--seed", &seed.to_string(), "--count", "40", "--instruction", "HSET2,HSETP2", "--inputs", "32", "--road", road, "--out"];
+        let o = harness("", &[&args[..], &[out.to_str().unwrap(), "--vectors", vec.to_str().unwrap()]].concat());
+        assert_eq!(o.status.code(), Some(0), "{road}: {}", text(&o));
+        let s = summary(&out);
+        let n = |t: &Value, k: &str| t[k].as_u64().unwrap();
+        let by_form = s["by_form"].as_object().unwrap();
+        let compared = |op: &str| by_form.iter().filter(|(f, _)| f.starts_with(&format!("{op}_"))).map(|(_, t)| n(t, "compared")).sum::<u64>();
+        assert!(compared("HSET2") > 0 && compared("HSETP2") > 0, "{road}: {by_form:?}");
+        assert_eq!(s["software_checks"]["verify"]["ok"], true, "{road}: {}", s["software_checks"]);
+        // HSETP2's lines record the predicates after; HSET2's (no predicate result) none
+        let body = std::fs::read_to_string(vec.join("simulated").read_dir().unwrap().next().unwrap().unwrap().path()).unwrap();
+        let mut p_lines = 0;
+        for l in body.lines() {
+            let v = hmul2_harness::vectors::parse_line(l).unwrap();
+            let op = decode(v.encoding).unwrap().op;
+            assert_eq!(v.expect_pred.is_some(), op == Op::Hsetp2, "{road}: {l}");
+            p_lines += v.expect_pred.is_some() as usize;
+        }
+        assert!(p_lines > 0);
+        let o = Command::new(BIN).arg("verify").arg(vec.join("simulated")).output().unwrap();
+        assert!(o.status.success(), "{road}: {}", text(&o));
+        // a wrong predicate after every HSETP2
+        let bad = d.join("bad");
+        let o = harness(&format!("pred-flip-if:{opcode}:{hsetp2_op}"), &[&args[..], &[bad.to_str().unwrap()]].concat());
+        assert_eq!(o.status.code(), Some(1), "{road}: {}", text(&o));
+        let s = summary(&bad);
+        let ms = s["mismatches"].as_array().unwrap();
+        assert!(!ms.is_empty());
+        for f in ms {
+            assert!(f["text"].as_str().unwrap().starts_with("HSETP2") || f["text"].as_str().unwrap().contains(" HSETP2"), "{road}: only HSETP2 is wrong: {f}");
+            assert!(f["detail"].as_str().unwrap().contains("the predicates P0..P6 after are"), "{road}: {f}");
+            assert_eq!((f["expected"].as_str(), f["got"].as_str()), (Some("0x00000000"), Some("0x00000000")), "{road}: {f}");
+        }
+        let by_form = s["by_form"].as_object().unwrap();
+        for (f, t) in by_form.iter().filter(|(f, _)| f.starts_with("HSETP2_")) {
+            assert_eq!(n(t, "mismatches"), n(t, "compared"), "{road}: {f}: every compared input of HSETP2 differs: {t}");
+        }
+        assert!(by_form.iter().filter(|(f, _)| f.starts_with("HSET2_")).all(|(_, t)| n(t, "mismatches") == 0), "{road}: {by_form:?}");
+    }
+}
