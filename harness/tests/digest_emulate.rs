@@ -336,7 +336,7 @@ fn digest_word(n: usize, w: u128, n_two: usize, list: bool) -> (bool, bool, Opti
 #[test]
 fn digest_jobs_refuse_what_they_cannot_sweep() {
     let seed = seed();
-    let two: Vec<hmul2_harness::isa::Op> = hmul2_harness::reference::IMPLEMENTED.iter().copied().filter(|o| o.spec().sources == 2).collect();
+    let two: Vec<hmul2_harness::isa::Op> = hmul2_harness::reference::IMPLEMENTED.iter().copied().filter(|o| o.spec().sources == 2 && swept(*o)).collect();
     for form in [Form::Ur, Form::Const, Form::ConstUr] {
         let w = hmul2_harness::kernel::runnable_words_of(seed, &two, Some(form), 1).unwrap()[0];
         let req = DigestRequest { word: w, space_bits: 20, chunk_bits: 12, first_chunk: 0, chunks: 1, c: 0 };
@@ -349,7 +349,17 @@ fn digest_jobs_refuse_what_they_cannot_sweep() {
             other => panic!("{form:?}: {:?}", other.map(|b| b.program.len())),
         }
     }
-    let w = runnable_words(seed, Some(Form::Rrr), 1).unwrap()[0];
+    // the comparisons and min/max: no sweep (HSETP2 also writes predicates, which the
+    // digest does not fold), each refused in one line
+    use hmul2_harness::isa::Op as IsaOp;
+    for (op, why) in [(IsaOp::Hset2, "has no sweep"), (IsaOp::Hsetp2, "writes predicates"), (IsaOp::Hmnmx2, "has no sweep")] {
+        let w = hmul2_harness::kernel::runnable_words_of(seed, &[op], Some(Form::Rrr), 1).unwrap()[0];
+        let req = DigestRequest { word: w, space_bits: 20, chunk_bits: 12, first_chunk: 0, chunks: 1, c: 0 };
+        let e = build(&req).err().unwrap_or_else(|| panic!("{op}: built")).to_string();
+        assert!(e.contains(why) && !e.contains('\n'), "{op}: {e}");
+        assert!(RealBackend::default().digest_job(&req).unwrap_err().contains(why), "{op}");
+    }
+    let w = hmul2_harness::kernel::runnable_words_of(seed, &[IsaOp::Hmul2, IsaOp::Hadd2], Some(Form::Rrr), 1).unwrap()[0];
     let small = DigestRequest { word: w, space_bits: 20, chunk_bits: 7, first_chunk: 0, chunks: 1, c: 0 };
     assert!(matches!(build(&small), Err(DigestError::Request(_))));
     let past = DigestRequest { word: w, space_bits: 20, chunk_bits: 12, first_chunk: 255, chunks: 2, c: 0 };
@@ -379,7 +389,7 @@ fn prologue(b: &DigestBuilt) -> Vec<(Op, [u32; 4])> {
 /// and the last 2^20 chunk of the space: k = block * 2^20 + thread + its base, 2^12 iterations.
 #[test]
 fn a_full_chunk_of_2_pow_32_is_one_block() {
-    let w = runnable_words(seed(), Some(Form::Rrr), 1).unwrap()[0];
+    let w = hmul2_harness::kernel::runnable_words_of(seed(), &[hmul2_harness::isa::Op::Hmul2, hmul2_harness::isa::Op::Hadd2], Some(Form::Rrr), 1).unwrap()[0];
     let req = DigestRequest { word: w, space_bits: 32, chunk_bits: 32, first_chunk: 0, chunks: 1, c: 0 };
     let b = build(&req).unwrap();
     check_listing(&b, "2^32");

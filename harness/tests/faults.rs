@@ -58,9 +58,10 @@ fn a_failing_vector_write_loses_nothing_and_resume_completes_it() {
     let (out, vec) = (d.join("r"), d.join("v"));
     let mut args = vec!["run", "--seed", "11", "--out", out.to_str().unwrap(), "--vectors", vec.to_str().unwrap()];
     args.extend(SMALL);
-    // 128 KiB: the vectors (about 170 bytes a result) outgrow it after a few batches; the
-    // journal and the summary stay below it. SIGXFSZ is ignored so the write returns an error.
-    let script = "trap '' XFSZ; ulimit -f 256; exec \"$0\" \"$@\"";
+    // 384 KiB: the vectors (about 170 bytes a result, 4800 results) outgrow it after a few
+    // batches; the journal and the summary (about 270 KiB with its coverage of seven
+    // instructions' bits) stay below it. SIGXFSZ is ignored so the write returns an error.
+    let script = "trap '' XFSZ; ulimit -f 768; exec \"$0\" \"$@\"";
     let o = Command::new("bash").arg("-c").arg(script).arg(BIN).args(&args).env("HMUL2_FAKE_EXECUTOR", "ok").output().unwrap();
     let t = text(&o);
     assert_eq!(o.status.code(), Some(2), "{t}");

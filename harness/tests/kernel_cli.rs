@@ -50,7 +50,7 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 /// count gained the hardware's two registers and words naming R253 or R254 stopped being
 /// runnable (docs/hardware/2026-12-04-h200), and again when the kernel began reading the
 /// predicate file back after each word (issue 41: `P2R`, and an output record of 8 bytes,
-/// the destination and the predicates, stored by `STG.E.64`; the input is unchanged), and when HSET2 and HSETP2 joined the instructions a batch of every instruction draws (seeds 5 and 9 below): the benchmark's batch, every instruction and
+/// the destination and the predicates, stored by `STG.E.64`; the input is unchanged), and when HSET2, HSETP2 and HMNMX2 joined the instructions a batch of every instruction draws (seeds 5 and 9 below): the benchmark's batch, every instruction and
 /// form mixed, the bindless form, and HFMA2's operand 3 from bank 3. A faster patcher must
 /// write the same.
 /// A file's name, length and [`fnv1a`].
@@ -63,9 +63,9 @@ fn build_kernel_output_is_pinned_byte_for_byte() {
         (&["--seed", "1", "--count", "4096", "--instruction", "HMUL2"],
          [("kernel.cubin", 1440240, 0xdbf6_eb87_5029_8b3f), ("input.bin", 17065984, 0x6c88_b4fe_41a5_e4d9), ("manifest.json", 1625970, 0x9b11_8a84_c961_138e)]),
         (&["--seed", "5", "--count", "600", "--threads", "64"],
-         [("kernel.cubin", 284656, 0xdf15_df22_e778_e427), ("input.bin", 736000, 0xa830_cb94_419a_48d8), ("manifest.json", 263887, 0x615b_5999_c70b_984f)]),
+         [("kernel.cubin", 281456, 0x3887_35bb_476b_9f24), ("input.bin", 727168, 0x5646_010f_2aca_1c04), ("manifest.json", 260397, 0x61d7_cd8d_2759_03a2)]),
         (&["--seed", "9", "--count", "300", "--threads", "96", "--form", "constx"],
-         [("kernel.cubin", 205296, 0x745b_003f_7c8a_17f6), ("input.bin", 618496, 0xd618_eea7_94f0_53d3), ("manifest.json", 154319, 0xac8b_8086_2e07_1f68)]),
+         [("kernel.cubin", 202736, 0x8444_683c_8364_c468), ("input.bin", 608896, 0x26d5_d64d_7cfd_46ac), ("manifest.json", 151584, 0xbded_62a8_1ce3_d2a9)]),
         (&["--seed", "9", "--count", "300", "--threads", "32", "--form", "const", "--instruction", "HFMA2"],
          [("kernel.cubin", 191984, 0x3919_cbda_958a_a9c8), ("input.bin", 192000, 0x394e_d593_ee8a_615f), ("manifest.json", 172594, 0x6e88_084d_17d9_ba6a)]),
     ];

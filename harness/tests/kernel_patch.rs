@@ -96,7 +96,12 @@ fn check_batch(cs: &[Case], label: &str) {
 fn nvdisasm_prints_the_planned_program_for_every_runnable_form() {
     let s = seed();
     // every instruction in one batch
-    let mixed = runnable_words(s ^ 1, None, 1200).expect("runnable words");
+    // (and a few of each form: the three-source forms are two instructions of seven, and
+    // their rarer forms may miss a draw of any size)
+    let mut mixed = runnable_words(s ^ 1, None, 1200).expect("runnable words");
+    for f in Form::ALL {
+        mixed.extend(runnable_words(s ^ 2, Some(f), 8).expect("runnable words"));
+    }
     let forms: std::collections::BTreeSet<_> = mixed.iter().map(|&w| decode(w).unwrap().form()).collect();
     assert_eq!(forms.len(), Form::ALL.len(), "a mixed batch holds every form");
     let ops: std::collections::BTreeSet<_> = mixed.iter().map(|&w| decode(w).unwrap().op.mnemonic()).collect();

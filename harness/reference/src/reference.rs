@@ -55,6 +55,9 @@ pub enum Undefined {
     /// is no named assumption.
     #[error("both predicate results are P{0} and get different values: which write wins is not known")]
     SamePredicate(u8),
+    /// HMNMX2 ([`minmax`]): `.IS_A` and its two predicate results have no public meaning.
+    #[error("HMNMX2 .IS_A: its predicate results have no public meaning, so no result is defined")]
+    IsA,
 }
 
 /// The instructions the whole pipeline runs: reference arithmetic, and a kernel that stages

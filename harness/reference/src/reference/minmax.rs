@@ -25,8 +25,9 @@
 
 use super::compare::{check_swizzles, flushes, lane_bf16, relation};
 use super::policy::{MinMaxNan, MinMaxZero, XorSignFrom};
-use super::{mods_masks, shifts, Policy, Undefined};
-use crate::isa::{Format, SrcMods};
+use super::{mods_masks, shifts, Operands, Policy, Undefined};
+use crate::inputs::Inputs;
+use crate::isa::{Flush, Format, Inst, Pred, SrcMods, PT};
 use std::cmp::Ordering;
 
 /// The modifiers of one HMNMX2.
@@ -151,6 +152,45 @@ impl MinMaxCtx {
 pub fn hmnmx2(op: &MinMaxOp, p: &Policy, a: u32, b: u32, min: bool) -> Result<u32, Undefined> {
     let ctx = MinMaxCtx::new(op, p)?;
     Ok(ctx.lane(a, b, 0, min) as u32 | (ctx.lane(a, b, 1, min) as u32) << 16)
+}
+
+/// The modifiers of a decoded HMNMX2; `.IS_A` (predicate results of no public meaning) is
+/// [`Undefined::IsA`], a flush value other than `.FTZ` [`Undefined::Flush`].
+pub fn minmax_op(inst: &Inst) -> Result<MinMaxOp, Undefined> {
+    if inst.pdst.is_some() {
+        return Err(Undefined::IsA);
+    }
+    let ftz = match inst.flush {
+        Flush::None => false,
+        Flush::Ftz => true,
+        _ => return Err(Undefined::Flush),
+    };
+    let b_mods = if inst.form().has_b_mods() { inst.b_mods } else { SrcMods::default() };
+    Ok(MinMaxOp { format: inst.format, ftz, nan: inst.nan, xorsign: inst.xorsign, a_mods: inst.a_mods, b_mods })
+}
+
+/// The selector of `inst` on `x`: its predicate, `!` applied; true is min (PT where none).
+fn selects_min(inst: &Inst, x: &Inputs) -> bool {
+    let s = inst.psrc.unwrap_or(Pred::ALWAYS);
+    (s.index >= PT || (x.pred >> s.index) & 1 == 1) != s.negated
+}
+
+/// The operation table's HMNMX2 (one input): the destination, `x.d` where the guard is false.
+pub(super) fn eval_hmnmx2_inst(p: &Policy, inst: &Inst, x: &Inputs) -> Result<u32, Undefined> {
+    let o = Operands::of(inst, p);
+    let v = hmnmx2(&minmax_op(inst)?, p, o.a_word(x), o.b_word(x), selects_min(inst, x))?;
+    Ok(o.write(x, || v))
+}
+
+/// [`eval_hmnmx2_inst`] for many inputs (the selector per input).
+pub(super) fn eval_hmnmx2_batch_inst(p: &Policy, inst: &Inst, xs: &[Inputs], out: &mut [u32]) -> Result<(), Undefined> {
+    let ctx = MinMaxCtx::new(&minmax_op(inst)?, p)?;
+    let o = Operands::of(inst, p);
+    for (r, x) in out.iter_mut().zip(xs) {
+        let (a, b, min) = (o.a_word(x), o.b_word(x), selects_min(inst, x));
+        *r = o.write(x, || ctx.lane(a, b, 0, min) as u32 | (ctx.lane(a, b, 1, min) as u32) << 16);
+    }
+    Ok(())
 }
 
 /// [`hmnmx2`] for many inputs with one predicate value (`out` at least as long as the

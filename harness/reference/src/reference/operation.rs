@@ -21,6 +21,8 @@ pub enum Family {
     /// HSET2 and HSETP2: a comparison per lane, combined with a predicate source
     /// ([`super::compare`]).
     Compare,
+    /// HMNMX2: the minimum or maximum per lane, a predicate selecting which ([`super::minmax`]).
+    MinMax,
 }
 
 /// The destination after one input record.
@@ -50,7 +52,7 @@ pub struct Operation {
 }
 
 /// Every instruction the reference computes, registered here once.
-pub const OPERATIONS: [Operation; 6] = [
+pub const OPERATIONS: [Operation; 7] = [
     Operation { op: Op::Hmul2, family: Family::Mul, eval: super::eval_mul_inst, batch: super::eval_mul_batch_inst, words: None, preds: None },
     Operation { op: Op::Hadd2, family: Family::Add, eval: super::eval_add_inst, batch: super::eval_add_batch_inst, words: Some(super::words_add), preds: None },
     Operation {
@@ -84,6 +86,16 @@ pub const OPERATIONS: [Operation; 6] = [
         batch: super::compare::eval_hsetp2_batch_inst,
         words: None,
         preds: Some(super::compare::preds_hsetp2_inst),
+    },
+    // `.IS_A`'s predicate results have no public meaning: it is undefined (Undefined::IsA),
+    // so HMNMX2 has no preds entry
+    Operation {
+        op: Op::Hmnmx2,
+        family: Family::MinMax,
+        eval: super::minmax::eval_hmnmx2_inst,
+        batch: super::minmax::eval_hmnmx2_batch_inst,
+        words: None,
+        preds: None,
     },
 ];
 
@@ -153,10 +165,24 @@ mod tests {
         assert_eq!(super::super::eval(&p("HSET2.LT.AND R0, R1, R2, PT"), &x(0)), Ok(0x0000_ffff));
     }
 
+    /// HMNMX2's selector is its predicate per thread, true = min; `.IS_A` is undefined.
+    #[test]
+    fn hmnmx2_selects_min_by_its_predicate_and_is_a_is_undefined() {
+        let p = |t: &str| crate::isa::parse(t).unwrap_or_else(|e| panic!("{t}: {e}"));
+        let x = |pred: u8| Inputs { a: 0x4000_3c00, b: 0x3c00_4000, pred, ..Inputs::default() };
+        let eval = |t: &str, pred: u8| super::super::eval(&p(t), &x(pred));
+        assert_eq!(eval("HMNMX2 R0, R1, R2, PT", 0), Ok(0x3c00_3c00), "min");
+        assert_eq!(eval("HMNMX2 R0, R1, R2, !PT", 0), Ok(0x4000_4000), "max");
+        assert_eq!(eval("HMNMX2 R0, R1, R2, P3", 0x08), Ok(0x3c00_3c00), "P3 true: min");
+        assert_eq!(eval("HMNMX2 R0, R1, R2, P3", 0x00), Ok(0x4000_4000), "P3 false: max");
+        let is_a = Inst { pdst: Some([0, 1]), ..p("HMNMX2 R0, R1, R2, PT") };
+        assert_eq!(super::super::eval(&is_a, &x(0)), Err(Undefined::IsA));
+    }
+
     #[test]
     fn an_instruction_that_writes_no_predicate_leaves_the_file_as_it_was() {
         let inst = crate::isa::parse("HFMA2 R0, R1, R2, R3").expect("an instruction of the family");
-        for op in [Op::Hmul2, Op::Hadd2, Op::Hfma2, Op::Hfma2Mma, Op::Hset2] {
+        for op in [Op::Hmul2, Op::Hadd2, Op::Hfma2, Op::Hfma2Mma, Op::Hset2, Op::Hmnmx2] {
             assert!(!writes_preds(op), "{op}: a row with no preds entry");
             let i = Inst::of(op, 0, 1, crate::isa::Operand2::Reg(2));
             let i = Inst { c: if op.spec().sources == 3 { inst.c } else { None }, ..i };
