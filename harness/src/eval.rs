@@ -230,12 +230,24 @@ fn instruction(text: &str, target: &'static crate::target::Target) -> Result<(In
 struct Rests {
     id: &'static str,
     status: String,
-    /// each other option's result (None: undefined under it)
-    others: Vec<Option<u32>>,
+    /// each other option's result, as the output writes it (None: undefined under it)
+    others: Vec<Option<String>>,
 }
 
-/// The assumptions whose other options change `got` (a value the committed policy gives).
+/// The assumptions whose other options change `got` (a value the committed policy gives)
+/// or, for an instruction that writes predicates, the predicates after.
 fn rests_on(inst: &Inst, x: &Inputs, got: u32) -> Vec<Rests> {
+    let preds = reference::writes_preds(inst.op);
+    // a result as the output writes it: the word, and the predicates after where it writes some
+    let result = |p: &policy::Policy| -> Option<String> {
+        let r = reference::eval_with(p, inst, x).ok()?;
+        if !preds {
+            return Some(format!("0x{r:08x}"));
+        }
+        let q = reference::preds_after_with(p, inst, x).ok()?;
+        Some(format!("0x{r:08x} (preds 0x{q:02x})"))
+    };
+    let now_result = result(policy::Policy::current());
     let table = policy::parse_table(policy::SEMANTICS_JSON).unwrap_or_default();
     let now = policy::Policy::current();
     policy::KNOBS
@@ -243,16 +255,17 @@ fn rests_on(inst: &Inst, x: &Inputs, got: u32) -> Vec<Rests> {
         .enumerate()
         .filter_map(|(k, (id, opts))| {
             let at = now.option(k);
-            let others: Vec<Option<u32>> = (0..opts.len())
+            let others: Vec<Option<String>> = (0..opts.len())
                 .filter(|&o| o != at)
                 .map(|o| {
                     let mut p = *now;
                     p.set(k, o);
-                    reference::eval_with(&p, inst, x).ok()
+                    result(&p)
                 })
                 .collect();
             let status = table.iter().find(|e| e.id == *id).map_or_else(|| "assumed".into(), |e| e.status.to_string());
-            others.iter().any(|r| *r != Some(got)).then_some(Rests { id, status, others })
+            let differs = |r: &Option<String>| if preds { *r != now_result } else { *r != Some(format!("0x{got:08x}")) };
+            others.iter().any(differs).then_some(Rests { id, status, others })
         })
         .collect()
 }
@@ -369,7 +382,7 @@ fn one(text: &str, a: EvalArgs) -> CliResult {
                         serde_json::json!({
                             "id": r.id,
                             "status": r.status,
-                            "other_options_give": r.others.iter().map(|o| o.map(|w| format!("0x{w:08x}"))).collect::<Vec<_>>(),
+                            "other_options_give": r.others,
                         })
                     })
                     .collect();
@@ -388,6 +401,12 @@ fn one(text: &str, a: EvalArgs) -> CliResult {
     for (k, w) in &shown {
         s += &format!("  {k}       0x{w:08x}  {}\n", show(in_lanes(*w)));
     }
+    // the predicates after, for an instruction that writes some
+    let preds_line = match &preds {
+        Some(Ok(p)) => format!("  preds   0x{p:02x}  P0..P6 after: {}\n", pred_names(*p)),
+        Some(Err(u)) => format!("  preds   undefined: {u}\n"),
+        None => String::new(),
+    };
     if !runs {
         let g = format!("@{}P{}", if inst.pred.negated { "!" } else { "" }, inst.pred.index);
         s += &format!("  guard {g} is false (--pred 0x{pred:02x}): the destination keeps d\n");
@@ -395,12 +414,13 @@ fn one(text: &str, a: EvalArgs) -> CliResult {
     match &result {
         Ok(r) => {
             s += &format!("  result  0x{r:08x}  {}\n", show(out_lanes(*r)));
+            s += &preds_line;
             if rests.is_empty() {
                 s += "rests on no named assumption: every option of harness/spec/semantics.json gives this result\n";
             } else {
                 s += &format!("rests on {} named assumption{} of harness/spec/semantics.json:\n", rests.len(), if rests.len() == 1 { "" } else { "s" });
                 for r in &rests {
-                    let others: Vec<String> = r.others.iter().map(|o| o.map_or_else(|| "undefined".into(), |w| format!("0x{w:08x}"))).collect();
+                    let others: Vec<String> = r.others.iter().map(|o| o.clone().unwrap_or_else(|| "undefined".into())).collect();
                     s += &format!(
                         "  {} ({}): the other option{} give{} {}\n",
                         r.id,
@@ -412,12 +432,7 @@ fn one(text: &str, a: EvalArgs) -> CliResult {
                 }
             }
         }
-        Err(u) => s += &format!("  result  undefined: {u}\n"),
-    }
-    match &preds {
-        Some(Ok(p)) => s += &format!("  preds   0x{p:02x}  P0..P6 after: {}\n", pred_names(*p)),
-        Some(Err(u)) => s += &format!("  preds   undefined: {u}\n"),
-        None => {}
+        Err(u) => s += &format!("  result  undefined: {u}\n{preds_line}"),
     }
     crate::out!("{s}")?;
     Ok(exit_for(result.is_ok() && preds.as_ref().is_none_or(Result::is_ok)))

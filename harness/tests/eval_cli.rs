@@ -114,3 +114,26 @@ fn a_verify_mismatch_line_holds_operand_3() {
     assert_eq!(o.status.code(), Some(1), "{out}");
     assert!(out.contains("mismatch: HFMA2 R0, R1, R2, R3  a=0x3e003c00 b=0x40004000 c=0x3c003c00 d=0x00000000"), "{out}");
 }
+
+/// Issue 41 item 3: an instruction that writes predicates shows the file after it (text and
+/// JSON), with the assumptions they rest on; both results into one predicate with different
+/// values is undefined (exit 1).
+#[test]
+fn hsetp2_shows_the_predicates_after_and_what_they_rest_on() {
+    // lane 0: 2 < 1 false, lane 1: 1 < 2 true; P6 set before, PT the source
+    let (code, out, err) = eval(&["HSETP2.LT.AND P0, P3, R1, R2, PT", "--a", "1,2", "--b", "2,1", "--pred", "0x40"]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(out.contains("  preds   0x48  P0..P6 after: P3,P6"), "{out}");
+    let (_, json, _) = eval(&["HSETP2.LT.AND P0, P3, R1, R2, PT", "--a", "1,2", "--b", "2,1", "--pred", "0x40", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["pred_after"], "0x48", "{json}");
+    // .H_AND's predicates rest on hsetp2-h-and
+    let (_, out, _) = eval(&["HSETP2.LT.H_AND.AND P0, P3, R1, R2, PT", "--a", "1,2", "--b", "2,1"]);
+    assert!(out.contains("hsetp2-h-and (assumed): the other options give 0x00000000 (preds 0x00)"), "{out}");
+    let (code, out, _) = eval(&["HSETP2.LT.AND P4, P4, R1, R2, PT", "--a", "1,2", "--b", "2,1"]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("preds   undefined: both predicate results are P4"), "{out}");
+    // an instruction that writes none shows no predicates
+    let (_, out, _) = eval(&["HMUL2 R0, R1, R2", "1", "2"]);
+    assert!(!out.contains("preds"), "{out}");
+}
