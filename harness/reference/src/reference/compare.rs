@@ -1,8 +1,8 @@
 //! The bit-exact software reference for the packed-half comparisons **HSET2** (a 32-bit
 //! result: per lane a mask or a float 1.0) and **HSETP2** (two predicates). The isa decodes
-//! them ([`crate::isa::Inst`]'s `cmp`, `bool_op`, `psrc`, `pdst`, `bf`, `h_and`); until the
-//! operation table has their rows (issue 41) a caller builds a [`CmpOp`] from a decoded word
-//! and calls [`hset2`] or [`hsetp2`].
+//! them ([`crate::isa::Inst`]'s `cmp`, `bool_op`, `psrc`, `pdst`, `bf`, `h_and`); the
+//! operation table's rows ([`super::OPERATIONS`]) build a
+//! [`CmpOp`] from a decoded word ([`cmp_op`]) and call [`hset2`] or [`hsetp2`].
 //! Guard predicates and RZ destinations are the caller's, as for [`super::add`].
 //!
 //! # Per lane

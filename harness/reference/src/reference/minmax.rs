@@ -1,6 +1,5 @@
 //! The bit-exact software reference for **HMNMX2**, the packed-half minimum or maximum,
-//! independent of [`crate::isa::Inst`] (the isa does not know the instruction yet, issue
-//! 41): a [`MinMaxOp`] names the modifiers, [`hmnmx2`] gives the destination's 32 bits for
+//! a [`MinMaxOp`] (from a decoded word: [`minmax_op`], the operation table's row) names the modifiers, [`hmnmx2`] gives the destination's 32 bits for
 //! two source words and the value of the predicate operand that selects min (true) or max
 //! (false), as ptxas writes `HMNMX2 Rd, Ra, Rb, PT` for `min` and `..., !PT` for `max`.
 //! Guard predicates and RZ destinations are the caller's.
