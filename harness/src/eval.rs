@@ -381,11 +381,13 @@ fn one(text: &str, a: EvalArgs) -> CliResult {
             if rests.is_empty() {
                 s += "rests on no named assumption: every option of harness/spec/semantics.json gives this result\n";
             } else {
-                s += &format!("rests on {} named assumption{} of harness/spec/semantics.json:\n", rests.len(), if rests.len() == 1 { "" } else { "s" });
+                // SM90's, the default, as the README shows it; another architecture's named
+                let on = if target == crate::target::Target::DEFAULT { String::new() } else { format!(" on {target}") };
+                s += &format!("rests on {} named assumption{} of harness/spec/semantics.json{on}:\n", rests.len(), if rests.len() == 1 { "" } else { "s" });
                 for r in &rests {
                     let others: Vec<String> = r.others.iter().map(|o| o.map_or_else(|| "undefined".into(), |w| format!("0x{w:08x}"))).collect();
                     s += &format!(
-                        "  {} ({}): the other option{} give{} {}\n",
+                        "  {} ({}{on}): the other option{} give{} {}\n",
                         r.id,
                         r.status,
                         if others.len() == 1 { "" } else { "s" },

@@ -806,6 +806,15 @@ mod tests {
     }
 
     #[test]
+    fn the_committed_table_is_as_settle_write_writes_it() {
+        // `settle --write` rewrites the whole file: a table in another key order or layout
+        // would show a settlement as a diff of every entry
+        let t = parse_table(SEMANTICS_JSON).unwrap();
+        let written = serde_json::to_string_pretty(&t).unwrap() + "\n";
+        assert!(written == SEMANTICS_JSON, "harness/spec/semantics.json is not in settle --write's layout (keys in Assumption's order, two-space indent)");
+    }
+
+    #[test]
     fn swapping_an_alternative_in_changes_the_policy() {
         let mut t = parse_table(SEMANTICS_JSON).unwrap();
         let e = t.iter_mut().find(|e| e.id == "nan-result").unwrap();
