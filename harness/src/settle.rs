@@ -45,9 +45,10 @@ use std::process::ExitCode;
 
 #[derive(Args)]
 #[command(after_help = "\
-Each knob of semantics.json is reported as:
-  confirmed      every vector that tells its options apart agrees with the assumption.
-  CONTRADICTED   every such vector agrees with another option (shown): the assumption is wrong.
+Each knob of semantics.json is reported, per architecture, against the option the table holds \
+for it there (its settlement, else the assumption), as:
+  confirmed      every vector that tells its options apart agrees with that option.
+  CONTRADICTED   every such vector agrees with another option (shown): the table is wrong there.
   narrowed       the telling vectors rule some options out but leave more than one.
   untold         no vector tells the options apart.
   INCONSISTENT   no option agrees with every telling vector.
@@ -73,8 +74,8 @@ pub struct SettleArgs {
     /// default: every architecture among the vectors, each apart.
     #[arg(long, value_parser = crate::commands::parse_arch, value_name = crate::commands::ARCH_VALUE)]
     pub arch: Option<&'static Target>,
-    /// Record what the vectors settle in --semantics (assumption, status, evidence) and
-    /// regenerate --doc's table.
+    /// Record what the vectors settle in --semantics (each settled entry's `settled` record
+    /// for the vectors' architecture; the assumption stays) and regenerate --doc's table.
     #[arg(long)]
     pub write: bool,
     /// The semantics table weighed against (and rewritten by --write); default: the
@@ -130,7 +131,8 @@ pub enum Verdict {
 pub struct KnobReport {
     /// Index into [`KNOBS`].
     pub knob: usize,
-    /// The option the table assumed before weighing.
+    /// The option the table held before weighing, for the vectors' architecture (its
+    /// settlement there, else the assumption).
     pub assumed: usize,
     /// What all the vectors show together (or [`Verdict::Split`]).
     pub verdict: Verdict,
@@ -303,7 +305,7 @@ impl KnobReport {
         match v {
             Verdict::Untold => "untold: no vector tells its options apart".to_string(),
             Verdict::Shows { option, told, at, .. } if *option == self.assumed => {
-                format!("confirmed: {told} telling vectors agree with the assumption (first: {at})")
+                format!("confirmed: {told} telling vectors agree with the table's option (first: {at})")
             }
             Verdict::Shows { option, told, at, .. } => {
                 format!("CONTRADICTED: {told} telling vectors show {:?} (first: {at})", opts[*option])
