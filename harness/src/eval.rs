@@ -223,10 +223,11 @@ struct Rests {
     others: Vec<Option<u32>>,
 }
 
-/// The assumptions whose other options change `got` (a value the committed policy gives).
-fn rests_on(inst: &Inst, x: &Inputs, got: u32) -> Vec<Rests> {
+/// The assumptions whose other options change `got` (a value `target`'s committed policy
+/// gives), with where each stands on `target`.
+fn rests_on(target: &crate::target::Target, inst: &Inst, x: &Inputs, got: u32) -> Vec<Rests> {
     let table = policy::parse_table(policy::SEMANTICS_JSON).unwrap_or_default();
-    let now = policy::Policy::current();
+    let now = policy::Policy::for_target(target);
     policy::KNOBS
         .iter()
         .enumerate()
@@ -240,7 +241,7 @@ fn rests_on(inst: &Inst, x: &Inputs, got: u32) -> Vec<Rests> {
                     reference::eval_with(&p, inst, x).ok()
                 })
                 .collect();
-            let status = table.iter().find(|e| e.id == *id).map_or_else(|| "assumed".into(), |e| e.status.to_string());
+            let status = table.iter().find(|e| e.id == *id).map_or_else(|| "assumed".into(), |e| e.status_on(target).to_string());
             others.iter().any(|r| *r != Some(got)).then_some(Rests { id, status, others })
         })
         .collect()
@@ -314,10 +315,10 @@ fn one(text: &str, a: EvalArgs) -> CliResult {
     let v = Vector { encoding: word, inputs: x, expect: None, origin: String::new(), arch: Some(target) };
     check(&v).map_err(|e| CliError::input(format!("eval: {e}")))?;
     let text = isa::render_for(target, &inst).unwrap_or_else(|| isa::render(&inst));
-    let result = reference::eval(&inst, &x);
+    let result = reference::eval_with(policy::Policy::for_target(target), &inst, &x);
     let guard = inst.pred.index >= PT || (x.pred >> inst.pred.index) & 1 == 1;
     let runs = guard != inst.pred.negated;
-    let rests = result.as_ref().map(|&r| rests_on(&inst, &x, r)).unwrap_or_default();
+    let rests = result.as_ref().map(|&r| rests_on(target, &inst, &x, r)).unwrap_or_default();
     let out_lanes = |w: u32| -> Vec<(String, String)> {
         if inst.format == Format::F32 && runs {
             vec![("F32".into(), number(f32::from_bits(w) as f64))]
@@ -380,11 +381,13 @@ fn one(text: &str, a: EvalArgs) -> CliResult {
             if rests.is_empty() {
                 s += "rests on no named assumption: every option of harness/spec/semantics.json gives this result\n";
             } else {
-                s += &format!("rests on {} named assumption{} of harness/spec/semantics.json:\n", rests.len(), if rests.len() == 1 { "" } else { "s" });
+                // SM90's, the default, as the README shows it; another architecture's named
+                let on = if target == crate::target::Target::DEFAULT { String::new() } else { format!(" on {target}") };
+                s += &format!("rests on {} named assumption{} of harness/spec/semantics.json{on}:\n", rests.len(), if rests.len() == 1 { "" } else { "s" });
                 for r in &rests {
                     let others: Vec<String> = r.others.iter().map(|o| o.map_or_else(|| "undefined".into(), |w| format!("0x{w:08x}"))).collect();
                     s += &format!(
-                        "  {} ({}): the other option{} give{} {}\n",
+                        "  {} ({}{on}): the other option{} give{} {}\n",
                         r.id,
                         r.status,
                         if others.len() == 1 { "" } else { "s" },
@@ -420,7 +423,7 @@ fn vectors(a: EvalArgs) -> CliResult {
         }
         let inst = check(&v).map_err(|e| CliError::input(format!("{at}: {e}")))?;
         v.origin = "reference".into();
-        v.expect = match reference::eval(&inst, &v.inputs) {
+        v.expect = match reference::eval_with(policy::Policy::for_target(v.arch.unwrap_or(crate::target::Target::DEFAULT)), &inst, &v.inputs) {
             Ok(e) => Some(e),
             Err(e @ Undefined::Instruction(_)) => return Err(CliError::input(format!("{at}: {e}"))),
             Err(e) => {
@@ -504,11 +507,11 @@ mod tests {
         let x = Inputs { a: 0x3e003c00, b: 0x40004000, ..Default::default() };
         let r = reference::eval(&inst, &x).unwrap();
         assert_eq!(r, 0x42004000);
-        assert!(rests_on(&inst, &x, r).is_empty());
+        assert!(rests_on(crate::target::Target::DEFAULT, &inst, &x, r).is_empty());
         // a NaN with a payload: the alternative propagates it
         let x = Inputs { a: 0x7e013c00, b: 0x40004000, ..Default::default() };
         let r = reference::eval(&inst, &x).unwrap();
-        let ids: Vec<&str> = rests_on(&inst, &x, r).iter().map(|r| r.id).collect();
+        let ids: Vec<&str> = rests_on(crate::target::Target::DEFAULT, &inst, &x, r).iter().map(|r| r.id).collect();
         assert_eq!(ids, ["nan-result"]);
     }
 }

@@ -1,5 +1,7 @@
 //! Replay: every recorded vector through the reference, each line classified (pass,
-//! mismatch, malformed, invalid, undefined) and tallied by origin and form. `verify` prints
+//! mismatch, malformed, invalid, undefined) and tallied by origin and form. Each vector is
+//! read and computed as its architecture's (its `"arch"`, else `--arch`, else SM90), under
+//! that architecture's policy ([`crate::reference::policy::Policy::for_target`]). `verify` prints
 //! it; the runner replays the project's vectors as one of its software checks.
 
 use crate::isa::{render, Form};
@@ -117,7 +119,7 @@ pub fn replay_as<P: AsRef<std::path::Path>>(paths: &[P], arch: Option<&'static T
             fail(out, format!("{at}: malformed: no \"expect\" to check: {what}"))?;
             return Ok(());
         };
-        match reference::eval(&inst, &x) {
+        match reference::eval_with(reference::policy::Policy::for_target(target), &inst, &x) {
             Ok(got) if got == expect => {
                 pass += 1;
                 origin.pass += 1;
