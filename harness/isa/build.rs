@@ -86,7 +86,7 @@ fn main() {
             })
             .collect();
         let named: Vec<known::NamedField> = resolved.iter().map(|(n, k, vs)| known::NamedField { name: n, kind: k, values: vs }).collect();
-        if let Err(e) = known::check_names(&named, &strings(&v["operand2_half_selects"])) {
+        if let Err(e) = known::check_names(&named, &strings(&v["operand2_half_selects"]), &shape_fields(&v["shape"])) {
             fail(format!("{}: {mnemonic}: {e}", p.display()));
         }
         let variant = variant_name(&mnemonic, p);
@@ -188,11 +188,24 @@ fn overlays(spec_dir: &Path, common: &serde_json::Value, specs: &[(String, PathB
                 })
                 .collect();
             let named: Vec<known::NamedField> = resolved.iter().map(|(n, k, vs)| known::NamedField { name: n, kind: k, values: vs }).collect();
-            if let Err(e) = known::check_names(&named, &strings(&spec["operand2_half_selects"])) {
+            if let Err(e) = known::check_names(&named, &strings(&spec["operand2_half_selects"]), &shape_fields(&spec["shape"])) {
                 fail(format!("{}: {mnemonic}: {e}", path.display()));
             }
         }
     }
+}
+
+/// The fields a spec's `shape` brings (`known::shape_fields` of its writes, the writes its
+/// `writes_when` gates, its reads and the gates).
+fn shape_fields(shape: &serde_json::Value) -> Vec<&'static str> {
+    fn names(v: &serde_json::Value) -> Vec<&str> {
+        v.as_array().map(|a| a.iter().filter_map(|s| s.as_str()).collect()).unwrap_or_default()
+    }
+    let mut writes = names(&shape["writes"]);
+    let when = shape["writes_when"].as_object();
+    writes.extend(when.into_iter().flat_map(|o| o.values().flat_map(names)));
+    let gates: Vec<&str> = when.map(|o| o.keys().map(String::as_str).collect()).unwrap_or_default();
+    known::shape_fields(&writes, &names(&shape["reads"]), &gates)
 }
 
 /// The 64-bit FNV-1a hash (`isa::fused`'s generated tables record it of the spec they came from).

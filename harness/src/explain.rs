@@ -438,7 +438,7 @@ mod tests {
         assert!(!names.contains(&"b_reg"));
         assert!(e.to_text(false).contains("illegal (unknown-form)"));
         // not HMUL2 at all: the opcode alone
-        let e = explain(w ^ 1);
+        let e = explain(w & !0x1ff | 0x37);
         assert_eq!(e.fields.len(), 1);
         assert!(e.to_text(false).contains("not an instruction of the family"));
     }

@@ -53,6 +53,12 @@ fn random_words_on_every_architecture() {
         let mut r = Rng::fork(seed, t.sm as u64);
         let mut words = Vec::new();
         for op in Op::ALL {
+            // an instruction the target has but whose overlay is not written yet: the library
+            // says so (`Illegal::Untyped`) rather than reading it; nothing to judge here
+            if hmul2_harness::spec::untyped(t, op) {
+                eprintln!("{t} {op}: not typed yet on this architecture, left out");
+                continue;
+            }
             words.extend((0..n).filter_map(|_| gen::candidate_word_for(t, op, &mut r)));
             // the generator's legal words, and the words of an instruction the target lacks
             words.extend((0..n / 10).filter_map(|_| gen::random_word_for(t, op, &mut r)));

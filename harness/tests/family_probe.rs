@@ -1,5 +1,6 @@
-//! The proposed SM90 specs of HMNMX2, HSET2 and HSETP2 (`harness/spec/proposed/sm90/`, issue 41)
-//! and their report (`docs/family.md`, `harness/spec/proposed/sm90/evidence.json`) are what the
+//! The SM90 specs of HMNMX2, HSET2 and HSETP2 (`harness/spec/sm90/`, or `harness/spec/proposed/sm90/`
+//! while one is not in the build; issue 41) and their report (`docs/family.md`,
+//! `harness/spec/sm90/family/evidence.json`) are what the
 //! pinned tools say now: `python3 ci/probe/family.py --check` decodes about 22,000 words with the
 //! specs, asks nvdisasm (SM80 .. SM120), ptxas and cuobjdump again, and exits non-zero on any
 //! difference or any word the specs read differently from nvdisasm. An outside truth: a missing
@@ -29,7 +30,7 @@ fn the_proposed_specs_and_their_evidence_are_what_the_tools_say() {
 
 #[test]
 fn the_committed_evidence_has_no_word_the_specs_misread() {
-    let path = common::root().join("harness/spec/proposed/sm90/evidence.json");
+    let path = common::root().join("harness/spec/sm90/family/evidence.json");
     let ev: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     let ins = ev["instructions"].as_object().unwrap();
     assert_eq!(ins.keys().collect::<Vec<_>>(), ["hmnmx2", "hset2", "hsetp2"]);

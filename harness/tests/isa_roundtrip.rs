@@ -47,9 +47,12 @@ fn round_trip_100k_generated_encodings() {
             assert_eq!(encode(&j).unwrap(), w, "seed {s}: text {text:?} re-encodes differently");
         }
     }
-    // every form of every instruction drawn (four instructions, up to nine forms each)
+    // every form of every instruction drawn (up to nine forms each)
     assert_eq!(by_form.len(), Op::ALL.iter().map(|o| o.forms().count()).sum::<usize>(), "every form drawn: {by_form:?}");
-    assert!(by_form.values().all(|&n| n > 1_500), "every form drawn often: {by_form:?}");
+    // at least half the share of a form of a nine-form instruction (instructions are drawn
+    // evenly, then their forms)
+    let floor = 100_000 / (Op::ALL.len() * 9) / 2;
+    assert!(by_form.values().all(|&n| n > floor), "every form drawn often (over {floor}): {by_form:?}");
     assert!(lossy < 5_000, "lossy texts should be rare, got {lossy}");
     eprintln!("100000 encodings round-tripped; {lossy} texts lossy (NaN payloads / ambiguous INVALID3), compared as text");
 }

@@ -175,6 +175,9 @@ fn random_inst_word(r: &mut Rng, op: Op, form: Form, invalid: bool, ignored: boo
 /// The fields of [`random_inst`]'s instruction, drawn: all final but the control bits (their
 /// first draw, which the spec's rules may refuse) and the ignored bits (none yet).
 fn draw_inst(r: &mut Rng, op: Op, form: Form, invalid: bool) -> Inst {
+    if op.spec().text.is_some() {
+        return draw_shaped(r, op, form, invalid);
+    }
     if op.spec().sources == 3 {
         return draw_inst3(r, op, form, invalid);
     }
@@ -193,6 +196,14 @@ fn draw_inst(r: &mut Rng, op: Op, form: Form, invalid: bool) -> Inst {
         c: None,
         c_mods: SrcMods::default(),
         relu: None,
+        pdst: None,
+        psrc: None,
+        cmp: None,
+        bool_op: None,
+        bf: false,
+        h_and: false,
+        nan: false,
+        xorsign: false,
         ctrl: draw_control(r),
         ignored: 0,
     }
@@ -235,7 +246,80 @@ fn draw_inst3(r: &mut Rng, op: Op, form: Form, invalid: bool) -> Inst {
     let sat = r.below(2) == 1;
     // .RELU and .SAT are not accepted together (the spec's rules; redrawing control bits cannot mend it)
     let relu = (l.relu.is_some() && !sat && r.below(2) == 1).then(|| Pred { index: r.below(8) as u8, negated: r.below(2) == 1 });
-    Inst { op, pred, dst, a, a_mods, b, b_mods, format, flush, sat, c: Some(c), c_mods, relu, ctrl: draw_control(r), ignored: 0 }.without_hidden()
+    Inst {
+        op,
+        pred,
+        dst,
+        a,
+        a_mods,
+        b,
+        b_mods,
+        format,
+        flush,
+        sat,
+        c: Some(c),
+        c_mods,
+        relu,
+        pdst: None,
+        psrc: None,
+        cmp: None,
+        bool_op: None,
+        bf: false,
+        h_and: false,
+        nan: false,
+        xorsign: false,
+        ctrl: draw_control(r),
+        ignored: 0,
+    }
+    .without_hidden()
+}
+
+/// [`draw_inst`] of an instruction whose spec gives its text order (the comparisons, min/max;
+/// their own stream): the shape's predicate results (HMNMX2's with `.IS_A` half the time),
+/// predicate source, comparison, boolean operation (INVALID3 only with `invalid`) and flags.
+fn draw_shaped(r: &mut Rng, op: Op, form: Form, invalid: bool) -> Inst {
+    let (formats, flushes) = modes(op, form, invalid);
+    let l = op.layout();
+    let pred = Pred { index: r.below(8) as u8, negated: r.below(4) == 0 };
+    let mut i = Inst::of(op, draw_reg(r), draw_reg(r), draw_operand2(r, form));
+    i.pred = pred;
+    i.a_mods = draw_named_mods(r, invalid, &l.a_swz_names, l.has_swizzle);
+    i.b_mods = if form.has_b_mods() { draw_named_mods(r, invalid, &l.b_swz_names, l.has_swizzle) } else { SrcMods::default() };
+    i.format = *r.pick(formats);
+    i.flush = *r.pick(flushes);
+    shaped_variant(&mut i, r.next_u64(), invalid);
+    if i.psrc.is_some() {
+        i.psrc = Some(Pred { index: r.below(8) as u8, negated: l.psrc_neg.is_some() && r.below(2) == 1 });
+    }
+    if let Some(p) = i.pdst.as_mut() {
+        *p = [r.below(8) as u8, r.below(8) as u8];
+    }
+    i.ctrl = draw_control(r);
+    i.without_hidden()
+}
+
+/// Set `i`'s comparison, boolean operation, flags and (HMNMX2) `.IS_A` from the bits of `v`:
+/// the comparison from its low 4 bits, the boolean operation from the next 2 (AND where
+/// INVALID3 falls without `invalid`), then one bit a flag. Predicate results are P0, P1.
+fn shaped_variant(i: &mut Inst, v: u64, invalid: bool) {
+    let l = i.op.layout();
+    if l.cmp.is_some() {
+        i.cmp = Cmp::from_code((v & 15) as u8);
+    }
+    if l.bool_op.is_some() {
+        let b = BoolOp::ALL[(v >> 4 & 3) as usize];
+        i.bool_op = Some(if b == BoolOp::Invalid3 && !invalid { BoolOp::And } else { b });
+    }
+    let bit = |k: u32| v >> k & 1 == 1;
+    i.bf = l.bf.is_some() && bit(6);
+    i.h_and = l.h_and.is_some() && bit(7);
+    i.nan = l.nan.is_some() && bit(8);
+    i.xorsign = l.xorsign.is_some() && bit(9);
+    i.pdst = match (&l.p_dst, &l.is_a) {
+        (Some(_), None) => Some([0, 1]),
+        (Some(_), Some(_)) if bit(10) => Some([0, 1]),
+        _ => None,
+    };
 }
 
 /// With `ignored`, random bits in the bits `i`'s form ignores; `w` is `i`'s encoding before
@@ -351,6 +435,8 @@ pub fn factorial(op: Op, form: Form, seed: u64) -> Vec<Inst> {
     if op.spec().sources == 3 {
         return factorial3(op, form, seed);
     }
+    let shaped = op.spec().text.is_some();
+    let mut variant = 0u64;
     let mut out = Vec::new();
     let mut r = Rng::new(seed);
     let bools = [false, true];
@@ -374,13 +460,19 @@ pub fn factorial(op: Op, form: Form, seed: u64) -> Vec<Inst> {
                 for &b_mods in &b_mod_list {
                     for &format in formats {
                         for &flush in flushes {
-                            for sat in bools {
+                            // the comparisons and min/max have no .SAT: their comparison,
+                            // boolean operation and flags take every value in turn instead
+                            for sat in if shaped { &bools[..1] } else { &bools[..] } {
                                 let mut i = random_inst(&mut r, op, form, false, false);
                                 i.a_mods = SrcMods { neg: a_neg, abs: a_abs, swizzle: a_swz };
                                 i.b_mods = b_mods;
                                 i.format = format;
                                 i.flush = flush;
-                                i.sat = sat;
+                                i.sat = *sat;
+                                if shaped {
+                                    shaped_variant(&mut i, variant, true);
+                                    variant += 1;
+                                }
                                 // the rules may tie control bits to the modifiers (HADD2's reuse to .F32)
                                 let mut i = i.without_hidden();
                                 while let Err(EncodeError::Illegal(_)) = encode(&i) {

@@ -266,6 +266,87 @@ impl Swizzle {
     }
 }
 
+/// A float comparison of SASS (HSET2's and HSETP2's), in the order of its 4-bit field: the
+/// field's bits are less, equal, greater, unordered (the codes Mesa's NAK encodes for every
+/// Volta+ float comparison).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Cmp {
+    /// Always false.
+    #[default]
+    F,
+    Lt,
+    Eq,
+    Le,
+    Gt,
+    Ne,
+    Ge,
+    /// Neither operand is NaN (ordered).
+    Num,
+    /// Some operand is NaN (unordered).
+    Nan,
+    Ltu,
+    Equ,
+    Leu,
+    Gtu,
+    Neu,
+    Geu,
+    /// Always true.
+    T,
+}
+
+impl Cmp {
+    /// Every comparison, in field order ([`Cmp::code`] is the index).
+    pub const ALL: [Cmp; 16] =
+        [Cmp::F, Cmp::Lt, Cmp::Eq, Cmp::Le, Cmp::Gt, Cmp::Ne, Cmp::Ge, Cmp::Num, Cmp::Nan, Cmp::Ltu, Cmp::Equ, Cmp::Leu, Cmp::Gtu, Cmp::Neu, Cmp::Geu, Cmp::T];
+
+    /// The value of the comparison field.
+    pub fn code(self) -> u8 {
+        self as u8
+    }
+
+    /// The comparison of field value `code` (None above 15).
+    pub fn from_code(code: u8) -> Option<Cmp> {
+        Cmp::ALL.get(code as usize).copied()
+    }
+
+    /// The name nvdisasm prints (`LT`, `GEU`, ...).
+    pub fn name(self) -> &'static str {
+        ["F", "LT", "EQ", "LE", "GT", "NE", "GE", "NUM", "NAN", "LTU", "EQU", "LEU", "GTU", "NEU", "GEU", "T"][self as usize]
+    }
+
+    /// The comparison printed `name` (case-insensitive).
+    pub fn from_name(name: &str) -> Option<Cmp> {
+        Cmp::ALL.into_iter().find(|c| c.name().eq_ignore_ascii_case(name))
+    }
+}
+
+/// The boolean operation that combines a lane's comparison with the predicate source
+/// (HSET2's and HSETP2's 2-bit field).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum BoolOp {
+    #[default]
+    And,
+    Or,
+    Xor,
+    /// Field value 3: printed `.INVALID3`, no operation is defined.
+    Invalid3,
+}
+
+impl BoolOp {
+    /// Every value of the 2-bit field, in field order.
+    pub const ALL: [BoolOp; 4] = [BoolOp::And, BoolOp::Or, BoolOp::Xor, BoolOp::Invalid3];
+
+    /// The name nvdisasm prints (`AND`, `OR`, `XOR`, `INVALID3`).
+    pub fn name(self) -> &'static str {
+        ["AND", "OR", "XOR", "INVALID3"][self as usize]
+    }
+
+    /// The operation printed `name` (case-insensitive).
+    pub fn from_name(name: &str) -> Option<BoolOp> {
+        BoolOp::ALL.into_iter().find(|b| b.name().eq_ignore_ascii_case(name))
+    }
+}
+
 /// Source modifiers of operand 1, 2 or 3.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 pub struct SrcMods {
@@ -408,10 +489,42 @@ pub struct Inst {
     /// whose spec has a `relu` field; None: no `.RELU`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub relu: Option<Pred>,
+    /// Predicate results, 0..=6 = P0..P6, 7 = PT: HSETP2's two always, HMNMX2's with
+    /// `.IS_A` only (`.IS_A` is `pdst.is_some()`, as `.RELU` is `relu.is_some()`); None for
+    /// an instruction that writes no predicate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pdst: Option<[u8; 2]>,
+    /// The predicate source: HSET2's and HSETP2's, combined with the comparison by
+    /// [`Inst::bool_op`]; HMNMX2's min/max selector (PT = min, !PT = max as ptxas writes it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub psrc: Option<Pred>,
+    /// The comparison of HSET2 and HSETP2.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cmp: Option<Cmp>,
+    /// The boolean operation of HSET2 and HSETP2.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bool_op: Option<BoolOp>,
+    /// HSET2 `.BF`: a true lane is the lane format's 1.0 rather than an all-ones mask.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub bf: bool,
+    /// HSETP2 `.H_AND`: both lanes' results are ANDed.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub h_and: bool,
+    /// HMNMX2 `.NAN`.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub nan: bool,
+    /// HMNMX2 `.XORSIGN`.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub xorsign: bool,
     pub ctrl: Control,
     /// Bits that no field of the form covers and that nvdisasm ignores. Kept so that
     /// `encode(decode(w)) == w` for every legal word; no text shows them.
     pub ignored: u128,
+}
+
+/// For serde: skip a flag that is off, so that the JSON of an instruction without it is unchanged.
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// The name the project's first instruction type had; an [`Inst`] of any op.
@@ -454,10 +567,12 @@ impl Inst {
 
     /// A plain instruction: `OP dst, a, b` with no modifiers.
     pub fn of(op: Op, dst: u8, a: u8, b: Operand2) -> Inst {
+        let l = op.layout();
         Inst {
             op,
             pred: Pred::ALWAYS,
-            dst,
+            // an instruction that writes no register names RZ
+            dst: if l.writes_reg { dst } else { RZ },
             a,
             a_mods: SrcMods::default(),
             b,
@@ -469,6 +584,16 @@ impl Inst {
             c: (op.spec().sources == 3).then_some(Operand2::Reg(dst)),
             c_mods: SrcMods::default(),
             relu: None,
+            // the shape's other parts at their plain values: predicate results P0 and P1
+            // where always written, the predicate source PT, the comparison F, AND
+            pdst: (l.p_dst.is_some() && l.is_a.is_none()).then_some([0, 1]),
+            psrc: l.psrc.is_some().then_some(Pred::ALWAYS),
+            cmp: l.cmp.is_some().then_some(Cmp::F),
+            bool_op: l.bool_op.is_some().then_some(BoolOp::And),
+            bf: false,
+            h_and: false,
+            nan: false,
+            xorsign: false,
             ctrl: Control::default(),
             ignored: 0,
         }
@@ -506,6 +631,9 @@ impl Inst {
         w = l.sat.set(w, self.sat as u32).unwrap_or(w);
         if let Some(f) = &l.relu {
             w = f.set(w, self.relu.is_some() as u32).unwrap_or(w);
+        }
+        if let Some(f) = &l.is_a {
+            w = f.set(w, self.pdst.is_some() as u32).unwrap_or(w);
         }
         l.spec.hidden_mask(k, w)
     }
@@ -567,5 +695,6 @@ impl Inst {
             || (self.c.is_some() && self.form().has_c_mods() && invalid(&l.c_swz_names, self.c_mods.swizzle))
             || matches!(self.format, Format::Invalid1 | Format::Invalid3)
             || self.flush == Flush::Invalid3
+            || self.bool_op == Some(BoolOp::Invalid3)
     }
 }

@@ -268,38 +268,77 @@ pub struct Spec {
     /// Names of operand 2's half-select values when it has more than two bits (the spec's
     /// `operand2_half_selects`: the slot's two bits and `b_swizzle_hi` as bit 2).
     pub operand2_half_selects: Vec<String>,
+    /// The order nvdisasm prints the modifiers and operands in (the spec's `text`); None for
+    /// the family's first shape (format, flush, sat, `.RELU`; destination, sources, `.RELU`'s
+    /// predicate), which the renderer's tables know.
+    pub text: Option<TextOrder>,
     by_name: BTreeMap<String, usize>,
 }
 
-/// What an instruction writes: a register (a predicate result is a kind the spec may name,
-/// refused until the typed layer has it).
+/// nvdisasm's order: the suffix fields after the mnemonic (each printed as its value's name,
+/// nothing for an empty name), then the operands, by field name (`b`: the special source).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TextOrder {
+    pub suffixes: Vec<String>,
+    pub operands: Vec<String>,
+}
+
+/// The operands a spec's `text` may name: the destination, the predicate results, operand 1,
+/// the special source (`b`), the predicate source of a boolean operation, the selector.
+pub const TEXT_OPERANDS: &[&str] = &["dst", "p_dst", "q_dst", "a", "b", "src_pred", "sel_pred"];
+
+/// What an instruction writes: a register, or a predicate result ([`crate::isa::Inst::pdst`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Write {
     Reg,
+    Pred,
 }
 
 /// What an instruction reads, in slot order: operand 1's register, the special slot (the
 /// form's special source: a register, two immediates, c[], cx[] or a uniform register; a
 /// three-source form's `special` says whether it prints as operand 2 or 3), the register slot
 /// of a third source, and `.RELU`'s predicate with its negation.
+/// A comparison ([`crate::isa::Inst::cmp`]), a predicate source combined by a boolean
+/// operation ([`crate::isa::Inst::bool_op`], [`crate::isa::Inst::psrc`]) and a min/max
+/// selector (HMNMX2's [`crate::isa::Inst::psrc`]) follow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Read {
     Reg,
     Special,
     Pred,
+    Compare,
+    BoolOp,
+    Selector,
 }
 
 /// An instruction's shape, from its spec: what it writes and reads.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Shape {
     pub writes: Vec<Write>,
+    /// Writes that exist only when a flag is set (HMNMX2's two predicates with `.IS_A`): the
+    /// flag field's name, and the writes.
+    pub writes_when: Option<(String, Vec<Write>)>,
     pub reads: Vec<Read>,
 }
 
 impl Shape {
     /// The register and special sources (2 or 3).
     pub fn sources(&self) -> u8 {
-        self.reads.iter().filter(|r| **r != Read::Pred).count() as u8
+        self.reads.iter().filter(|r| matches!(r, Read::Reg | Read::Special)).count() as u8
+    }
+    /// Whether the instruction writes a general register.
+    pub fn writes_reg(&self) -> bool {
+        self.writes.contains(&Write::Reg)
+    }
+    /// Whether the instruction may write predicates (always, or with its `writes_when` flag).
+    pub fn writes_pred(&self) -> bool {
+        self.writes.contains(&Write::Pred) || self.writes_when.as_ref().is_some_and(|(_, w)| w.contains(&Write::Pred))
+    }
+    /// Whether the shape is beyond the family's first (one register result; registers, the
+    /// special source and `.RELU`'s predicate read): its text order is the spec's `text`.
+    pub fn is_extended(&self) -> bool {
+        !self.writes_reg() || self.writes_pred() || self.reads.iter().any(|r| matches!(r, Read::Compare | Read::BoolOp | Read::Selector))
     }
 }
 
@@ -366,15 +405,38 @@ struct RawSpec {
     const_space: Option<String>,
     #[serde(default)]
     operand2_half_selects: Vec<String>,
+    #[serde(default)]
+    text: Option<TextOrder>,
+    /// Field values of the probe's base word (`ci/probe/family.py`), not read by the typed layer.
+    #[allow(dead_code)]
+    #[serde(default)]
+    base: BTreeMap<String, u32>,
 }
 
 /// `{"writes": [...], "reads": [...]}`, by the kinds of [`known::WRITE_KINDS`] and
-/// [`known::READ_KINDS`].
+/// [`known::READ_KINDS`]; `writes_when` gates writes by a flag field (`{"is_a": ["pred", "pred"]}`).
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawShape {
     writes: Vec<String>,
+    #[serde(default)]
+    writes_when: BTreeMap<String, Vec<String>>,
     reads: Vec<String>,
+}
+
+impl RawShape {
+    /// The fields the shape brings ([`known::shape_fields`]).
+    fn fields(&self) -> Vec<&'static str> {
+        fn refs(v: &[String]) -> Vec<&str> {
+            v.iter().map(String::as_str).collect()
+        }
+        let mut writes = refs(&self.writes);
+        for w in self.writes_when.values() {
+            writes.extend(refs(w));
+        }
+        let gates: Vec<&str> = self.writes_when.keys().map(String::as_str).collect();
+        known::shape_fields(&writes, &refs(&self.reads), &gates)
+    }
 }
 
 #[derive(Deserialize)]
@@ -501,16 +563,18 @@ fn resolve_fields(raw: &mut RawSpec, common_text: &str) -> Result<(String, u32, 
 /// Refuse what the typed layer would not understand: a field it does not read, a required one
 /// missing, a value name whose meaning it does not know (or a half select named at another value
 /// than the one the typed layer gives that name).
-fn check_names(fields: &[RawField], operand2_half_selects: &[String]) -> Result<(), SpecError> {
+fn check_names(fields: &[RawField], operand2_half_selects: &[String], shape: &RawShape) -> Result<(), SpecError> {
     let named: Vec<known::NamedField> = fields.iter().map(|f| known::NamedField { name: &f.name, kind: &f.kind, values: &f.values }).collect();
-    known::check_names(&named, operand2_half_selects).map_err(SpecError::Invalid)
+    known::check_names(&named, operand2_half_selects, &shape.fields()).map_err(SpecError::Invalid)
 }
 
-/// The spec's `shape`, in the kinds the typed layer handles and in the order it reads them
-/// (operand 1's register, the special slot, a third source's register slot, `.RELU`'s
-/// predicate), agreeing with the fields: a third source has the register slot's field, a
-/// predicate read `.RELU`'s.
-fn compile_shape(raw: &RawShape, fields: &[RawField]) -> Result<Shape, SpecError> {
+/// The spec's `shape`, in the kinds the typed layer handles and in the order it reads them:
+/// operand 1's register, the special slot, a third source's register slot, then any of
+/// `.RELU`'s predicate, a comparison, a boolean operation with its predicate source, a
+/// selector, each once. It writes one register, two predicates, or a register and two
+/// predicates gated by a flag (`writes_when`). The fields each kind brings are checked by
+/// [`check_names`].
+fn compile_shape(raw: &RawShape) -> Result<Shape, SpecError> {
     let bad = |m: String| Err(SpecError::Invalid(m));
     let kind = |table: &[(&str, bool)], what: &str, name: &str| -> Result<(), SpecError> {
         match table.iter().find(|(k, _)| *k == name) {
@@ -519,47 +583,50 @@ fn compile_shape(raw: &RawShape, fields: &[RawField]) -> Result<Shape, SpecError
             None => Err(SpecError::Invalid(format!("shape: {what} {name:?} is no kind the typed layer knows (spec/known.rs lists them)"))),
         }
     };
-    let mut writes = Vec::new();
-    for w in &raw.writes {
-        kind(known::WRITE_KINDS, "write", w)?;
-        writes.push(Write::Reg);
-    }
+    let writes_of = |ws: &[String]| -> Result<Vec<Write>, SpecError> {
+        ws.iter().map(|w| kind(known::WRITE_KINDS, "write", w).map(|_| if w == "reg" { Write::Reg } else { Write::Pred })).collect()
+    };
+    let writes = writes_of(&raw.writes)?;
     let mut reads = Vec::new();
     for r in &raw.reads {
         kind(known::READ_KINDS, "read", r)?;
         reads.push(match r.as_str() {
             "reg" => Read::Reg,
             "special" => Read::Special,
+            "compare" => Read::Compare,
+            "bool_op" => Read::BoolOp,
+            "selector" => Read::Selector,
             _ => Read::Pred,
         });
     }
-    if writes != [Write::Reg] {
-        return bad(format!("shape: writes {:?}; the typed layer writes one register", raw.writes));
-    }
-    let (three, pred) = match reads.as_slice() {
-        [Read::Reg, Read::Special] => (false, false),
-        [Read::Reg, Read::Special, Read::Reg] => (true, false),
-        [Read::Reg, Read::Special, Read::Pred] => (false, true),
-        [Read::Reg, Read::Special, Read::Reg, Read::Pred] => (true, true),
-        _ => {
-            return bad(format!("shape: reads {:?}; the typed layer reads \"reg\", \"special\", then an optional \"reg\" and an optional \"pred\"", raw.reads))
-        }
+    let writes_when = match raw.writes_when.iter().collect::<Vec<_>>().as_slice() {
+        [] => None,
+        [(gate, ws)] if known::WRITE_GATES.contains(&gate.as_str()) => Some(((*gate).clone(), writes_of(ws)?)),
+        _ => return bad(format!("shape: writes_when {:?}: one flag of {:?}", raw.writes_when.keys().collect::<Vec<_>>(), known::WRITE_GATES)),
     };
-    let has = |n: &str| fields.iter().any(|f| f.name == n);
-    if three && !has("c_reg") {
-        return bad("shape: 3 sources, but the spec lacks the register slot's field c_reg".into());
+    let preds = [Write::Pred, Write::Pred];
+    match (writes.as_slice(), &writes_when) {
+        ([Write::Reg], None) => {}
+        ([Write::Pred, Write::Pred], None) => {}
+        ([Write::Reg], Some((_, w))) if *w == preds => {}
+        _ => {
+            return bad(format!(
+                "shape: writes {:?} (when {:?}); the typed layer writes one register, two predicates, or a register and two predicates under a flag",
+                raw.writes, raw.writes_when
+            ))
+        }
     }
-    // a field the shape does not read would be a field the typed layer ignores
-    if let Some(n) = ["c_reg", "c_neg", "c_abs", "c_swizzle", "b_swizzle_hi"].into_iter().find(|n| !three && has(n)) {
-        return bad(format!("shape: 2 sources, but the spec has {n}, a third source's field"));
+    let rest = match reads.as_slice() {
+        [Read::Reg, Read::Special, Read::Reg, rest @ ..] => rest,
+        [Read::Reg, Read::Special, rest @ ..] => rest,
+        _ => return bad(format!("shape: reads {:?}; the typed layer reads \"reg\", \"special\", then an optional \"reg\" and the other kinds", raw.reads)),
+    };
+    for (i, r) in rest.iter().enumerate() {
+        if *r == Read::Reg || *r == Read::Special || rest[..i].contains(r) {
+            return bad(format!("shape: reads {:?}; after the sources each other kind once", raw.reads));
+        }
     }
-    if pred && !(has("relu") && has("relu_pred")) {
-        return bad("shape: a predicate read, but the spec lacks .RELU's fields relu and relu_pred".into());
-    }
-    if let Some(n) = ["relu", "relu_pred", "relu_pred_neg"].into_iter().find(|n| !pred && has(n)) {
-        return bad(format!("shape: no predicate read, but the spec has {n}, .RELU's field"));
-    }
-    Ok(Shape { writes, reads })
+    Ok(Shape { writes, writes_when, reads })
 }
 
 /// Parse and check a spec text (its shared fields SM90's `common.json`).
@@ -572,8 +639,9 @@ pub fn compile_in(text: &str, common_text: &str) -> Result<Spec, SpecError> {
     let mut raw: RawSpec = serde_json::from_str(text)?;
     let bad = |m: String| Err(SpecError::Invalid(m));
     let (arch, word_bits, raw_fields) = resolve_fields(&mut raw, common_text)?;
-    check_names(&raw_fields, &raw.operand2_half_selects)?;
-    let shape = compile_shape(&raw.shape, &raw_fields)?;
+    let shape = compile_shape(&raw.shape)?;
+    check_names(&raw_fields, &raw.operand2_half_selects, &raw.shape)?;
+    check_text(&raw, &raw_fields, &shape)?;
     if word_bits != 128 {
         return bad(format!("word_bits is {word_bits}, expected 128"));
     }
@@ -775,8 +843,8 @@ pub fn compile_in(text: &str, common_text: &str) -> Result<Spec, SpecError> {
         let when = h.when.iter().map(|(n, r)| Ok((idx(n)?, ranges(r)))).collect::<Result<Vec<_>, SpecError>>()?;
         // the typed layer decides what is hidden from the modifiers alone (render, generator)
         for (i, _) in &when {
-            if !["format", "flush", "sat", "relu"].contains(&fields[*i].name.as_str()) {
-                return bad(format!("hidden {}: `when` may speak of format, flush, sat and relu only, not {}", h.id, fields[*i].name));
+            if !["format", "flush", "sat", "relu", "is_a"].contains(&fields[*i].name.as_str()) {
+                return bad(format!("hidden {}: `when` may speak of format, flush, sat, relu and is_a only, not {}", h.id, fields[*i].name));
             }
         }
         hidden.push(Hidden { id: h.id, forms: hforms, when, field: idx(&h.field)?, doc: h.doc });
@@ -816,8 +884,50 @@ pub fn compile_in(text: &str, common_text: &str) -> Result<Spec, SpecError> {
         sources,
         const_space: raw.const_space.unwrap_or_else(|| " ".into()),
         operand2_half_selects: raw.operand2_half_selects,
+        text: raw.text,
         by_name,
     })
+}
+
+/// A shape beyond the family's first needs its `text` (the renderer's order), and the `text`
+/// names fields of the spec: suffixes with value names, operands of [`TEXT_OPERANDS`], each of
+/// the shape's fields that prints once.
+fn check_text(raw: &RawSpec, fields: &[RawField], shape: &Shape) -> Result<(), SpecError> {
+    let bad = |m: String| Err(SpecError::Invalid(m));
+    let Some(t) = &raw.text else {
+        if shape.is_extended() {
+            return bad("shape: beyond one register result and .RELU's predicate, the spec gives its text order (`text`)".into());
+        }
+        return Ok(());
+    };
+    let field = |n: &str| fields.iter().find(|f| f.name == n);
+    for n in &t.suffixes {
+        match field(n) {
+            Some(f) if !f.values.is_empty() => {}
+            Some(_) => return bad(format!("text: suffix {n} has no value names")),
+            None => return bad(format!("text: suffix {n} is no field of the spec")),
+        }
+    }
+    for n in &t.operands {
+        if !TEXT_OPERANDS.contains(&n.as_str()) || (n != "b" && field(n).is_none()) {
+            return bad(format!("text: operand {n} is not one of the spec's operands {TEXT_OPERANDS:?}"));
+        }
+    }
+    let all: Vec<&String> = t.suffixes.iter().chain(&t.operands).collect();
+    if let Some(n) = all.iter().enumerate().find(|(i, n)| all[..*i].contains(n)).map(|(_, n)| n) {
+        return bad(format!("text: {n} is named twice"));
+    }
+    for n in ["format", "flush", "cmp", "bool_op", "bf", "h_and", "nan", "xorsign", "is_a", "sat"] {
+        if field(n).is_some() && !t.suffixes.iter().any(|s| s == n) {
+            return bad(format!("text: the spec's field {n} prints nowhere"));
+        }
+    }
+    for n in ["dst", "p_dst", "q_dst", "src_pred", "sel_pred"] {
+        if field(n).is_some() && !t.operands.iter().any(|s| s == n) {
+            return bad(format!("text: the spec's operand {n} prints nowhere"));
+        }
+    }
+    Ok(())
 }
 
 impl Spec {
@@ -1004,6 +1114,24 @@ pub struct Layout {
     pub relu: Option<Field>,
     pub relu_pred: Option<Field>,
     pub relu_pred_neg: Option<Field>,
+    /// Whether the instruction writes a general register (HSETP2 does not: its `dst` is a
+    /// field of no bits, and [`crate::isa::Inst::dst`] is RZ).
+    pub writes_reg: bool,
+    /// The predicate results (HSETP2's always, HMNMX2's with `is_a`), and the flag that gates
+    /// them.
+    pub p_dst: Option<Field>,
+    pub q_dst: Option<Field>,
+    pub is_a: Option<Field>,
+    /// The predicate source and its negation: a boolean operation's (HSET2, HSETP2) or the
+    /// min/max selector (HMNMX2).
+    pub psrc: Option<Field>,
+    pub psrc_neg: Option<Field>,
+    pub cmp: Option<Field>,
+    pub bool_op: Option<Field>,
+    pub bf: Option<Field>,
+    pub h_and: Option<Field>,
+    pub nan: Option<Field>,
+    pub xorsign: Option<Field>,
     /// The spec these handles are of (a target's: `op.spec()` is SM90's).
     pub spec: &'static Spec,
     /// The target whose spec it is.
@@ -1043,6 +1171,11 @@ pub enum TargetSpecError {
     /// The target's overlay says it lacks the instruction.
     #[error("{target} has no {op} (harness/spec/arch/{dir}/overlay.json)")]
     Absent { target: &'static Target, op: Op, dir: String },
+    /// The instruction is of a shape beyond the family's first (HSET2, HSETP2, HMNMX2) and
+    /// the target's overlay does not say how the target differs: the target has it
+    /// (docs/family.md, "Other architectures"), but the typed layer does not read it there yet.
+    #[error("{target} {op}: not typed yet on this architecture (harness/spec/arch/{dir}/overlay.json says nothing of it)")]
+    Untyped { target: &'static Target, op: Op, dir: String },
     /// The overlay or the spec it makes is inconsistent.
     #[error("{target} {op}: {msg}")]
     Invalid { target: &'static Target, op: Op, msg: String },
@@ -1064,6 +1197,7 @@ pub fn compile_for(target: &'static Target, op: Op) -> Result<Spec, TargetSpecEr
     let common: serde_json::Value = serde_json::from_str(COMMON_JSON).map_err(|e| invalid(e.to_string()))?;
     let (spec, common) = match insts.get(op.mnemonic()) {
         Some(e) if overlay::absent(e) => return Err(TargetSpecError::Absent { target, op, dir: target.nvdisasm.to_lowercase() }),
+        None if op.spec().text.is_some() => return Err(TargetSpecError::Untyped { target, op, dir: target.nvdisasm.to_lowercase() }),
         Some(e) => overlay::apply(op.mnemonic(), &base, &common, &arch, e).map_err(invalid)?,
         None => overlay::apply(op.mnemonic(), &base, &common, &arch, &serde_json::json!({"evidence": []})).map_err(invalid)?,
     };
@@ -1092,11 +1226,18 @@ pub fn spec_for(target: &'static Target, op: Op) -> Option<&'static Spec> {
     SPECS[t][op.index()]
         .get_or_init(|| match compile_for(target, op) {
             Ok(s) => Some(s),
-            Err(TargetSpecError::Absent { .. }) => None,
+            Err(TargetSpecError::Absent { .. } | TargetSpecError::Untyped { .. }) => None,
             // compiled into the binary and checked by build.rs and the tests: a build defect
             Err(e) => panic!("built-in overlay: {e}"),
         })
         .as_ref()
+}
+
+/// Whether `target` has `op` but the typed layer does not read it there yet
+/// ([`TargetSpecError::Untyped`]): [`spec_for`] is None, as for an instruction the target
+/// lacks, and the decoder says which of the two it is.
+pub fn untyped(target: &'static Target, op: Op) -> bool {
+    target.spec_overlay.is_some() && spec_for(target, op).is_none() && matches!(compile_for(target, op), Err(TargetSpecError::Untyped { .. }))
 }
 
 /// `op`'s layout for `target`; None where the target lacks the instruction.
@@ -1114,6 +1255,9 @@ fn build_layout(op: Op, s: &'static Spec, target: &'static Target) -> Layout {
     {
         let f = |n: &str| s.field(n).clone();
         let opt = |n: &str| s.try_index(n).map(|i| s.fields[i].clone());
+        // a field the shape leaves out (HSETP2's `dst`, the comparisons' `sat`) holds only 0:
+        // no bits, so that a value in it does not fit
+        let or_none = |n: &str| opt(n).unwrap_or_else(|| Field::from_segments(n.into(), Vec::new(), String::new(), Vec::new(), 1, String::new()));
         // the shape says which sources there are: the register slot's fields with a third
         // source, .RELU's with a predicate read (the compiler checked the fields agree)
         let third = |n: &str| if s.shape.sources() == 3 { opt(n) } else { None };
@@ -1201,7 +1345,7 @@ fn build_layout(op: Op, s: &'static Spec, target: &'static Target) -> Layout {
             ureg_flag: f("ureg_flag"),
             pred: f("pred"),
             pred_neg: f("pred_neg"),
-            dst: f("dst"),
+            dst: or_none("dst"),
             a: f("a"),
             b_reg: f("b_reg"),
             b_ureg: f("b_ureg"),
@@ -1216,7 +1360,7 @@ fn build_layout(op: Op, s: &'static Spec, target: &'static Target) -> Layout {
             a_abs: f("a_abs"),
             a_swizzle: opt("a_swizzle"),
             flush: f("flush"),
-            sat: f("sat"),
+            sat: or_none("sat"),
             format: f("format"),
             stall: f("stall"),
             yield_: f("yield"),
@@ -1232,6 +1376,18 @@ fn build_layout(op: Op, s: &'static Spec, target: &'static Target) -> Layout {
             relu: relu("relu"),
             relu_pred: relu("relu_pred"),
             relu_pred_neg: relu("relu_pred_neg"),
+            writes_reg: s.shape.writes_reg(),
+            p_dst: opt("p_dst"),
+            q_dst: opt("q_dst"),
+            is_a: opt("is_a"),
+            psrc: opt("src_pred").or_else(|| opt("sel_pred")),
+            psrc_neg: opt("src_pred_neg").or_else(|| opt("sel_pred_neg")),
+            cmp: opt("cmp"),
+            bool_op: opt("bool_op"),
+            bf: opt("bf"),
+            h_and: opt("h_and"),
+            nan: opt("nan"),
+            xorsign: opt("xorsign"),
             spec: s,
             target,
         }
@@ -1447,36 +1603,86 @@ mod tests {
         assert!(refusal(&text).contains("field format: value 2 is named \"BF16\""));
         // a half select named at another value than the one the typed layer reads it as
         let mut v: serde_json::Value = serde_json::from_str(SPEC_JSON()).unwrap();
-        v["fields"].as_array_mut().unwrap().push(
-            serde_json::json!({"name": "c_swizzle", "bits": [[81, 82]], "kind": "swizzle", "values": ["", "INVALID1", "H1_H1", "H0_H0"], "doc": "swapped"}),
-        );
+        v["operand2_half_selects"] = serde_json::json!(["", "INVALID1", "H1_H1", "H0_H0", "H0_NH1", "INVALID5", "INVALID6", "INVALID7"]);
         let m = refusal(&v.to_string());
-        assert!(m.contains("field c_swizzle: value 2 is named \"H1_H1\", which the typed layer reads as value 3"), "{m}");
+        assert!(m.contains("field operand2_half_selects: value 2 is named \"H1_H1\", which the typed layer reads as value 3"), "{m}");
+        // the kinds the comparisons bring: a comparison or boolean operation named at another
+        // value, a flag's misspelt suffix
+        let hset2 = Op::Hset2.spec_json();
+        for (from, to, want) in [
+            ("\"NUM\", \"NAN\"", "\"NAN\", \"NUM\"", "field cmp: value 7 is named \"NAN\""),
+            ("\"LTU\"", "\"LTT\"", "field cmp: value 9 is named \"LTT\""),
+            ("[\"AND\", \"OR\"", "[\"AND\", \"OR2\"", "field bool_op: value 1 is named \"OR2\""),
+            ("[\"\", \"BF\"]", "[\"\", \"BFF\"]", "field bf: value 1 is named \"BFF\""),
+        ] {
+            let text = hset2.replacen(from, to, 1);
+            assert_ne!(text, hset2, "the patch {from} applies");
+            let m = refusal(&text);
+            assert!(m.contains(want), "{m}");
+        }
     }
 
     #[test]
     fn the_shape_comes_from_the_spec_and_is_checked() {
         for op in Op::ALL {
-            let s = op.spec();
-            assert_eq!(s.shape.writes, [Write::Reg], "{op}");
+            let (s, l) = (op.spec(), op.layout());
             assert_eq!(s.sources, s.shape.sources(), "{op}");
-            assert_eq!(s.shape.reads.contains(&Read::Pred), op.layout().relu_pred.is_some(), "{op}");
+            assert_eq!(s.shape.reads.contains(&Read::Pred), l.relu_pred.is_some(), "{op}");
+            assert_eq!(s.shape.writes_reg(), l.writes_reg, "{op}");
+            assert_eq!(s.shape.writes_pred(), l.p_dst.is_some() && l.q_dst.is_some(), "{op}");
+            assert_eq!(s.shape.reads.contains(&Read::Compare), l.cmp.is_some(), "{op}");
+            assert_eq!(s.shape.reads.contains(&Read::BoolOp), l.bool_op.is_some() && l.psrc.is_some(), "{op}");
+            assert_eq!(s.shape.reads.contains(&Read::Selector), l.psrc.is_some() && l.bool_op.is_none(), "{op}");
+            // the text order is data exactly where the shape goes beyond the first
+            assert_eq!(s.text.is_some(), s.shape.is_extended(), "{op}");
         }
+        assert_eq!(Op::Hsetp2.spec().shape.writes, [Write::Pred, Write::Pred]);
+        assert!(Op::Hsetp2.spec().try_index("dst").is_none() && Op::Hset2.spec().try_index("sat").is_none());
         let with_shape = |shape: &str| SPEC_JSON().replace("\"shape\": {\"writes\": [\"reg\"], \"reads\": [\"reg\", \"special\"]}", shape);
         assert_ne!(with_shape("\"shape\": {}"), SPEC_JSON(), "the patch applies");
-        // HSETP2's two predicate results: a kind named, not handled yet
+        // two predicate results need their fields; and a register result's dst is then unread
         let m = refusal(&with_shape("\"shape\": {\"writes\": [\"pred\", \"pred\"], \"reads\": [\"reg\", \"special\"]}"));
-        assert!(m.contains("shape: write \"pred\" is a kind the typed layer does not handle yet"), "{m}");
+        assert!(m.contains("field dst: the spec's shape names no kind that reads it"), "{m}");
         let m = refusal(&with_shape("\"shape\": {\"writes\": [\"reg\"], \"reads\": [\"reg\", \"speical\"]}"));
         assert!(m.contains("shape: read \"speical\" is no kind the typed layer knows"), "{m}");
         // a third source needs the register slot's field, which HMUL2's spec lacks
         let m = refusal(&with_shape("\"shape\": {\"writes\": [\"reg\"], \"reads\": [\"reg\", \"special\", \"reg\"]}"));
-        assert!(m.contains("shape: 3 sources, but the spec lacks the register slot's field c_reg"), "{m}");
+        assert!(m.contains("no field c_reg, which the spec's shape needs"), "{m}");
         let mut v: serde_json::Value = serde_json::from_str(SPEC_JSON()).unwrap();
         v["fields"].as_array_mut().unwrap().push(serde_json::json!("relu"));
         let m = refusal(&v.to_string());
-        assert!(m.contains("shape: no predicate read, but the spec has relu, .RELU's field"), "{m}");
+        assert!(m.contains("field relu: the spec's shape names no kind that reads it"), "{m}");
         let m = refusal(&with_shape("\"shape\": {\"writes\": [\"reg\"], \"reads\": [\"special\", \"reg\"]}"));
         assert!(m.contains("the typed layer reads \"reg\", \"special\""), "{m}");
+        // the comparisons' kinds: each brings its fields, and the spec must have them and
+        // nothing of a kind its shape does not name
+        let hset2 = Op::Hset2.spec_json();
+        let reads = "\"reads\": [\"reg\", \"special\", \"compare\", \"bool_op\"]";
+        assert!(hset2.contains(reads));
+        let m = refusal(&hset2.replace(reads, "\"reads\": [\"reg\", \"special\", \"bool_op\"]"));
+        assert!(m.contains("field cmp: the spec's shape names no kind that reads it"), "{m}");
+        let m = refusal(&hset2.replace(reads, "\"reads\": [\"reg\", \"special\", \"comapre\", \"bool_op\"]"));
+        assert!(m.contains("shape: read \"comapre\" is no kind the typed layer knows"), "{m}");
+        let m = refusal(&hset2.replace(reads, "\"reads\": [\"reg\", \"special\", \"compare\", \"bool_op\", \"selector\"]"));
+        assert!(m.contains("no field sel_pred, which the spec's shape needs"), "{m}");
+        let m = refusal(&hset2.replace(reads, "\"reads\": [\"reg\", \"special\", \"compare\", \"compare\", \"bool_op\"]"));
+        assert!(m.contains("after the sources each other kind once"), "{m}");
+        let mut v: serde_json::Value = serde_json::from_str(hset2).unwrap();
+        v["fields"].as_array_mut().unwrap().push(serde_json::json!({"name": "cmp_hi", "bits": [[92, 92]], "kind": "flag", "doc": "new"}));
+        let m = refusal(&v.to_string());
+        assert!(m.contains("field cmp_hi: the typed layer does not read it"), "{m}");
+        // the text order is the spec's: a shape beyond the first needs it, and it names fields
+        let mut v: serde_json::Value = serde_json::from_str(hset2).unwrap();
+        v.as_object_mut().unwrap().remove("text");
+        let m = refusal(&v.to_string());
+        assert!(m.contains("the spec gives its text order"), "{m}");
+        let mut v: serde_json::Value = serde_json::from_str(hset2).unwrap();
+        v["text"]["suffixes"].as_array_mut().unwrap().retain(|x| x != "bf");
+        let m = refusal(&v.to_string());
+        assert!(m.contains("text: the spec's field bf prints nowhere"), "{m}");
+        let mut v: serde_json::Value = serde_json::from_str(hset2).unwrap();
+        v["text"]["operands"].as_array_mut().unwrap().push(serde_json::json!("q_dst"));
+        let m = refusal(&v.to_string());
+        assert!(m.contains("text: operand q_dst is not one of the spec's operands"), "{m}");
     }
 }

@@ -13,7 +13,7 @@ use harness_reference::gen::random_inst;
 use harness_reference::inputs::Inputs;
 use harness_reference::isa::{Inst, Op, Operand2, RZ, URZ};
 use harness_reference::reference::policy::{parse_table, KNOBS, SEMANTICS_JSON};
-use harness_reference::reference::{eval_with, input_set, Policy};
+use harness_reference::reference::{eval_with, input_set, operation, Policy};
 use harness_reference::rng::{resolve_seed, Rng};
 
 /// Words drawn per form.
@@ -70,7 +70,14 @@ fn each_entry_names_exactly_the_instructions_its_options_change() {
     let mut r = Rng::new(seed);
     // found[k]: the instructions some probe told knob k apart on
     let mut found: Vec<Vec<Op>> = vec![Vec::new(); KNOBS.len()];
-    for op in Op::ALL {
+    // an instruction the isa knows but the operation table does not compute yet (HSET2,
+    // HSETP2, HMNMX2 until their rows land with the kernel's predicate readback, issue 41)
+    // cannot be probed through `eval_with`: said so, and its names are left out of both sides
+    let computed: Vec<Op> = Op::ALL.into_iter().filter(|&o| operation(o).is_some()).collect();
+    for op in Op::ALL.into_iter().filter(|o| !computed.contains(o)) {
+        println!("{op}: no row in the operation table yet; its entries are not probed here");
+    }
+    for op in computed.iter().copied() {
         for form in op.forms() {
             for _ in 0..WORDS {
                 let inst = random_inst(&mut r, op, form, true, false);
@@ -94,7 +101,7 @@ fn each_entry_names_exactly_the_instructions_its_options_change() {
     let mut wrong = Vec::new();
     for (k, (id, _)) in KNOBS.iter().enumerate() {
         let e = table.iter().find(|e| e.id == *id).unwrap();
-        let mut said = e.instructions.clone();
+        let mut said: Vec<Op> = e.instructions.iter().copied().filter(|o| computed.contains(o)).collect();
         let mut seen = found[k].clone();
         said.sort();
         seen.sort();

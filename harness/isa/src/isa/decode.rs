@@ -24,6 +24,10 @@ pub enum Illegal {
     /// no HFMA2.MMA): to nvdisasm a word it rejects or another instruction.
     #[error("{arch} has no {op} (opcode field {:#05x})", op.opcode_value())]
     Absent { op: Op, arch: String },
+    /// The architecture has the instruction, but the typed layer does not read it there yet
+    /// (its overlay says nothing of it: [`crate::spec::TargetSpecError::Untyped`]).
+    #[error("{arch} {op}: not typed yet on this architecture (opcode field {:#05x})", op.opcode_value())]
+    Untyped { op: Op, arch: String },
 }
 
 /// `HMUL2 or HADD2 ...`: what a word of the family can be.
@@ -37,6 +41,7 @@ impl Illegal {
         match self {
             Illegal::UnknownOpcode { .. } => "unknown-opcode".into(),
             Illegal::Absent { .. } => "absent-instruction".into(),
+            Illegal::Untyped { .. } => "untyped-instruction".into(),
             Illegal::UnknownForm { .. } => "unknown-form".into(),
             Illegal::Constraint { rule, .. } | Illegal::Silent { rule, .. } => rule.clone(),
         }
@@ -114,6 +119,7 @@ pub fn op_of_for(target: &'static Target, word: u128) -> Result<(Op, &'static cr
     let op = op_of(word)?;
     match crate::spec::layout_for(target, op) {
         Some(l) => Ok((op, l)),
+        None if crate::spec::untyped(target, op) => Err(Illegal::Untyped { op, arch: target.nvdisasm.into() }),
         None => Err(Illegal::Absent { op, arch: target.nvdisasm.into() }),
     }
 }
@@ -210,7 +216,7 @@ fn decode_in(l: &crate::spec::Layout, op: Op, form: Form, word: u128) -> Result<
     Ok(Inst {
         op,
         pred: Pred { index: l.pred.get(word) as u8, negated: flag(&l.pred_neg, word) },
-        dst: l.dst.get(word) as u8,
+        dst: if l.writes_reg { l.dst.get(word) as u8 } else { RZ },
         a: l.a.get(word) as u8,
         a_mods: slot_mods(l, &l.a_neg, &l.a_abs, l.a_swizzle.as_ref(), word),
         b,
@@ -221,6 +227,17 @@ fn decode_in(l: &crate::spec::Layout, op: Op, form: Form, word: u128) -> Result<
         c,
         c_mods,
         relu,
+        pdst: match (&l.p_dst, &l.q_dst) {
+            (Some(p), Some(q)) if l.is_a.as_ref().is_none_or(|g| flag(g, word)) => Some([p.get(word) as u8, q.get(word) as u8]),
+            _ => None,
+        },
+        psrc: l.psrc.as_ref().map(|p| Pred { index: p.get(word) as u8, negated: l.psrc_neg.as_ref().is_some_and(|n| flag(n, word)) }),
+        cmp: l.cmp.as_ref().and_then(|f| Cmp::from_code(f.get(word) as u8)),
+        bool_op: l.bool_op.as_ref().map(|f| BoolOp::ALL[f.get(word) as usize & 3]),
+        bf: l.bf.as_ref().is_some_and(|f| flag(f, word)),
+        h_and: l.h_and.as_ref().is_some_and(|f| flag(f, word)),
+        nan: l.nan.as_ref().is_some_and(|f| flag(f, word)),
+        xorsign: l.xorsign.as_ref().is_some_and(|f| flag(f, word)),
         ctrl: Control {
             stall: l.stall.get(word) as u8,
             yield_: flag(&l.yield_, word),
@@ -287,7 +304,7 @@ mod tests {
 
     #[test]
     fn rejects_with_reasons() {
-        assert!(matches!(decode(0x0000000201007233 | CTRL), Err(Illegal::UnknownOpcode { .. })));
+        assert!(matches!(decode(0x0000000201007237 | CTRL), Err(Illegal::UnknownOpcode { .. })));
         assert!(matches!(decode(0x0000000201007032 | CTRL), Err(Illegal::UnknownForm { .. })));
         assert!(matches!(decode(0x0000000201007232 | CTRL | 1u128 << 124), Err(Illegal::Constraint { .. })));
     }

@@ -58,7 +58,11 @@ fn encode_in(i: &Inst, l: &crate::spec::Layout) -> Result<u128, EncodeError> {
     }
     w = l.pred.set(w, i.pred.index as u32)?;
     w = l.pred_neg.set(w, i.pred.negated as u32)?;
-    w = l.dst.set(w, i.dst as u32)?;
+    if l.writes_reg {
+        w = l.dst.set(w, i.dst as u32)?;
+    } else if i.dst != RZ {
+        return Err(EncodeError::NoModifier { op, what: "register result (its destination is RZ)" });
+    }
     w = l.a.set(w, i.a as u32)?;
     w = l.a_neg.set(w, i.a_mods.neg as u32)?;
     w = l.a_abs.set(w, i.a_mods.abs as u32)?;
@@ -115,6 +119,7 @@ fn encode_in(i: &Inst, l: &crate::spec::Layout) -> Result<u128, EncodeError> {
         }
         (Some(_), _, _, _) => return Err(EncodeError::NoModifier { op, what: ".RELU" }),
     }
+    w = set_shaped(w, i, l)?;
     let (b_operand, b_mods_in_slot) = (special, special_mods);
     match b_operand {
         Operand2::Reg(r) => w = l.b_reg.set(w, r as u32)?,
@@ -162,6 +167,9 @@ fn encode_in(i: &Inst, l: &crate::spec::Layout) -> Result<u128, EncodeError> {
     w = l.format.set(w, format)?;
     let flush = l.flush_code[i.flush as usize].ok_or(EncodeError::NoModifier { op, what: flush_name(i.flush) })?;
     w = l.flush.set(w, flush)?;
+    if i.sat && l.sat.width == 0 {
+        return Err(EncodeError::NoModifier { op, what: ".SAT" });
+    }
     w = l.sat.set(w, i.sat as u32)?;
     let c = &i.ctrl;
     w = l.stall.set(w, c.stall as u32)?;
@@ -183,6 +191,59 @@ fn encode_in(i: &Inst, l: &crate::spec::Layout) -> Result<u128, EncodeError> {
     w |= i.ignored;
     if let Err(v) = s.check(k, w) {
         return Err(EncodeError::Illegal(Illegal::of_violation(op, form, v)));
+    }
+    Ok(w)
+}
+
+/// The fields of the comparisons' and min/max's shape: predicate results, the predicate
+/// source, the comparison, the boolean operation and the flags. Each is refused where the
+/// spec lacks it, and required where the spec always has it.
+fn set_shaped(mut w: u128, i: &Inst, l: &crate::spec::Layout) -> Result<u128, EncodeError> {
+    let op = i.op;
+    let missing = |what| Err(EncodeError::NoModifier { op, what });
+    match (i.pdst, &l.p_dst, &l.q_dst) {
+        (Some([p, q]), Some(pf), Some(qf)) => {
+            w = pf.set(w, p as u32)?;
+            w = qf.set(w, q as u32)?;
+            if let Some(g) = &l.is_a {
+                w = g.set(w, 1)?;
+            }
+        }
+        (Some(_), _, _) => return missing("predicate result"),
+        (None, Some(_), _) if l.is_a.is_none() => return missing("instruction without its predicate results"),
+        (None, _, _) => {}
+    }
+    match (i.psrc, &l.psrc) {
+        (Some(p), Some(f)) => {
+            w = f.set(w, p.index as u32)?;
+            match &l.psrc_neg {
+                Some(n) => w = n.set(w, p.negated as u32)?,
+                None if p.negated => return missing("negated predicate source"),
+                None => {}
+            }
+        }
+        (Some(_), None) => return missing("predicate source"),
+        (None, Some(_)) => return missing("instruction without its predicate source"),
+        (None, None) => {}
+    }
+    match (i.cmp, &l.cmp) {
+        (Some(c), Some(f)) => w = f.set(w, c.code() as u32)?,
+        (Some(_), None) => return missing("comparison"),
+        (None, Some(_)) => return missing("instruction without its comparison"),
+        (None, None) => {}
+    }
+    match (i.bool_op, &l.bool_op) {
+        (Some(b), Some(f)) => w = f.set(w, b as u32)?,
+        (Some(_), None) => return missing("boolean operation"),
+        (None, Some(_)) => return missing("instruction without its boolean operation"),
+        (None, None) => {}
+    }
+    for (on, f, what) in [(i.bf, &l.bf, ".BF"), (i.h_and, &l.h_and, ".H_AND"), (i.nan, &l.nan, ".NAN"), (i.xorsign, &l.xorsign, ".XORSIGN")] {
+        match f {
+            Some(f) => w = f.set(w, on as u32)?,
+            None if on => return missing(what),
+            None => {}
+        }
     }
     Ok(w)
 }

@@ -150,6 +150,9 @@ pub fn parse_for(target: &'static Target, text: &str) -> Result<Inst, ParseError
     let Some(l) = op.layout_for(target) else { return err(full, format!("{target} has no {op}")) };
     let rest = &head[op.mnemonic().len()..];
     let mods: Vec<&str> = rest.split('.').skip(1).collect();
+    if let Some(t) = &l.spec.text {
+        return parse_shaped(full, l, op, pred, &mods, ops, t);
+    }
     let mut k = 0;
     let mut vals = [0u32; 4];
     // a field nvdisasm always ignores (a `hidden` rule of no condition: SM80's HFMA2.MMA has
@@ -224,9 +227,121 @@ pub fn parse_for(target: &'static Target, text: &str) -> Result<Inst, ParseError
         c: None,
         c_mods: SrcMods::default(),
         relu: None,
+        pdst: None,
+        psrc: None,
+        cmp: None,
+        bool_op: None,
+        bf: false,
+        h_and: false,
+        nan: false,
+        xorsign: false,
         ctrl,
         ignored: 0,
     })
+}
+
+/// A predicate operand: `P3`, `PT`, and with `negatable` `!P3`, `!PT`.
+fn parse_pred_operand(full: &str, text: &str, negatable: bool) -> Result<Pred, ParseError> {
+    let (negated, p) = match text.strip_prefix('!') {
+        Some(p) if negatable => (true, p),
+        _ => (false, text),
+    };
+    let index = match p {
+        "PT" => PT,
+        _ => match p.strip_prefix('P').and_then(|n| n.parse::<u8>().ok()).filter(|&n| n < PT && p.len() == 2) {
+            Some(n) => n,
+            None => return err(full, format!("bad predicate operand {text:?}")),
+        },
+    };
+    Ok(Pred { index, negated })
+}
+
+/// An instruction whose spec gives its text order (`text`): its suffixes in that order (first
+/// fit; a field with no empty value name, the comparison and the boolean operation, must
+/// show), then its operands in that order (HMNMX2's predicate results only with `.IS_A`).
+fn parse_shaped(full: &str, l: &crate::spec::Layout, op: Op, pred: Pred, mods: &[&str], ops: &str, t: &crate::spec::TextOrder) -> Result<Inst, ParseError> {
+    let mut i = Inst::of(op, RZ, RZ, Operand2::Reg(RZ));
+    i.pred = pred;
+    i.pdst = None;
+    let mut is_a = false;
+    let mut k = 0;
+    for n in &t.suffixes {
+        let f = l.spec.field(n);
+        let at = mods.get(k).and_then(|m| f.values.iter().position(|v| !v.is_empty() && v == m));
+        let v = match at {
+            Some(v) => {
+                k += 1;
+                v
+            }
+            None => match f.values.iter().position(|v| v.is_empty()) {
+                Some(v) => v,
+                None => return err(full, format!("no .{} modifier (one of {})", n.to_uppercase(), f.values.join(", "))),
+            },
+        };
+        match n.as_str() {
+            "format" => i.format = l.format_of.get(v).copied().unwrap_or(Format::Invalid3),
+            "flush" => i.flush = l.flush_of.get(v).copied().unwrap_or(Flush::Invalid3),
+            "cmp" => i.cmp = Cmp::from_code(v as u8),
+            "bool_op" => i.bool_op = BoolOp::ALL.get(v).copied(),
+            "sat" => i.sat = v != 0,
+            "bf" => i.bf = v != 0,
+            "h_and" => i.h_and = v != 0,
+            "nan" => i.nan = v != 0,
+            "xorsign" => i.xorsign = v != 0,
+            "is_a" => is_a = v != 0,
+            other => return err(full, format!("the spec's suffix {other} is no modifier the typed layer reads")),
+        }
+    }
+    if k != mods.len() {
+        return err(full, format!("unknown or misplaced modifier .{}", mods[k]));
+    }
+    let ops: Vec<&str> = ops.split(',').map(str::trim).collect();
+    // the operands this text has: HMNMX2's predicate results only with .IS_A
+    let names: Vec<&str> = t.operands.iter().map(String::as_str).filter(|n| !matches!(*n, "p_dst" | "q_dst") || l.is_a.is_none() || is_a).collect();
+    let b_parts = match ops.len().checked_sub(names.len() - 1) {
+        Some(n @ (1 | 2)) => n,
+        _ => return err(full, format!("expected {} operands, found {}", names.len(), ops.len())),
+    };
+    let (mut at, mut pdst) = (0, [PT; 2]);
+    for n in names {
+        let text = ops[at];
+        at += 1;
+        match n {
+            "dst" => i.dst = reg_number(text, "R", RZ, 254).ok_or_else(|| ParseError { text: full.into(), reason: format!("bad destination {text:?}") })?,
+            "p_dst" | "q_dst" => pdst[(n == "q_dst") as usize] = parse_pred_operand(full, text, false)?.index,
+            "a" => {
+                let a = parse_src(full, text, &l.a_swz_names)?;
+                i.a = reg_number(a.core, "R", RZ, 254).ok_or_else(|| ParseError { text: full.into(), reason: format!("bad operand 1 {text:?}") })?;
+                i.a_mods = a.mods;
+                if a.reuse {
+                    i.ctrl.reuse |= 1 << l.spec.reuse_a;
+                }
+            }
+            "b" if b_parts == 2 => {
+                let h = if i.format == Format::Bf16 { Half::Bf16 } else { Half::F16 };
+                let imm = |s: &str| parse_imm(h, s).ok_or_else(|| ParseError { text: full.into(), reason: format!("bad immediate {s:?}") });
+                i.b = Operand2::Imm { first: imm(text)?, second: imm(ops[at])? };
+                i.b_mods = SrcMods::default();
+                at += 1;
+            }
+            "b" => {
+                let (b, mods, reuse) = parse_operand(full, l, text, &l.b_swz_names)?;
+                (i.b, i.b_mods) = (b, mods);
+                if reuse {
+                    i.ctrl.reuse |= 1 << l.spec.reuse_b;
+                }
+            }
+            _ => i.psrc = Some(parse_pred_operand(full, text, l.psrc_neg.is_some())?),
+        }
+    }
+    if l.p_dst.is_some() && (l.is_a.is_none() || is_a) {
+        i.pdst = Some(pdst);
+    }
+    // nvdisasm prints .reuse only with the yield bit set
+    if i.ctrl.reuse != 0 {
+        i.ctrl.yield_ = true;
+    }
+    Ok(i)
 }
 
 /// One register or special source (not immediates): the operand, its modifiers, whether it shows `.reuse`.
@@ -343,7 +458,31 @@ fn parse_three(
     if ctrl.reuse != 0 {
         ctrl.yield_ = true;
     }
-    Ok(Inst { op, pred, dst, a, a_mods, b, b_mods, format, flush, sat: vals[2] != 0, c: Some(c), c_mods, relu, ctrl, ignored: 0 })
+    Ok(Inst {
+        op,
+        pred,
+        dst,
+        a,
+        a_mods,
+        b,
+        b_mods,
+        format,
+        flush,
+        sat: vals[2] != 0,
+        c: Some(c),
+        c_mods,
+        relu,
+        pdst: None,
+        psrc: None,
+        cmp: None,
+        bool_op: None,
+        bf: false,
+        h_and: false,
+        nan: false,
+        xorsign: false,
+        ctrl,
+        ignored: 0,
+    })
 }
 
 #[cfg(test)]

@@ -284,6 +284,9 @@ pub(super) fn parts(l: &'static Layout) -> &'static Parts {
 /// Append the text of `i` to `out` (as SM90 prints it; [`render_into_for`] another target).
 pub fn render_into(i: &Inst, out: &mut String) {
     let l = i.op.layout();
+    if let Some(t) = &l.spec.text {
+        return render_shaped(i, l, t, out);
+    }
     if i.c.is_some() || i.relu.is_some() || l.c_reg.is_some() || !tables_due() {
         return render_general(i, l, out);
     }
@@ -298,6 +301,12 @@ pub fn render_into_for(target: &'static crate::target::Target, i: &Inst, out: &m
         return true;
     }
     match i.op.layout_for(target) {
+        Some(l) if l.spec.text.is_some() => {
+            if let Some(t) = &l.spec.text {
+                render_shaped(i, l, t, out);
+            }
+            true
+        }
         Some(l) if tables_due() => {
             render_tables(i, l, out);
             true
@@ -398,6 +407,76 @@ fn render_general(i: &Inst, l: &Layout, out: &mut String) {
     if let Some(p) = i.relu.filter(|p| *p != Pred::ALWAYS) {
         out.push_str(", ");
         push_pred(out, p);
+    }
+    // Special immediates end in a space that nvdisasm prints before a comma, not before ';'.
+    while out.ends_with(' ') {
+        out.pop();
+    }
+}
+
+/// The value of the suffix field `name` that `i` holds (None: no such field, or a value the
+/// instruction cannot print).
+fn suffix_value(i: &Inst, l: &Layout, name: &str) -> Option<u32> {
+    Some(match name {
+        "format" => l.format_code[i.format as usize]?,
+        "flush" => l.flush_code[i.flush as usize]?,
+        "sat" => i.sat as u32,
+        "relu" => i.relu.is_some() as u32,
+        "cmp" => i.cmp?.code() as u32,
+        "bool_op" => i.bool_op? as u32,
+        "bf" => i.bf as u32,
+        "h_and" => i.h_and as u32,
+        "nan" => i.nan as u32,
+        "xorsign" => i.xorsign as u32,
+        "is_a" => i.pdst.is_some() as u32,
+        _ => return None,
+    })
+}
+
+/// An instruction whose spec gives its text order (`text`: HSET2, HSETP2, HMNMX2): the
+/// suffixes, then the operands, in that order.
+fn render_shaped(i: &Inst, l: &Layout, t: &crate::spec::TextOrder, out: &mut String) {
+    if i.pred.index != PT || i.pred.negated {
+        out.push('@');
+        push_pred(out, i.pred);
+        out.push(' ');
+    }
+    out.push_str(l.op.mnemonic());
+    for n in &t.suffixes {
+        let name = l.spec.try_index(n).and_then(|k| suffix_value(i, l, n).and_then(|v| l.spec.fields[k].value_name(v)));
+        if let Some(name) = name.filter(|n| !n.is_empty()) {
+            out.push('.');
+            out.push_str(name);
+        }
+    }
+    out.push(' ');
+    let mut first = true;
+    for n in &t.operands {
+        let start = out.len();
+        if !first {
+            out.push_str(", ");
+        }
+        match n.as_str() {
+            "dst" => out.push_str(&names().r[i.dst as usize]),
+            "p_dst" | "q_dst" => match i.pdst {
+                Some(p) => push_pred(out, Pred { index: p[(n == "q_dst") as usize], negated: false }),
+                // HMNMX2's results print only with .IS_A
+                None => {
+                    out.truncate(start);
+                    continue;
+                }
+            },
+            "a" => push_reg_src(out, i.a, i.a_mods, i.ctrl.shows_reuse(l.reuse_a), &l.a_swz_names),
+            "b" => push_source(out, i, l, i.b, i.b_mods, i.ctrl.shows_reuse(l.reuse_b), &l.b_swz_names),
+            _ => match i.psrc {
+                Some(p) => push_pred(out, p),
+                None => {
+                    out.truncate(start);
+                    continue;
+                }
+            },
+        }
+        first = false;
     }
     // Special immediates end in a space that nvdisasm prints before a comma, not before ';'.
     while out.ends_with(' ') {

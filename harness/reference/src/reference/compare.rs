@@ -1,7 +1,8 @@
 //! The bit-exact software reference for the packed-half comparisons **HSET2** (a 32-bit
-//! result: per lane a mask or a float 1.0) and **HSETP2** (two predicates), independent of
-//! [`crate::isa::Inst`]: the isa does not know these instructions yet (issue 41), so the
-//! typed layer will build a [`CmpOp`] from a decoded word and call [`hset2`] or [`hsetp2`].
+//! result: per lane a mask or a float 1.0) and **HSETP2** (two predicates). The isa decodes
+//! them ([`crate::isa::Inst`]'s `cmp`, `bool_op`, `psrc`, `pdst`, `bf`, `h_and`); until the
+//! operation table has their rows (issue 41) a caller builds a [`CmpOp`] from a decoded word
+//! and calls [`hset2`] or [`hsetp2`].
 //! Guard predicates and RZ destinations are the caller's, as for [`super::add`].
 //!
 //! # Per lane
@@ -28,72 +29,30 @@ use super::{mask, mods_masks, sel, shifts, Policy, Undefined};
 use crate::isa::{Format, SrcMods, Swizzle};
 use std::cmp::Ordering;
 
-/// A float comparison of SASS, in the order of its 4-bit field.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum Cmp {
-    /// Always false.
-    #[default]
-    F,
-    Lt,
-    Eq,
-    Le,
-    Gt,
-    Ne,
-    Ge,
-    /// Neither operand is NaN (ordered).
-    Num,
-    /// Some operand is NaN (unordered).
-    Nan,
-    Ltu,
-    Equ,
-    Leu,
-    Gtu,
-    Neu,
-    Geu,
-    /// Always true.
-    T,
-}
+pub use crate::isa::{BoolOp, Cmp};
 
-impl Cmp {
-    /// Every comparison, in field order ([`Cmp::code`] is the index).
-    pub const ALL: [Cmp; 16] =
-        [Cmp::F, Cmp::Lt, Cmp::Eq, Cmp::Le, Cmp::Gt, Cmp::Ne, Cmp::Ge, Cmp::Num, Cmp::Nan, Cmp::Ltu, Cmp::Equ, Cmp::Leu, Cmp::Gtu, Cmp::Neu, Cmp::Geu, Cmp::T];
-
-    /// The value of the comparison field.
-    pub fn code(self) -> u8 {
-        self as u8
-    }
-
-    /// The comparison of field value `code` (None above 15).
-    pub fn from_code(code: u8) -> Option<Cmp> {
-        Cmp::ALL.get(code as usize).copied()
-    }
-
-    /// The name nvdisasm prints (`LT`, `GEU`, ...).
-    pub fn name(self) -> &'static str {
-        ["F", "LT", "EQ", "LE", "GT", "NE", "GE", "NUM", "NAN", "LTU", "EQU", "LEU", "GTU", "NEU", "GEU", "T"][self as usize]
-    }
-
-    /// The comparison printed `name` (case-insensitive).
-    pub fn from_name(name: &str) -> Option<Cmp> {
-        Cmp::ALL.into_iter().find(|c| c.name().eq_ignore_ascii_case(name))
-    }
-
+/// What a comparison means: [`Cmp`] is the isa's (its field and names); its truth lives here.
+pub trait CmpSemantics {
     /// Whether the comparison holds for operands in relation `ord` (None: unordered, a NaN
     /// operand).
-    pub fn holds(self, ord: Option<Ordering>) -> bool {
+    fn holds(self, ord: Option<Ordering>) -> bool;
+    /// Bit `r` set when the comparison holds for relation `r` (0 less, 1 equal, 2 greater,
+    /// 3 unordered): the field's bits are less, equal, greater, unordered.
+    fn truth_table(self) -> u8;
+}
+
+impl CmpSemantics for Cmp {
+    fn holds(self, ord: Option<Ordering>) -> bool {
         (self.truth_table() >> relation_bit(ord)) & 1 != 0
     }
 
-    /// Bit `r` set when the comparison holds for relation `r` (0 less, 1 equal, 2 greater,
-    /// 3 unordered): the field's bits are less, equal, greater, unordered.
     #[inline(always)]
     fn truth_table(self) -> u8 {
-        self as u8
+        self.code()
     }
 }
 
-/// The bit of a relation in [`Cmp::truth_table`].
+/// The bit of a relation in [`CmpSemantics::truth_table`].
 #[inline(always)]
 fn relation_bit(ord: Option<Ordering>) -> u8 {
     match ord {
@@ -104,28 +63,14 @@ fn relation_bit(ord: Option<Ordering>) -> u8 {
     }
 }
 
-/// The boolean operation that combines a lane's comparison with the predicate source.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum BoolOp {
-    #[default]
-    And,
-    Or,
-    Xor,
-    /// Field value 3: no operation is defined ([`Undefined::BoolOp`]).
-    Invalid3,
+/// What a boolean operation does: [`BoolOp`] is the isa's; its truth lives here.
+pub trait BoolOpSemantics {
+    /// `t op c`; None for [`BoolOp::Invalid3`].
+    fn apply(self, t: bool, c: bool) -> Option<bool>;
 }
 
-impl BoolOp {
-    /// Every value of the 2-bit field, in field order.
-    pub const ALL: [BoolOp; 4] = [BoolOp::And, BoolOp::Or, BoolOp::Xor, BoolOp::Invalid3];
-
-    /// The name nvdisasm prints (`AND`, `OR`, `XOR`, `INVALID3`).
-    pub fn name(self) -> &'static str {
-        ["AND", "OR", "XOR", "INVALID3"][self as usize]
-    }
-
-    /// `t op c`; None for [`BoolOp::Invalid3`].
-    pub fn apply(self, t: bool, c: bool) -> Option<bool> {
+impl BoolOpSemantics for BoolOp {
+    fn apply(self, t: bool, c: bool) -> Option<bool> {
         match self {
             BoolOp::And => Some(t & c),
             BoolOp::Or => Some(t | c),
@@ -251,7 +196,7 @@ impl CmpCtx {
     }
 
     /// Lane comparison `t` of `x` and `y` (after modifiers and flushing), straight-line so
-    /// that batches vectorise: the relation as one bit of [`Cmp::truth_table`]'s four,
+    /// that batches vectorise: the relation as one bit of [`CmpSemantics::truth_table`]'s four,
     /// from order-preserving keys of the sign-magnitude values (both zeros one key).
     #[inline(always)]
     fn holds(&self, x: u16, y: u16) -> bool {
