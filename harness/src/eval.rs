@@ -234,9 +234,10 @@ struct Rests {
     others: Vec<Option<String>>,
 }
 
-/// The assumptions whose other options change `got` (a value the committed policy gives)
-/// or, for an instruction that writes predicates, the predicates after.
-fn rests_on(inst: &Inst, x: &Inputs, got: u32) -> Vec<Rests> {
+/// The assumptions whose other options change `got` (a value `target`'s committed policy
+/// gives) or, for an instruction that writes predicates, the predicates after, with where
+/// each stands on `target`.
+fn rests_on(target: &crate::target::Target, inst: &Inst, x: &Inputs, got: u32) -> Vec<Rests> {
     let preds = reference::writes_preds(inst.op);
     // a result as the output writes it: the word, and the predicates after where it writes some
     let result = |p: &policy::Policy| -> Option<String> {
@@ -247,9 +248,9 @@ fn rests_on(inst: &Inst, x: &Inputs, got: u32) -> Vec<Rests> {
         let q = reference::preds_after_with(p, inst, x).ok()?;
         Some(format!("0x{r:08x} (preds 0x{q:02x})"))
     };
-    let now_result = result(policy::Policy::current());
+    let now_result = result(policy::Policy::for_target(target));
     let table = policy::parse_table(policy::SEMANTICS_JSON).unwrap_or_default();
-    let now = policy::Policy::current();
+    let now = policy::Policy::for_target(target);
     policy::KNOBS
         .iter()
         .enumerate()
@@ -263,7 +264,7 @@ fn rests_on(inst: &Inst, x: &Inputs, got: u32) -> Vec<Rests> {
                     result(&p)
                 })
                 .collect();
-            let status = table.iter().find(|e| e.id == *id).map_or_else(|| "assumed".into(), |e| e.status.to_string());
+            let status = table.iter().find(|e| e.id == *id).map_or_else(|| "assumed".into(), |e| e.status_on(target).to_string());
             let differs = |r: &Option<String>| if preds { *r != now_result } else { *r != Some(format!("0x{got:08x}")) };
             others.iter().any(differs).then_some(Rests { id, status, others })
         })
@@ -338,12 +339,13 @@ fn one(text: &str, a: EvalArgs) -> CliResult {
     let v = Vector { encoding: word, inputs: x, expect: None, expect_pred: None, origin: String::new(), arch: Some(target) };
     check(&v).map_err(|e| CliError::input(format!("eval: {e}")))?;
     let text = isa::render_for(target, &inst).unwrap_or_else(|| isa::render(&inst));
-    let result = reference::eval(&inst, &x);
+    let policy = policy::Policy::for_target(target);
+    let result = reference::eval_with(policy, &inst, &x);
     // the predicates after, shown for an instruction that writes some
-    let preds = reference::writes_preds(inst.op).then(|| reference::preds_after(&inst, &x));
+    let preds = reference::writes_preds(inst.op).then(|| reference::preds_after_with(policy, &inst, &x));
     let guard = inst.pred.index >= PT || (x.pred >> inst.pred.index) & 1 == 1;
     let runs = guard != inst.pred.negated;
-    let rests = result.as_ref().map(|&r| rests_on(&inst, &x, r)).unwrap_or_default();
+    let rests = result.as_ref().map(|&r| rests_on(target, &inst, &x, r)).unwrap_or_default();
     let out_lanes = |w: u32| -> Vec<(String, String)> {
         if inst.format == Format::F32 && runs {
             vec![("F32".into(), number(f32::from_bits(w) as f64))]
@@ -418,11 +420,13 @@ fn one(text: &str, a: EvalArgs) -> CliResult {
             if rests.is_empty() {
                 s += "rests on no named assumption: every option of harness/spec/semantics.json gives this result\n";
             } else {
-                s += &format!("rests on {} named assumption{} of harness/spec/semantics.json:\n", rests.len(), if rests.len() == 1 { "" } else { "s" });
+                // SM90's, the default, as the README shows it; another architecture's named
+                let on = if target == crate::target::Target::DEFAULT { String::new() } else { format!(" on {target}") };
+                s += &format!("rests on {} named assumption{} of harness/spec/semantics.json{on}:\n", rests.len(), if rests.len() == 1 { "" } else { "s" });
                 for r in &rests {
                     let others: Vec<String> = r.others.iter().map(|o| o.clone().unwrap_or_else(|| "undefined".into())).collect();
                     s += &format!(
-                        "  {} ({}): the other option{} give{} {}\n",
+                        "  {} ({}{on}): the other option{} give{} {}\n",
                         r.id,
                         r.status,
                         if others.len() == 1 { "" } else { "s" },
@@ -459,13 +463,15 @@ fn vectors(a: EvalArgs) -> CliResult {
         let inst = check(&v).map_err(|e| CliError::input(format!("{at}: {e}")))?;
         v.origin = "reference".into();
         // the predicates after, for an instruction that writes some (a line of one that writes
-        // none has no key: the reference leaves the file as it was)
+        // none has no key: the reference leaves the file as it was), under the vector's
+        // architecture's policy
+        let policy = policy::Policy::for_target(v.arch.unwrap_or(crate::target::Target::DEFAULT));
         let preds = match reference::writes_preds(inst.op) {
-            true => reference::preds_after(&inst, &v.inputs).map(Some),
+            true => reference::preds_after_with(policy, &inst, &v.inputs).map(Some),
             false => Ok(None),
         };
         v.expect_pred = None;
-        v.expect = match reference::eval(&inst, &v.inputs).and_then(|e| preds.map(|p| (e, p))) {
+        v.expect = match reference::eval_with(policy, &inst, &v.inputs).and_then(|e| preds.map(|p| (e, p))) {
             Ok((e, p)) => {
                 v.expect_pred = p;
                 Some(e)
@@ -552,11 +558,11 @@ mod tests {
         let x = Inputs { a: 0x3e003c00, b: 0x40004000, ..Default::default() };
         let r = reference::eval(&inst, &x).unwrap();
         assert_eq!(r, 0x42004000);
-        assert!(rests_on(&inst, &x, r).is_empty());
+        assert!(rests_on(crate::target::Target::DEFAULT, &inst, &x, r).is_empty());
         // a NaN with a payload: the alternative propagates it
         let x = Inputs { a: 0x7e013c00, b: 0x40004000, ..Default::default() };
         let r = reference::eval(&inst, &x).unwrap();
-        let ids: Vec<&str> = rests_on(&inst, &x, r).iter().map(|r| r.id).collect();
+        let ids: Vec<&str> = rests_on(crate::target::Target::DEFAULT, &inst, &x, r).iter().map(|r| r.id).collect();
         assert_eq!(ids, ["nan-result"]);
     }
 }

@@ -678,6 +678,29 @@ mod tests {
     }
 
     #[test]
+    fn the_semantics_view_is_per_architecture_and_names_every_instruction() {
+        let table = crate::reference::policy::parse_table(crate::reference::policy::SEMANTICS_JSON).unwrap();
+        let m = build(vec![], vec![], vec![], Some(("semantics.json".into(), table))).unwrap();
+        let page = html::render(&m);
+        let sem = page.split("<section id=\"semantics\">").nth(1).and_then(|s| s.split("</section>").next()).unwrap();
+        assert!(!sem.contains("not stated"), "every entry names its instructions, the pending ones included");
+        let row = sem.split("<tr data-semantics=\"mnmx-nan\"").nth(1).and_then(|r| r.split("</tr>").next()).unwrap();
+        // the comparisons and min/max are in the isa now: their entries name them as the first four
+        assert!(row.contains("HMNMX2") && !row.contains("reference only"), "{row}");
+        for t in crate::target::Target::ALL {
+            assert!(sem.contains(&format!("<th>{t}: still assumed</th>")), "{t}");
+        }
+        let mma = sem.split("<tr data-instruction=\"HFMA2.MMA\">").nth(1).and_then(|r| r.split("</tr>").next()).unwrap();
+        assert!(mma.contains("<td data-arch=\"SM100\"><span class=\"empty\">no such instruction</span></td>"), "{mma}");
+        assert!(sem.contains("<tr data-instruction=\"HSET2\">") && !sem.contains("(reference only)"));
+        let fma_mma = sem.split("<tr data-semantics=\"fma-mma\"").nth(1).and_then(|r| r.split("</tr>").next()).unwrap();
+        assert!(
+            fma_mma.contains("assumed on SM80, SM86, SM89, SM90</span>") && fma_mma.contains("<b>SM80, SM86, SM89</b>: HFMA2.MMA has no format field"),
+            "{fma_mma}"
+        );
+    }
+
+    #[test]
     fn no_inputs_means_seed_or_spec_only_and_ignored() {
         let m = build(vec![], vec![], vec![], None).unwrap();
         assert_eq!(m.instructions.iter().map(|i| i.op).collect::<Vec<_>>(), Op::ALL);

@@ -58,7 +58,7 @@ pub const END: &str = "<!-- END generated -->";
 /// `doc` with the part between [`BEGIN`] and [`END`] replaced by the table of `json`.
 pub fn render_doc(doc: &str, json: &str) -> Result<String, String> {
     let table = policy::parse_table(json).map_err(|e| e.to_string())?;
-    policy::Policy::from_table(&table).map_err(|e| e.to_string())?;
+    policy::Policy::check_table(&table).map_err(|e| e.to_string())?;
     let (head, rest) = doc.split_once(BEGIN).ok_or("no BEGIN marker")?;
     let (_, tail) = rest.split_once(END).ok_or("no END marker")?;
     Ok(format!("{head}{BEGIN}\n{}{END}{tail}", policy::render_table(&table)))
@@ -79,7 +79,7 @@ pub fn semantics_doc(a: SemanticsDocArgs) -> CliResult {
     let json = read(&a.semantics)?;
     // the policy's errors name the embedded semantics.json; name the file given instead
     let bad_json = |e: policy::PolicyError| CliError::input(format!("{}: {}", a.semantics, e.to_string().trim_start_matches("semantics.json: ")));
-    policy::Policy::from_table(&policy::parse_table(&json).map_err(bad_json)?).map_err(bad_json)?;
+    policy::Policy::check_table(&policy::parse_table(&json).map_err(bad_json)?).map_err(bad_json)?;
     let text = render_doc(&read(&a.doc)?, &json).map_err(|e| CliError::input(format!("{}: {e}", a.doc)))?;
     crate::outfile::write_atomic(std::path::Path::new(&a.doc), text.as_bytes()).map_err(|e| CliError::input(format!("{}: {e}", a.doc)))?;
     crate::errln!("wrote {}", a.doc);

@@ -38,6 +38,13 @@ fn a_nan_result_names_the_assumption_it_rests_on_and_what_the_other_option_gives
     assert_eq!(code, Some(0));
     assert!(out.contains("H1 NaN(0x7fff)"), "{out}");
     assert!(out.contains("nan-result (assumed): the other option gives 0x7e014000"), "{out}");
+    // another architecture's: where the entry stands there
+    let (code, out, _) = eval(&["HMUL2 R0, R1, R2", "0x7e013c00", "2", "--arch", "SM86"]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        out.contains("of harness/spec/semantics.json on SM86:") && out.contains("nan-result (assumed on SM86): the other option gives 0x7e014000"),
+        "{out}"
+    );
     let (code, json, _) = eval(&["HMUL2 R0, R1, R2", "0x7e013c00", "2", "--json"]);
     assert_eq!(code, Some(0));
     let v: serde_json::Value = serde_json::from_str(json.trim()).unwrap();

@@ -152,6 +152,20 @@ fn rehearsal_on_an_sm86_device_takes_its_architecture_from_detection() {
     let t = rehearse_on("sm_86", "multi-case", "", 120, 600, |out| {
         let s = std::fs::read_to_string(out.join("summary.txt")).unwrap();
         assert!(s.contains("EMULATED SESSION"), "{s}");
+        // settle's whole report: SM86's vectors weighed as SM86's, every entry, what stays assumed
+        let settle: String = s
+            .split("settle (the semantics.json assumptions against these vectors):")
+            .nth(1)
+            .unwrap_or_default()
+            .split("\n\n")
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        assert!(settle.contains("  == SM86: ") && !settle.contains("== SM90"), "{settle}");
+        for (id, _) in hmul2_harness::reference::policy::KNOBS {
+            assert!(settle.lines().any(|l| l.trim_start().starts_with(id)), "{id} missing from the summary's settle part: {settle}");
+        }
+        assert!(settle.contains("  SM90: no vectors") && settle.contains("  SM86: settled by these vectors"), "{settle}");
     });
     assert!(t.contains("architecture SM86 (compute capability 8.6)"), "{t}");
     assert!(t.contains("ok    the ladder's verdict is for SM86"), "{t}");

@@ -102,8 +102,9 @@ fn fixtures(dir: &Path) -> Fixtures {
 
     let semantics = dir.join("semantics.json");
     let sem = json!([
-        {"id": "imm-order", "topic": "immediate lanes", "instructions": ["HMUL2", "HFMA2"], "assumption": "the first printed immediate feeds the high lane", "alternatives": ["it feeds the low lane"], "status": "hardware-confirmed", "evidence": hw_line},
-        {"id": "fmz-zero", "topic": format!("FMZ {INJECT}"), "instructions": ["HMUL2"], "assumption": "FMZ makes 0 x Inf = +0", "alternatives": ["NaN"], "status": "assumed", "evidence": null,
+        {"id": "imm-order", "topic": "immediate lanes", "instructions": ["HMUL2", "HFMA2"], "assumption": "the first printed immediate feeds the high lane", "alternatives": ["it feeds the low lane"],
+         "settled": {"SM90": {"option": "the first printed immediate feeds the high lane", "gpu": "NVIDIA H200", "date": "2026-12-02", "evidence": hw_line, "told": 1}}},
+        {"id": "fmz-zero", "topic": format!("FMZ {INJECT}"), "instructions": ["HMUL2"], "assumption": "FMZ makes 0 x Inf = +0", "alternatives": ["NaN"],
          "outside": [{"source": "a compiler", "says": "it relies on 0 x Inf = NaN", "supports": "NaN"}]}
     ]);
     std::fs::write(&semantics, sem.to_string()).unwrap();
@@ -265,14 +266,23 @@ fn report_renders_in_headless_chromium_with_every_evidence_class() {
     let f = rows.iter().find(|r| r.contains("data-kind=\"fault\"")).expect("the fault row");
     assert!(f.contains(&format!("data-encoding=\"{}\"", fx.fault)));
     // semantics: the confirming vector of the hardware-confirmed assumption
-    assert!(dom.contains("<tr data-semantics=\"imm-order\" data-status=\"hardware-confirmed\">"));
-    // each instruction's assumptions apart: HMUL2 has one settled and one not, HFMA2 its one settled
-    assert!(dom.contains("<tr data-instruction=\"HMUL2\"><td><b>HMUL2</b></td><td>2</td><td>1</td><td>fmz-zero</td></tr>"), "HMUL2's row");
+    assert!(dom.contains("<tr data-semantics=\"imm-order\" data-status=\"hardware-confirmed\" data-settled=\"SM90\">"));
+    // each instruction's assumptions apart, per architecture: on SM90 HMUL2 has one settled and
+    // one not, HFMA2 its one settled; SM90's settlement settles nothing on SM80
+    let row = |op: &str| dom.split(&format!("<tr data-instruction=\"{op}\">")).nth(1).and_then(|r| r.split("</tr>").next()).unwrap_or_default().to_string();
+    assert!(row("HMUL2").starts_with("<td><b>HMUL2</b></td><td>2</td>"), "HMUL2's row: {}", row("HMUL2"));
+    assert!(row("HMUL2").contains("<td data-arch=\"SM90\">fmz-zero</td>") && row("HMUL2").contains("<td data-arch=\"SM80\">all 2</td>"), "{}", row("HMUL2"));
     assert!(
-        dom.contains("<tr data-instruction=\"HFMA2\"><td><b>HFMA2</b></td><td>1</td><td>1</td><td><span class=\"empty\">none</span></td></tr>"),
-        "HFMA2's row"
+        row("HFMA2").contains("<td data-arch=\"SM90\"><span class=\"empty\">none</span></td>") && row("HFMA2").contains("<td data-arch=\"SM86\">all 1</td>"),
+        "{}",
+        row("HFMA2")
     );
-    assert!(dom.contains("<tr data-instruction=\"HADD2\"><td><b>HADD2</b></td><td>0</td><td>0</td>"), "HADD2's row");
+    assert!(
+        dom.contains("<tr data-instruction=\"HADD2\"><td><b>HADD2</b></td><td>0</td><td data-arch=\"SM80\"><span class=\"empty\">none</span></td>"),
+        "HADD2's row"
+    );
+    // the reference-only instructions have rows, and their entries name them (never "not stated")
+    assert!(dom.contains("<tr data-instruction=\"HMNMX2 (reference only)\">"), "HMNMX2's row");
     assert!(dom.contains("hardware:NVIDIA H200:580.95.05:2026-12-02"));
     // and the outside evidence, with its side: this one is against the assumption
     assert!(dom.contains("<span data-outside=\"against\">a compiler (<b>against</b>): it relies on 0 x Inf = NaN</span>"), "outside evidence");

@@ -239,14 +239,19 @@ fn settle_finds_a_contradicted_assumption_and_records_it() {
     let o = settle(&["--write"]);
     assert!(o.status.success(), "{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
     let table = parse_table(&std::fs::read_to_string(d.join("semantics.json")).unwrap()).unwrap();
-    assert_eq!(Policy::from_table(&table).unwrap(), truth);
+    // as SM90's (the vectors name no arch): SM90's policy moves, the others' do not
+    let sm90 = hmul2_harness::target::Target::DEFAULT;
+    assert_eq!(Policy::from_table(&table, sm90).unwrap(), truth);
+    assert_eq!(&Policy::from_table(&table, &hmul2_harness::target::Target::SM80).unwrap(), Policy::current());
     let e = table.iter().find(|e| e.id == "sat-nan").unwrap();
-    assert_eq!((e.assumption.as_str(), e.status.name()), (KNOBS[k].1[1], "hardware-confirmed"));
-    assert!(e.evidence.as_deref().is_some_and(|l| l.contains("hardware:fixture")));
+    assert_eq!((e.option_on(sm90), e.status_on(sm90).name()), (KNOBS[k].1[1], "hardware-confirmed"));
+    assert_eq!((e.assumption.as_str(), e.settled.len()), (KNOBS[k].1[0], 1), "the assumption other architectures use stays");
+    let s = e.settled_on(sm90).unwrap();
+    assert!(s.evidence.contains("hardware:fixture") && s.gpu == "fixture" && s.date == "2026-12-03", "{s:?}");
     let doc = std::fs::read_to_string(d.join("semantics.md")).unwrap();
-    assert!(doc.contains("| `sat-nan` | .SAT | .SAT passes a NaN result through"), "the document's table is regenerated");
     let row = doc.lines().find(|l| l.starts_with("| `sat-nan` |")).unwrap();
-    assert!(row.contains("PTX ISA (half-precision mul) and ptxas 13.0.88 (-arch=sm_90 -O3), **against the assumption**"), "{row}");
+    assert!(row.contains("SM90: hardware-confirmed, alternative 1 (fixture, 2026-12-03,"), "the document's table is regenerated: {row}");
+    assert!(row.contains("assumed on SM80, SM86, SM89, SM100, SM120"), "{row}");
     // and now it agrees
     let o = settle(&[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
@@ -254,6 +259,78 @@ fn settle_finds_a_contradicted_assumption_and_records_it() {
     let o = bin().args(["settle", "vectors"]).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("no vectors of origin \"hardware:\" in vectors"));
+}
+
+/// `settle` on the vectors of two architectures: SM90's "GPU" passes NaN through `.SAT`,
+/// SM86's does what the table assumes. Each is weighed apart: SM90's part contradicts
+/// `sat-nan`, SM86's confirms it, a `DIFFERS` line names the two, `--arch SM86` weighs SM86's
+/// alone, and `--write` records each for its own architecture.
+#[test]
+fn settle_weighs_each_architecture_apart_and_shows_where_they_differ() {
+    use hmul2_harness::reference::policy::{parse_table, Policy, Status, KNOBS};
+    use hmul2_harness::target::Target;
+    let d = tmp("settle-arch");
+    let k = KNOBS.iter().position(|(id, _)| *id == "sat-nan").unwrap();
+    let mut truth = *Policy::current();
+    truth.set(k, 1);
+    let (mut sm90, mut sm86) = (String::new(), String::new());
+    for v in committed() {
+        let inst = hmul2_harness::vectors::check(&v).unwrap();
+        if let Ok(e) = hmul2_harness::reference::eval_with(&truth, &inst, &v.inputs) {
+            sm90 += &(hmul2_harness::vectors::to_line(&Vector { expect: Some(e), origin: "hardware:gpu90:0:2026-12-03".into(), ..v }) + "\n");
+        }
+        // the same word as SM86's, where SM86 reads it as the same instruction
+        let v86 = Vector { arch: Some(&Target::SM86), ..v };
+        let Ok(i86) = hmul2_harness::vectors::check(&v86) else { continue };
+        if i86 != inst {
+            continue;
+        }
+        if let Ok(e) = hmul2_harness::reference::eval_with(Policy::for_target(&Target::SM86), &i86, &v.inputs) {
+            sm86 += &(hmul2_harness::vectors::to_line(&Vector { expect: Some(e), origin: "hardware:gpu86:0:2026-12-05".into(), ..v86 }) + "\n");
+        }
+    }
+    assert!(sm86.lines().count() > 100, "{} SM86 lines", sm86.lines().count());
+    std::fs::write(d.join("sm90.jsonl"), sm90).unwrap();
+    std::fs::write(d.join("sm86.jsonl"), sm86).unwrap();
+    std::fs::copy(root().join("harness/spec/semantics.json"), d.join("semantics.json")).unwrap();
+    std::fs::copy(root().join("docs/semantics.md"), d.join("semantics.md")).unwrap();
+    let settle = |extra: &[&str]| {
+        let mut c = bin();
+        c.arg("settle")
+            .arg(d.join("sm90.jsonl"))
+            .arg(d.join("sm86.jsonl"))
+            .arg("--semantics")
+            .arg(d.join("semantics.json"))
+            .arg("--doc")
+            .arg(d.join("semantics.md"))
+            .args(extra);
+        let o = c.output().unwrap();
+        (o.status.code(), String::from_utf8_lossy(&o.stdout).to_string())
+    };
+    let (code, t) = settle(&[]);
+    assert_eq!(code, Some(1), "SM90's contradiction: {t}");
+    let part = |arch: &str| t.split(&format!("== {arch}: ")).nth(1).map(|p| p.split("\n== ").next().unwrap_or_default().to_string()).unwrap_or_default();
+    let knob = |p: &str| p.lines().find(|l| l.starts_with("sat-nan")).unwrap_or_default().to_string();
+    assert!(knob(&part("SM90")).contains("CONTRADICTED"), "{t}");
+    assert!(knob(&part("SM86")).contains("confirmed:"), "{t}");
+    assert!(t.lines().any(|l| l.starts_with("DIFFERS sat-nan") && l.contains("SM86 shows option 0") && l.contains("SM90 shows option 1")), "{t}");
+    assert!(t.lines().any(|l| l.starts_with("SM80: no vectors")), "{t}");
+    assert!(t.lines().any(|l| l.starts_with("SM86: settled by these vectors") && l.contains("sat-nan")), "{t}");
+    // one architecture alone
+    let (code, t86) = settle(&["--arch", "sm_86"]);
+    assert_eq!(code, Some(0), "{t86}");
+    assert!(t86.contains("== SM86: ") && !t86.contains("== SM90") && !t86.contains("DIFFERS"), "{t86}");
+    assert!(t86.lines().next().unwrap_or_default().contains("of other architectures"), "{t86}");
+    // --write: each architecture's own record; the assumption stays
+    let (code, w) = settle(&["--write"]);
+    assert_eq!(code, Some(0), "{w}");
+    let table = parse_table(&std::fs::read_to_string(d.join("semantics.json")).unwrap()).unwrap();
+    let e = table.iter().find(|e| e.id == "sat-nan").unwrap();
+    assert_eq!((e.option_on(&Target::SM90), e.option_on(&Target::SM86)), (KNOBS[k].1[1], KNOBS[k].1[0]));
+    assert_eq!((e.status_on(&Target::SM86), e.status_on(&Target::SM89)), (Status::HardwareConfirmed, Status::Assumed));
+    assert_eq!(e.settled_on(&Target::SM86).map(|s| s.gpu.as_str()), Some("gpu86"));
+    assert_eq!(Policy::from_table(&table, &Target::SM90).unwrap().option(k), 1);
+    assert_eq!(Policy::from_table(&table, &Target::SM89).unwrap().option(k), 0);
 }
 
 /// What the line mutations insert: JSON's own characters, hex digits, and multi-byte ones.

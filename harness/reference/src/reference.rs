@@ -26,6 +26,7 @@ use crate::isa::{Flush, Form, Format, Inst, Operand2, Swizzle, PT, RZ, URZ};
 use crate::rng::Rng;
 use half::slice::{HalfBitsSliceExt, HalfFloatSliceExt};
 use half::{bf16, f16};
+use harness_isa::target::Target;
 
 /// Why the reference gives no value: the instruction holds a field value with no meaning.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
@@ -410,17 +411,25 @@ impl Ctx {
     }
 }
 
-fn ctx_for(inst: &Inst) -> Result<Ctx, Undefined> {
-    Ctx::new(inst, Policy::current())
+/// The policy of the calls that name no architecture ([`eval`], [`eval_batch`], [`MulRow`],
+/// [`add_row`], [`eval_words`]): SM90's, [`Target::DEFAULT`]. Another architecture's vectors
+/// are computed with [`eval_with`] / [`eval_batch_with`] and [`Policy::for_target`].
+fn default_policy() -> &'static Policy {
+    Policy::for_target(Target::DEFAULT)
 }
 
-/// The destination register's value after `inst` runs on `x`.
+fn ctx_for(inst: &Inst) -> Result<Ctx, Undefined> {
+    Ctx::new(inst, default_policy())
+}
+
+/// The destination register's value after `inst` runs on `x`, under SM90's policy (the
+/// default target's; [`eval_with`] and [`Policy::for_target`] for another architecture's).
 ///
 /// RZ and URZ read zero whatever `x` says; a destination RZ reads 0 afterwards. A false guard
 /// predicate leaves `x.d`. An INVALIDn field is [`Undefined`] (see `invalid-predicated-off`
 /// in `semantics.json` for the predicated-off case).
 pub fn eval(inst: &Inst, x: &Inputs) -> Result<u32, Undefined> {
-    eval_with(Policy::current(), inst, x)
+    eval_with(default_policy(), inst, x)
 }
 
 /// [`eval`] under another policy than the committed one: what each option of an unsettled
@@ -485,7 +494,7 @@ const BLOCK: usize = 1024;
 /// integer pass from inputs to results. Panics if `out` is shorter than `xs` (a caller's
 /// bug, not input).
 pub fn eval_batch(inst: &Inst, xs: &[Inputs], out: &mut [u32]) -> Result<(), Undefined> {
-    eval_batch_with(Policy::current(), inst, xs, out)
+    eval_batch_with(default_policy(), inst, xs, out)
 }
 
 /// [`eval_batch`] under another policy than the committed one, as [`eval_with`] is
@@ -698,7 +707,7 @@ impl Row for MulRow {
 /// sums): `Ok(Some)` for an HADD2 whose operand 2 is a register (not RZ), but not `.F32`;
 /// the guard is taken as true (the caller handles a false one).
 pub fn add_row(inst: &Inst) -> Result<Option<add::AddRow>, Undefined> {
-    let p = Policy::current();
+    let p = default_policy();
     let o = Operands::of(inst, p);
     if family_of(inst.op) != Some(Family::Add) || o.b_keep != u32::MAX || o.b_fixed != 0 {
         return Ok(None);
@@ -714,7 +723,7 @@ pub fn add_row(inst: &Inst) -> Result<Option<add::AddRow>, Undefined> {
 /// [`Undefined::Instruction`] here. Panics if `out` is shorter than `b`.
 pub fn eval_words(inst: &Inst, a: u32, b: &[u32], c: u32, out: &mut [u32], scratch: &mut Vec<u32>) -> Result<(), Undefined> {
     assert!(out.len() >= b.len(), "eval_words: {} results for {} inputs", out.len(), b.len());
-    let p = Policy::current();
+    let p = default_policy();
     let o = Operands::of(inst, p);
     let n = b.len();
     let x = Inputs { a, b: 0, d: 0, pred: PRED_TRUE, c };

@@ -1,5 +1,7 @@
 //! Replay: every recorded vector through the reference, each line classified (pass,
-//! mismatch, malformed, invalid, undefined) and tallied by origin and form. `verify` prints
+//! mismatch, malformed, invalid, undefined) and tallied by origin and form. Each vector is
+//! read and computed as its architecture's (its `"arch"`, else `--arch`, else SM90), under
+//! that architecture's policy ([`crate::reference::policy::Policy::for_target`]). `verify` prints
 //! it; the runner replays the project's vectors as one of its software checks.
 
 use crate::isa::{render, Form};
@@ -118,10 +120,12 @@ pub fn replay_as<P: AsRef<std::path::Path>>(paths: &[P], arch: Option<&'static T
             return Ok(());
         };
         // the destination, and the predicates after where the line records them (an
-        // instruction that writes some, or hardware that changed one it should not have); a
-        // result the reference leaves undefined is judged as a whole, as the run judges it
-        let reference = reference::eval(&inst, &x).and_then(|got| match v.expect_pred {
-            Some(_) => reference::preds_after(&inst, &x).map(|p| (got, Some(p))),
+        // instruction that writes some, or hardware that changed one it should not have),
+        // under the vector's architecture's policy; a result the reference leaves undefined
+        // is judged as a whole, as the run judges it
+        let policy = reference::policy::Policy::for_target(target);
+        let reference = reference::eval_with(policy, &inst, &x).and_then(|got| match v.expect_pred {
+            Some(_) => reference::preds_after_with(policy, &inst, &x).map(|p| (got, Some(p))),
             None => Ok((got, None)),
         });
         match reference {

@@ -2,7 +2,7 @@
 //! Elements carry stable `id`/`data-*` attributes (`data-form`, `data-field`, `data-evidence`,
 //! `data-erratum`, `data-kind`) so that tests can query the rendered DOM.
 
-use super::inputs::{evidence_vector, for_assumption};
+use super::inputs::{evidence_vectors, for_assumption};
 use super::{Evidence, InstView, Model, Owner};
 use crate::schema::{Hardware, Status};
 use crate::seedpage::{BitClass, FieldClass, SeedCell, SpecBit};
@@ -363,53 +363,83 @@ fn errata_section(out: &mut String, iv: &InstView) {
 }
 
 fn semantics_section(out: &mut String, m: &Model) {
-    out.push_str("<section id=\"semantics\"><h3>Semantics: assumptions and what confirms them</h3>");
+    use crate::reference::policy::{arch_states, PENDING};
+    use crate::target::Target;
+    out.push_str("<section id=\"semantics\"><h3>Semantics: assumptions and what confirms them, per architecture</h3>");
     match &m.semantics {
         None => out.push_str("<p class=\"empty\">No semantics file was given (harness/spec/semantics.json is absent).</p>"),
         Some((path, list)) => {
+            let per_arch: Vec<String> =
+                Target::ALL.iter().map(|t| format!("{t} {}", list.iter().filter(|a| a.status_on(t) == Status::HardwareConfirmed).count())).collect();
             let _ = write!(
                 out,
-                "<p class=\"sub\">from <code>{}</code>: {} assumptions, {} hardware-confirmed</p>",
+                "<p class=\"sub\">from <code>{}</code>: {} assumptions; hardware-confirmed on each architecture: {} (what one architecture's hardware shows settles nothing on another)</p>",
                 esc(path),
                 list.len(),
-                list.iter().filter(|a| a.status == Status::HardwareConfirmed).count()
+                esc(&per_arch.join(", "))
             );
-            // each instruction's assumptions apart: a session may settle one and not another
-            out.push_str("<table class=\"data\" id=\"semantics-by-instruction\"><tr><th>instruction</th><th>entries about it</th><th>hardware-confirmed</th><th>still assumed</th></tr>");
-            for op in crate::isa::Op::ALL {
-                let mine: Vec<_> = list.iter().filter(|a| a.instructions.contains(&op)).collect();
-                let assumed: Vec<&str> = mine.iter().filter(|a| a.status != Status::HardwareConfirmed).map(|a| a.id.as_str()).collect();
-                let _ = write!(
-                    out,
-                    "<tr data-instruction=\"{m}\"><td><b>{m}</b></td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                    mine.len(),
-                    mine.len() - assumed.len(),
-                    if assumed.is_empty() { "<span class=\"empty\">none</span>".to_string() } else { esc(&assumed.join(", ")) },
-                    m = op.mnemonic()
-                );
+            // each instruction's assumptions apart, per architecture: a session settles its own
+            out.push_str("<table class=\"data\" id=\"semantics-by-instruction\"><tr><th>instruction</th><th>entries about it</th>");
+            for t in Target::ALL {
+                let _ = write!(out, "<th>{t}: still assumed</th>");
+            }
+            out.push_str("</tr>");
+            let mut rows: Vec<(String, Vec<&crate::schema::Assumption>, Vec<bool>)> = crate::isa::Op::ALL
+                .iter()
+                .map(|&op| {
+                    let has = Target::ALL.iter().map(|&t| crate::isa::Op::all_for(t).any(|o| o == op)).collect();
+                    (op.mnemonic().to_string(), list.iter().filter(|a| a.instructions.contains(&op)).collect(), has)
+                })
+                .collect();
+            for name in PENDING {
+                let mine = list.iter().filter(|a| a.pending_instructions.iter().any(|n| n == name)).collect();
+                rows.push((format!("{name} (reference only)"), mine, vec![true; Target::ALL.len()]));
+            }
+            for (name, mine, has) in &rows {
+                let _ = write!(out, "<tr data-instruction=\"{}\"><td><b>{}</b></td><td>{}</td>", esc(name), esc(name), mine.len());
+                for (t, has) in Target::ALL.iter().zip(has) {
+                    let assumed: Vec<&str> = mine.iter().filter(|a| a.status_on(t) != Status::HardwareConfirmed).map(|a| a.id.as_str()).collect();
+                    let cell = match (has, assumed.is_empty()) {
+                        (false, _) => "<span class=\"empty\">no such instruction</span>".to_string(),
+                        (true, true) => "<span class=\"empty\">none</span>".to_string(),
+                        (true, false) if assumed.len() == mine.len() => format!("all {}", assumed.len()),
+                        (true, false) => esc(&assumed.join(", ")),
+                    };
+                    let _ = write!(out, "<td data-arch=\"{t}\">{cell}</td>");
+                }
+                out.push_str("</tr>");
             }
             out.push_str("</table>");
             out.push_str(
-                "<table class=\"data\"><tr><th>id</th><th>topic</th><th>assumption</th><th>alternatives</th><th>status</th><th>confirming vector</th><th>outside evidence (not hardware)</th><th>instructions</th></tr>",
+                "<table class=\"data\"><tr><th>id</th><th>topic</th><th>assumption (where no hardware settled it)</th><th>alternatives</th><th>per architecture</th><th>confirming vectors</th><th>may differ by architecture</th><th>outside evidence (not hardware)</th><th>instructions</th></tr>",
             );
             for a in list {
-                let ev = match &evidence_vector(a, path) {
-                    Some(v) => format!(
-                        "<code>{}</code><br>a <code>{}</code> b <code>{}</code>{} d <code>{}</code> pred <code>{}</code> → <code>{}</code><br><span class=\"sub\">{}</span>",
-                        esc(&v.encoding),
-                        esc(&v.a),
-                        esc(&v.b),
-                        v.c.as_deref().map(|c| format!(" c <code>{}</code>", esc(c))).unwrap_or_default(),
-                        esc(&v.d),
-                        esc(&v.pred),
-                        esc(&v.expect),
-                        esc(&v.origin)
-                    ),
-                    None => match a.evidence.as_deref().filter(|e| !e.is_empty()) {
-                        None => "<span class=\"empty\">none</span>".to_string(),
-                        Some(e) => format!("<code>{}</code>", esc(e)),
-                    },
-                };
+                let ev: Vec<String> = evidence_vectors(a, path)
+                    .iter()
+                    .map(|(arch, v)| {
+                        format!(
+                            "<b>{}</b> <code>{}</code><br>a <code>{}</code> b <code>{}</code>{} d <code>{}</code> pred <code>{}</code> → <code>{}</code><br><span class=\"sub\">{}</span>",
+                            esc(arch),
+                            esc(&v.encoding),
+                            esc(&v.a),
+                            esc(&v.b),
+                            v.c.as_deref().map(|c| format!(" c <code>{}</code>", esc(c))).unwrap_or_default(),
+                            esc(&v.d),
+                            esc(&v.pred),
+                            esc(&v.expect),
+                            esc(&v.origin)
+                        )
+                    })
+                    .collect();
+                // a settlement whose evidence is not a vector line still shows what it holds
+                let unparsed: Vec<String> = a
+                    .settled
+                    .iter()
+                    .filter(|(arch, _)| !evidence_vectors(a, path).iter().any(|(e, _)| e == arch))
+                    .map(|(arch, s)| format!("<b>{}</b> <code>{}</code>", esc(arch), esc(&s.evidence)))
+                    .collect();
+                let ev =
+                    if ev.is_empty() && unparsed.is_empty() { "<span class=\"empty\">none</span>".to_string() } else { [ev, unparsed].concat().join("<br>") };
                 let outside = if a.outside.is_empty() {
                     "<span class=\"empty\">none</span>".to_string()
                 } else {
@@ -427,22 +457,37 @@ fn semantics_section(out: &mut String, m: &Model) {
                         .collect::<Vec<_>>()
                         .join("<br>")
                 };
-                let status_class = a.status.name();
+                let notes = if a.may_differ.is_empty() {
+                    "<span class=\"empty\">none known</span>".to_string()
+                } else {
+                    a.may_differ
+                        .iter()
+                        .map(|n| format!("<b>{}</b>: {} <span class=\"sub\">({})</span>", esc(&n.architectures.join(", ")), esc(&n.says), esc(&n.source)))
+                        .collect::<Vec<_>>()
+                        .join("<br>")
+                };
+                let settled: Vec<&str> = a.settled.keys().map(|k| k.as_str()).collect();
+                let status = if settled.is_empty() { Status::Assumed } else { Status::HardwareConfirmed };
+                // the instructions, those the isa does not know yet named as such (never "not stated")
+                let ops: Vec<String> = a
+                    .instructions
+                    .iter()
+                    .map(|o| o.mnemonic().to_string())
+                    .chain(a.pending_instructions.iter().map(|n| format!("{n} (reference only: not yet in the isa)")))
+                    .collect();
                 let _ = write!(
                     out,
-                    "<tr data-semantics=\"{}\" data-status=\"{}\"><td><b>{}</b></td><td>{}</td><td>{}</td><td>{}</td><td><span class=\"tag {status_class}\">{}</span></td><td>{ev}</td><td>{outside}</td><td>{}</td></tr>",
+                    "<tr data-semantics=\"{}\" data-status=\"{}\" data-settled=\"{}\"><td><b>{}</b></td><td>{}</td><td>{}</td><td>{}</td><td><span class=\"tag {}\">{}</span></td><td>{ev}</td><td>{notes}</td><td>{outside}</td><td>{}</td></tr>",
                     esc(&a.id),
-                    a.status.name(),
+                    status.name(),
+                    esc(&settled.join(" ")),
                     esc(&a.id),
                     esc(&a.topic),
                     esc(&a.assumption),
                     esc(&a.alternatives.join("; ")),
-                    a.status.name(),
-                    if a.instructions.is_empty() {
-                        "<span class=\"empty\">not stated</span>".to_string()
-                    } else {
-                        a.instructions.iter().map(|o| o.mnemonic()).collect::<Vec<_>>().join(", ")
-                    }
+                    status.name(),
+                    esc(&arch_states(a)),
+                    if ops.is_empty() { "<span class=\"empty\">not stated</span>".to_string() } else { esc(&ops.join(", ")) }
                 );
             }
             out.push_str("</table>");

@@ -98,9 +98,10 @@ pub fn read_semantics(path: &Path) -> Result<Vec<Assumption>, InputError> {
     schema::read(path)
 }
 
-/// The confirming vector of an assumption, when its evidence parses as one.
-pub fn evidence_vector(a: &Assumption, file: &str) -> Option<Vector> {
-    a.evidence.as_deref().and_then(|line| schema::parse_line(line).ok()).map(|v| Vector::of(&v, file, 0))
+/// The confirming vector of each architecture that settled an assumption, when its evidence
+/// parses as one: `(architecture, vector)` in the table's order (nvdisasm's spelling).
+pub fn evidence_vectors<'a>(a: &'a Assumption, file: &str) -> Vec<(&'a str, Vector)> {
+    a.settled.iter().filter_map(|(arch, s)| schema::parse_line(&s.evidence).ok().map(|v| (arch.as_str(), Vector::of(&v, file, 0)))).collect()
 }
 
 /// Whether a piece of outside evidence supports the assumption (else another option).
@@ -155,14 +156,20 @@ mod tests {
         let d = tmp("sem");
         let line = r#"{"encoding":"0x000fe200000000000000000201007232","a":"0x3c003c00","b":"0x3c003c00","d":"0x00000000","pred":"0x00","expect":"0x3c003c00","origin":"hardware:H200:580:2026-12-02"}"#;
         let text = serde_json::json!([
-            {"id": "S1", "topic": "ftz", "assumption": "a", "alternatives": ["b", "c"], "status": "hardware-confirmed", "evidence": line},
-            {"id": "S2", "topic": "sat", "assumption": "x", "alternatives": [], "status": "assumed", "evidence": null}
+            {"id": "S1", "topic": "ftz", "assumption": "a", "alternatives": ["b", "c"], "settled": {"SM86": {"option": "b", "gpu": "H200", "date": "2026-12-02", "evidence": line, "told": 1}}},
+            {"id": "S2", "topic": "sat", "assumption": "x", "alternatives": []}
         ]);
         std::fs::write(d.join("s.json"), text.to_string()).unwrap();
         let s = read_semantics(&d.join("s.json")).unwrap();
         assert_eq!(s[0].alternatives, ["b", "c"]);
-        assert!(evidence_vector(&s[0], "s.json").unwrap().is_hardware());
-        assert!(evidence_vector(&s[1], "s.json").is_none());
+        let ev = evidence_vectors(&s[0], "s.json");
+        assert!(ev.len() == 1 && ev[0].0 == "SM86" && ev[0].1.is_hardware());
+        assert!(evidence_vectors(&s[1], "s.json").is_empty());
+        // a table of the time before settling was per architecture is refused, not read as assumed
+        let old = serde_json::json!([{"id": "S1", "topic": "ftz", "assumption": "a", "alternatives": [], "status": "hardware-confirmed", "evidence": line}]);
+        std::fs::write(d.join("old.json"), old.to_string()).unwrap();
+        let e = read_semantics(&d.join("old.json")).unwrap_err();
+        assert!(e.to_string().contains("old.json") && e.to_string().contains("unknown field"), "{e}");
         assert!(s[0].outside.is_empty());
     }
 
@@ -170,14 +177,14 @@ mod tests {
     fn outside_evidence_is_read_and_its_side_known() {
         let d = tmp("outside");
         let text = serde_json::json!([
-            {"id": "S1", "topic": "t", "assumption": "a", "alternatives": ["b"], "status": "assumed", "evidence": null,
+            {"id": "S1", "topic": "t", "assumption": "a", "alternatives": ["b"],
              "outside": [{"source": "ptxas", "says": "relies on a", "supports": "a"}, {"source": "doc", "says": "says b", "supports": "b"}]},
         ]);
         std::fs::write(d.join("s.json"), text.to_string()).unwrap();
         let s = read_semantics(&d.join("s.json")).unwrap();
         let sides: Vec<(&str, bool)> = s[0].outside.iter().map(|o| (o.source.as_str(), for_assumption(&s[0], o))).collect();
         assert_eq!(sides, [("ptxas", true), ("doc", false)]);
-        std::fs::write(d.join("bad.json"), r#"[{"id": "S1", "topic": "t", "status": "assumed", "outside": {"source": 1}}]"#).unwrap();
+        std::fs::write(d.join("bad.json"), r#"[{"id": "S1", "topic": "t", "outside": {"source": 1}}]"#).unwrap();
         let e = read_semantics(&d.join("bad.json")).unwrap_err().to_string();
         assert!(e.contains("bad.json") && e.contains("[0].outside"), "{e}");
     }
@@ -274,10 +281,13 @@ mod tests {
 
     #[test]
     fn a_three_source_vector_shows_its_c_and_a_two_source_one_has_none() {
-        let a = |line: &str| Assumption { evidence: Some(line.to_string()), ..serde_json::from_str(r#"{"status": "assumed"}"#).unwrap() };
+        let a = |line: &str| {
+            let settled = serde_json::json!({"SM90": {"option": "a", "evidence": line}});
+            serde_json::from_value::<Assumption>(serde_json::json!({"settled": settled})).unwrap()
+        };
         let fma = r#"{"encoding":"0x000fe200000000030000000201007231","a":"0x3c003c00","b":"0x40004000","c":"0x3c00bc00","d":"0x00000000","pred":"0x7f","expect":"0x3c00bc00","origin":"hardware:x"}"#;
-        assert_eq!(evidence_vector(&a(fma), "s.json").unwrap().c.as_deref(), Some("0x3c00bc00"));
+        assert_eq!(evidence_vectors(&a(fma), "s.json")[0].1.c.as_deref(), Some("0x3c00bc00"));
         let mul = r#"{"encoding":"0x000fe20000000f000000000201007232","a":"0x3c003c00","b":"0x40004000","d":"0x00000000","pred":"0x7f","expect":"0x40004000","origin":"hardware:x"}"#;
-        assert_eq!(evidence_vector(&a(mul), "s.json").map(|v| v.c), Some(None));
+        assert_eq!(evidence_vectors(&a(mul), "s.json").into_iter().map(|(_, v)| v.c).collect::<Vec<_>>(), [None]);
     }
 }

@@ -2,19 +2,26 @@
 //!
 //! The JSON is the one place a choice is made: each knob below knows the exact text of each
 //! of its options, and the option whose text is the entry's `assumption` is the one the
-//! reference uses. Settling a point = swapping `assumption` with the alternative hardware
-//! showed, setting `status` and `evidence`. A test checks that every entry's texts are
-//! exactly the options its knob knows, so the file and the code cannot drift apart.
+//! reference uses on an architecture no hardware has settled the point on. Settling is per
+//! architecture: what SM90 hardware shows is recorded under `settled.SM90` and moves SM90's
+//! policy ([`Policy::for_target`]) alone; SM80's stays the named assumption until SM80
+//! hardware shows it. A test checks that every entry's texts are exactly the options its
+//! knob knows, so the file and the code cannot drift apart.
 
+use harness_isa::target::Target;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 /// The committed table, compiled in so the reference is the same binary everywhere.
 pub const SEMANTICS_JSON: &str = include_str!("../../../spec/semantics.json");
 
 /// One entry of `semantics.json` (the HTML report and `settle` read the same type; a missing
-/// key other than `status` takes its default).
+/// key takes its default, an unknown one is refused: a table of the time before settling was
+/// per architecture, with a `status` and an `evidence` of no architecture, is not read as if
+/// nothing were settled).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Assumption {
     #[serde(default)]
     pub id: String,
@@ -31,29 +38,107 @@ pub struct Assumption {
     /// moves to `instructions`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pending_instructions: Vec<String>,
+    /// The option the reference uses on every architecture whose hardware has not settled
+    /// the point (the documented default: a named assumption on each such architecture).
     #[serde(default)]
     pub assumption: String,
     #[serde(default)]
     pub alternatives: Vec<String>,
-    /// `assumed` or `hardware-confirmed`.
-    pub status: Status,
-    /// A vector line that shows the choice on hardware, when one exists.
-    #[serde(default)]
-    pub evidence: Option<String>,
+    /// What each architecture's hardware showed, keyed by nvdisasm's spelling (`SM90`): the
+    /// option it settled, on which GPU, when, and the vector that shows it. An architecture
+    /// absent here is [`Status::Assumed`] there ([`Assumption::status_on`]).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub settled: BTreeMap<String, Settled>,
+    /// Why the point may hold otherwise on some architectures than on others (a document, a
+    /// compiler, another project's code), so that one architecture's evidence is never taken
+    /// for another's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub may_differ: Vec<ArchNote>,
     /// What sources other than hardware say (a compiler, a document, another project's
     /// code). They inform the assumption; they never make an entry `hardware-confirmed`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub outside: Vec<Outside>,
 }
 
-/// Where an entry of the table stands.
+/// What one architecture's hardware settled for an entry (`settle --write` writes it).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Settled {
+    /// The exact text of the option the hardware showed (the assumption or an alternative).
+    pub option: String,
+    /// The GPU that ran the vectors (from their origin, `hardware:<GPU>:<driver>:<date>`).
+    #[serde(default)]
+    pub gpu: String,
+    /// The date of the run (from the same origin).
+    #[serde(default)]
+    pub date: String,
+    /// The first vector line that shows the option (it rules another out, or the option
+    /// predicted it exactly).
+    pub evidence: String,
+    /// How many vectors told the options apart.
+    #[serde(default)]
+    pub told: usize,
+}
+
+/// Why an entry may hold otherwise on some architectures, and who says so.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArchNote {
+    /// The architectures the note is about, in nvdisasm's spelling (`SM80`).
+    #[serde(default)]
+    pub architectures: Vec<String>,
+    /// What may differ there, in our words.
+    #[serde(default)]
+    pub says: String,
+    /// Where the fact comes from (a document, the pinned tools, another project), with its version.
+    #[serde(default)]
+    pub source: String,
+}
+
+/// Where an entry of the table stands on one architecture.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Status {
-    /// The reference's choice, not yet shown by hardware.
+    /// The reference's choice, not yet shown by this architecture's hardware.
     Assumed,
-    /// A hardware vector (`evidence`) shows the choice.
+    /// A hardware vector of this architecture shows the choice (`settled`).
     HardwareConfirmed,
+}
+
+impl Assumption {
+    /// The architectures the entry is about: those that have one of its instructions (an
+    /// instruction the isa does not know yet, `pending_instructions`, counts on all of them).
+    pub fn architectures(&self) -> Vec<&'static Target> {
+        Target::ALL
+            .into_iter()
+            .filter(|&t| !self.pending_instructions.is_empty() || self.instructions.iter().any(|op| crate::isa::Op::all_for(t).any(|o| o == *op)))
+            .collect()
+    }
+
+    /// What `target`'s hardware settled, if it did.
+    pub fn settled_on(&self, target: &Target) -> Option<&Settled> {
+        self.settled.get(target.nvdisasm)
+    }
+
+    /// Where the entry stands on `target`.
+    pub fn status_on(&self, target: &Target) -> Status {
+        if self.settled_on(target).is_some() {
+            Status::HardwareConfirmed
+        } else {
+            Status::Assumed
+        }
+    }
+
+    /// The exact text of the option the reference uses on `target`: what its hardware
+    /// settled, else the assumption.
+    pub fn option_on(&self, target: &Target) -> &str {
+        self.settled_on(target).map_or(self.assumption.as_str(), |s| s.option.as_str())
+    }
+
+    /// The notes of `may_differ` that name `target`.
+    pub fn notes_on<'a>(&'a self, target: &'a Target) -> impl Iterator<Item = &'a ArchNote> {
+        self.may_differ.iter().filter(move |n| n.architectures.iter().any(|a| a == target.nvdisasm))
+    }
 }
 
 impl Status {
@@ -425,6 +510,10 @@ pub enum PolicyError {
     Outside { id: String, from: String },
     #[error("semantics.json: entry {id:?}: pending instruction {name:?} is not one of {PENDING:?}, or the isa knows it (list it in `instructions`)")]
     Pending { id: String, name: String },
+    #[error("semantics.json: entry {id:?}: settled on {arch:?}: {detail}")]
+    Settled { id: String, arch: String, detail: String },
+    #[error("semantics.json: entry {id:?}: may_differ names {arch:?}, which is not an architecture of the entry (nvdisasm's spelling, one of {:?})", Target::ALL.map(|t| t.nvdisasm))]
+    NoteArch { id: String, arch: String },
 }
 
 /// Parses a semantics table.
@@ -432,9 +521,49 @@ pub fn parse_table(json: &str) -> Result<Vec<Assumption>, PolicyError> {
     serde_json::from_str(json).map_err(|e| PolicyError::Json(e.to_string()))
 }
 
+/// Whether `table` is one the reference can read: each entry's texts are exactly its knob's
+/// options, its outside evidence and settlements name one of them, each settlement is keyed by
+/// an architecture the entry is about (nvdisasm's spelling) and shows a vector, and its
+/// pending instructions are ones the isa does not know yet.
+fn check_entry(e: &Assumption, opts: &[&str]) -> Result<(), PolicyError> {
+    let mut texts: Vec<&str> = std::iter::once(e.assumption.as_str()).chain(e.alternatives.iter().map(|s| s.as_str())).collect();
+    let mut known: Vec<&str> = opts.to_vec();
+    texts.sort_unstable();
+    known.sort_unstable();
+    if texts != known {
+        return Err(PolicyError::Options { id: e.id.clone(), detail: format!("table has {texts:?}, reference knows {known:?}") });
+    }
+    if let Some(o) = e.outside.iter().find(|o| !opts.contains(&o.supports.as_str())) {
+        return Err(PolicyError::Outside { id: e.id.clone(), from: o.source.clone() });
+    }
+    if let Some(n) = e.pending_instructions.iter().find(|n| !PENDING.contains(&n.as_str()) || crate::isa::Op::from_mnemonic(n).is_some()) {
+        return Err(PolicyError::Pending { id: e.id.clone(), name: n.clone() });
+    }
+    let archs = e.architectures();
+    let of_entry = |a: &str| archs.iter().any(|t| t.nvdisasm == a);
+    for (arch, s) in &e.settled {
+        let bad = |detail: &str| Err(PolicyError::Settled { id: e.id.clone(), arch: arch.clone(), detail: detail.into() });
+        if !of_entry(arch) {
+            return bad("not an architecture that has the entry's instructions (nvdisasm's spelling: SM80, SM86, SM89, SM90, SM100, SM120)");
+        }
+        if !opts.contains(&s.option.as_str()) {
+            return bad("the settled option is none of the entry's options");
+        }
+        if s.evidence.trim().is_empty() {
+            return bad("no evidence: a settlement names the vector that shows it");
+        }
+    }
+    if let Some(a) = e.may_differ.iter().flat_map(|n| &n.architectures).find(|a| !of_entry(a)) {
+        return Err(PolicyError::NoteArch { id: e.id.clone(), arch: a.clone() });
+    }
+    Ok(())
+}
+
 impl Policy {
-    /// The policy a table chooses, checking the table matches the knobs exactly.
-    pub fn from_table(table: &[Assumption]) -> Result<Policy, PolicyError> {
+    /// The policy a table chooses for `target`: each entry's option settled on `target`, else
+    /// its assumption. The whole table is checked (every architecture's settlements), so a
+    /// table one target can read every target can.
+    pub fn from_table(table: &[Assumption], target: &Target) -> Result<Policy, PolicyError> {
         let mut choice = vec![usize::MAX; KNOBS.len()];
         for e in table {
             let k = KNOBS.iter().position(|(id, _)| *id == e.id).ok_or_else(|| PolicyError::UnknownId(e.id.clone()))?;
@@ -442,20 +571,9 @@ impl Policy {
             if choice[k] != usize::MAX {
                 return Err(PolicyError::Options { id: e.id.clone(), detail: "entry appears twice".into() });
             }
-            let mut texts: Vec<&str> = std::iter::once(e.assumption.as_str()).chain(e.alternatives.iter().map(|s| s.as_str())).collect();
-            let mut known: Vec<&str> = opts.to_vec();
-            texts.sort_unstable();
-            known.sort_unstable();
-            if texts != known {
-                return Err(PolicyError::Options { id: e.id.clone(), detail: format!("table has {texts:?}, reference knows {known:?}") });
-            }
-            if let Some(o) = e.outside.iter().find(|o| !opts.contains(&o.supports.as_str())) {
-                return Err(PolicyError::Outside { id: e.id.clone(), from: o.source.clone() });
-            }
-            if let Some(n) = e.pending_instructions.iter().find(|n| !PENDING.contains(&n.as_str()) || crate::isa::Op::from_mnemonic(n).is_some()) {
-                return Err(PolicyError::Pending { id: e.id.clone(), name: n.clone() });
-            }
-            choice[k] = opts.iter().position(|o| *o == e.assumption).unwrap_or(0);
+            check_entry(e, opts)?;
+            let chosen = e.option_on(target);
+            choice[k] = opts.iter().position(|o| *o == chosen).unwrap_or(0);
         }
         if let Some(k) = choice.iter().position(|&c| c == usize::MAX) {
             return Err(PolicyError::MissingId(KNOBS[k].0.to_string()));
@@ -465,6 +583,12 @@ impl Policy {
             p.set(k, c);
         }
         Ok(p)
+    }
+
+    /// Checks `table` as the reference reads it (every entry, every architecture's
+    /// settlements): the check `semantics-doc` and `settle --write` make before writing.
+    pub fn check_table(table: &[Assumption]) -> Result<(), PolicyError> {
+        Policy::from_table(table, Target::DEFAULT).map(|_| ())
     }
 
     /// Every knob at its first option (the order of [`KNOBS`]).
@@ -559,35 +683,89 @@ impl Policy {
             .unwrap_or(0)
     }
 
-    /// The committed policy. The table is compiled in and checked by a unit test, so a
-    /// failure here is a build defect, not bad input.
-    pub fn current() -> &'static Policy {
-        static P: OnceLock<Policy> = OnceLock::new();
-        P.get_or_init(|| match parse_table(SEMANTICS_JSON).and_then(|t| Policy::from_table(&t)) {
-            Ok(p) => p,
-            Err(e) => panic!("the compiled-in semantics table is broken: {e}"),
-        })
+    /// The committed policy of `target`: what its hardware settled, else the named
+    /// assumptions. The table is compiled in and checked by a unit test, so a failure here is
+    /// a build defect, not bad input.
+    pub fn for_target(target: &Target) -> &'static Policy {
+        static P: OnceLock<Vec<Policy>> = OnceLock::new();
+        let all = P.get_or_init(|| {
+            let table = parse_table(SEMANTICS_JSON).unwrap_or_else(|e| panic!("the compiled-in semantics table is broken: {e}"));
+            Target::ALL.iter().map(|t| Policy::from_table(&table, t).unwrap_or_else(|e| panic!("the compiled-in semantics table is broken: {e}"))).collect()
+        });
+        let i = Target::ALL.iter().position(|t| t.sm == target.sm).unwrap_or_else(|| panic!("{target} is none of Target::ALL"));
+        &all[i]
     }
+
+    /// The committed policy of the default target, SM90 ([`Target::DEFAULT`]): what
+    /// [`super::eval`] uses. Another architecture's is [`Policy::for_target`].
+    pub fn current() -> &'static Policy {
+        Policy::for_target(Target::DEFAULT)
+    }
+}
+
+/// Where `e` stands on each architecture it is about, in one cell: the architectures still
+/// assumed together, each settled one with what it showed.
+pub fn arch_states(e: &Assumption) -> String {
+    let archs = e.architectures();
+    let assumed: Vec<&str> = archs.iter().filter(|t| e.settled_on(t).is_none()).map(|t| t.nvdisasm).collect();
+    let mut parts: Vec<String> = archs
+        .iter()
+        .filter_map(|t| {
+            let s = e.settled_on(t)?;
+            let which = if s.option == e.assumption { "the assumption".to_string() } else { format!("alternative {}", option_number(e, &s.option)) };
+            Some(format!("{t}: hardware-confirmed, {which} ({}, {}, {} telling vectors)", s.gpu, s.date, s.told))
+        })
+        .collect();
+    if !assumed.is_empty() {
+        parts.push(format!("assumed on {}", assumed.join(", ")));
+    }
+    parts.join("; ")
+}
+
+/// Which alternative (1-based, as the table lists them) the text `option` is; 0 when it is
+/// the assumption.
+fn option_number(e: &Assumption, option: &str) -> usize {
+    e.alternatives.iter().position(|a| a == option).map_or(0, |i| i + 1)
 }
 
 /// `docs/semantics.md`'s table section, generated from the JSON.
 pub fn render_table(table: &[Assumption]) -> String {
     let esc = |s: &str| s.replace('|', "\\|").replace('\n', " ");
-    // each instruction's assumptions first: what a GPU session has settled for it
-    let mut md = String::from("| instruction | entries about it | hardware-confirmed | assumed |\n|---|---|---|---|\n");
+    // each instruction's assumptions first, per architecture: what a GPU session has settled
+    // on its own architecture, and where the instruction does not exist
+    let mut md = String::from("| instruction | entries about it |");
+    for t in Target::ALL {
+        md += &format!(" {t} |");
+    }
+    md += "\n|---|---|";
+    md += &"---|".repeat(Target::ALL.len());
+    md += "\n";
+    let cell = |mine: &[&Assumption], t: &Target, has: bool| -> String {
+        if !has {
+            return "no such instruction".into();
+        }
+        let confirmed = mine.iter().filter(|e| e.status_on(t) == Status::HardwareConfirmed).count();
+        format!("{confirmed} confirmed, {} assumed", mine.len() - confirmed)
+    };
     for op in crate::isa::Op::ALL {
         let mine: Vec<&Assumption> = table.iter().filter(|e| e.instructions.contains(&op)).collect();
-        let confirmed = mine.iter().filter(|e| e.status == Status::HardwareConfirmed).count();
-        md += &format!("| {} | {} | {confirmed} | {} |\n", op.mnemonic(), mine.len(), mine.len() - confirmed);
+        md += &format!("| {} | {} |", op.mnemonic(), mine.len());
+        for t in Target::ALL {
+            md += &format!(" {} |", cell(&mine, t, crate::isa::Op::all_for(t).any(|o| o == op)));
+        }
+        md += "\n";
     }
     for name in PENDING {
         let mine: Vec<&Assumption> = table.iter().filter(|e| e.pending_instructions.iter().any(|n| n == name)).collect();
-        let confirmed = mine.iter().filter(|e| e.status == Status::HardwareConfirmed).count();
-        md += &format!("| {name} (reference only: not yet in the isa) | {} | {confirmed} | {} |\n", mine.len(), mine.len() - confirmed);
+        md += &format!("| {name} (reference only: not yet in the isa) | {} |", mine.len());
+        for t in Target::ALL {
+            md += &format!(" {} |", cell(&mine, t, true));
+        }
+        md += "\n";
     }
-    md += "\n| id | topic | assumption (what the reference does) | alternatives | status | evidence | outside evidence (not hardware) | instructions |\n|---|---|---|---|---|---|---|---|\n";
+    md += "\n| id | topic | assumption (what the reference does where no hardware settled it) | alternatives | per architecture | evidence | may differ by architecture | outside evidence (not hardware) | instructions |\n|---|---|---|---|---|---|---|---|---|\n";
     for e in table {
-        let alts: Vec<String> = e.alternatives.iter().map(|a| esc(a)).collect();
+        let alts: Vec<String> = e.alternatives.iter().enumerate().map(|(i, a)| format!("{}. {}", i + 1, esc(a))).collect();
         let outside: Vec<String> = e
             .outside
             .iter()
@@ -597,15 +775,18 @@ pub fn render_table(table: &[Assumption]) -> String {
                 format!("{}, {side}: {}{test}", esc(&o.source), esc(&o.says))
             })
             .collect();
+        let evidence: Vec<String> = e.settled.iter().map(|(a, s)| format!("{a}: `{}`", esc(&s.evidence))).collect();
+        let notes: Vec<String> = e.may_differ.iter().map(|n| format!("{}: {} ({})", n.architectures.join(", "), esc(&n.says), esc(&n.source))).collect();
         let ops: Vec<&str> = e.instructions.iter().map(|o| o.mnemonic()).chain(e.pending_instructions.iter().map(|n| n.as_str())).collect();
         md += &format!(
-            "| `{}` | {} | {} | {} | {} | {} | {} | {} |\n",
+            "| `{}` | {} | {} | {} | {} | {} | {} | {} | {} |\n",
             e.id,
             esc(&e.topic),
             esc(&e.assumption),
             alts.join("<br>"),
-            e.status,
-            e.evidence.as_deref().map(|v| format!("`{}`", esc(v))).unwrap_or_else(|| "none yet".into()),
+            esc(&arch_states(e)),
+            if evidence.is_empty() { "none yet".to_string() } else { evidence.join("<br>") },
+            if notes.is_empty() { "none known".to_string() } else { notes.join("<br>") },
             if outside.is_empty() { "none".to_string() } else { outside.join("<br>") },
             if ops.is_empty() { "not stated".to_string() } else { ops.join(", ") }
         );
@@ -620,9 +801,18 @@ mod tests {
     #[test]
     fn committed_table_matches_the_knobs() {
         let t = parse_table(SEMANTICS_JSON).expect("semantics.json parses");
-        let p = Policy::from_table(&t).expect("semantics.json matches the knobs");
+        let p = Policy::from_table(&t, &Target::SM90).expect("semantics.json matches the knobs");
         assert_eq!(t.len(), KNOBS.len());
         assert_eq!(&p, Policy::current());
+    }
+
+    #[test]
+    fn the_committed_table_is_as_settle_write_writes_it() {
+        // `settle --write` rewrites the whole file: a table in another key order or layout
+        // would show a settlement as a diff of every entry
+        let t = parse_table(SEMANTICS_JSON).unwrap();
+        let written = serde_json::to_string_pretty(&t).unwrap() + "\n";
+        assert!(written == SEMANTICS_JSON, "harness/spec/semantics.json is not in settle --write's layout (keys in Assumption's order, two-space indent)");
     }
 
     #[test]
@@ -630,7 +820,7 @@ mod tests {
         let mut t = parse_table(SEMANTICS_JSON).unwrap();
         let e = t.iter_mut().find(|e| e.id == "nan-result").unwrap();
         std::mem::swap(&mut e.assumption, &mut e.alternatives[0]);
-        let p = Policy::from_table(&t).unwrap();
+        let p = Policy::from_table(&t, &Target::SM90).unwrap();
         assert_eq!(p.nan_canonical, !Policy::current().nan_canonical);
     }
 
@@ -638,10 +828,10 @@ mod tests {
     fn a_drifted_text_is_rejected() {
         let mut t = parse_table(SEMANTICS_JSON).unwrap();
         t[0].assumption.push('!');
-        assert!(matches!(Policy::from_table(&t), Err(PolicyError::Options { .. })));
+        assert!(matches!(Policy::from_table(&t, &Target::SM90), Err(PolicyError::Options { .. })));
         let mut t = parse_table(SEMANTICS_JSON).unwrap();
         t.pop();
-        assert!(matches!(Policy::from_table(&t), Err(PolicyError::MissingId(_))));
+        assert!(matches!(Policy::from_table(&t, &Target::SM90), Err(PolicyError::MissingId(_))));
     }
 
     #[test]
@@ -653,10 +843,65 @@ mod tests {
             let e = t.iter_mut().find(|e| e.id == "mnmx-nan").expect("the committed table has entries about HMNMX2");
             assert_eq!(e.instructions, [crate::isa::Op::Hmnmx2]);
             e.pending_instructions.push(known.into());
-            assert!(matches!(Policy::from_table(&t), Err(PolicyError::Pending { .. })), "{known}");
+            assert!(matches!(Policy::from_table(&t, &Target::SM90), Err(PolicyError::Pending { .. })), "{known}");
         }
         let t = parse_table(SEMANTICS_JSON).unwrap();
         assert!(t.iter().all(|e| e.pending_instructions.is_empty()) && PENDING.is_empty(), "nothing is pending");
+    }
+
+    #[test]
+    fn a_settlement_moves_its_architecture_alone() {
+        let mut t = parse_table(SEMANTICS_JSON).unwrap();
+        for target in Target::ALL {
+            assert_eq!(Policy::for_target(target), &Policy::from_table(&t, target).unwrap(), "{target}");
+        }
+        let e = t.iter_mut().find(|e| e.id == "nan-result").unwrap();
+        let other = e.alternatives[0].clone();
+        e.settled.insert("SM86".into(), Settled { option: other, gpu: "g".into(), date: "2026-12-07".into(), evidence: "a vector line".into(), told: 3 });
+        assert_eq!(e.status_on(&Target::SM86), Status::HardwareConfirmed);
+        assert_eq!(e.status_on(&Target::SM90), Status::Assumed);
+        assert!(
+            arch_states(e).starts_with("SM86: hardware-confirmed, alternative 1 (g, 2026-12-07, 3 telling vectors); assumed on SM80, SM89, SM90, SM100, SM120"),
+            "{}",
+            arch_states(e)
+        );
+        assert!(!Policy::from_table(&t, &Target::SM86).unwrap().nan_canonical);
+        for target in Target::ALL.into_iter().filter(|t| t.sm != 86) {
+            assert_eq!(&Policy::from_table(&t, target).unwrap(), Policy::for_target(target), "{target}: SM86's settlement moves nothing else");
+        }
+    }
+
+    #[test]
+    fn settlements_and_notes_must_name_an_architecture_of_the_entry_and_an_option() {
+        let settled = |arch: &str, option: &str, evidence: &str| {
+            let mut t = parse_table(SEMANTICS_JSON).unwrap();
+            let e = t.iter_mut().find(|e| e.id == "fma-mma").unwrap();
+            let option = if option.is_empty() { e.assumption.clone() } else { option.to_string() };
+            e.settled.insert(arch.into(), Settled { option, gpu: String::new(), date: String::new(), evidence: evidence.into(), told: 1 });
+            Policy::check_table(&t)
+        };
+        assert_eq!(settled("SM80", "", "line"), Ok(()));
+        for (arch, option, evidence) in
+            [("SM100", "", "line"), ("sm_80", "", "line"), ("SM75", "", "line"), ("SM80", "another text", "line"), ("SM80", "", " ")]
+        {
+            assert!(matches!(settled(arch, option, evidence), Err(PolicyError::Settled { .. })), "{arch} {option:?} {evidence:?}");
+        }
+        let mut t = parse_table(SEMANTICS_JSON).unwrap();
+        let e = t.iter_mut().find(|e| e.id == "fma-mma").unwrap();
+        assert_eq!(e.architectures(), [&Target::SM80, &Target::SM86, &Target::SM89, &Target::SM90], "no HFMA2.MMA on SM100 or SM120");
+        e.may_differ.push(ArchNote { architectures: vec!["SM120".into()], says: "x".into(), source: "y".into() });
+        assert!(matches!(Policy::check_table(&t), Err(PolicyError::NoteArch { .. })));
+        // the table of the time before settling was per architecture is refused
+        let old = r#"[{"id": "nan-result", "assumption": "a", "status": "hardware-confirmed", "evidence": "line"}]"#;
+        assert!(matches!(parse_table(old), Err(PolicyError::Json(m)) if m.contains("status")));
+        // the comparisons' and min/max's entries are about all six (each has them); each note
+        // names an architecture of its entry
+        let t = parse_table(SEMANTICS_JSON).unwrap();
+        let family = [crate::isa::Op::Hset2, crate::isa::Op::Hsetp2, crate::isa::Op::Hmnmx2];
+        let theirs: Vec<_> = t.iter().filter(|e| !e.instructions.is_empty() && e.instructions.iter().all(|o| family.contains(o))).collect();
+        assert!(theirs.len() >= 9, "the nine assumptions of the comparisons and min/max");
+        assert!(theirs.iter().all(|e| e.architectures().len() == Target::ALL.len()));
+        assert!(t.iter().filter(|e| !e.may_differ.is_empty()).count() >= 6, "the committed table names the points that may differ");
     }
 
     #[test]
@@ -664,6 +909,6 @@ mod tests {
         let mut t = parse_table(SEMANTICS_JSON).unwrap();
         let e = t.iter_mut().find(|e| !e.outside.is_empty()).expect("the committed table records outside evidence");
         e.outside[0].supports.push('!');
-        assert!(matches!(Policy::from_table(&t), Err(PolicyError::Outside { .. })));
+        assert!(matches!(Policy::from_table(&t, &Target::SM90), Err(PolicyError::Outside { .. })));
     }
 }
