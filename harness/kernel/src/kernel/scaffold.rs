@@ -322,7 +322,7 @@ pub fn fit_for(target: &'static Target, word: u128) -> Result<(u128, &'static Lo
         return Err(NotRunnable::NoScaffold(format!("{} writes predicates, and a scaffold's code stores no predicate", case.op)));
     }
     if case.psrc.is_some_and(|p| p.index != PT) {
-        return Err(NotRunnable::NoScaffold("a predicate source other than PT: the scaffolds set no predicate".into()));
+        return Err(NotRunnable::NoScaffold("a predicate source that reads P0..P6 (not PT or !PT): the scaffolds set no predicate".into()));
     }
     if case.relu.is_some_and(|p| p.index != PT) {
         return Err(NotRunnable::NoScaffold("a .RELU predicate operand other than PT: the scaffolds set no predicate".into()));
