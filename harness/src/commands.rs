@@ -655,8 +655,8 @@ pub struct GenerateArgs {
     /// Number of encodings.
     #[arg(long, default_value_t = 16)]
     pub count: u64,
-    /// Instructions, comma-separated nvdisasm mnemonics (HMUL2,HADD2,HFMA2,HFMA2.MMA); default: every one the
-    /// project describes.
+    /// Instructions, comma-separated nvdisasm mnemonics (HMUL2,HADD2,HFMA2,HFMA2.MMA,HSET2,HSETP2,HMNMX2);
+    /// default: every one the project describes.
     #[arg(long = "instruction", value_parser = parse_ops_arg)]
     pub instruction: Option<OpList>,
     /// Restrict to one form: rrr, imm, const, constx, ur (two sources: HMUL2, HADD2); rrrr, imm,
@@ -776,8 +776,8 @@ pub struct OracleArgs {
     /// Number of random encodings.
     #[arg(long, default_value_t = 20000)]
     pub count: u64,
-    /// Instructions, comma-separated nvdisasm mnemonics (HMUL2,HADD2,HFMA2,HFMA2.MMA); default: every one the
-    /// project describes.
+    /// Instructions, comma-separated nvdisasm mnemonics (HMUL2,HADD2,HFMA2,HFMA2.MMA,HSET2,HSETP2,HMNMX2);
+    /// default: every one the project describes.
     #[arg(long = "instruction", value_parser = parse_ops_arg)]
     pub instruction: Option<OpList>,
     /// Restrict to one form.

@@ -1,4 +1,5 @@
-//! `hmul2-harness`: generate, disassemble, check and run SM90 packed-half encodings (HMUL2, HADD2, HFMA2, HFMA2.MMA).
+//! `hmul2-harness`: generate, disassemble, check and run packed-half encodings (HMUL2, HADD2, HFMA2, HFMA2.MMA,
+//! HSET2, HSETP2, HMNMX2) of SM80 to SM120.
 //! Each subcommand lives beside the code it drives; this file only dispatches.
 
 use clap::{Parser, Subcommand};
@@ -7,7 +8,7 @@ use hmul2_harness::commands;
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "hmul2-harness", version, about = "The truth about NVIDIA SM90 packed-half arithmetic (HMUL2, HADD2, HFMA2, HFMA2.MMA), bit for bit", after_help = after_help())]
+#[command(name = "hmul2-harness", version, about = "The truth about NVIDIA packed-half arithmetic (HMUL2, HADD2, HFMA2, HFMA2.MMA, HSET2, HSETP2, HMNMX2; SM80 to SM120), bit for bit", after_help = after_help())]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -19,7 +20,7 @@ enum Cmd {
     Decode(commands::DecodeArgs),
     /// Encode nvdisasm-style text to an instruction word.
     Encode(commands::EncodeArgs),
-    /// Generate seeded random (or full-factorial) encodings of the family (HMUL2, HADD2, HFMA2, HFMA2.MMA).
+    /// Generate seeded random (or full-factorial) encodings of the family (HMUL2, HADD2, HFMA2, HFMA2.MMA, HSET2, HSETP2, HMNMX2).
     Generate(commands::GenerateArgs),
     /// Compare decode + render with nvdisasm on generated encodings.
     Oracle(commands::OracleArgs),

@@ -117,6 +117,12 @@ impl Default for RealBackend {
 }
 
 impl RealBackend {
+    /// The policy of the run's architecture: what its hardware has settled, else the
+    /// assumptions (`harness/spec/semantics.json`), so that a run compares against what the
+    /// table says of that architecture.
+    fn policy(&self) -> &'static crate::reference::Policy {
+        crate::reference::Policy::for_target(self.target)
+    }
     fn built<'a>(&self, p: &'a Prepared) -> Result<&'a crate::kernel::road::RoadBuilt, String> {
         p.state.downcast_ref::<crate::kernel::road::RoadBuilt>().ok_or_else(|| "prepared state is not the real backend's".to_string())
     }
@@ -139,7 +145,7 @@ impl Backend for RealBackend {
         self.built(p)?.preds(outs).map_err(|e| e.to_string())
     }
     fn expect_preds(&self, i: &Inst, x: &Inputs) -> Result<u8, String> {
-        crate::reference::preds_after(i, x).map_err(|e| e.to_string())
+        crate::reference::preds_after_with(self.policy(), i, x).map_err(|e| e.to_string())
     }
     fn effective_inputs(&self, p: &Prepared, cases: &[Case]) -> Result<Vec<Vec<Inputs>>, String> {
         self.built(p)?.effective_inputs(cases).map_err(|e| e.to_string())
@@ -154,13 +160,13 @@ impl Backend for RealBackend {
         self.road.fit_for(self.target, word)
     }
     fn expect(&self, i: &Inst, x: &Inputs) -> Result<u32, String> {
-        crate::reference::eval(i, x).map_err(|e| e.to_string())
+        crate::reference::eval_with(self.policy(), i, x).map_err(|e| e.to_string())
     }
     fn expect_batch(&self, i: &Inst, xs: &[Inputs], out: &mut [u32]) -> Result<(), String> {
         if out.len() < xs.len() {
             return Err(format!("expect_batch: {} results for {} inputs", out.len(), xs.len()));
         }
-        crate::reference::eval_batch(i, xs, out).map_err(|e| e.to_string())
+        crate::reference::eval_batch_with(self.policy(), i, xs, out).map_err(|e| e.to_string())
     }
     fn digest_inputs(&self, word: u128, xs: &[Inputs]) -> Result<Vec<Inputs>, String> {
         crate::kernel::digest::digest_inputs(word, xs).map_err(|e| e.to_string())
