@@ -415,18 +415,7 @@ fn parse_three(
         Some(Pred::ALWAYS)
     } else if vals[3] != 0 {
         let Some(p) = rest.pop() else { return err(full, ".RELU without its predicate operand") };
-        let (negated, p) = match p.strip_prefix('!') {
-            Some(p) => (true, p),
-            None => (false, p),
-        };
-        let index = match p {
-            "PT" => PT,
-            _ => match p.strip_prefix('P').and_then(|n| n.parse::<u8>().ok()).filter(|&n| n < PT && p.len() == 2) {
-                Some(n) => n,
-                None => return err(full, format!("bad .RELU predicate {p:?}")),
-            },
-        };
-        Some(Pred { index, negated })
+        Some(parse_pred_operand(full, p, true)?)
     } else {
         None
     };
