@@ -7,10 +7,13 @@
 //! kernel's SASS as cuobjdump prints it). [`the_corpus_is_what_ptxas_makes_of_it`] runs the
 //! script again with the pinned ptxas 13.0 and cuobjdump and fails if either file differs
 //! (or a tool is missing: it never skips). [`the_reference_computes_the_ptx_isa_on_ptxas_sass`]
-//! reads each kernel's HSET2, HSETP2 or HMNMX2 through a small table from modifier text to
-//! the reference's typed parameters (the isa will replace it when it knows these
-//! instructions), maps its registers and predicates to the PTX operands through the
-//! kernel's loads, ISETP and SELs, and compares the reference with the PTX ISA's definition,
+//! reads each kernel's HSET2, HSETP2 or HMNMX2 through the isa's parser (`isa::parse`: the
+//! typed instruction, its comparison, boolean operation, predicate source, selector and
+//! predicate results), maps its registers and predicates to the PTX operands through the
+//! kernel's loads, ISETP and SELs, computes it through the reference's operation table
+//! (`eval_with` for a register result, `preds_after_with` for HSETP2's predicates, the
+//! predicate source read from the input's predicate file), and compares that with the PTX
+//! ISA's definition,
 //! written out here, on every pair of special values (NaNs with payloads, zeros of both
 //! signs, subnormals, infinities) and both predicate values. Where the PTX ISA leaves a
 //! result open (the NaN of min/max without `.NaN`, which zero `min(+0, -0)` is), any NaN or
@@ -18,11 +21,10 @@
 
 use half::{bf16, f16};
 use harness_isa::nvdisasm::find_tool;
-use harness_reference::isa::{Format, SrcMods, Swizzle};
-use harness_reference::reference::compare::{hset2, hsetp2, BoolOp, Cmp, CmpOp, Hset2Op, Hsetp2Op};
-use harness_reference::reference::minmax::{hmnmx2, MinMaxOp};
+use harness_reference::inputs::Inputs;
+use harness_reference::isa::{parse, Inst, Op, Operand2, PT};
 use harness_reference::reference::policy::{parse_table, KNOBS, SEMANTICS_JSON};
-use harness_reference::reference::{bf16_specials, f16_specials, Policy};
+use harness_reference::reference::{bf16_specials, eval_with, f16_specials, preds_after_with, Policy};
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -192,74 +194,24 @@ fn ptx_minmax(min: bool, nan: bool, xorsign_abs: bool, bf: bool, a: u16, b: u16)
 /// The SASS of one kernel, read: the instruction under test with its typed parameters,
 /// operands mapped to the PTX's.
 #[derive(Debug)]
-enum Sass {
-    Hset2(Hset2Op),
-    Hsetp2 { op: Hsetp2Op, first_is_p: bool },
-    Hmnmx2(MinMaxOp),
-}
-
-#[derive(Debug)]
 struct Kernel {
     name: String,
     ptx: String,
     sass_text: String,
-    sass: Sass,
-    /// The predicate operand as a function of c (the PTX's %p3): (reads c, negated); PT is
-    /// (false, negated).
-    pred: (bool, bool),
+    /// The instruction as the isa reads ptxas's text.
+    inst: Inst,
+    /// The predicate the kernel's ISETP sets from the PTX's %p3 (the word at +8), if any.
+    c_pred: Option<u8>,
+    /// HSETP2: the predicates the kernel stores as the PTX's first and second results
+    /// (through its SELs).
+    results: Option<(u8, u8)>,
 }
 
-/// The modifier table: text after the mnemonic to typed parameters (the isa will replace it).
-fn cmp_of(name: &str) -> Option<Cmp> {
-    let table = [
-        ("F", Cmp::F),
-        ("LT", Cmp::Lt),
-        ("EQ", Cmp::Eq),
-        ("LE", Cmp::Le),
-        ("GT", Cmp::Gt),
-        ("NE", Cmp::Ne),
-        ("GE", Cmp::Ge),
-        ("NUM", Cmp::Num),
-        ("NAN", Cmp::Nan),
-        ("LTU", Cmp::Ltu),
-        ("EQU", Cmp::Equ),
-        ("LEU", Cmp::Leu),
-        ("GTU", Cmp::Gtu),
-        ("NEU", Cmp::Neu),
-        ("GEU", Cmp::Geu),
-        ("T", Cmp::T),
-    ];
-    table.iter().find(|(n, _)| *n == name).map(|(_, c)| *c)
-}
-
-fn bool_of(name: &str) -> Option<BoolOp> {
-    [("AND", BoolOp::And), ("OR", BoolOp::Or), ("XOR", BoolOp::Xor)].iter().find(|(n, _)| *n == name).map(|(_, b)| *b)
-}
-
-/// A register source: its number and modifiers (`-`, `|..|`, `.H0_H0`, `.H1_H1`).
-fn reg_source(text: &str) -> (u8, SrcMods) {
-    let mut t = text;
-    let neg = t.starts_with('-');
-    t = t.trim_start_matches('-');
-    let abs = t.starts_with('|');
-    t = t.trim_matches('|');
-    let (reg, swizzle) = match t.split_once('.') {
-        None => (t, Swizzle::H1H0),
-        Some((r, "H0_H0")) => (r, Swizzle::H0H0),
-        Some((r, "H1_H1")) => (r, Swizzle::H1H1),
-        Some((_, s)) => panic!("{text}: half select {s}"),
-    };
-    let n = reg.strip_prefix('R').and_then(|n| n.parse().ok()).unwrap_or_else(|| panic!("{text}: not a register"));
-    (n, SrcMods { neg, abs, swizzle })
-}
-
-fn predicate(text: &str, c_pred: Option<&str>) -> (bool, bool) {
-    let negated = text.starts_with('!');
-    let p = text.trim_start_matches('!');
-    match p {
-        "PT" => (false, negated),
-        p if Some(p) == c_pred => (true, negated),
-        p => panic!("{text}: predicate {p} is neither PT nor the ISETP's"),
+/// A predicate operand's index (`P3`, `PT`).
+fn pred_index(text: &str) -> u8 {
+    match text.trim_start_matches('!') {
+        "PT" => PT,
+        p => p.strip_prefix('P').and_then(|n| n.parse().ok()).filter(|&n| n < PT).unwrap_or_else(|| panic!("{text}: not a predicate")),
     }
 }
 
@@ -281,65 +233,34 @@ fn read_kernel(name: String, ptx: String, lines: &[String]) -> Kernel {
     let ops = |l: &str| -> Vec<String> { l.split_once(' ').map_or("", |(_, o)| o).split(", ").map(str::to_string).collect() };
     // operand 1 of the PTX is the first register of the 64-bit load, operand 2 the next
     let ldg = lines.iter().find(|l| l.starts_with("LDG.E.64 ")).unwrap_or_else(|| panic!("{name}: no LDG.E.64"));
-    let a_reg: u8 = reg_source(&ops(ldg)[0]).0;
+    let a_reg: u8 = ops(ldg)[0].strip_prefix('R').and_then(|n| n.parse().ok()).unwrap_or_else(|| panic!("{name}: {ldg}: not a register"));
     // %p3 = (word at +8 != 0)
     let c_pred = lines.iter().find(|l| l.starts_with("ISETP")).map(|l| {
         let o = ops(l);
         assert!(l.starts_with("ISETP.NE.U32.AND ") && o[1] == "PT" && o[3] == "RZ" && o[4] == "PT", "{name}: {l}: not the ISETP of %p3");
-        o[0].clone()
+        pred_index(&o[0])
     });
-    let (i, inst) = lines
+    let (i, text) = lines
         .iter()
         .enumerate()
         .find(|(_, l)| ["HSET2", "HSETP2", "HMNMX2"].iter().any(|m| l.starts_with(&format!("{m} ")) || l.starts_with(&format!("{m}."))))
         .unwrap_or_else(|| panic!("{name}: no HSET2, HSETP2 or HMNMX2"));
-    let head = inst.split(' ').next().unwrap();
-    let mut mods = head.split('.');
-    let mnemonic = mods.next().unwrap();
-    let o = ops(inst);
-    let srcs = if mnemonic == "HSETP2" { &o[2..4] } else { &o[1..3] };
-    let (ra, a_mods) = reg_source(&srcs[0]);
-    let (rb, b_mods) = reg_source(&srcs[1]);
-    assert_eq!((ra, rb), (a_reg, a_reg + 1), "{name}: {inst}: the sources are not the PTX's a and b in order");
-    let pred = predicate(o.last().unwrap(), c_pred.as_deref());
-    let mut format = Format::F16;
-    let (mut cmp, mut bool_op, mut ftz, mut bf, mut h_and, mut nan, mut xorsign) = (None, None, false, false, false, false, false);
-    for m in mods {
-        match (mnemonic, m) {
-            (_, "BF16_V2") => format = Format::Bf16,
-            (_, "FTZ") => ftz = true,
-            ("HMNMX2", "NAN") => nan = true,
-            ("HMNMX2", "XORSIGN") => xorsign = true,
-            ("HSET2", "BF") => bf = true,
-            ("HSETP2", "H_AND") => h_and = true,
-            ("HSET2" | "HSETP2", m) if cmp_of(m).is_some() && cmp.is_none() => cmp = cmp_of(m),
-            ("HSET2" | "HSETP2", m) if bool_of(m).is_some() => bool_op = bool_of(m),
-            (_, m) => panic!("{name}: {inst}: modifier {m} is not in this test's table"),
-        }
-    }
-    let cmp_op = || CmpOp {
-        format,
-        cmp: cmp.unwrap_or_else(|| panic!("{name}: {inst}: no comparison")),
-        bool_op: bool_op.unwrap_or_else(|| panic!("{name}: {inst}: no boolean operation")),
-        ftz,
-        a_mods,
-        b_mods,
-    };
-    let sass = match mnemonic {
-        "HSET2" => Sass::Hset2(Hset2Op { cmp: cmp_op(), bf }),
-        "HSETP2" => {
-            // SEL Rx, RZ, 0x1, !Pn stores %p1 (1 when Pn): which destination is %p1
-            let sel_of = |k: &str| {
-                let l = lines[i..].iter().find(|l| l.starts_with("SEL ") && ops(l)[2] == k).unwrap_or_else(|| panic!("{name}: no SEL of {k}"));
-                ops(l)[3].trim_start_matches('!').to_string()
-            };
-            let (p, q) = (sel_of("0x1"), sel_of("0x2"));
-            assert!((p == o[0] && q == o[1]) || (p == o[1] && q == o[0]), "{name}: the SELs read {p}, {q}, not {inst}'s destinations");
-            Sass::Hsetp2 { op: Hsetp2Op { cmp: cmp_op(), h_and }, first_is_p: p == o[0] }
-        }
-        _ => Sass::Hmnmx2(MinMaxOp { format, ftz, nan, xorsign, a_mods, b_mods }),
-    };
-    Kernel { name, ptx, sass_text: inst.clone(), sass, pred }
+    let inst = parse(text).unwrap_or_else(|e| panic!("{name}: the isa does not read ptxas's {text}: {e}"));
+    assert_eq!((inst.a, inst.b), (a_reg, Operand2::Reg(a_reg + 1)), "{name}: {text}: the sources are not the PTX's a and b in order");
+    let src = inst.psrc.unwrap_or_else(|| panic!("{name}: {text}: no predicate source or selector"));
+    assert!(src.index == PT || Some(src.index) == c_pred, "{name}: {text}: the predicate source is neither PT nor the ISETP's");
+    let results = (inst.op == Op::Hsetp2).then(|| {
+        // SEL Rx, RZ, 0x1, !Pn stores %p1 (1 when Pn): which predicate is %p1, which %p2
+        let sel_of = |k: &str| {
+            let l = lines[i..].iter().find(|l| l.starts_with("SEL ") && ops(l)[2] == k).unwrap_or_else(|| panic!("{name}: no SEL of {k}"));
+            pred_index(&ops(l)[3])
+        };
+        let (p, q) = (sel_of("0x1"), sel_of("0x2"));
+        let pdst = inst.pdst.unwrap_or_else(|| panic!("{name}: {text}: no predicate results"));
+        assert!([[p, q], [q, p]].contains(&pdst), "{name}: the SELs read P{p}, P{q}, not {text}'s results");
+        (p, q)
+    });
+    Kernel { name, ptx, sass_text: text.clone(), inst, c_pred, results }
 }
 
 /// Checks one kernel on every pair of special values and both predicate values under
@@ -357,29 +278,31 @@ fn check(k: &Kernel, p: &Policy) -> (Vec<String>, u64, u64) {
             let (x1, y1) = (sp[(i * 7 + 3) % sp.len()], y0 ^ 0x8000);
             let (a, b) = (x0 as u32 | (x1 as u32) << 16, y0 as u32 | (y1 as u32) << 16);
             for c in [false, true] {
-                let pv = (if k.pred.0 { c } else { true }) != k.pred.1;
+                // the predicate file: the ISETP's predicate holds %p3 (c), every other is false
+                let pred = k.c_pred.map_or(0, |i| (c as u8) << i);
+                let x = Inputs { a, b, d: 0, c: 0, pred };
                 let lanes = [(x0, y0), (x1, y1)];
-                let (want, got): (Vec<Want>, Vec<u16>) = match (&def, &k.sass) {
-                    (Ptx::MinMax { min, nan, xorsign_abs, ftz: z, .. }, Sass::Hmnmx2(op)) => {
-                        let r = hmnmx2(op, p, a, b, pv).unwrap_or_else(|e| panic!("{}: {e}", k.name));
+                let reg = || eval_with(p, &k.inst, &x).unwrap_or_else(|e| panic!("{}: {e}", k.name));
+                let (want, got): (Vec<Want>, Vec<u16>) = match (&def, k.inst.op) {
+                    (Ptx::MinMax { min, nan, xorsign_abs, ftz: z, .. }, Op::Hmnmx2) => {
+                        let r = reg();
                         (
                             lanes.iter().map(|&(x, y)| ptx_minmax(*min, *nan, *xorsign_abs, bf, ftz(bf, *z, x), ftz(bf, *z, y))).collect(),
                             vec![r as u16, (r >> 16) as u16],
                         )
                     }
-                    (Ptx::Set { cmp, bool_op, c_negated, ftz: z, pred, one, .. }, s) => {
+                    (Ptx::Set { cmp, bool_op, c_negated, ftz: z, pred, one, .. }, op) => {
                         let cv = c != *c_negated;
                         let t: Vec<bool> =
                             lanes.iter().map(|&(x, y)| ptx_bool(bool_op, ptx_compare(cmp, value(bf, ftz(bf, *z, x)), value(bf, ftz(bf, *z, y))), cv)).collect();
-                        match (s, pred) {
-                            (Sass::Hset2(op), false) => {
-                                let r = hset2(op, p, a, b, pv).unwrap_or_else(|e| panic!("{}: {e}", k.name));
+                        match (op, pred, k.results) {
+                            (Op::Hset2, false, _) => {
+                                let r = reg();
                                 (t.iter().map(|&t| Want::Exact(if t { *one } else { 0 })).collect(), vec![r as u16, (r >> 16) as u16])
                             }
-                            (Sass::Hsetp2 { op, first_is_p }, true) => {
-                                let (r0, r1) = hsetp2(op, p, a, b, pv).unwrap_or_else(|e| panic!("{}: {e}", k.name));
-                                let (pp, qq) = if *first_is_p { (r0, r1) } else { (r1, r0) };
-                                (t.iter().map(|&t| Want::Exact(t as u16)).collect(), vec![pp as u16, qq as u16])
+                            (Op::Hsetp2, true, Some((p1, p2))) => {
+                                let after = preds_after_with(p, &k.inst, &x).unwrap_or_else(|e| panic!("{}: {e}", k.name));
+                                (t.iter().map(|&t| Want::Exact(t as u16)).collect(), vec![(after >> p1 & 1) as u16, (after >> p2 & 1) as u16])
                             }
                             _ => panic!("{}: {} is not what {} compiles to", k.name, k.sass_text, k.ptx),
                         }
