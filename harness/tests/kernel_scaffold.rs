@@ -5,7 +5,7 @@
 //! cubin and prints the case's instruction on ptxas's registers.
 
 use crate::common::seed;
-use hmul2_harness::isa::{decode, decode_for, encode, format_hex, render, render_for, Op, Operand2};
+use hmul2_harness::isa::{decode, decode_for, encode, format_hex, render, render_for, Op, Operand2, RZ};
 use hmul2_harness::kernel::scaffold::{self, SCAFFOLDS};
 use hmul2_harness::kernel::Case;
 use hmul2_harness::nvdisasm::find_tool;
@@ -93,7 +93,8 @@ fn a_patched_scaffold_differs_from_ptxas_in_the_cases_bits_of_one_word() {
                 // words rarely name one register twice); its other fields as drawn
                 let mut i = decode(w).unwrap();
                 let (d, a, b, c) = regs(l.word);
-                (i.dst, i.a) = (d.wrapping_add(1), a.wrapping_add(1));
+                // (an instruction that writes no register keeps RZ there)
+                (i.dst, i.a) = (if d == RZ { RZ } else { d.wrapping_add(1) }, a.wrapping_add(1));
                 if let Some(Operand2::Reg(r)) = b {
                     i.b = Operand2::Reg(r.wrapping_add(1));
                 }
@@ -134,6 +135,9 @@ fn a_patched_scaffold_differs_from_ptxas_in_the_cases_bits_of_one_word() {
                     want.c = l.inst.c;
                 }
                 want.pred = l.inst.pred;
+                if want.pdst.is_some() {
+                    want.pdst = l.inst.pdst;
+                }
                 want.ctrl = l.inst.ctrl;
                 want.ignored = if want.op == l.inst.op { l.inst.ignored } else { 0 };
                 assert_eq!(encode(&want).unwrap(), got, "{t} {}: {}", l.scaffold.name, format_hex(w));

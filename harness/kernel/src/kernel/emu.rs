@@ -691,7 +691,7 @@ fn operands(op: Op, a: &[u32; 4]) -> Operands {
         Op::Ldc | Op::MovConst | Op::MovImm => (none(), none(), r(a[0], 1), none()),
         Op::ImadWideU32Const => ([r(a[1], 1), r(a[2], 1)].concat(), none(), r(a[0], 2), none()),
         Op::Uldc64 => (none(), none(), none(), u(a[0], 2)),
-        Op::Iadd3Imm | Op::Mov => (r(a[1], 1), none(), r(a[0], 1), none()),
+        Op::Iadd3Imm | Op::Mov | Op::SelNotP => (r(a[1], 1), none(), r(a[0], 1), none()),
         Op::ImadWideU32Imm => ([r(a[1], 1), r(a[3], 2)].concat(), none(), r(a[0], 2), none()),
         Op::LdgE => (r(a[1], 2), u(a[2], 2), r(a[0], 1), none()),
         Op::LdgE128 => (r(a[1], 2), u(a[2], 2), r(a[0], 4), none()),
@@ -844,6 +844,8 @@ fn lane_op(target: &Target, op: Op, a: &[u32; 4], g: &mut [u32; R_FILE], pr: &mu
         Op::Iadd3Imm => set(g, a[0], rd(g, a[1]).wrapping_add(a[2])),
         Op::Mov => set(g, a[0], rd(g, a[1])),
         Op::MovImm => set(g, a[0], a[1]),
+        // PT (7) is true: its negation selects Ra
+        Op::SelNotP => set(g, a[0], if a[3] < PT as u32 && *pr >> a[3] & 1 == 1 { a[2] } else { rd(g, a[1]) }),
         Op::ImadWideU32Const => set64(g, a[0], (rd(g, a[1]) as u64 * rd(g, a[2]) as u64).wrapping_add(const0(target, launch, at, 0, a[3])?)),
         Op::R2p => {
             // P0..P6 named by the mask take the source's bits; the others keep theirs

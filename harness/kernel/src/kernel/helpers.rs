@@ -53,12 +53,15 @@ pub enum Op {
     MovImm,
     /// `IMAD.WIDE.U32 Rd, Ra, Rb, c[0x0][offset]`: ptxas's sm_80..sm_89 address arithmetic.
     ImadWideU32Const,
+    /// `SEL Rd, Ra, imm32, !Pp`: Rd = Pp ? imm : Ra; ptxas's `selp` of a predicate result
+    /// (the HSETP2 scaffold stores its two predicates so).
+    SelNotP,
 }
 
 impl Op {
     /// In the order a decoder should try them: `IMAD_IADD` (IMAD with the immediate 1)
     /// before `IMAD_IMM`.
-    pub const ALL: [Op; 30] = [
+    pub const ALL: [Op; 31] = [
         Op::Nop,
         Op::S2rTidX,
         Op::Ldc64,
@@ -89,6 +92,7 @@ impl Op {
         Op::MovConst,
         Op::MovImm,
         Op::ImadWideU32Const,
+        Op::SelNotP,
     ];
     /// The op's name in the JSON file.
     pub fn name(self) -> &'static str {
@@ -123,6 +127,7 @@ impl Op {
             Op::MovConst => "MOV_CONST",
             Op::MovImm => "MOV_IMM",
             Op::ImadWideU32Const => "IMAD_WIDE_U32_CONST",
+            Op::SelNotP => "SEL_NOT_P",
         }
     }
     /// Ops the patcher never places: they are read from ptxas's own code (the scaffold road's
@@ -130,7 +135,7 @@ impl Op {
     /// architectures have no such encoding (SM100 and SM120 reject `MOV` and `IMAD.WIDE.U32`
     /// with a `c[]` operand; ptxas loads with `LDC` there) leaves them out of its file.
     pub fn ptxas_only(self) -> bool {
-        matches!(self, Op::MovConst | Op::MovImm | Op::ImadWideU32Const)
+        matches!(self, Op::MovConst | Op::MovImm | Op::ImadWideU32Const | Op::SelNotP)
     }
     /// Whether the op completes after a variable delay (it must set a scoreboard).
     pub fn variable_latency(self) -> bool {

@@ -189,24 +189,29 @@ impl RoadBuilt {
     }
 
     /// The predicate file after each case's word (`[case][input]`, bit i = Pi), from the
-    /// launches' outputs as [`RoadBuilt::results`] reads them; None on a road whose kernels
-    /// do not read it back (the scaffold road: ptxas's code around the word stores no
-    /// predicate, and the patcher changes no word of it but the instruction's).
-    pub fn preds(&self, outputs: &[Vec<u8>]) -> Result<Option<Vec<Vec<u8>>>, PatchError> {
+    /// launches' outputs as [`RoadBuilt::results`] reads them; a case is None where its
+    /// kernel does not read the file back (on the scaffold road, a word that writes no
+    /// predicate: ptxas's code around it stores none, and the patcher changes no word of it
+    /// but the instruction's; a word that writes predicates stands on a scaffold that stores
+    /// them, [`super::scaffold::ScaffoldBuilt::preds`]).
+    pub fn preds(&self, outputs: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>, PatchError> {
         if outputs.len() != self.launches.len() {
             return Err(PatchError::Malformed(format!("{} outputs for {} launches", outputs.len(), self.launches.len())));
         }
-        let mut per_case: Vec<Vec<u8>> = self.counts.iter().map(|&n| vec![0; n]).collect();
+        let mut per_case: Vec<Option<Vec<u8>>> = self.counts.iter().map(|&n| Some(vec![0; n])).collect();
         for (l, out) in self.launches.iter().zip(outputs) {
             let got = match &l.reader {
-                Reader::Patched(b) => b.preds(out)?,
-                Reader::Scaffold(_) => return Ok(None),
+                Reader::Patched(b) => b.preds(out)?.into_iter().map(Some).collect(),
+                Reader::Scaffold(b) => vec![b.preds(out)?],
             };
             for ((case, range), vals) in l.slices.iter().zip(got) {
-                per_case[*case][range.clone()].copy_from_slice(&vals);
+                match (&mut per_case[*case], vals) {
+                    (Some(p), Some(v)) => p[range.clone()].copy_from_slice(&v),
+                    (p, _) => *p = None,
+                }
             }
         }
-        Ok(Some(per_case))
+        Ok(per_case)
     }
 
     /// The inputs each case really sees (`[case][input]`): the patcher may normalise them
@@ -321,7 +326,7 @@ mod tests {
         let r = b.results(&outs).unwrap();
         assert_eq!(r[0].len(), 96);
         assert_eq!((r[0][0], r[0][33], r[0][95], r[1][5]), (0, 101, 231, 305));
-        let p = b.preds(&outs).unwrap().expect("the single road reads the predicates back");
+        let p: Vec<Vec<u8>> = b.preds(&outs).unwrap().into_iter().map(|p| p.expect("the single road reads the predicates back")).collect();
         assert_eq!((p[0][0], p[0][33], p[0][95], p[1][5]), (0, 2, 33, 8));
         let mut bad = outs.clone();
         bad[2][4..8].copy_from_slice(&0x80u32.to_le_bytes());

@@ -103,6 +103,7 @@ pub const SCAFFOLDS: &[Scaffold] = &[
     scaffold!("hfma2_imm_c"),
     scaffold!("hfma2_imm_c_da"),
     scaffold!("hfma2_mma_rrrr"),
+    scaffold!("hsetp2_rrr"),
 ];
 
 /// Words of one record (input) and one output record, per thread.
@@ -124,9 +125,17 @@ pub struct Loaded {
     pub index: usize,
     /// Record word (0..4) each register source reads: a, b, c (None: not a register).
     pub slots: [Option<usize>; 3],
-    /// Output word (0..4) holding the result.
-    pub out_slot: usize,
+    /// Output word (0..4) holding the register result (None: the instruction writes none).
+    pub out_slot: Option<usize>,
+    /// Where its predicate results come back (None: it writes none), one per predicate it
+    /// writes, in `pdst`'s order: the output word holding the `selp` value and the value it
+    /// holds where the predicate is true (0 where false).
+    pub pred_slots: Option<[PredSlot; 2]>,
 }
+
+/// Where one predicate result comes back: the output word and the value it holds where the
+/// predicate is true (0 where false).
+pub type PredSlot = (usize, u32);
 
 impl Loaded {
     /// ptxas's cubin this was read from.
@@ -170,7 +179,7 @@ fn pattern_without(i: &Inst, drop: Option<usize>) -> Vec<u8> {
 
 /// The op a scaffold stands for, from its name.
 fn op_of_name(name: &str) -> Option<Op> {
-    [("hfma2_mma_", Op::Hfma2Mma), ("hfma2_", Op::Hfma2), ("hmul2_", Op::Hmul2), ("hadd2_", Op::Hadd2)]
+    [("hfma2_mma_", Op::Hfma2Mma), ("hfma2_", Op::Hfma2), ("hmul2_", Op::Hmul2), ("hadd2_", Op::Hadd2), ("hsetp2_", Op::Hsetp2)]
         .into_iter()
         .find(|(p, _)| name.starts_with(p))
         .map(|(_, o)| o)
@@ -181,7 +190,12 @@ fn op_of_name(name: &str) -> Option<Op> {
 /// beside it (a decoy, or a constant's move); this picks the one the scaffold stands for.
 fn shape_of_name(name: &str) -> Option<(Op, Form, Vec<u8>)> {
     let op = op_of_name(name)?;
-    let rest = name.trim_start_matches("hfma2_mma_").trim_start_matches("hfma2_").trim_start_matches("hmul2_").trim_start_matches("hadd2_");
+    let rest = name
+        .trim_start_matches("hfma2_mma_")
+        .trim_start_matches("hfma2_")
+        .trim_start_matches("hmul2_")
+        .trim_start_matches("hadd2_")
+        .trim_start_matches("hsetp2_");
     let (form, pattern) = [("rrrr", Form::Rrrr), ("rrr", Form::Rrr), ("imm_c", Form::ImmC), ("imm", Form::Imm)]
         .into_iter()
         .find_map(|(p, f)| rest.strip_prefix(p).map(|r| (f, r.trim_start_matches('_'))))?;
@@ -198,6 +212,13 @@ fn shape_of_name(name: &str) -> Option<(Op, Form, Vec<u8>)> {
         "abc" => &[0, 1, 1, 1],
         _ => return None,
     };
+    // an instruction that writes no register names RZ there (its own class); its sources
+    // are numbered from 0
+    if !op.layout().writes_reg {
+        let mut v = vec![u8::MAX];
+        v.extend(classes[1..regs].iter().map(|&c| c - 1));
+        return Some((op, form, v));
+    }
     Some((op, form, classes[..regs].to_vec()))
 }
 
@@ -205,6 +226,12 @@ fn shape_of_name(name: &str) -> Option<(Op, Form, Vec<u8>)> {
 /// the instruction's result is `OUT_MARK + t`.
 const IN_MARK: u32 = 0x5100_0000;
 const OUT_MARK: u32 = 0x7e57_0000;
+
+/// The predicate file thread `t`'s word leaves in the marker run: t's low seven bits (the
+/// threads of one run set and clear each of P0..P4 among them).
+fn pred_mark(t: u32) -> u8 {
+    (t & 0x7f) as u8
+}
 
 /// Read one scaffold's build for `target`: find its instruction's word (the only word of
 /// its op, form and register pattern in `.text`) and where its sources and result live.
@@ -248,17 +275,19 @@ fn load(s: &'static Scaffold, target: &'static Target) -> Result<Loaded, String>
     let mut mem = super::emu::Regions(vec![(IN, input), (OUT, vec![0; threads * RECORD_WORDS * 4])]);
     let launch = super::emu::Launch { grid: [1, 1, 1], block: [threads as u32, 1, 1], params: [IN, OUT] };
     let mut seen: Option<Inputs> = None;
+    // predicate results: thread t's word leaves the file P0..P6 = t's low seven bits
+    let writes_preds = crate::reference::writes_preds(inst.op);
     let mut hook = |site: &super::emu::Site| {
         if site.index == index {
             if site.tid == 0 {
                 seen = Some(site.inputs);
             }
-            OUT_MARK + site.tid
+            super::emu::Written { dst: OUT_MARK + site.tid, preds: writes_preds.then_some(pred_mark(site.tid)) }
         } else {
-            super::emu::reference_hook(site)
+            super::emu::reference_effects(site)
         }
     };
-    super::emu::run(&program, &launch, &mut mem, &mut hook).map_err(|e| format!("{s_name}: the emulator cannot run it: {e}"))?;
+    super::emu::run_effects(&program, &launch, &mut mem, &mut hook).map_err(|e| format!("{s_name}: the emulator cannot run it: {e}"))?;
     let x = seen.ok_or_else(|| format!("{s_name}: its instruction never ran"))?;
     let slot = |v: u32, what: &str| -> Result<usize, String> {
         (0..RECORD_WORDS).find(|&k| v == IN_MARK + ((k as u32) << 16)).ok_or_else(|| format!("{s_name}: operand {what} reads {v:#x}, no record word"))
@@ -271,10 +300,30 @@ fn load(s: &'static Scaffold, target: &'static Target) -> Result<Loaded, String>
     ];
     let out = &mem.0[1].1;
     let word_at = |k: usize| u32::from_le_bytes([out[4 * k], out[4 * k + 1], out[4 * k + 2], out[4 * k + 3]]);
-    let out_slot = (0..RECORD_WORDS)
-        .find(|&k| (0..threads).all(|t| word_at(t * RECORD_WORDS + k) == OUT_MARK + t as u32))
-        .ok_or_else(|| format!("{s_name}: no output word holds its result"))?;
-    Ok(Loaded { scaffold: s, target, word, inst, form, file_offset, index, slots, out_slot })
+    let out_slot = (0..RECORD_WORDS).find(|&k| (0..threads).all(|t| word_at(t * RECORD_WORDS + k) == OUT_MARK + t as u32));
+    if out_slot.is_none() && inst.op.layout().writes_reg {
+        return Err(format!("{s_name}: no output word holds its result"));
+    }
+    let pred_slots = match inst.pdst.filter(|_| writes_preds) {
+        None => None,
+        Some(pd) => {
+            // the output word that is v where thread t's predicate is true and 0 where false
+            let slot_of = |p: u8| -> Result<PredSlot, String> {
+                let on = |t: usize| p < 7 && pred_mark(t as u32) >> p & 1 == 1;
+                (0..RECORD_WORDS)
+                    .find_map(|k| {
+                        let v = (0..threads).find(|&t| on(t)).map(|t| word_at(t * RECORD_WORDS + k))?;
+                        (v != 0 && (0..threads).all(|t| word_at(t * RECORD_WORDS + k) == if on(t) { v } else { 0 })).then_some((k, v))
+                    })
+                    .ok_or_else(|| format!("{s_name}: no output word holds its predicate result P{p}"))
+            };
+            Some([slot_of(pd[0])?, slot_of(pd[1])?])
+        }
+    };
+    if pred_slots.is_some_and(|[x, y]| x.0 == y.0) {
+        return Err(format!("{s_name}: its two predicate results come back in one word"));
+    }
+    Ok(Loaded { scaffold: s, target, word, inst, form, file_offset, index, slots, out_slot, pred_slots })
 }
 
 /// Every scaffold of SM90, read once (an error says what is wrong with one; the tests
@@ -317,10 +366,6 @@ pub fn fit_for(target: &'static Target, word: u128) -> Result<(u128, &'static Lo
     if target != Target::DEFAULT && !super::reads_as_sm90(target, word) {
         return Err(NotRunnable::NoScaffold(format!("{target} reads this word otherwise than SM90 does: the scaffold road fits words with SM90's tables")));
     }
-    // ptxas's code stores no predicate: a result in predicates would not come back
-    if crate::reference::writes_preds(case.op) {
-        return Err(NotRunnable::NoScaffold(format!("{} writes predicates, and a scaffold's code stores no predicate", case.op)));
-    }
     if case.psrc.is_some_and(|p| p.index != PT) {
         return Err(NotRunnable::NoScaffold("a predicate source that reads P0..P6 (not PT or !PT): the scaffolds set no predicate".into()));
     }
@@ -343,7 +388,13 @@ pub fn fit_for(target: &'static Target, word: u128) -> Result<(u128, &'static Lo
     let mut candidates: Vec<&Loaded> = scaffolds_for(target)
         .iter()
         .flatten()
-        .filter(|l| l.form == on_form && pattern_without(&l.inst, bank) == want && same_sources(l.inst.op, case.op))
+        .filter(|l| {
+            l.form == on_form
+                && pattern_without(&l.inst, bank) == want
+                && same_sources(l.inst.op, case.op)
+                // predicate results come back only from a scaffold that stores them
+                && (l.pred_slots.is_some() == crate::reference::writes_preds(case.op))
+        })
         .collect();
     candidates.sort_by_key(|l| l.inst.op != case.op);
     for l in candidates {
@@ -358,6 +409,10 @@ pub fn fit_for(target: &'static Target, word: u128) -> Result<(u128, &'static Lo
             i.c = s.c;
         }
         i.pred = s.pred;
+        // predicate results: the scaffold's, which its `selp`s store
+        if i.pdst.is_some() {
+            i.pdst = s.pdst;
+        }
         i.ctrl = s.ctrl;
         i.ignored = if s.op == case.op && bank.is_none() { s.ignored } else { 0 };
         if let Ok(w) = encode(&i) {
@@ -399,21 +454,51 @@ pub struct ScaffoldBuilt {
     slots: [Option<usize>; 3],
     /// A `c[0x3]` source (1: b, 2: c) and the bank word written for it.
     konst: Option<(usize, u32)>,
-    out_slot: usize,
+    out_slot: Option<usize>,
+    /// The predicates the word writes (`pdst`, the scaffold's) and where they come back.
+    preds: Option<([u8; 2], [PredSlot; 2])>,
     threads: usize,
 }
 
 impl ScaffoldBuilt {
-    /// Destination values per thread.
+    /// Destination values per thread. An instruction that writes no register (HSETP2) has
+    /// RZ there, which reads 0 (the reference's value for it); its results are its
+    /// predicates ([`ScaffoldBuilt::preds`]).
     pub fn results(&self, output: &[u8]) -> Result<Vec<u32>, PatchError> {
+        let records = self.records(output)?;
+        Ok(records.map(|r| self.out_slot.map_or(0, |k| r[k])).collect())
+    }
+
+    /// The predicate file after the word per thread (bit i = Pi), where the word writes
+    /// predicates (None: it writes none, and the scaffold reads no predicate back): its
+    /// results from the scaffold's `selp` stores; every other predicate 0, as the file was
+    /// before it ([`ScaffoldBuilt::effective_inputs`]: the word reads none of them). A stored
+    /// value that is neither the predicate's true value nor 0 is an error.
+    pub fn preds(&self, output: &[u8]) -> Result<Option<Vec<u8>>, PatchError> {
+        let Some((pd, slots)) = self.preds else { return Ok(None) };
+        let records = self.records(output)?;
+        let mut file = Vec::with_capacity(self.threads);
+        for (t, r) in records.enumerate() {
+            let mut f = 0u8;
+            for (&p, &(k, on)) in pd.iter().zip(&slots) {
+                match r[k] {
+                    0 => {}
+                    v if v == on => f |= 1 << p,
+                    v => return Err(PatchError::Malformed(format!("thread {t}: P{p}'s stored value {v:#x}, want {on:#x} or 0"))),
+                }
+            }
+            file.push(f);
+        }
+        Ok(Some(file))
+    }
+
+    /// The output's records, [`RECORD_WORDS`] words each, one per thread.
+    fn records<'o>(&self, output: &'o [u8]) -> Result<impl Iterator<Item = [u32; RECORD_WORDS]> + 'o, PatchError> {
         let want = self.threads * RECORD_WORDS * 4;
         if output.len() != want {
             return Err(PatchError::OutputSize { got: output.len(), expected: want });
         }
-        Ok(output
-            .chunks_exact(RECORD_WORDS * 4)
-            .map(|r| u32::from_le_bytes([r[4 * self.out_slot], r[4 * self.out_slot + 1], r[4 * self.out_slot + 2], r[4 * self.out_slot + 3]]))
-            .collect())
+        Ok(output.chunks_exact(RECORD_WORDS * 4).map(|r| std::array::from_fn(|k| u32::from_le_bytes([r[4 * k], r[4 * k + 1], r[4 * k + 2], r[4 * k + 3]]))))
     }
 
     /// The inputs the case's threads really read: a, and b and c where registers, from
@@ -504,6 +589,7 @@ pub fn build_for(target: &'static Target, case: &Case) -> Result<ScaffoldBuilt, 
         slots,
         konst,
         out_slot: l.out_slot,
+        preds: l.inst.pdst.zip(l.pred_slots),
         threads: n,
     })
 }
@@ -583,6 +669,42 @@ mod tests {
         // a word whose registers coincide as no scaffold's do maps onto none (Rd = Rb)
         let db = Inst::new(2, 1, Operand2::Reg(2));
         assert!(matches!(fit(encode(&db).unwrap()), Err(NotRunnable::NoScaffold(_))));
+    }
+
+    /// HSETP2 stands on its own scaffold (the only one that stores predicates): its
+    /// predicate results become the scaffold's P0 and P1, which the `selp`s store; the
+    /// marker run found where each comes back on every target. A predicate source of
+    /// P0..P6 stays refused, and HMUL2 never stands on it, nor HSETP2 on HMUL2's.
+    #[test]
+    fn hsetp2_fits_its_scaffold_and_its_predicates_come_back() {
+        for t in Target::ALL {
+            let mut i = Inst::of(Op::Hsetp2, 0, 3, Operand2::Reg(4));
+            i.pdst = Some([5, PT]);
+            i.cmp = Some(crate::isa::Cmp::Lt);
+            let w = encode(&i).unwrap();
+            let (fitted, l) = fit_for(t, w).unwrap_or_else(|e| panic!("{t}: {e}"));
+            assert_eq!(l.scaffold.name, "hsetp2_rrr", "{t}");
+            let f = decode(fitted).unwrap();
+            assert_eq!((f.pdst, f.cmp, f.a, f.b), (l.inst.pdst, i.cmp, l.inst.a, l.inst.b), "{t}");
+            let [(k0, v0), (k1, v1)] = l.pred_slots.unwrap();
+            assert_eq!((k0, v0, k1, v1), (0, 1, 1, 2), "{t}: the selp values of the PTX");
+            assert_eq!(l.out_slot, None, "{t}");
+            // read back: P0 from word 0, P1 from word 1, the rest of the file 0
+            let b = build_for(t, &Case { word: fitted, inputs: vec![Inputs::default(); 3] }).unwrap();
+            let out: Vec<u8> = [[1u32, 0, 7, 7], [0, 2, 7, 7], [1, 2, 7, 7]].iter().flatten().flat_map(|v| v.to_le_bytes()).collect();
+            assert_eq!(b.preds(&out).unwrap(), Some(vec![1, 2, 3]));
+            assert_eq!(b.results(&out).unwrap(), vec![0; 3], "HSETP2 writes no register");
+            let mut bad = out.clone();
+            bad[0] = 3;
+            assert!(b.preds(&bad).is_err(), "a stored value neither 1 nor 0");
+            // a predicate source P0..P6 is refused with its reason
+            let p = Inst { psrc: Some(Pred { index: 2, negated: false }), ..i };
+            let e = fit_for(t, encode(&p).unwrap()).unwrap_err().to_string();
+            assert!(e.contains("P0..P6"), "{t}: {e}");
+        }
+        // HMUL2 with RZ as its destination is no HSETP2 (its registers' pattern alike)
+        let rz = encode(&Inst::new(RZ, 3, Operand2::Reg(4))).unwrap();
+        assert!(fit(rz).map_or(true, |(_, l)| l.scaffold.name != "hsetp2_rrr"));
     }
 
     /// ptxas's prologue loads R1 (the stack pointer) with an `LDC` on no scoreboard; the

@@ -101,7 +101,9 @@ pub fn attempt(backend: &dyn Backend, exec: &mut dyn Executor, cases: &[Case]) -
         }
     }
     let preds = match backend.preds(&prepared, &outs) {
-        Ok(Some(p)) if !shaped(&p, cases) => return Ok(Err(format!("predicates of {} cases, want {}", p.len(), cases.len()))),
+        Ok(Some(p)) if p.len() != cases.len() || !p.iter().zip(cases).all(|(v, c)| v.as_ref().is_none_or(|v| v.len() == c.inputs.len())) => {
+            return Ok(Err(format!("predicates of {} cases, want {}", p.len(), cases.len())))
+        }
         Ok(p) => p,
         Err(e) => return Ok(Err(format!("predicates unreadable: {e}"))),
     };
@@ -115,7 +117,7 @@ pub fn attempt(backend: &dyn Backend, exec: &mut dyn Executor, cases: &[Case]) -
                     .zip(r)
                     .enumerate()
                     .map(|(i, (ins, res))| {
-                        let p = |k: usize| preds.as_ref().map(|p| p[i][k]);
+                        let p = |k: usize| preds.as_ref().and_then(|p| p[i].as_ref()).map(|p| p[k]);
                         ins.into_iter().zip(res).enumerate().map(|(k, (x, v))| (x, v, p(k))).collect()
                     })
                     .collect()),

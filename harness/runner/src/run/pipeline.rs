@@ -31,8 +31,9 @@ pub trait Backend: Sync {
     /// destination register after.
     fn results(&self, prepared: &Prepared, outputs: &[Vec<u8>]) -> Result<Vec<Vec<u32>>, String>;
     /// `RoadBuilt::preds(outputs)`: `[case][input]` = the predicate file P0..P6 after the
-    /// word; None where the kernels do not read it back (the scaffold road), the default.
-    fn preds(&self, _prepared: &Prepared, _outputs: &[Vec<u8>]) -> Result<Option<Vec<Vec<u8>>>, String> {
+    /// word; a case None where its kernel does not read it back (on the scaffold road, a
+    /// word that writes no predicate), all None by default.
+    fn preds(&self, _prepared: &Prepared, _outputs: &[Vec<u8>]) -> Result<Option<Vec<Option<Vec<u8>>>>, String> {
         Ok(None)
     }
     /// `reference::preds_after(inst, inputs)`: the predicate file P0..P6 the word must
@@ -141,8 +142,8 @@ impl Backend for RealBackend {
     fn results(&self, p: &Prepared, outs: &[Vec<u8>]) -> Result<Vec<Vec<u32>>, String> {
         self.built(p)?.results(outs).map_err(|e| e.to_string())
     }
-    fn preds(&self, p: &Prepared, outs: &[Vec<u8>]) -> Result<Option<Vec<Vec<u8>>>, String> {
-        self.built(p)?.preds(outs).map_err(|e| e.to_string())
+    fn preds(&self, p: &Prepared, outs: &[Vec<u8>]) -> Result<Option<Vec<Option<Vec<u8>>>>, String> {
+        self.built(p)?.preds(outs).map(Some).map_err(|e| e.to_string())
     }
     fn expect_preds(&self, i: &Inst, x: &Inputs) -> Result<u8, String> {
         crate::reference::preds_after_with(self.policy(), i, x).map_err(|e| e.to_string())
