@@ -256,6 +256,54 @@ fn a_clobbered_predicate_is_a_mismatch_on_the_roads_that_read_it_back() {
     }
 }
 
+/// Issue 41 item 3 on the scaffold road: HSETP2 words stand on the scaffold whose `selp`s
+/// store its two predicates; an emulated run through the fake driver compares them with the
+/// reference (every result of every word compared, none wrong), and a device whose word
+/// leaves P0 flipped (`pred-flip-if`, the word's first predicate result, which the scaffold
+/// stores) is a mismatch of that word's predicates alone, its register result agreeing.
+#[test]
+fn hsetp2_predicates_are_compared_on_the_scaffold_road() {
+    use hmul2_harness::kernel::scaffold;
+    let seed = seed(41);
+    let mut words: Vec<u128> = hmul2_harness::kernel::runnable_words_of(seed, &[Op::Hsetp2], Some(Form::Rrr), 256)
+        .unwrap()
+        .into_iter()
+        .filter_map(|w| scaffold::fit(w).ok().map(|(f, _)| f))
+        .collect();
+    words.sort();
+    words.dedup();
+    words.truncate(8);
+    assert!(words.len() >= 4, "{} HSETP2 words fit the scaffold", words.len());
+    let d = tmp("scaffold-hsetp2");
+    let list = d.join("words.txt");
+    std::fs::write(&list, words.iter().map(|&w| format!("{}\n", format_hex(w))).collect::<String>()).unwrap();
+    let run = |config: &str, name: &str| -> (Output, Value) {
+        let out = d.join(name);
+        let args =
+            ["run", "--seed", &seed.to_string(), "--inputs", "32", "--road", "scaffold", "--words", list.to_str().unwrap(), "--out", out.to_str().unwrap()];
+        let o = harness(config, &args);
+        let s = summary(&out);
+        (o, s)
+    };
+    let n = |s: &Value, k: &str| s["totals"][k].as_u64().unwrap_or(u64::MAX);
+    let (o, s) = run("", "clean");
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!((n(&s, "instructions"), n(&s, "not_runnable"), n(&s, "mismatches")), (words.len() as u64, 0, 0), "{}", s["totals"]);
+    assert!(n(&s, "compared") > 0, "{}", s["totals"]);
+    // one word's P0 flipped after it: that word's predicates mismatch, the others compare clean
+    let bad = words[1];
+    let (o, s) = run(&format!("pred-flip-if:{}:{}", format_hex(u128::MAX), format_hex(bad)), "flipped");
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let ms = s["mismatches"].as_array().unwrap();
+    let found: Vec<&str> = ms.iter().map(|f| f["encoding"].as_str().unwrap()).collect();
+    assert_eq!(found, [format_hex(bad).as_str()], "{}", s["totals"]);
+    for f in ms {
+        let detail = f["detail"].as_str().unwrap();
+        assert!(detail.contains("the predicates P0..P6 after are"), "{detail}");
+        assert_eq!(f["expected"], f["got"], "the register result (RZ) agrees: {f}");
+    }
+}
+
 #[test]
 fn rejected_images_and_crashing_drivers_are_isolated_too() {
     let seed = seed(9);

@@ -26,6 +26,12 @@
 //! offset, and the case's bank word written into ptxas's `.nv.constant3` (data, read by
 //! every thread).
 //!
+//! Predicate results: HSETP2 stands on `hsetp2_rrr`, whose `selp`s store its two predicate
+//! results as values (1 or 0, 2 or 0); the marker run finds where each comes back
+//! ([`Loaded::pred_slots`]), a case's predicate results are fitted to the scaffold's as its
+//! registers are, and [`ScaffoldBuilt::preds`] rebuilds the predicate file after the word. The
+//! other scaffolds store no predicate, and serve no word that writes one.
+//!
 //! What maps onto no scaffold is "not runnable on this road" ([`runnable`]), never run as
 //! something else: forms ptxas was not made to emit from PTX here (`cx[]`: PTX has no
 //! bindless constant bank; `UR`: ptxas kept the values in general registers in every kernel
