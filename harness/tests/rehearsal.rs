@@ -26,7 +26,12 @@ fn rehearse_with(fault: &str, extra: &str, budget: u32, vectors: u32, then: impl
 
 /// On a fake device of architecture `arch` (`--arch`).
 fn rehearse_on(arch: &str, fault: &str, extra: &str, budget: u32, vectors: u32, then: impl FnOnce(&std::path::Path)) -> String {
-    let dir = tmp(&format!("rehearsal-{arch}-{fault}"));
+    // each rehearsal its own folder: two of them under the same fault and architecture
+    // (`none` with and without extra directives) run side by side and must not remove
+    // each other's bundle and output
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = tmp(&format!("rehearsal-{arch}-{fault}-{n}"));
     let bundle = dir.join("bundle");
     std::fs::create_dir_all(&bundle).unwrap();
     std::os::unix::fs::symlink(BIN, bundle.join("hmul2-harness")).unwrap();

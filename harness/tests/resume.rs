@@ -303,7 +303,7 @@ fn journal_lines_that_parse_but_lie_are_corrupt() {
 /// executors or harness versions.
 #[test]
 fn resume_and_merge_refuse_other_executors_and_versions() {
-    let d = tmp("resume-executor");
+    let d = tmp("resume-refuses-executor");
     let out = d.join("r");
     let a = one_warp(args(26, &out, None, &["--shard", "0/2"]));
     assert_eq!(run(&with(&a, &["--stop-after-batches", "2"])).status.code(), Some(2));
