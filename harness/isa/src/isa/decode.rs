@@ -174,10 +174,20 @@ pub fn decode(word: u128) -> Result<Inst, Illegal> {
 fn decode_in(l: &crate::spec::Layout, op: Op, form: Form, word: u128) -> Result<Inst, Illegal> {
     let s = l.spec;
     let k = l.form_index[form as usize].unwrap_or(0);
-    let fs = &s.forms[k];
     if let Err(v) = s.check(k, word) {
         return Err(Illegal::of_violation_in(s, op, form, v));
     }
+    Ok(read_in(l, op, form, word))
+}
+
+/// What `word`, of `op` and `form`, holds by layout `l`, its rules unchecked: the fields
+/// [`decode_in`] reads from a word its rules keep (the fused decoder's tables are made from
+/// it, for words that hold a few fields and zeros elsewhere).
+#[inline(always)]
+pub(super) fn read_in(l: &crate::spec::Layout, op: Op, form: Form, word: u128) -> Inst {
+    let s = l.spec;
+    let k = l.form_index[form as usize].unwrap_or(0);
+    let fs = &s.forms[k];
     // fields nvdisasm ignores in this word are ignored bits, not values
     let hidden = s.hidden_mask(k, word);
     let (word, kept) = (word & !hidden, word & (fs.ignored_mask | hidden));
@@ -213,7 +223,7 @@ fn decode_in(l: &crate::spec::Layout, op: Op, form: Form, word: u128) -> Result<
         (Some(r), Some(p), Some(n)) if flag(r, word) => Some(Pred { index: p.get(word) as u8, negated: flag(n, word) }),
         _ => None,
     };
-    Ok(Inst {
+    Inst {
         op,
         pred: Pred { index: l.pred.get(word) as u8, negated: flag(&l.pred_neg, word) },
         dst: if l.writes_reg { l.dst.get(word) as u8 } else { RZ },
@@ -247,7 +257,7 @@ fn decode_in(l: &crate::spec::Layout, op: Op, form: Form, word: u128) -> Result<
             reuse: l.reuse.get(word) as u8,
         },
         ignored: kept,
-    })
+    }
 }
 
 #[cfg(test)]

@@ -436,29 +436,145 @@ fn cut(full: FullText, max: u32, slot: &Slot, mid: &str, reuse: bool) -> Option<
     Some((pres, sufs))
 }
 
+/// A spec's own text order (HSET2, HSETP2, HMNMX2) cut into the fast path's parts: the head
+/// (guard, mnemonic and as many of the suffixes as one key holds), the destination part (the
+/// suffixes the head leaves, then the destinations: `.IS_A R0, P3, P5, `), operands 1 and 2 as
+/// every instruction's, and the tail (the operands after operand 2: `, !P3`). Each part's
+/// texts are the plain renderer's, of the [`decode::read_in`] reading of each key's word.
+struct Shaped<'a> {
+    l: &'static crate::spec::Layout,
+    form: Form,
+    /// suffixes in the head; the rest open the destination part
+    head: &'a [String],
+    rest: &'a [String],
+    dsts: &'a [String],
+    tail: &'a [String],
+    head_fields: Vec<&'static Field>,
+    dst_fields: Vec<&'static Field>,
+    tail_fields: Vec<&'static Field>,
+}
+
+impl<'a> Shaped<'a> {
+    /// None where the order is not destinations, operand 1, operand 2, then the rest, or a
+    /// part's fields do not fit one key.
+    fn of(l: &'static crate::spec::Layout, text: &'a crate::spec::TextOrder) -> Option<Shaped<'a>> {
+        let s = l.spec;
+        let ops = &text.operands[..];
+        let at = ops.iter().position(|o| o == "a")?;
+        if ops.get(at + 1).map(String::as_str) != Some("b") || ops[..at].iter().chain(&ops[at + 2..]).any(|o| o == "a" || o == "b") {
+            return None;
+        }
+        let field = |name: &str| s.try_index(name).map(|k| &s.fields[k]);
+        let dedup = |v: &mut Vec<&'static Field>, f: &'static Field| {
+            if !v.iter().any(|x| x.name == f.name) {
+                v.push(f);
+            }
+        };
+        // an operand's fields: its own, its negation, and the flag that decides whether it prints
+        let operand_fields = |v: &mut Vec<&'static Field>, names: &[String]| {
+            for n in names {
+                for f in [field(n), field(&format!("{n}_neg"))].into_iter().flatten() {
+                    dedup(v, f);
+                }
+                if let (true, Some(is_a)) = (n == "p_dst" || n == "q_dst", field("is_a")) {
+                    dedup(v, is_a);
+                }
+            }
+        };
+        let suffix_fields = text.suffixes.iter().map(|n| field(n)).collect::<Option<Vec<_>>>()?;
+        // the head keeps the longest run of suffixes one key holds (the format among them:
+        // its entry says BF16 for the immediates)
+        let must = text.suffixes.iter().position(|n| n == "format").map_or(0, |k| k + 1);
+        let (h, head_fields) = (must..=suffix_fields.len()).rev().find_map(|h| {
+            let mut v = vec![&l.pred, &l.pred_neg];
+            v.extend(&suffix_fields[..h]);
+            Gather::new(&v).map(|_| (h, v))
+        })?;
+        let mut dst_fields = Vec::new();
+        for &f in &suffix_fields[h..] {
+            dedup(&mut dst_fields, f);
+        }
+        operand_fields(&mut dst_fields, &ops[..at]);
+        let mut tail_fields = Vec::new();
+        operand_fields(&mut tail_fields, &ops[at + 2..]);
+        Some(Shaped {
+            l,
+            form: *l.form_kind.first()?,
+            head: &text.suffixes[..h],
+            rest: &text.suffixes[h..],
+            dsts: &ops[..at],
+            tail: &ops[at + 2..],
+            head_fields,
+            dst_fields,
+            tail_fields,
+        })
+    }
+    /// What a word of a key's bits holds, as the decoder reads it.
+    fn read(&self, w: u128) -> Inst {
+        decode::read_in(self.l, self.l.op, self.form, w)
+    }
+    fn push_head(&self, o: &mut String, i: &Inst) {
+        super::render::push_shaped_head(o, i, self.l, self.head);
+        if !self.rest.is_empty() {
+            o.pop();
+        }
+    }
+    fn push_dsts(&self, o: &mut String, i: &Inst) {
+        if !self.rest.is_empty() {
+            super::render::push_shaped_suffixes(o, i, self.l, self.rest);
+            o.push(' ');
+        }
+        for n in self.dsts {
+            if super::render::push_shaped_operand(o, i, self.l, n) {
+                o.push_str(", ");
+            }
+        }
+    }
+    fn push_tail(&self, o: &mut String, i: &Inst) {
+        for n in self.tail {
+            let start = o.len();
+            o.push_str(", ");
+            if !super::render::push_shaped_operand(o, i, self.l, n) {
+                o.truncate(start);
+            }
+        }
+    }
+}
+
 fn build(l: &'static crate::spec::Layout) -> Option<Fast> {
     let (op, s, target) = (l.op, l.spec, l.target);
     let n = names();
     let three = s.sources == 3;
-    // a shape with its own text order (the comparisons, min/max) takes the plain path
-    if s.text.is_some() {
-        return None;
-    }
     if !(s.sources == 2 || three) || s.forms.len() > 32 || s.forms.len() != l.form_kind.len() {
         return None;
     }
+    // a shape with its own text order (the comparisons, min/max), cut into the same parts
+    let shaped = match &s.text {
+        Some(text) if !three => Some(Shaped::of(l, text)?),
+        Some(_) => return None,
+        None => None,
+    };
     let relu: Vec<&Field> = [&l.relu, &l.relu_pred, &l.relu_pred_neg].into_iter().flatten().collect();
-    if !relu.is_empty() && relu.len() != 3 {
+    if !relu.is_empty() && (relu.len() != 3 || shaped.is_some()) {
         return None;
     }
     let same_field = |a: &Field, b: &Field| a.name == b.name;
-    let mut head_fields = vec![&l.pred, &l.pred_neg, &l.format, &l.flush, &l.sat];
-    head_fields.extend(relu.first());
-    // `hidden` rules: those within `.RELU`'s fields (its predicate without .RELU) its part
+    let head_fields = match &shaped {
+        Some(sh) => sh.head_fields.clone(),
+        None => {
+            let mut v = vec![&l.pred, &l.pred_neg, &l.format, &l.flush, &l.sat];
+            v.extend(relu.first());
+            v
+        }
+    };
+    // `hidden` rules: those within `.RELU`'s fields (its predicate without .RELU), or within
+    // a shape's destination part (HMNMX2's predicate results without .IS_A), that part
     // applies; the others the tables know only when the head's fields decide them, and send
     // the words they apply to the plain way
     let in_relu = |i: usize| relu.iter().any(|f| same_field(f, &s.fields[i]));
-    let known = |h: &crate::spec::Hidden| h.forms.is_empty() && in_relu(h.field) && h.when.iter().all(|(f, _)| in_relu(*f));
+    let in_dst = |i: usize| shaped.as_ref().is_some_and(|sh| sh.dst_fields.iter().any(|f| same_field(f, &s.fields[i])));
+    let within = |h: &crate::spec::Hidden, part: &dyn Fn(usize) -> bool| part(h.field) && h.when.iter().all(|(f, _)| part(*f));
+    let known = |h: &crate::spec::Hidden| h.forms.is_empty() && (within(h, &in_relu) || within(h, &in_dst));
     let decided_by_head = |h: &crate::spec::Hidden| h.when.iter().all(|(f, _)| head_fields.iter().any(|hf| same_field(hf, &s.fields[*f])));
     let in_head = |i: usize| head_fields.iter().any(|hf| same_field(hf, &s.fields[i]));
     if !s.hidden.iter().all(|h| known(h) || (decided_by_head(h) && !in_relu(h.field) && !in_head(h.field))) {
@@ -531,6 +647,13 @@ fn build(l: &'static crate::spec::Layout) -> Option<Fast> {
     let head_base = t.idx.len() as u32;
     let head_hidden = words(&head).into_iter().map(|w| (0..s.forms.len()).any(|f| s.hidden.iter().any(|h| !known(h) && applies(h, f, w)))).collect();
     for w in words(&head) {
+        if let Some(sh) = &shaped {
+            let i = sh.read(w);
+            let text = text_of(|o| sh.push_head(o, &i));
+            let e = t.entry_max(&text, COPY_HEAD)?;
+            t.idx.push(e | ((i.format == Format::Bf16) as u32) << 31);
+            continue;
+        }
         let pred = Pred { index: l.pred.get(w) as u8, negated: flag(&l.pred_neg, w) };
         let format = l.format_of.get(l.format.get(w) as usize).copied().unwrap_or(Format::Invalid3);
         let flush = l.flush_of.get(l.flush.get(w) as usize).copied().unwrap_or(Flush::Invalid3);
@@ -540,8 +663,17 @@ fn build(l: &'static crate::spec::Layout) -> Option<Fast> {
         let e = t.entry_max(&text, COPY_HEAD)?;
         t.idx.push(e | ((format == Format::Bf16) as u32) << 31);
     }
-    let dst_g = g(&[&l.dst])?;
-    let dst = Part::new(&dst_g, t.table(words(&dst_g).into_iter().map(|w| format!("{}, ", &n.r[l.dst.get(w) as u8 as usize])))?);
+    let dst = match &shaped {
+        // the suffixes the head leaves, and the destinations
+        Some(sh) => {
+            let dg = g(&sh.dst_fields)?;
+            Part::new(&dg, t.table(words(&dg).into_iter().map(|w| text_of(|o| sh.push_dsts(o, &sh.read(w)))))?)
+        }
+        None => {
+            let dst_g = g(&[&l.dst])?;
+            Part::new(&dst_g, t.table(words(&dst_g).into_iter().map(|w| format!("{}, ", &n.r[l.dst.get(w) as u8 as usize])))?)
+        }
+    };
     let empty = Part::fixed(t.table([""])?);
 
     // An operand is a prefix by (value, neg, abs), `-|R12`, and a suffix by (abs, half select,
@@ -646,8 +778,13 @@ fn build(l: &'static crate::spec::Layout) -> Option<Fast> {
         Some(parts)
     };
     // `.RELU`'s predicate operand, `, !P5`, by (relu, its predicate) with its hidden rules applied
-    let relu_part = match relu[..] {
-        [on, p, neg] => {
+    // or a shape's operands after operand 2 (the predicate source, the selector), by their fields
+    let relu_part = match (&shaped, &relu[..]) {
+        (Some(sh), _) => {
+            let tg = g(&sh.tail_fields)?;
+            Part::new(&tg, t.table(words(&tg).into_iter().map(|w| text_of(|o| sh.push_tail(o, &sh.read(w)))))?)
+        }
+        (None, &[on, p, neg]) => {
             let rg = g(&[on, p, neg])?;
             let texts = words(&rg).into_iter().map(|w| {
                 let hidden = s.hidden.iter().filter(|h| known(h) && applies(h, 0, w)).fold(0, |m, h| m | s.fields[h.field].mask);
@@ -664,7 +801,7 @@ fn build(l: &'static crate::spec::Layout) -> Option<Fast> {
             });
             Part::new(&rg, t.table(texts)?)
         }
-        _ => empty,
+        (None, _) => empty,
     };
     let mut before = Vec::new();
     let mut after = Vec::new();
@@ -1040,11 +1177,11 @@ impl Fast {
     }
 }
 
-/// The instructions the fused path has tables for: those of the family's first shape (an
-/// instruction whose spec gives its own text order takes the plain decode and render).
+/// The instructions the fused path has tables for: every one of the family (a spec with its
+/// own text order, the comparisons' and min/max's, is cut into the same parts: [`Shaped`]).
 #[cfg(test)]
 pub(crate) fn tabled() -> impl Iterator<Item = Op> {
-    Op::ALL.into_iter().filter(|o| o.spec().text.is_none())
+    Op::ALL.into_iter()
 }
 
 /// `op`'s tables in `fused/tables.rs`, if they came from its spec as compiled in.

@@ -436,45 +436,16 @@ fn suffix_value(i: &Inst, l: &Layout, name: &str) -> Option<u32> {
 /// An instruction whose spec gives its text order (`text`: HSET2, HSETP2, HMNMX2): the
 /// suffixes, then the operands, in that order.
 fn render_shaped(i: &Inst, l: &Layout, t: &crate::spec::TextOrder, out: &mut String) {
-    if i.pred.index != PT || i.pred.negated {
-        out.push('@');
-        push_pred(out, i.pred);
-        out.push(' ');
-    }
-    out.push_str(l.op.mnemonic());
-    for n in &t.suffixes {
-        let name = l.spec.try_index(n).and_then(|k| suffix_value(i, l, n).and_then(|v| l.spec.fields[k].value_name(v)));
-        if let Some(name) = name.filter(|n| !n.is_empty()) {
-            out.push('.');
-            out.push_str(name);
-        }
-    }
-    out.push(' ');
+    push_shaped_head(out, i, l, &t.suffixes);
     let mut first = true;
     for n in &t.operands {
         let start = out.len();
         if !first {
             out.push_str(", ");
         }
-        match n.as_str() {
-            "dst" => out.push_str(&names().r[i.dst as usize]),
-            "p_dst" | "q_dst" => match i.pdst {
-                Some(p) => push_pred(out, Pred { index: p[(n == "q_dst") as usize], negated: false }),
-                // HMNMX2's results print only with .IS_A
-                None => {
-                    out.truncate(start);
-                    continue;
-                }
-            },
-            "a" => push_reg_src(out, i.a, i.a_mods, i.ctrl.shows_reuse(l.reuse_a), &l.a_swz_names),
-            "b" => push_source(out, i, l, i.b, i.b_mods, i.ctrl.shows_reuse(l.reuse_b), &l.b_swz_names),
-            _ => match i.psrc {
-                Some(p) => push_pred(out, p),
-                None => {
-                    out.truncate(start);
-                    continue;
-                }
-            },
+        if !push_shaped_operand(out, i, l, n) {
+            out.truncate(start);
+            continue;
         }
         first = false;
     }
@@ -482,6 +453,50 @@ fn render_shaped(i: &Inst, l: &Layout, t: &crate::spec::TextOrder, out: &mut Str
     while out.ends_with(' ') {
         out.pop();
     }
+}
+
+/// A shaped instruction's guard, mnemonic and `suffixes` (a spec's text order's, or the
+/// first of them), each printed where its value has a name, and a space: `@!P1 HSET2.BF.LT `.
+pub(super) fn push_shaped_head(out: &mut String, i: &Inst, l: &Layout, suffixes: &[String]) {
+    if i.pred.index != PT || i.pred.negated {
+        out.push('@');
+        push_pred(out, i.pred);
+        out.push(' ');
+    }
+    out.push_str(l.op.mnemonic());
+    push_shaped_suffixes(out, i, l, suffixes);
+    out.push(' ');
+}
+
+/// The suffixes `names` of a shaped instruction, each with its dot where its value has a
+/// name (the fused decoder writes a tail of them with the destinations).
+pub(super) fn push_shaped_suffixes(out: &mut String, i: &Inst, l: &Layout, names: &[String]) {
+    for n in names {
+        let name = l.spec.try_index(n).and_then(|k| suffix_value(i, l, n).and_then(|v| l.spec.fields[k].value_name(v)));
+        if let Some(name) = name.filter(|n| !n.is_empty()) {
+            out.push('.');
+            out.push_str(name);
+        }
+    }
+}
+
+/// Operand `n` of a shaped instruction's text order; false (having written nothing) where
+/// `i` prints none (HMNMX2's predicate results without `.IS_A`).
+pub(super) fn push_shaped_operand(out: &mut String, i: &Inst, l: &Layout, n: &str) -> bool {
+    match n {
+        "dst" => out.push_str(&names().r[i.dst as usize]),
+        "p_dst" | "q_dst" => match i.pdst {
+            Some(p) => push_pred(out, Pred { index: p[(n == "q_dst") as usize], negated: false }),
+            None => return false,
+        },
+        "a" => push_reg_src(out, i.a, i.a_mods, i.ctrl.shows_reuse(l.reuse_a), &l.a_swz_names),
+        "b" => push_source(out, i, l, i.b, i.b_mods, i.ctrl.shows_reuse(l.reuse_b), &l.b_swz_names),
+        _ => match i.psrc {
+            Some(p) => push_pred(out, p),
+            None => return false,
+        },
+    }
+    true
 }
 
 /// The text of `i`.

@@ -141,7 +141,7 @@ const CELLS: [usize; 2] = [16, 32];
 const CELL_PAD: usize = 64;
 /// Bytes copied from each lane's cell (the head's: [`COPY_HEAD`]); a table whose texts are
 /// longer than its lane's copy takes no program.
-const LANE_COPY: [usize; PARTS] = [COPY_HEAD, 16, 16, COPY, 16, COPY, 16, 16, 16, 16, 16, 16];
+const LANE_COPY: [usize; PARTS] = [COPY_HEAD, COPY, 16, COPY, 16, COPY, 16, 16, 16, 16, 16, 16];
 const _: () = assert!(LEFT == 8 && PARTS == 12, "`write` names the lanes");
 // a copy from a cell's text stays within it, or within the cells and their padding
 const _: () = assert!(COPY_HEAD < HEAD_CELL && COPY < CELL_PAD);
@@ -273,6 +273,14 @@ fn prog(f: &'static Fast, k: usize) -> Option<Prog> {
     let mut parts = left;
     parts.extend(right);
     parts.resize(PARTS, empty);
+    // a table whose texts are longer than its lane's copy takes no program (its form's words
+    // are `fused`'s)
+    for (lane, part) in parts.iter().enumerate() {
+        let entries = f.idx.get(part.base as usize..(part.base as usize).checked_add(part.g.len())?)?;
+        if entries.iter().any(|&e| span(e).1 > LANE_COPY[lane].min(0x7f)) {
+            return None;
+        }
+    }
     let mut keys: Vec<(Gather, u32)> = parts.iter().map(|p| (p.g, p.base)).collect();
     let none = Gather::default();
     // the constant's offset goes between the lanes where the form has one
