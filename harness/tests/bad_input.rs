@@ -475,7 +475,8 @@ fn a_run_that_cannot_write_its_report_loses_nothing() {
     assert!(stdout.contains("resume: 24 items already journaled in 3 batches"), "{stdout}");
     let s: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
     assert_eq!(s["totals"]["instructions"], 24);
-    assert_eq!(s["totals"]["compared"], 24 * 4);
+    // every result once: compared, or undefined (an HSETP2 writing one predicate twice)
+    assert_eq!(s["totals"]["compared"].as_u64().unwrap() + s["totals"]["undefined"].as_u64().unwrap(), 24 * 4);
     assert_eq!(s["timing"]["compared"], 0, "nothing ran twice");
     let _ = std::fs::remove_dir_all(&d);
 }

@@ -111,14 +111,17 @@ fn every_architectures_batch_runs_on_the_emulator_with_the_references_results() 
         // the predicate file read back after each word (P2R of this target's helper spec)
         let preds = built.preds(out).unwrap();
         let effective = built.effective_inputs(&cases).unwrap();
+        // the emulator computes under the cubin's architecture's policy
+        let policy = hmul2_harness::reference::Policy::for_target(t);
         let mut compared = 0;
         for (i, c) in cases.iter().enumerate() {
             let inst = hmul2_harness::isa::decode_for(t, c.word).unwrap();
             for (k, x) in effective[i].iter().enumerate() {
-                let want = hmul2_harness::reference::eval(&inst, x).unwrap_or(if inst.dst == hmul2_harness::isa::RZ { 0 } else { emu::UNDEFINED_RESULT });
+                let want =
+                    hmul2_harness::reference::eval_with(policy, &inst, x).unwrap_or(if inst.dst == hmul2_harness::isa::RZ { 0 } else { emu::UNDEFINED_RESULT });
                 assert_eq!(results[i][k], want, "{t}: case {i} ({}) thread {k}", format_hex(c.word));
                 // (where the reference leaves them undefined, the emulator leaves the file as it was)
-                let want = hmul2_harness::reference::preds_after(&inst, x).unwrap_or(x.pred & 0x7f);
+                let want = hmul2_harness::reference::preds_after_with(policy, &inst, x).unwrap_or(x.pred & 0x7f);
                 assert_eq!(preds[i][k], want, "{t}: case {i} thread {k}: predicates after");
                 if !hmul2_harness::reference::writes_preds(inst.op) {
                     assert_eq!(preds[i][k], c.inputs[k].pred & 0x7f, "{t}: case {i} thread {k}: the record's predicates, unchanged");
@@ -127,6 +130,53 @@ fn every_architectures_batch_runs_on_the_emulator_with_the_references_results() 
             }
         }
         eprintln!("{t}: {compared} results compared");
+    }
+}
+
+/// The emulator computes the word under test under the policy of the architecture its cubin
+/// is for, not SM90's. No entry of the committed table is settled differently on any
+/// architecture yet, so the test settles one: `nan-result` on SM86 at its alternative (a NaN
+/// result propagates). HMUL2 of NaNs built for SM86 then gives SM86's propagated NaNs, and the
+/// same batch built for SM90 gives SM90's canonical ones; with the committed table each
+/// architecture's results are its own committed policy's.
+#[test]
+fn the_emulator_computes_under_the_policy_of_its_cubins_architecture() {
+    use hmul2_harness::inputs::Inputs;
+    use hmul2_harness::reference::policy::{parse_table, Policy, Settled, SEMANTICS_JSON};
+    let mut table = parse_table(SEMANTICS_JSON).unwrap();
+    let e = table.iter_mut().find(|e| e.id == "nan-result").unwrap();
+    let other = e.alternatives[0].clone();
+    e.settled.insert("SM86".into(), Settled { option: other, gpu: "test".into(), date: "2026-12-07".into(), evidence: "a vector line".into(), told: 1 });
+    let policies: Vec<(&Target, Policy)> = Target::ALL.into_iter().map(|t| (t, Policy::from_table(&table, t).unwrap())).collect();
+    let policy_of = |t: &Target| &policies.iter().find(|(p, _)| p.sm == t.sm).unwrap().1;
+    assert_ne!(policy_of(&Target::SM86), policy_of(&Target::SM90), "the test's table settles SM86 apart");
+    // HMUL2 R0, R1, R2 (every architecture reads it alike) on NaN payloads times 1.0
+    let word = 0x000fe200000000000000000201007232u128;
+    let inputs: Vec<Inputs> = (0..32u32).map(|t| Inputs { a: 0xfe01_7e00 | t << 16 | t, b: 0x3c00_3c00, d: 0, c: 0, pred: 0 }).collect();
+    let inst = hmul2_harness::isa::decode(word).unwrap();
+    let run = |t: &'static Target, hook: &mut dyn FnMut(&emu::Site) -> emu::Written| {
+        let cases = [hmul2_harness::kernel::Case { word, inputs: inputs.clone() }];
+        let built = build_for(t, &cases).unwrap_or_else(|e| panic!("{t}: {e}"));
+        let program = Program::load(&elf::image(&built.job.cubin).unwrap()).unwrap();
+        let mut dev = Regions(vec![(IN, built.job.input.clone()), (OUT, vec![CANARY; built.job.output_bytes])]);
+        let launch = Launch { grid: built.job.grid, block: built.job.block, params: [IN, OUT] };
+        emu::run_effects(&program, &launch, &mut dev, hook).unwrap_or_else(|f| panic!("{t}: {f}"));
+        let effective = built.effective_inputs(&cases).unwrap().remove(0);
+        (built.results(&dev.0[1].1).unwrap().remove(0), effective)
+    };
+    let under = |p: &Policy, xs: &[Inputs]| -> Vec<u32> { xs.iter().map(|x| hmul2_harness::reference::eval_with(p, &inst, x).unwrap()).collect() };
+    let (sm86, xs) = run(&Target::SM86, &mut |s: &emu::Site| emu::reference_effects_with(policy_of(s.target), s));
+    assert_eq!(sm86, under(policy_of(&Target::SM86), &xs), "SM86's cubin: SM86's policy");
+    let telling = sm86.iter().zip(under(policy_of(&Target::SM90), &xs)).filter(|(a, b)| *a != b).count();
+    assert_eq!(telling, xs.len(), "every thread's NaNs tell SM86's policy from SM90's");
+    let (sm90, xs) = run(&Target::SM90, &mut |s: &emu::Site| emu::reference_effects_with(policy_of(s.target), s));
+    assert_eq!(sm90, under(policy_of(&Target::SM90), &xs), "SM90's cubin: SM90's policy");
+    // the committed hooks: each architecture's committed policy
+    for t in Target::ALL {
+        let (got, xs) = run(t, &mut emu::reference_effects);
+        assert_eq!(got, under(Policy::for_target(t), &xs), "{t}: reference_effects");
+        let (got, xs) = run(t, &mut |s: &emu::Site| emu::Written { dst: emu::reference_hook(s), preds: None });
+        assert_eq!(got, under(Policy::for_target(t), &xs), "{t}: reference_hook");
     }
 }
 

@@ -522,3 +522,48 @@ fn every_instruction_of_the_isa_is_computed_and_builds_and_exhaustive_mode_refus
         assert!(errors.len() == 1 && errors[0].contains(m), "exhaustive {m}: one line naming {m}: {err}");
     }
 }
+
+/// The simulated executor answers the batch road's record, destination then P0..P6 after:
+/// a simulated run of HSETP2 compares its predicate results on every input (and its vector
+/// lines carry them, as a line of an instruction that writes predicates must), and a device
+/// that leaves P0 wrong after every HSETP2 (`pred-flip-if` on its register form's opcode; the
+/// preflight's HMUL2 stays right) is a mismatch of the predicates on every compared input,
+/// the destination agreeing.
+#[test]
+fn a_simulated_run_of_hsetp2_compares_its_predicates_and_finds_a_wrong_one() {
+    let d = tmp("sim-hsetp2");
+    let vec_dir = d.join("v");
+    let args = ["run", "--seed", "21", "--count", "40", "--instruction", "HSETP2", "--form", "rrr", "--inputs", "32", "--out"];
+    let o = harness(Some("ok"), &[&args[..], &[d.join("r").to_str().unwrap(), "--vectors", vec_dir.to_str().unwrap()]].concat());
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let s = summary(&d.join("r"));
+    let n = |k: &str| s["totals"][k].as_u64().unwrap();
+    assert!(n("compared") >= 30 * 32 && n("mismatches") == 0, "{}", s["totals"]);
+    assert_eq!(n("compared") + n("undefined"), 40 * 32, "{}", s["totals"]);
+    let files: Vec<_> = std::fs::read_dir(vec_dir.join("simulated")).unwrap().collect();
+    let body = std::fs::read_to_string(files[0].as_ref().unwrap().path()).unwrap();
+    assert!(body.lines().count() > 0);
+    for l in body.lines() {
+        let v = hmul2_harness::vectors::parse_line(l).unwrap_or_else(|e| panic!("{e}: {l}"));
+        assert!(v.expect_pred.is_some(), "an HSETP2 line records the predicates after: {l}");
+    }
+    use hmul2_harness::isa::{encode, Inst, Op, Operand2};
+    // the opcode field (bits 0..8) and the register-form bit: every HSETP2 word of the run
+    let hsetp2 = encode(&Inst::of(Op::Hsetp2, 0, 1, Operand2::Reg(2))).unwrap() & 0x1ff;
+    let every = format!("pred-flip-if:{}:{}", format_hex(0x1ff), format_hex(hsetp2));
+    let o = harness(Some(&every), &[&args[..], &[d.join("bad").to_str().unwrap()]].concat());
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let s = summary(&d.join("bad"));
+    let t = &s["totals"];
+    assert!(t["compared"].as_u64().unwrap() > 0 && t["mismatches"] == t["compared"], "every compared input differs: {t}");
+    let ms = s["mismatches"].as_array().unwrap();
+    assert!(!ms.is_empty());
+    for f in ms {
+        assert!(f["detail"].as_str().unwrap().contains("the predicates P0..P6 after are"), "{f}");
+        assert_eq!(f["expected"], f["got"], "the destination agrees: {f}");
+    }
+    let o = harness(Some(&format!("pred-flip-if:{}", format_hex(0))), &[&args[..], &[d.join("refused").to_str().unwrap()]].concat());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("HMUL2_FAKE_EXECUTOR") && err.contains("want pred-flip-if:MASK:VALUE") && !err.contains("panicked"), "{err}");
+}

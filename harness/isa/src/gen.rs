@@ -183,7 +183,6 @@ fn draw_inst(r: &mut Rng, op: Op, form: Form, invalid: bool) -> Inst {
     }
     let (formats, flushes) = modes(op, form, invalid);
     Inst {
-        op,
         pred: Pred { index: r.below(8) as u8, negated: r.below(4) == 0 },
         dst: draw_reg(r),
         a: draw_reg(r),
@@ -193,19 +192,8 @@ fn draw_inst(r: &mut Rng, op: Op, form: Form, invalid: bool) -> Inst {
         format: *r.pick(formats),
         flush: *r.pick(flushes),
         sat: r.below(2) == 1,
-        c: None,
-        c_mods: SrcMods::default(),
-        relu: None,
-        pdst: None,
-        psrc: None,
-        cmp: None,
-        bool_op: None,
-        bf: false,
-        h_and: false,
-        nan: false,
-        xorsign: false,
         ctrl: draw_control(r),
-        ignored: 0,
+        ..Inst::bare(op)
     }
     .without_hidden()
 }
@@ -246,32 +234,7 @@ fn draw_inst3(r: &mut Rng, op: Op, form: Form, invalid: bool) -> Inst {
     let sat = r.below(2) == 1;
     // .RELU and .SAT are not accepted together (the spec's rules; redrawing control bits cannot mend it)
     let relu = (l.relu.is_some() && !sat && r.below(2) == 1).then(|| Pred { index: r.below(8) as u8, negated: r.below(2) == 1 });
-    Inst {
-        op,
-        pred,
-        dst,
-        a,
-        a_mods,
-        b,
-        b_mods,
-        format,
-        flush,
-        sat,
-        c: Some(c),
-        c_mods,
-        relu,
-        pdst: None,
-        psrc: None,
-        cmp: None,
-        bool_op: None,
-        bf: false,
-        h_and: false,
-        nan: false,
-        xorsign: false,
-        ctrl: draw_control(r),
-        ignored: 0,
-    }
-    .without_hidden()
+    Inst { pred, dst, a, a_mods, b, b_mods, format, flush, sat, c: Some(c), c_mods, relu, ctrl: draw_control(r), ..Inst::bare(op) }.without_hidden()
 }
 
 /// [`draw_inst`] of an instruction whose spec gives its text order (the comparisons, min/max;

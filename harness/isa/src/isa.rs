@@ -565,37 +565,57 @@ impl Inst {
         self.op.form_key(self.form())
     }
 
-    /// A plain instruction: `OP dst, a, b` with no modifiers.
-    pub fn of(op: Op, dst: u8, a: u8, b: Operand2) -> Inst {
-        let l = op.layout();
+    /// An instruction of `op` with every other field at its empty value: `RZ` operands, no
+    /// modifiers, no operand 3, and none of the comparison and min/max parts (predicate results,
+    /// predicate source, comparison, boolean operation, flags). The base of a struct literal
+    /// (`Inst { dst, a, .., ..Inst::bare(op) }`) that sets the fields it knows, so that each
+    /// field's empty value is written here once. Not itself an encodable instruction of every op:
+    /// [`Inst::of`] gives a plain one.
+    pub fn bare(op: Op) -> Inst {
         Inst {
             op,
             pred: Pred::ALWAYS,
-            // an instruction that writes no register names RZ
-            dst: if l.writes_reg { dst } else { RZ },
-            a,
+            dst: RZ,
+            a: RZ,
             a_mods: SrcMods::default(),
-            b,
+            b: Operand2::Reg(RZ),
             b_mods: SrcMods::default(),
             format: Format::F16,
             flush: Flush::None,
             sat: false,
-            // a three-source instruction accumulates into its destination by default
-            c: (op.spec().sources == 3).then_some(Operand2::Reg(dst)),
+            c: None,
             c_mods: SrcMods::default(),
             relu: None,
-            // the shape's other parts at their plain values: predicate results P0 and P1
-            // where always written, the predicate source PT, the comparison F, AND
-            pdst: (l.p_dst.is_some() && l.is_a.is_none()).then_some([0, 1]),
-            psrc: l.psrc.is_some().then_some(Pred::ALWAYS),
-            cmp: l.cmp.is_some().then_some(Cmp::F),
-            bool_op: l.bool_op.is_some().then_some(BoolOp::And),
+            pdst: None,
+            psrc: None,
+            cmp: None,
+            bool_op: None,
             bf: false,
             h_and: false,
             nan: false,
             xorsign: false,
             ctrl: Control::default(),
             ignored: 0,
+        }
+    }
+
+    /// A plain instruction: `OP dst, a, b` with no modifiers.
+    pub fn of(op: Op, dst: u8, a: u8, b: Operand2) -> Inst {
+        let l = op.layout();
+        Inst {
+            // an instruction that writes no register names RZ
+            dst: if l.writes_reg { dst } else { RZ },
+            a,
+            b,
+            // a three-source instruction accumulates into its destination by default
+            c: (op.spec().sources == 3).then_some(Operand2::Reg(dst)),
+            // the shape's other parts at their plain values: predicate results P0 and P1
+            // where always written, the predicate source PT, the comparison F, AND
+            pdst: (l.p_dst.is_some() && l.is_a.is_none()).then_some([0, 1]),
+            psrc: l.psrc.is_some().then_some(Pred::ALWAYS),
+            cmp: l.cmp.is_some().then_some(Cmp::F),
+            bool_op: l.bool_op.is_some().then_some(BoolOp::And),
+            ..Inst::bare(op)
         }
     }
 

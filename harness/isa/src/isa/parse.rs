@@ -213,31 +213,7 @@ pub fn parse_for(target: &'static Target, text: &str) -> Result<Inst, ParseError
         ctrl.yield_ = true;
     }
     let flush = l.flush_of.get(vals[1] as usize).copied().unwrap_or(Flush::Invalid3);
-    Ok(Inst {
-        op,
-        pred,
-        dst,
-        a: a_reg,
-        a_mods: a.mods,
-        b,
-        b_mods,
-        format,
-        flush,
-        sat: vals[2] != 0,
-        c: None,
-        c_mods: SrcMods::default(),
-        relu: None,
-        pdst: None,
-        psrc: None,
-        cmp: None,
-        bool_op: None,
-        bf: false,
-        h_and: false,
-        nan: false,
-        xorsign: false,
-        ctrl,
-        ignored: 0,
-    })
+    Ok(Inst { pred, dst, a: a_reg, a_mods: a.mods, b, b_mods, format, flush, sat: vals[2] != 0, ctrl, ..Inst::bare(op) })
 }
 
 /// A predicate operand: `P3`, `PT`, and with `negatable` `!P3`, `!PT`.
@@ -447,31 +423,7 @@ fn parse_three(
     if ctrl.reuse != 0 {
         ctrl.yield_ = true;
     }
-    Ok(Inst {
-        op,
-        pred,
-        dst,
-        a,
-        a_mods,
-        b,
-        b_mods,
-        format,
-        flush,
-        sat: vals[2] != 0,
-        c: Some(c),
-        c_mods,
-        relu,
-        pdst: None,
-        psrc: None,
-        cmp: None,
-        bool_op: None,
-        bf: false,
-        h_and: false,
-        nan: false,
-        xorsign: false,
-        ctrl,
-        ignored: 0,
-    })
+    Ok(Inst { pred, dst, a, a_mods, b, b_mods, format, flush, sat: vals[2] != 0, c: Some(c), c_mods, relu, ctrl, ..Inst::bare(op) })
 }
 
 #[cfg(test)]

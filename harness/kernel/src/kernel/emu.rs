@@ -4,7 +4,8 @@
 //! parameters in constant bank 0 and `.nv.constant3` as bank 3.
 //!
 //! It proves the plan, not the GPU's arithmetic: the HMUL2 under test is computed by a
-//! hook (by default the reference), so the emulator cannot find a wrong reference. What it
+//! hook (by default the reference, under the semantics policy of the architecture the cubin
+//! is for), so the emulator cannot find a wrong reference. What it
 //! does check, and a GPU would not report: every register touched lies under the cubin's
 //! register count; a variable-latency helper sets a write scoreboard and nothing reads or
 //! overwrites its destination before waiting on it; a store's sources are not overwritten
@@ -20,6 +21,7 @@ use super::elf::Image;
 use super::helpers::{op_spec_for, Op};
 use crate::inputs::Inputs;
 use crate::isa::{Inst, Operand2, PT, RZ, URZ};
+use crate::reference::policy::Policy;
 use crate::spec::control_layout as layout;
 use crate::target::Target;
 
@@ -169,6 +171,9 @@ impl Logged {
 pub struct Site<'a> {
     /// Instruction index in `.text`.
     pub index: usize,
+    /// The architecture of the program it runs in (its cubin's): whose semantics policy the
+    /// reference computes it under ([`reference_hook`]).
+    pub target: &'static Target,
     pub word: u128,
     pub inst: &'a Inst,
     pub ctaid: u32,
@@ -179,9 +184,16 @@ pub struct Site<'a> {
     pub inputs: Inputs,
 }
 
-/// The reference's result, [`UNDEFINED_RESULT`] where it has none.
+/// The reference's result under the policy of the site's architecture
+/// ([`Policy::for_target`]: what its hardware settled, else the named assumptions),
+/// [`UNDEFINED_RESULT`] where it has none.
 pub fn reference_hook(s: &Site) -> u32 {
-    crate::reference::eval(s.inst, &s.inputs).unwrap_or(UNDEFINED_RESULT)
+    reference_hook_with(Policy::for_target(s.target), s)
+}
+
+/// [`reference_hook`] under the policy `p` (one not compiled in: a table a test builds).
+pub fn reference_hook_with(p: &Policy, s: &Site) -> u32 {
+    crate::reference::eval_with(p, s.inst, &s.inputs).unwrap_or(UNDEFINED_RESULT)
 }
 
 /// What one execution of the word under test leaves behind: its destination and, where it
@@ -193,11 +205,17 @@ pub struct Written {
 }
 
 /// The reference's destination ([`reference_hook`]) and, for an instruction that writes
-/// predicates, the reference's predicates after ([`crate::reference::preds_after`]; where
-/// they are undefined the file is left as it was, and the destination says undefined).
+/// predicates, the reference's predicates after ([`crate::reference::preds_after_with`]; where
+/// they are undefined the file is left as it was, and the destination says undefined), both
+/// under the policy of the site's architecture.
 pub fn reference_effects(s: &Site) -> Written {
-    let preds = crate::reference::writes_preds(s.inst.op).then(|| crate::reference::preds_after(s.inst, &s.inputs).ok()).flatten();
-    Written { dst: reference_hook(s), preds }
+    reference_effects_with(Policy::for_target(s.target), s)
+}
+
+/// [`reference_effects`] under the policy `p`.
+pub fn reference_effects_with(p: &Policy, s: &Site) -> Written {
+    let preds = crate::reference::writes_preds(s.inst.op).then(|| crate::reference::preds_after_with(p, s.inst, &s.inputs).ok()).flatten();
+    Written { dst: reference_hook_with(p, s), preds }
 }
 
 /// A `cx[]` handle (a uniform register pair) as (base address, size in bytes): the patcher's
@@ -498,7 +516,7 @@ fn run_warp(
                         None => 0,
                     };
                     let inputs = Inputs { a: reg(inst.a), b, d: reg(inst.dst), pred: s.pr[lane] & 0x7f, c };
-                    let w = hmul2(&Site { index: pc, word: d.word, inst, ctaid, tid: tid0 + lane as u32, inputs });
+                    let w = hmul2(&Site { index: pc, target: p.target, word: d.word, inst, ctaid, tid: tid0 + lane as u32, inputs });
                     if inst.dst != RZ {
                         s.r[lane][inst.dst as usize] = w.dst;
                     }

@@ -6,15 +6,30 @@
 //! parent's real spawn/read/death-detection/restart path runs); `fault-on:HEX` (answer an
 //! illegal-instruction fault); `hang-on:HEX` (never answer); `flip-if:MASK:VALUE` (the
 //! "hardware" result's bit 0 flips when `word & MASK == VALUE`: a mismatch to find);
-//! `flip-a:HEX32` (bit 0 flips when operand 1's register holds that value); `slow:MS` (every
-//! job takes MS milliseconds more, as a long launch does).
+//! `flip-a:HEX32` (bit 0 flips when operand 1's register holds that value);
+//! `pred-flip-if:MASK:VALUE` (such a word leaves P0 flipped after it: a wrong or clobbered
+//! predicate, as the fake libcuda's directive of that name); `slow:MS` (every job takes MS
+//! milliseconds more, as a long launch does).
+//!
+//! Each input's answer is the batch road's output record ([`RECORD`] bytes): the destination,
+//! then the predicate file P0..P6 after the word as `P2R` writes it. The destination is
+//! [`fake_eval`]'s; the predicates are the reference's ([`crate::reference::preds_after_with`]
+//! under the policy of the architecture [`FakeBackend`] reads the words as), so the engine
+//! compares them as on the batch road, and only `pred-flip-if` makes them differ.
 
 use super::{ExecError, Executor, LaunchJob};
 use crate::inputs::Inputs;
 use crate::isa::parse_hex;
+use crate::run::pipeline::{Backend, FakeBackend};
 
 pub const FAKE_CUBIN: &[u8] = b"HMUL2-FAKE-CUBIN";
 pub const FAKE_DIGEST_CUBIN: &[u8] = b"HMUL2-FAKE-DIGEST";
+/// Bytes of one input's answer: the destination, then the predicates after (P2R: bits 0..6
+/// are P0..P6), each a little-endian u32, as the batch road's output record
+/// (`kernel::OUTPUT_RECORD`).
+pub const RECORD: usize = 8;
+/// Where a record holds the predicates.
+pub const RECORD_PRED: usize = 4;
 
 /// The simulated instruction semantics; the fake reference computes the same, so only
 /// `flip-if` makes them differ.
@@ -32,6 +47,8 @@ pub struct FakeExecutor {
     pub hang_on: Vec<u128>,
     pub flip_if: Vec<(u128, u128)>,
     pub flip_a: Vec<u32>,
+    /// `pred-flip-if:MASK:VALUE`: P0 after a matching word flipped.
+    pub pred_flip_if: Vec<(u128, u128)>,
     /// `stray-every:N`: before answering every Nth job of a process, a well-formed answer
     /// frame nobody asked for appears on stdout (as a library printing there would make).
     pub stray_every: Option<u64>,
@@ -62,6 +79,9 @@ impl FakeExecutor {
             } else if let Some(r) = d.strip_prefix("flip-if:") {
                 let (m, v) = r.split_once(':').ok_or_else(|| format!("{}: {d:?}: want flip-if:MASK:VALUE", super::FAKE_ENV))?;
                 f.flip_if.push((hex(m)?, hex(v)?));
+            } else if let Some(r) = d.strip_prefix("pred-flip-if:") {
+                let (m, v) = r.split_once(':').ok_or_else(|| format!("{}: {d:?}: want pred-flip-if:MASK:VALUE", super::FAKE_ENV))?;
+                f.pred_flip_if.push((hex(m)?, hex(v)?));
             } else {
                 return Err(format!("{}: unknown directive {d:?}", super::FAKE_ENV));
             }
@@ -73,6 +93,15 @@ impl FakeExecutor {
     pub fn hardware(&self, word: u128, i: &Inputs) -> u32 {
         let flip = self.flip_if.iter().any(|&(m, v)| word & m == v) || self.flip_a.contains(&i.a);
         fake_eval(word, i) ^ flip as u32
+    }
+
+    /// The simulated hardware's predicate file P0..P6 after one execution of `word`, decoded
+    /// as `inst` ([`FakeBackend`]'s reading; None: no instruction): the reference's (the file
+    /// as it was where the word is none or its predicates are undefined, as the emulator
+    /// leaves it), P0 flipped by `pred-flip-if`.
+    pub fn hardware_preds(&self, word: u128, inst: Option<&crate::isa::Inst>, i: &Inputs) -> u8 {
+        let after = inst.and_then(|inst| FakeBackend.expect_preds(inst, i).ok()).unwrap_or(i.pred & 0x7f);
+        after ^ self.pred_flip_if.iter().any(|&(m, v)| word & m == v) as u8
     }
 
     fn misbehave(&self, words: &[u128]) -> Result<(), ExecError> {
@@ -104,6 +133,7 @@ impl FakeExecutor {
 }
 
 /// The fake job layout: per case, word (u128 LE), n (u32), n × (a, b, d, pred, c as u32).
+/// Its output: per case, per input, a [`RECORD`].
 pub fn encode_cases(cases: &[(u128, &[Inputs])]) -> Vec<u8> {
     let mut v = Vec::new();
     for (w, ins) in cases {
@@ -167,8 +197,10 @@ impl Executor for FakeExecutor {
         self.misbehave(&cases.iter().map(|c| c.0).collect::<Vec<_>>())?;
         let mut out = Vec::with_capacity(job.output_bytes);
         for (w, ins) in &cases {
+            let inst = FakeBackend.decode(*w).ok();
             for i in ins {
                 out.extend_from_slice(&self.hardware(*w, i).to_le_bytes());
+                out.extend_from_slice(&(self.hardware_preds(*w, inst.as_ref(), i) as u32).to_le_bytes());
             }
         }
         if out.len() != job.output_bytes {

@@ -420,9 +420,53 @@ mod tests {
         assert!(out.record.findings.iter().all(|f| f.detail.contains("ILLEGAL_INSTRUCTION") && f.detail.contains("nvdisasm: nv text")));
         let t: Vec<&Totals> = out.record.items.iter().map(|i| &i.totals).collect();
         assert_eq!(t.iter().map(|t| t.faults).sum::<u64>(), 2);
-        assert_eq!(t.iter().map(|t| t.compared).sum::<u64>(), 62 * 3);
+        // the predicates come back and are compared too: an HSETP2 that writes one predicate
+        // twice with different results has none the reference defines
+        let undefined: u64 = t.iter().map(|t| t.undefined).sum();
+        assert_eq!(t.iter().map(|t| t.compared).sum::<u64>() + undefined, 62 * 3);
+        assert!(t.iter().zip(&words).all(|(t, &w)| t.undefined == 0 || decode(w).is_ok_and(|i| i.op == crate::isa::Op::Hsetp2)));
         assert!(exec.1 <= 1 + 2 * 2 * 6, "{} launches", exec.1);
         assert_eq!(out.observed.len(), 62 * 3);
+    }
+
+    /// The simulated executor answers the batch road's record (destination, then P0..P6
+    /// after): HSETP2's predicate results are the reference's and compared on every input;
+    /// `pred-flip-if` on one word makes that word, alone, a mismatch of its predicates. The
+    /// four's records leave the file as it was, so their observations are what they were.
+    #[test]
+    fn a_simulated_run_compares_hsetp2_predicates_and_finds_a_wrong_one() {
+        use crate::isa::Op;
+        let words = crate::gen::generate(&crate::gen::GenOptions::legal_of(11, &[Op::Hsetp2]), 0, 24);
+        let items: Vec<(u64, u128)> = words.iter().enumerate().map(|(i, &w)| (i as u64, w)).collect();
+        let o = EngineOptions { inputs: 32, ..opts() };
+        let out = run_batch(&FakeBackend, &mut FakeExecutor::default(), &items, &o, &|_| None).unwrap();
+        assert!(out.record.findings.is_empty(), "{:?}", out.record.findings);
+        let compared: u64 = out.record.items.iter().map(|i| i.totals.compared).sum();
+        assert!(compared >= 20 * 32, "{compared} results compared");
+        // every observation carries the predicates after: the reference's, and some not the
+        // file as it was (the comparison results land in P0..P6)
+        assert!(out.observed.iter().all(|x| x.pred == FakeBackend.expect_preds(&decode(x.word).unwrap(), &x.inputs).ok()));
+        assert!(out.observed.iter().filter(|x| x.pred != Some(x.inputs.pred & 0x7f)).count() > out.observed.len() / 4);
+        // one word's P0 wrong after it
+        let bad = words[5];
+        let mut exec = FakeExecutor { pred_flip_if: vec![(u128::MAX, bad)], ..Default::default() };
+        let out = run_batch(&FakeBackend, &mut exec, &items, &o, &|_| None).unwrap();
+        let [f] = &out.record.findings[..] else { panic!("{:?}", out.record.findings) };
+        assert_eq!((f.kind, f.encoding.as_str()), (report::FindingKind::Mismatch, format_hex(bad).as_str()));
+        assert!(f.detail.contains("the predicates P0..P6 after are"), "{f:?}");
+        assert_eq!(f.expected, f.got, "the destination agrees: {f:?}");
+        let t = &out.record.items[5].totals;
+        assert_eq!(t.mismatches, t.compared, "every input of the word differs: {t:?}");
+        // the four (HFMA2.MMA among HFMA2's forms): the file as it was after every input
+        let words = crate::gen::generate(&crate::gen::GenOptions::legal_of(12, &[Op::Hmul2, Op::Hadd2, Op::Hfma2]), 0, 16);
+        let items: Vec<(u64, u128)> = words.iter().enumerate().map(|(i, &w)| (i as u64, w)).collect();
+        let out = run_batch(&FakeBackend, &mut FakeExecutor::default(), &items, &o, &|_| None).unwrap();
+        assert!(out.record.findings.is_empty() && !out.observed.is_empty());
+        assert!(out.observed.iter().all(|x| x.pred == Some(x.inputs.pred & 0x7f)));
+        // and the same word clobbering P0 is a mismatch
+        let mut exec = FakeExecutor { pred_flip_if: vec![(u128::MAX, words[3])], ..Default::default() };
+        let out = run_batch(&FakeBackend, &mut exec, &items, &o, &|_| None).unwrap();
+        assert_eq!(out.record.findings.iter().map(|f| f.encoding.as_str()).collect::<Vec<_>>(), [format_hex(words[3]).as_str()]);
     }
 
     #[test]

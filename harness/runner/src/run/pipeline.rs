@@ -218,8 +218,9 @@ pub fn verify_vectors(dir: &Path) -> VerifyReport {
     }
 }
 
-/// A backend for CPU-only tests: jobs in [`crate::gpu::fake`]'s format, the reference
-/// replaced by [`crate::gpu::fake::fake_eval`]. Nothing here touches a GPU.
+/// A backend for CPU-only tests: jobs in [`crate::gpu::fake`]'s format, the reference's
+/// destination replaced by [`crate::gpu::fake::fake_eval`] (its predicates after are the
+/// reference's, read back and compared as on the batch road). Nothing here touches a GPU.
 pub struct FakeBackend;
 
 impl Backend for FakeBackend {
@@ -237,18 +238,26 @@ impl Backend for FakeBackend {
             block: [32, 1, 1],
             shared_bytes: 0,
             input: crate::gpu::fake::encode_cases(&refs),
-            output_bytes: 4 * n,
+            output_bytes: crate::gpu::fake::RECORD * n,
         };
         Ok(Prepared { jobs: vec![job], state: Box::new(shape) })
     }
     fn results(&self, p: &Prepared, outs: &[Vec<u8>]) -> Result<Vec<Vec<u32>>, String> {
-        let shape = p.state.downcast_ref::<Vec<usize>>().ok_or("fake state")?;
-        let [out] = outs else { return Err(format!("{} outputs for one job", outs.len())) };
-        if out.len() != 4 * shape.iter().sum::<usize>() {
-            return Err(format!("output of {} bytes", out.len()));
+        fake_words(p, outs, 0)
+    }
+    /// The predicates after every input of every case, as the batch road reads them back.
+    fn preds(&self, p: &Prepared, outs: &[Vec<u8>]) -> Result<Option<Vec<Option<Vec<u8>>>>, String> {
+        let words = fake_words(p, outs, crate::gpu::fake::RECORD_PRED)?;
+        // P2R's mask names P0..P6 only, as on the batch road
+        if let Some(w) = words.iter().flatten().find(|&&w| w & !0x7f != 0) {
+            return Err(format!("a predicate word {w:#x} sets bits above P6"));
         }
-        let mut words = out.chunks_exact(4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
-        Ok(shape.iter().map(|&n| words.by_ref().take(n).collect()).collect())
+        Ok(Some(words.into_iter().map(|c| Some(c.into_iter().map(|w| w as u8).collect())).collect()))
+    }
+    /// The reference's, as the simulated executor's predicates are (under the policy of
+    /// [`Backend::target`]).
+    fn expect_preds(&self, inst: &Inst, inputs: &Inputs) -> Result<u8, String> {
+        crate::reference::preds_after_with(crate::reference::Policy::for_target(self.target()), inst, inputs).map_err(|e| e.to_string())
     }
     fn expect(&self, inst: &Inst, inputs: &Inputs) -> Result<u32, String> {
         let w = crate::isa::encode(inst).map_err(|e| e.to_string())?;
@@ -269,6 +278,18 @@ impl Backend for FakeBackend {
             output_bytes: req.output_bytes(),
         })
     }
+}
+
+/// The u32 at byte `at` of every record of the fake job's one output, `[case][input]`.
+fn fake_words(p: &Prepared, outs: &[Vec<u8>], at: usize) -> Result<Vec<Vec<u32>>, String> {
+    let shape = p.state.downcast_ref::<Vec<usize>>().ok_or("fake state")?;
+    let [out] = outs else { return Err(format!("{} outputs for one job", outs.len())) };
+    let record = crate::gpu::fake::RECORD;
+    if out.len() != record * shape.iter().sum::<usize>() {
+        return Err(format!("output of {} bytes", out.len()));
+    }
+    let mut words = out.chunks_exact(record).map(|r| u32::from_le_bytes([r[at], r[at + 1], r[at + 2], r[at + 3]]));
+    Ok(shape.iter().map(|&n| words.by_ref().take(n).collect()).collect())
 }
 
 #[cfg(test)]
