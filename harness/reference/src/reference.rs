@@ -418,6 +418,7 @@ fn default_policy() -> &'static Policy {
     Policy::for_target(Target::DEFAULT)
 }
 
+#[cfg(test)]
 fn ctx_for(inst: &Inst) -> Result<Ctx, Undefined> {
     Ctx::new(inst, default_policy())
 }
@@ -581,9 +582,15 @@ pub struct MulRow {
 }
 
 impl MulRow {
-    /// `Ok(None)`: operand 2 is immediates with unequal halves (the lanes differ).
+    /// `Ok(None)`: operand 2 is immediates with unequal halves (the lanes differ). Under
+    /// SM90's policy; [`MulRow::new_with`] another's.
     pub fn new(inst: &Inst) -> Result<Option<MulRow>, Undefined> {
-        let c = ctx_for(inst)?;
+        MulRow::new_with(default_policy(), inst)
+    }
+
+    /// [`MulRow::new`] under policy `p` (an architecture's, [`Policy::for_target`]).
+    pub fn new_with(p: &Policy, inst: &Inst) -> Result<Option<MulRow>, Undefined> {
+        let c = Ctx::new(inst, p)?;
         let f = c.o.b_fixed;
         Ok((f >> 16 == f & 0xffff).then_some(MulRow { c }))
     }
@@ -707,7 +714,11 @@ impl Row for MulRow {
 /// sums): `Ok(Some)` for an HADD2 whose operand 2 is a register (not RZ), but not `.F32`;
 /// the guard is taken as true (the caller handles a false one).
 pub fn add_row(inst: &Inst) -> Result<Option<add::AddRow>, Undefined> {
-    let p = default_policy();
+    add_row_with(default_policy(), inst)
+}
+
+/// [`add_row`] under policy `p` (an architecture's, [`Policy::for_target`]).
+pub fn add_row_with(p: &Policy, inst: &Inst) -> Result<Option<add::AddRow>, Undefined> {
     let o = Operands::of(inst, p);
     if family_of(inst.op) != Some(Family::Add) || o.b_keep != u32::MAX || o.b_fixed != 0 {
         return Ok(None);
@@ -722,8 +733,12 @@ pub fn add_row(inst: &Inst) -> Result<Option<add::AddRow>, Undefined> {
 /// `scratch` holds the repeated operand words. HMUL2 is [`MulRow`]'s; it gives
 /// [`Undefined::Instruction`] here. Panics if `out` is shorter than `b`.
 pub fn eval_words(inst: &Inst, a: u32, b: &[u32], c: u32, out: &mut [u32], scratch: &mut Vec<u32>) -> Result<(), Undefined> {
+    eval_words_with(default_policy(), inst, a, b, c, out, scratch)
+}
+
+/// [`eval_words`] under policy `p` (an architecture's, [`Policy::for_target`]).
+pub fn eval_words_with(p: &Policy, inst: &Inst, a: u32, b: &[u32], c: u32, out: &mut [u32], scratch: &mut Vec<u32>) -> Result<(), Undefined> {
     assert!(out.len() >= b.len(), "eval_words: {} results for {} inputs", out.len(), b.len());
-    let p = default_policy();
     let o = Operands::of(inst, p);
     let n = b.len();
     let x = Inputs { a, b: 0, d: 0, pred: PRED_TRUE, c };

@@ -26,7 +26,7 @@
 use super::{mix_sum, mix_sum_lanes, DigestRequest, D_FILL, PRED_ALL};
 use crate::inputs::Inputs;
 use crate::isa::{Inst, Operand2, RZ};
-use crate::reference::{self, add::AddRow, MulRow, Row};
+use crate::reference::{self, add::AddRow, MulRow, Policy, Row};
 
 /// Inputs per fused block (divides a row of 2^16).
 const BLOCK: u64 = 4096;
@@ -71,10 +71,19 @@ pub enum Eval {
 pub struct Fused {
     pub inst: Inst,
     pub eval: Eval,
+    /// The policy its rows are computed under.
+    pub policy: &'static Policy,
 }
 
-/// The fused sweep of `word`, or why the general path must compute it.
+/// The fused sweep of `word` under SM90's policy ([`plan_with`] another's), or why the
+/// general path must compute it.
 pub fn plan(word: u128) -> Result<Fused, String> {
+    plan_with(Policy::current(), word)
+}
+
+/// [`plan`] under policy `p`: the run's architecture's ([`Policy::for_target`]), as the
+/// general path's reference and the emulated digest kernel compute.
+pub fn plan_with(p: &'static Policy, word: u128) -> Result<Fused, String> {
     let inst = crate::kernel::digest::check_form(word).map_err(|e| e.to_string())?;
     let Some(operation) = reference::operation(inst.op) else {
         return Err(format!("no fused sweep for {:?}", inst.op));
@@ -82,10 +91,10 @@ pub fn plan(word: u128) -> Result<Fused, String> {
     // the instruction must be defined (an undefined one is the general path's, with its
     // invalid-predicated-off policy)
     let mul = if operation.family == reference::Family::Mul {
-        Some(MulRow::new(&inst).map_err(|u| u.to_string())?)
+        Some(MulRow::new_with(p, &inst).map_err(|u| u.to_string())?)
     } else {
         let mut out = [0u32; 1];
-        reference::eval_words(&inst, 0x3c00_3c00, &[0x3c00_3c00], 0x3c00_3c00, &mut out, &mut Vec::new()).map_err(|u| u.to_string())?;
+        reference::eval_words_with(p, &inst, 0x3c00_3c00, &[0x3c00_3c00], 0x3c00_3c00, &mut out, &mut Vec::new()).map_err(|u| u.to_string())?;
         None
     };
     // the kernel reads the generated values as they are: no two source operands in one
@@ -101,14 +110,14 @@ pub fn plan(word: u128) -> Result<Fused, String> {
     // P0..P6 and PT are all true: the guard is true unless negated
     if inst.pred.negated {
         if inst.dst == RZ {
-            return Ok(Fused { inst, eval: Eval::Const(0) });
+            return Ok(Fused { inst, eval: Eval::Const(0), policy: p });
         }
         if sources.contains(&inst.dst) {
             return Err("a false guard and a destination that is a source register".to_string());
         }
-        return Ok(Fused { inst, eval: Eval::Const(D_FILL) });
+        return Ok(Fused { inst, eval: Eval::Const(D_FILL), policy: p });
     }
-    let add = reference::add_row(&inst).map_err(|u| u.to_string())?;
+    let add = reference::add_row_with(p, &inst).map_err(|u| u.to_string())?;
     let eval = match (reg(inst.b), mul, add) {
         (None, _, _) => Eval::PerRow,
         (Some(_), Some(Some(m)), _) => Eval::MulLanes(m),
@@ -116,7 +125,7 @@ pub fn plan(word: u128) -> Result<Fused, String> {
         (Some(_), None, Some(a)) => Eval::AddLanes(a),
         (Some(_), None, None) => Eval::Words,
     };
-    Ok(Fused { inst, eval })
+    Ok(Fused { inst, eval, policy: p })
 }
 
 /// Per-thread buffers of one block.
@@ -163,7 +172,7 @@ impl Fused {
                         _ => {
                             let i = Inputs { c: req.c, ..super::inputs_for(k0) };
                             // plan checked that the instruction is defined
-                            let v = reference::eval(&self.inst, &Inputs { pred: PRED_ALL, ..i }).unwrap_or(0);
+                            let v = reference::eval_with(self.policy, &self.inst, &Inputs { pred: PRED_ALL, ..i }).unwrap_or(0);
                             row = Some((x, v));
                             v
                         }
@@ -183,7 +192,7 @@ impl Fused {
                 }
                 Eval::Words => {
                     // plan checked that the instruction is defined
-                    let _ = reference::eval_words(&self.inst, x * 0x10001, &Y32[ys], req.c, out, &mut s.words);
+                    let _ = reference::eval_words_with(self.policy, &self.inst, x * 0x10001, &Y32[ys], req.c, out, &mut s.words);
                     mix_sum(k0, out)
                 }
             };
@@ -197,7 +206,12 @@ impl Fused {
 /// The reference digests of every chunk of `req` by the fused sweep, on all cores; `None`
 /// when the word is not one [`plan`] fuses (then the general path must compute them).
 pub fn fused_digests(req: &DigestRequest) -> Option<Vec<Option<u64>>> {
-    let f = plan(req.word).ok()?;
+    fused_digests_with(Policy::current(), req)
+}
+
+/// [`fused_digests`] under policy `p` (the run's architecture's).
+pub fn fused_digests_with(p: &'static Policy, req: &DigestRequest) -> Option<Vec<Option<u64>>> {
+    let f = plan_with(p, req.word).ok()?;
     Some(super::per_chunk(req, Scratch::new, |c, sc| Some(f.digest_with(req, c, sc))))
 }
 
@@ -332,6 +346,33 @@ mod tests {
                 let req = DigestRequest { word: w, space_bits: 32, chunk_bits: 14, first_chunk: (x as u64) << 2, chunks: 4, c };
                 assert_eq!(fused_digests(&req).unwrap(), general(&req), "{text}, row {x:#06x}, c = {c:#x}");
             }
+        }
+    }
+
+    /// Under another architecture's policy the fused sweep computes as the general path
+    /// does under it (a run's `fused_digests_with` its target's): here `nan-result` settled
+    /// apart, on rows whose products are NaN, where the two policies' digests differ.
+    #[test]
+    fn the_fused_sweep_computes_under_the_policy_it_is_given() {
+        let mut alt = *Policy::current();
+        alt.nan_canonical = !alt.nan_canonical;
+        let alt: &'static Policy = Box::leak(Box::new(alt));
+        let general_with = |p: &Policy, req: &DigestRequest| {
+            let inst = crate::isa::decode(req.word).unwrap();
+            let expect = |xs: &[Inputs], out: &mut [u32]| {
+                let eff = crate::kernel::digest::digest_inputs(req.word, xs).map_err(|e| e.to_string())?;
+                reference::eval_batch_with(p, &inst, &eff, out).map_err(|e| e.to_string())
+            };
+            super::super::reference_digests(req, &expect)
+        };
+        for text in ["HMUL2 R0, R1, R2", "HADD2 R0, R1, R2", "HFMA2 R0, R1, R2, R3", "HMUL2 R0, R1, 1.5, -2"] {
+            let w = word(text);
+            // x = a NaN with a payload: every product or sum of the row is NaN
+            let req = DigestRequest { word: w, space_bits: 32, chunk_bits: 14, first_chunk: 0x7e01 << 2, chunks: 4, c: 0x3c00_3c00 };
+            let (mine, theirs) = (fused_digests_with(alt, &req).unwrap(), fused_digests(&req).unwrap());
+            assert_eq!(mine, general_with(alt, &req), "{text}: the fused sweep under the other policy");
+            assert_eq!(theirs, general_with(Policy::current(), &req), "{text}: under SM90's");
+            assert_ne!(mine, theirs, "{text}: the two policies' NaN results differ on this row");
         }
     }
 

@@ -180,7 +180,8 @@ impl Backend for RealBackend {
         crate::kernel::digest::build_for(self.target, req).map(|b| b.job).map_err(|e| e.to_string())
     }
     fn fused_digests(&self, req: &DigestRequest) -> Option<Vec<Option<u64>>> {
-        crate::run::exhaustive::sweep::fused_digests(req)
+        // under the run's architecture's policy, as `expect_batch` (the general path) computes
+        crate::run::exhaustive::sweep::fused_digests_with(self.policy(), req)
     }
     fn input_set(&self, i: &Inst, seed: u64, n: usize) -> Vec<Inputs> {
         crate::reference::input_set(i, seed, n)
