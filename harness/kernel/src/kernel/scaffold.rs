@@ -32,13 +32,25 @@
 //! registers are, and [`ScaffoldBuilt::preds`] rebuilds the predicate file after the word. The
 //! other scaffolds store no predicate, and serve no word that writes one.
 //!
+//! Predicate sources: `hset2_rrr_p` and `hsetp2_rrr_p` (`_p`) set the predicate their
+//! instruction reads per thread from the record's x word (`setp.ne.u32`, ptxas's
+//! `ISETP.NE.U32.AND P0, PT, Rx, RZ, PT`); a second marker run (record word k set where bit k
+//! of the thread index is) finds which record word sets it and which predicate it is
+//! ([`Loaded::psrc_slot`]). A word whose predicate source (HSET2, HSETP2) or selector (HMNMX2,
+//! at the same bits) reads P0..P6 stands on a `_p` scaffold only, its source index the
+//! scaffold's and its negation its own; [`build_for`] writes x from the case input's bit of
+//! that predicate, which [`ScaffoldBuilt::effective_inputs`] reports as the file the word
+//! read. A word whose source is PT or !PT stands on a scaffold that sets none. sm_80..sm_89's
+//! `hsetp2_rrr_p` serves no case: ptxas writes its prologue as an `IMAD.MOV.U32` the emulator
+//! does not read.
+//!
 //! What maps onto no scaffold is "not runnable on this road" ([`runnable`]), never run as
 //! something else: forms ptxas was not made to emit from PTX here (`cx[]`: PTX has no
 //! bindless constant bank; `UR`: ptxas kept the values in general registers in every kernel
-//! tried), words
-//! with a `.RELU` predicate operand other than PT (the scaffolds set no
-//! predicate; a guard predicate becomes the scaffold's PT, like its registers), and register
-//! patterns with no scaffold (which operands coincide, RZ).
+//! tried), words with a `.RELU` predicate operand other than PT (no scaffold sets one; a
+//! guard predicate becomes the scaffold's PT, like its registers), a predicate source P0..P6
+//! where no `_p` scaffold serves the word (its register pattern or form, or HSETP2's on
+//! sm_80..sm_89), and register patterns with no scaffold (which operands coincide, RZ).
 
 use super::{Case, LaunchJob, NotRunnable, PatchError, KERNEL_NAME};
 use crate::inputs::Inputs;
@@ -393,8 +405,9 @@ fn same_sources(a: Op, b: Op) -> bool {
 }
 
 /// The word `word` runs as on the scaffold road, and the scaffold: the case's opcode,
-/// modifiers and immediates on the scaffold's registers, guard predicate (PT: the scaffolds
-/// set no predicate, so a guarded word runs unguarded), control bits and unused bits. A scaffold of the same instruction is preferred; one of an instruction with the
+/// modifiers and immediates on the scaffold's registers, guard predicate (PT: no scaffold
+/// sets a guard, so a guarded word runs unguarded), predicate source (a P0..P6 source
+/// becomes a `_p` scaffold's, its negation kept), control bits and unused bits. A scaffold of the same instruction is preferred; one of an instruction with the
 /// same sources serves otherwise (HMUL2 / HADD2, HFMA2 / HFMA2.MMA). SM90's scaffolds.
 pub fn fit(word: u128) -> Result<(u128, &'static Loaded), NotRunnable> {
     fit_for(Target::DEFAULT, word)
