@@ -851,6 +851,10 @@ mod tests {
                         // results alone
                         let out: Vec<u8> = [[0u32, 0, 7, 7], [0, 2, 7, 7], [1, 0, 7, 7], [1, 2, 7, 7]].iter().flatten().flat_map(|v| v.to_le_bytes()).collect();
                         assert_eq!(b.preds(&out).unwrap(), Some(vec![0, 2, 1, 3]), "{t}");
+                        // were its results P1 and P2, the source's bit would stay in the file
+                        let mut moved = b.clone();
+                        moved.preds = moved.preds.map(|(_, slots)| ([1, 2], slots));
+                        assert_eq!(moved.preds(&out).unwrap(), Some(vec![0, 5, 2, 7]), "{t}");
                     } else {
                         assert_eq!(b.preds(&[0; 64]).unwrap(), None, "{t} {op}");
                     }
