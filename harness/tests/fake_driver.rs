@@ -304,6 +304,80 @@ fn hsetp2_predicates_are_compared_on_the_scaffold_road() {
     }
 }
 
+/// Words whose predicate source is P0..P6 run on `run --road scaffold`: HSET2 and HMNMX2
+/// (its selector at HSET2's bits) on `hset2_rrr_p`, on SM90 and on an SM80 device (its
+/// own build), and HSETP2 on `hsetp2_rrr_p` on SM90; the source is set per thread from the
+/// case input's bit by ptxas's ISETP, which the emulated driver runs. Every result compares
+/// clean; a word whose result has bit 0 flipped (HSET2, HMNMX2) or whose P0 after it is
+/// flipped (HSETP2) is a mismatch, and only that word.
+#[test]
+fn predicate_sources_p0_to_p6_are_compared_on_the_scaffold_road() {
+    use hmul2_harness::kernel::scaffold;
+    use hmul2_harness::target::Target;
+    let seed = seed(43);
+    let reads_p = |w: &u128| decode(*w).is_ok_and(|i| i.psrc.is_some_and(|p| p.index != hmul2_harness::isa::PT));
+    // `n` words of `op` that fit `name` on `t`, fitted
+    let words_of = |t: &'static Target, op: Op, name: &str, n: usize| -> Vec<u128> {
+        let mut ws: Vec<u128> = hmul2_harness::kernel::runnable_words_for(t, seed, &[op], Some(Form::Rrr), 512)
+            .unwrap()
+            .into_iter()
+            .filter(reads_p)
+            .filter_map(|w| scaffold::fit_for(t, w).ok().filter(|(_, l)| l.scaffold.name == name).map(|(f, _)| f))
+            .collect();
+        ws.sort();
+        ws.dedup();
+        ws.truncate(n);
+        assert!(ws.len() >= 3, "{t}: {} {op} words fit {name}", ws.len());
+        ws
+    };
+    let sm80 = Target::ALL[0];
+    assert_eq!(sm80.sm, Target::SM80.sm);
+    let d = tmp("scaffold-psrc");
+    let n = |s: &Value, k: &str| s["totals"][k].as_u64().unwrap_or(u64::MAX);
+    for (t, ops, fault) in [
+        (Target::DEFAULT, [Op::Hset2, Op::Hmnmx2], "flip-if"),
+        (sm80, [Op::Hset2, Op::Hmnmx2], "flip-if"),
+        (Target::DEFAULT, [Op::Hsetp2, Op::Hsetp2], "pred-flip-if"),
+    ] {
+        let name = if ops[0] == Op::Hsetp2 { "hsetp2_rrr_p" } else { "hset2_rrr_p" };
+        let mut words = words_of(t, ops[0], name, 4);
+        if ops[1] != ops[0] {
+            words.extend(words_of(t, ops[1], name, 4));
+        }
+        let tag = format!("{t}-{name}");
+        let list = d.join(format!("{tag}.txt"));
+        std::fs::write(&list, words.iter().map(|&w| format!("{}\n", format_hex(w))).collect::<String>()).unwrap();
+        let (ma, mi) = t.compute_capability;
+        let run = |extra: &str, out: &str| -> (Output, Value) {
+            let out = d.join(format!("{tag}-{out}"));
+            let args =
+                ["run", "--seed", &seed.to_string(), "--inputs", "32", "--road", "scaffold", "--words", list.to_str().unwrap(), "--out", out.to_str().unwrap()];
+            let o = harness(&format!("cc={ma}.{mi}{extra}"), &args);
+            let s = summary(&out);
+            (o, s)
+        };
+        let (o, s) = run("", "clean");
+        assert_eq!(o.status.code(), Some(0), "{tag}: {}", text(&o));
+        assert_eq!((n(&s, "instructions"), n(&s, "not_runnable"), n(&s, "mismatches")), (words.len() as u64, 0, 0), "{tag}: {}", s["totals"]);
+        let compared = n(&s, "compared");
+        assert!(compared > 0, "{tag}: {}", s["totals"]);
+        // the first word of each op faulted: those, and only those, mismatch
+        let mut bad: Vec<u128> = vec![words[0]];
+        if ops[1] != ops[0] {
+            bad.push(words[words.len() - 1]);
+        }
+        let config: String = bad.iter().map(|&w| format!(",{fault}:{}:{}", format_hex(u128::MAX), format_hex(w))).collect();
+        let (o, s) = run(&config, "faulted");
+        assert_eq!(o.status.code(), Some(1), "{tag}: {}", text(&o));
+        let mut found: Vec<String> = s["mismatches"].as_array().unwrap().iter().map(|f| f["encoding"].as_str().unwrap().to_string()).collect();
+        found.sort();
+        let mut want: Vec<String> = bad.iter().map(|&w| format_hex(w)).collect();
+        want.sort();
+        assert_eq!(found, want, "{tag}: {}", s["totals"]);
+        eprintln!("{tag}: {} words, {compared} results compared clean; the {} faulted found", words.len(), found.len());
+    }
+}
+
 #[test]
 fn rejected_images_and_crashing_drivers_are_isolated_too() {
     let seed = seed(9);

@@ -138,6 +138,10 @@ fn a_patched_scaffold_differs_from_ptxas_in_the_cases_bits_of_one_word() {
                 if want.pdst.is_some() {
                     want.pdst = l.inst.pdst;
                 }
+                // a predicate source P0..P6: the scaffold's, the case's negation
+                if let (Some(p), Some(q)) = (want.psrc.filter(|p| p.index != hmul2_harness::isa::PT), l.inst.psrc) {
+                    want.psrc = Some(hmul2_harness::isa::Pred { index: q.index, negated: p.negated });
+                }
                 want.ctrl = l.inst.ctrl;
                 want.ignored = if want.op == l.inst.op { l.inst.ignored } else { 0 };
                 assert_eq!(encode(&want).unwrap(), got, "{t} {}: {}", l.scaffold.name, format_hex(w));
@@ -161,8 +165,10 @@ fn a_patched_scaffold_differs_from_ptxas_in_the_cases_bits_of_one_word() {
             }
             // a build of the same op, form and pattern earlier in the table takes its
             // words (SM80's hfma2_mma_rrrr and hfma2_rrrr both hold HFMA2.MMA on distinct
-            // registers; SM86..SM120's both HFMA2): it serves none, and is said
-            let same = |e: &&scaffold::Loaded| e.form == l.form && e.inst.op == op && regs_alike(e.word, l.word);
+            // registers; SM86..SM120's both HFMA2): it serves none, and is said (a scaffold
+            // that sets a predicate source serves other words than one that sets none)
+            let same =
+                |e: &&scaffold::Loaded| e.form == l.form && e.inst.op == op && regs_alike(e.word, l.word) && e.psrc_slot.is_some() == l.psrc_slot.is_some();
             let shadowed = scaffold::scaffolds_for(t).iter().flatten().take_while(|e| e.scaffold.name != l.scaffold.name).any(|e| same(&e));
             if shadowed {
                 assert_eq!(cases, 0, "{t} {}", l.scaffold.name);

@@ -172,9 +172,10 @@ fn the_scaffold_road_runs_what_its_scaffolds_hold_and_counts_the_rest() {
     use hmul2_harness::isa::Form;
     // every register, immediate and c[] form of every instruction runs (HFMA2.MMA's
     // immediate and c[] forms on HFMA2's scaffolds); cx[] and UR forms are counted, never run
-    // An instruction that writes predicates runs on no scaffold (none stores them), and one
-    // with a predicate source only where it is PT (the scaffolds set none): random words
-    // seldom are, so those forms are not asked to have run (what ran was compared, above)
+    // An instruction that writes predicates runs only on HSETP2's scaffolds, and one with a
+    // predicate source P0..P6 only on a `_p` scaffold (distinct registers, register form):
+    // random words seldom fit those, so those forms are not asked to have run (what ran was
+    // compared, above)
     for &op in hmul2_harness::reference::IMPLEMENTED {
         let plain = hmul2_harness::isa::Inst::of(op, 0, 1, hmul2_harness::isa::Operand2::Reg(2));
         let reads_preds = plain.psrc.is_some() || plain.pdst.is_some();
