@@ -252,6 +252,19 @@ impl Target {
         Target::ALL.into_iter().find(|t| t.sm == sm).ok_or_else(|| TargetError::Unknown(s.into()))
     }
 
+    /// Every target's name in nvdisasm's spelling, `SM80, SM86, ...`, for messages (a list
+    /// spelt once, here).
+    pub fn all_names() -> &'static str {
+        static N: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+        N.get_or_init(|| Target::ALL.iter().map(|t| t.nvdisasm).collect::<Vec<_>>().join(", "))
+    }
+
+    /// The same in ptxas's spelling, `sm_80, sm_86, ...`.
+    pub fn all_ptxas_names() -> &'static str {
+        static N: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+        N.get_or_init(|| Target::ALL.iter().map(|t| t.ptxas).collect::<Vec<_>>().join(", "))
+    }
+
     /// The target of compute capability `cc`, if the harness speaks it.
     pub fn of_compute_capability(cc: (i32, i32)) -> Option<&'static Target> {
         Target::ALL.into_iter().find(|t| t.compute_capability == cc)

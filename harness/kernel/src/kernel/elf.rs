@@ -313,7 +313,9 @@ pub fn target_of(d: &[u8]) -> Result<&'static Target, PatchError> {
     }
     let flags = u32_at(d, 48)?;
     let sm = if d[7] == 0x33 { flags & 0xff } else { (flags >> 8) & 0xff };
-    Target::ALL.into_iter().find(|t| t.sm == sm).ok_or(PatchError::WrongArch { sm, flags, want: "one of sm_80, sm_86, sm_89, sm_90, sm_100, sm_120" })
+    static ONE_OF: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    let want = || ONE_OF.get_or_init(|| format!("one of {}", Target::all_ptxas_names())).as_str();
+    Target::ALL.into_iter().find(|t| t.sm == sm).ok_or_else(|| PatchError::WrongArch { sm, flags, want: want() })
 }
 
 /// Read a cubin as a loader would, checking what the patcher keeps consistent; the cubin's

@@ -544,7 +544,7 @@ fn check_entry(e: &Assumption, opts: &[&str]) -> Result<(), PolicyError> {
     for (arch, s) in &e.settled {
         let bad = |detail: &str| Err(PolicyError::Settled { id: e.id.clone(), arch: arch.clone(), detail: detail.into() });
         if !of_entry(arch) {
-            return bad("not an architecture that has the entry's instructions (nvdisasm's spelling: SM80, SM86, SM89, SM90, SM100, SM120)");
+            return bad(&format!("not an architecture that has the entry's instructions (nvdisasm's spelling: {})", Target::all_names()));
         }
         if !opts.contains(&s.option.as_str()) {
             return bad("the settled option is none of the entry's options");

@@ -76,7 +76,7 @@ impl Detection {
                 d.compute_capability,
                 match &d.arch {
                     Some(a) => format!(", {a}"),
-                    None => " - no architecture the harness speaks (SM80, SM86, SM89, SM90, SM100, SM120), unusable".into(),
+                    None => format!(" - no architecture the harness speaks ({}), unusable", crate::target::Target::all_names()),
                 }
             );
         }
