@@ -1623,7 +1623,7 @@ fn run_job(a: RunArgs) -> CliResult {
             crate::outln!("hardware: not used; {why}")?;
             p.base.hardware.reason = Some(why.clone());
             p.base.hardware.simulated = true;
-            (Box::new(pipeline::FakeBackend), worker_ordinals(&a, &p.hw))
+            (Box::new(pipeline::FakeBackend { target: p.hw.target(&a) }), worker_ordinals(&a, &p.hw))
         }
         Hw::Real { det, devices, target } => match pipeline::hardware_backend(a.road, target) {
             Ok(b) => {

@@ -3,6 +3,7 @@
 //! --arch` writes that architecture's cubin, `run` takes the GPU's architecture when none is
 //! named, refuses one that disagrees with the GPU before any launch, and records the
 //! architecture in its summary; a device of one architecture does not load another's cubin.
+//! The simulated executor (`HMUL2_FAKE_EXECUTOR`) is of the run's architecture too.
 
 use crate::common::{self, summary, text, tmp};
 use crate::fake_driver::harness;
@@ -243,6 +244,66 @@ fn an_sm86_run_is_read_as_sm86_and_its_vectors_fail_as_sm90() {
     let o = verify(&[], &bare);
     assert_eq!(o.status.code(), Some(1), "bare lines read as SM90 must fail: {}", text(&o));
     assert!(text(&o).contains("mismatch:") || text(&o).contains("invalid:"), "{}", text(&o));
+}
+
+/// The simulated executor reads and computes a run's words as the run's architecture does
+/// (`FakeBackend { target }`, its jobs naming the target): a simulated `run --arch SM86` of
+/// words SM86 reads otherwise than SM90 (HSETP2 with SM90's BF16_V2 lane format, which SM86
+/// ignores; HMNMX2 with SM90's `.IS_A`, ignored there; HMUL2 with SM90's BF16_V2 and INVALID1
+/// formats, FP16 and `.F32` there) compares every result clean, its predicates SM86's
+/// reading's, and its vector lines name SM86. The same words under `--arch SM90` are SM90's
+/// reading, whose HSETP2 compares BF16 lanes: on NaN lanes of one format and not the other,
+/// the two runs' predicates after differ. Were the executor to read them as SM90 and the
+/// engine as SM86, those would be mismatches.
+#[test]
+fn a_simulated_run_reads_and_computes_its_words_as_its_architecture() {
+    use hmul2_harness::kernel::reads_as_sm90;
+    use hmul2_harness::reference::{preds_after_with, Policy};
+    use hmul2_harness::vectors::{parse_line, Vector};
+    let d = tmp("arch-simulated");
+    let hsetp2 = 0x000fc200039040020000000201007234u128;
+    let words = [hsetp2, 0x000fe200038000ae0000000201007240, 0x000fe200002000000000000201007232, 0x000fe200000040000000000201007232];
+    assert!(words.iter().all(|&w| !reads_as_sm90(&Target::SM86, w)));
+    let file = d.join("words.txt");
+    std::fs::write(&file, words.map(format_hex).join("\n")).unwrap();
+    let inputs = 256;
+    let sim = |arch: &'static Target| -> Vec<(String, Vector)> {
+        let (out, vectors) = (d.join(arch.nvdisasm), d.join(format!("{}-vectors", arch.nvdisasm)));
+        let o = common::bin()
+            .env("HMUL2_FAKE_EXECUTOR", "ok")
+            .args(["run", "--words", file.to_str().unwrap(), "--seed", "3", "--inputs", &inputs.to_string(), "--arch", arch.nvdisasm])
+            .args(["--vectors", vectors.to_str().unwrap(), "--out", out.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{arch}: {}", text(&o));
+        let s = summary(&out);
+        assert_eq!(s["arch"], arch.nvdisasm);
+        assert_eq!(s["hardware"]["simulated"], true);
+        let n = |k: &str| s["totals"][k].as_u64().unwrap_or(u64::MAX);
+        let all = (words.len() * inputs) as u64;
+        assert_eq!((n("instructions"), n("compared"), n("mismatches"), n("undefined")), (words.len() as u64, all, 0, 0), "{arch}: {}", s["totals"]);
+        let f = std::fs::read_dir(vectors.join("simulated")).unwrap().next().unwrap().unwrap().path();
+        let body = std::fs::read_to_string(&f).unwrap();
+        let lines: Vec<(String, Vector)> = body.lines().map(|l| (l.to_string(), parse_line(l).unwrap_or_else(|e| panic!("{e}: {l}")))).collect();
+        assert_eq!(lines.len() as u64, all, "{arch}: every result a line");
+        // each line's predicates after are the run's architecture's reading's, under its policy
+        for (l, v) in &lines {
+            let inst = hmul2_harness::isa::decode_for(arch, v.encoding).unwrap();
+            let want = preds_after_with(Policy::for_target(arch), &inst, &v.inputs).unwrap();
+            assert_eq!(v.expect_pred.unwrap_or(v.inputs.pred & 0x7f), want, "{arch}: {l}");
+        }
+        lines
+    };
+    let sm86 = sim(&Target::SM86);
+    assert!(sm86.iter().all(|(l, _)| l.contains(",\"arch\":\"SM86\",\"origin\":\"simulated:")), "{}", sm86[0].0);
+    let sm90 = sim(&Target::SM90);
+    assert!(sm90.iter().all(|(l, _)| !l.contains("\"arch\"")), "{}", sm90[0].0);
+    // the same inputs in both runs (drawn from the seed and the word's place): the readings differ
+    let key = |v: &Vector| (v.encoding, v.inputs.a, v.inputs.b, v.inputs.d, v.inputs.pred);
+    let preds90: std::collections::BTreeMap<_, _> = sm90.iter().map(|(_, v)| (key(v), v.expect_pred)).collect();
+    assert_eq!(preds90.len(), sm86.len());
+    let telling: Vec<&Vector> = sm86.iter().map(|(_, v)| v).filter(|v| preds90[&key(v)] != v.expect_pred).collect();
+    assert!(!telling.is_empty() && telling.iter().all(|v| v.encoding == hsetp2), "{} lines tell SM86's reading from SM90's", telling.len());
 }
 
 /// One `--arch` parser: every command that takes it shows the same spellings in `--help`

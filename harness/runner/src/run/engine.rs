@@ -414,7 +414,7 @@ mod tests {
         let words = crate::gen::generate(&crate::gen::GenOptions::legal_of(4, crate::reference::IMPLEMENTED), 0, 64);
         let items: Vec<(u64, u128)> = words.iter().enumerate().map(|(i, &w)| (i as u64, w)).collect();
         let mut exec = Counting(FakeExecutor { fault_on: vec![words[3], words[40]], ..Default::default() }, 0);
-        let out = run_batch(&FakeBackend, &mut exec, &items, &opts(), &|_| Some("nv text".into())).unwrap();
+        let out = run_batch(&FakeBackend::default(), &mut exec, &items, &opts(), &|_| Some("nv text".into())).unwrap();
         let faults: Vec<&str> = out.record.findings.iter().filter(|f| f.kind == report::FindingKind::Fault).map(|f| f.encoding.as_str()).collect();
         assert_eq!(faults, [format_hex(words[3]), format_hex(words[40])]);
         assert!(out.record.findings.iter().all(|f| f.detail.contains("ILLEGAL_INSTRUCTION") && f.detail.contains("nvdisasm: nv text")));
@@ -439,18 +439,18 @@ mod tests {
         let words = crate::gen::generate(&crate::gen::GenOptions::legal_of(11, &[Op::Hsetp2]), 0, 24);
         let items: Vec<(u64, u128)> = words.iter().enumerate().map(|(i, &w)| (i as u64, w)).collect();
         let o = EngineOptions { inputs: 32, ..opts() };
-        let out = run_batch(&FakeBackend, &mut FakeExecutor::default(), &items, &o, &|_| None).unwrap();
+        let out = run_batch(&FakeBackend::default(), &mut FakeExecutor::default(), &items, &o, &|_| None).unwrap();
         assert!(out.record.findings.is_empty(), "{:?}", out.record.findings);
         let compared: u64 = out.record.items.iter().map(|i| i.totals.compared).sum();
         assert!(compared >= 20 * 32, "{compared} results compared");
         // every observation carries the predicates after: the reference's, and some not the
         // file as it was (the comparison results land in P0..P6)
-        assert!(out.observed.iter().all(|x| x.pred == FakeBackend.expect_preds(&decode(x.word).unwrap(), &x.inputs).ok()));
+        assert!(out.observed.iter().all(|x| x.pred == FakeBackend::default().expect_preds(&decode(x.word).unwrap(), &x.inputs).ok()));
         assert!(out.observed.iter().filter(|x| x.pred != Some(x.inputs.pred & 0x7f)).count() > out.observed.len() / 4);
         // one word's P0 wrong after it
         let bad = words[5];
         let mut exec = FakeExecutor { pred_flip_if: vec![(u128::MAX, bad)], ..Default::default() };
-        let out = run_batch(&FakeBackend, &mut exec, &items, &o, &|_| None).unwrap();
+        let out = run_batch(&FakeBackend::default(), &mut exec, &items, &o, &|_| None).unwrap();
         let [f] = &out.record.findings[..] else { panic!("{:?}", out.record.findings) };
         assert_eq!((f.kind, f.encoding.as_str()), (report::FindingKind::Mismatch, format_hex(bad).as_str()));
         assert!(f.detail.contains("the predicates P0..P6 after are"), "{f:?}");
@@ -460,12 +460,12 @@ mod tests {
         // the four (HFMA2.MMA among HFMA2's forms): the file as it was after every input
         let words = crate::gen::generate(&crate::gen::GenOptions::legal_of(12, &[Op::Hmul2, Op::Hadd2, Op::Hfma2]), 0, 16);
         let items: Vec<(u64, u128)> = words.iter().enumerate().map(|(i, &w)| (i as u64, w)).collect();
-        let out = run_batch(&FakeBackend, &mut FakeExecutor::default(), &items, &o, &|_| None).unwrap();
+        let out = run_batch(&FakeBackend::default(), &mut FakeExecutor::default(), &items, &o, &|_| None).unwrap();
         assert!(out.record.findings.is_empty() && !out.observed.is_empty());
         assert!(out.observed.iter().all(|x| x.pred == Some(x.inputs.pred & 0x7f)));
         // and the same word clobbering P0 is a mismatch
         let mut exec = FakeExecutor { pred_flip_if: vec![(u128::MAX, words[3])], ..Default::default() };
-        let out = run_batch(&FakeBackend, &mut exec, &items, &o, &|_| None).unwrap();
+        let out = run_batch(&FakeBackend::default(), &mut exec, &items, &o, &|_| None).unwrap();
         assert_eq!(out.record.findings.iter().map(|f| f.encoding.as_str()).collect::<Vec<_>>(), [format_hex(words[3]).as_str()]);
     }
 
@@ -475,13 +475,13 @@ mod tests {
         let items: Vec<(u64, u128)> = words.iter().enumerate().map(|(i, &w)| (i as u64, w)).collect();
         let mut exec = Counting(FakeExecutor { fault_on: vec![words[3]], ..Default::default() }, 0);
         let stop = EngineOptions { stop_on_launch_failure: true, ..opts() };
-        let e = run_batch(&FakeBackend, &mut exec, &items, &stop, &|_| None).err().unwrap();
+        let e = run_batch(&FakeBackend::default(), &mut exec, &items, &stop, &|_| None).err().unwrap();
         // (the first launch: the words that read no constant-bank word another reads)
         assert!(matches!(&e, ExecError::Setup(m) if m.contains("instructions failed") && m.contains("ILLEGAL_INSTRUCTION")), "{e}");
         assert_eq!(exec.1, 1, "one launch, not bisected");
         // a clean batch is unaffected
         let mut exec = Counting(FakeExecutor::default(), 0);
-        assert_eq!(run_batch(&FakeBackend, &mut exec, &items, &stop, &|_| None).unwrap().observed.len(), 64 * 3);
+        assert_eq!(run_batch(&FakeBackend::default(), &mut exec, &items, &stop, &|_| None).unwrap().observed.len(), 64 * 3);
     }
 
     #[test]
@@ -489,7 +489,7 @@ mod tests {
         let words = crate::gen::generate(&crate::gen::GenOptions::legal_of(5, crate::reference::IMPLEMENTED), 0, 10);
         let items: Vec<(u64, u128)> = words.iter().enumerate().map(|(i, &w)| (i as u64, w)).collect();
         let mut exec = Counting(FakeExecutor::default(), 0);
-        let out = run_batch(&FakeBackend, &mut exec, &items, &opts(), &|_| None).unwrap();
+        let out = run_batch(&FakeBackend::default(), &mut exec, &items, &opts(), &|_| None).unwrap();
         assert_eq!(exec.1, 1);
         assert!(out.record.findings.is_empty());
         struct Broken;
@@ -498,7 +498,7 @@ mod tests {
                 Err(ExecError::Setup("out of memory".into()))
             }
         }
-        assert!(matches!(run_batch(&FakeBackend, &mut Broken, &items, &opts(), &|_| None), Err(ExecError::Setup(_))));
+        assert!(matches!(run_batch(&FakeBackend::default(), &mut Broken, &items, &opts(), &|_| None), Err(ExecError::Setup(_))));
     }
 
     #[test]
@@ -543,7 +543,7 @@ mod tests {
                 }
             }
         }
-        let out = run_batch(&FakeBackend, &mut DiesOnce(FakeExecutor::default(), false), &items, &opts(), &|_| None).unwrap();
+        let out = run_batch(&FakeBackend::default(), &mut DiesOnce(FakeExecutor::default(), false), &items, &opts(), &|_| None).unwrap();
         let faults: u64 = out.record.items.iter().map(|i| i.totals.faults).sum();
         let listed = out.record.findings.iter().filter(|f| f.kind == report::FindingKind::Fault).count() as u64;
         assert_eq!((faults, listed), (1, 1), "{:?}", out.record.findings);
@@ -566,7 +566,7 @@ mod tests {
         let bad = *words.iter().find(|&&w| decode(w).is_err()).unwrap();
         let items: Vec<(u64, u128)> = words.iter().enumerate().map(|(i, &w)| (i as u64, w)).collect();
         let mut exec = FakeExecutor { fault_on: vec![bad], ..Default::default() };
-        let out = run_batch(&FakeBackend, &mut exec, &items, &opts(), &|_| None).unwrap();
+        let out = run_batch(&FakeBackend::default(), &mut exec, &items, &opts(), &|_| None).unwrap();
         assert_eq!(out.record.findings.len(), 1);
         let f = &out.record.findings[0];
         assert_eq!(f.encoding, format_hex(bad));
@@ -588,25 +588,25 @@ mod tests {
         struct NoValueForInvalid;
         impl Backend for NoValueForInvalid {
             fn runnable(&self, w: u128) -> Result<(), String> {
-                FakeBackend.runnable(w)
+                FakeBackend::default().runnable(w)
             }
             fn build(&self, cases: &[Case]) -> Result<crate::run::pipeline::Prepared, String> {
-                FakeBackend.build(cases)
+                FakeBackend::default().build(cases)
             }
             fn results(&self, p: &crate::run::pipeline::Prepared, out: &[Vec<u8>]) -> Result<Vec<Vec<u32>>, String> {
-                FakeBackend.results(p, out)
+                FakeBackend::default().results(p, out)
             }
             fn expect(&self, inst: &Inst, x: &Inputs) -> Result<u32, String> {
                 if inst.has_invalid_value() {
                     return Err("INVALIDn field".into());
                 }
-                FakeBackend.expect(inst, x)
+                FakeBackend::default().expect(inst, x)
             }
             fn input_set(&self, inst: &Inst, seed: u64, n: usize) -> Vec<Inputs> {
-                FakeBackend.input_set(inst, seed, n)
+                FakeBackend::default().input_set(inst, seed, n)
             }
             fn digest_job(&self, req: &crate::run::exhaustive::DigestRequest) -> Result<crate::gpu::LaunchJob, String> {
-                FakeBackend.digest_job(req)
+                FakeBackend::default().digest_job(req)
             }
         }
         let keep = EngineOptions { keep_vectors: Some(2), ..opts() };

@@ -222,7 +222,19 @@ pub fn verify_vectors(dir: &Path) -> VerifyReport {
 /// A backend for CPU-only tests: jobs in [`crate::gpu::fake`]'s format, the reference's
 /// destination replaced by [`crate::gpu::fake::fake_eval`] (its predicates after are the
 /// reference's, read back and compared as on the batch road). Nothing here touches a GPU.
-pub struct FakeBackend;
+///
+/// Like [`RealBackend`], it is of one architecture: `target` reads the words (here, and in
+/// the simulated executor, whose jobs name it) and its policy computes the predicates.
+#[derive(Clone, Copy, Debug)]
+pub struct FakeBackend {
+    pub target: &'static crate::target::Target,
+}
+
+impl Default for FakeBackend {
+    fn default() -> FakeBackend {
+        FakeBackend { target: crate::target::Target::DEFAULT }
+    }
+}
 
 impl Backend for FakeBackend {
     fn runnable(&self, _word: u128) -> Result<(), String> {
@@ -233,7 +245,7 @@ impl Backend for FakeBackend {
         let shape: Vec<usize> = cases.iter().map(|c| c.inputs.len()).collect();
         let n: usize = shape.iter().sum();
         let job = LaunchJob {
-            cubin: crate::gpu::fake::FAKE_CUBIN.to_vec(),
+            cubin: crate::gpu::fake::fake_cubin(self.target),
             kernel_name: "fake".into(),
             grid: [1, 1, 1],
             block: [32, 1, 1],
@@ -261,8 +273,11 @@ impl Backend for FakeBackend {
         crate::reference::preds_after_with(crate::reference::Policy::for_target(self.target()), inst, inputs).map_err(|e| e.to_string())
     }
     fn expect(&self, inst: &Inst, inputs: &Inputs) -> Result<u32, String> {
-        let w = crate::isa::encode(inst).map_err(|e| e.to_string())?;
+        let w = crate::isa::encode_for(self.target, inst).map_err(|e| e.to_string())?;
         Ok(crate::gpu::fake::fake_eval(w, inputs))
+    }
+    fn target(&self) -> &'static crate::target::Target {
+        self.target
     }
     fn input_set(&self, _inst: &Inst, seed: u64, n: usize) -> Vec<Inputs> {
         let mut r = crate::rng::Rng::new(seed);
