@@ -306,7 +306,8 @@ fn hsetp2_predicates_are_compared_on_the_scaffold_road() {
 
 /// Words whose predicate source is P0..P6 run on `run --road scaffold`: HSET2 and HMNMX2
 /// (its selector at HSET2's bits) on `hset2_rrr_p`, on SM90 and on an SM80 device (its
-/// own build), and HSETP2 on `hsetp2_rrr_p` on SM90; the source is set per thread from the
+/// own build), and HSETP2 on `hsetp2_rrr_p` on SM90 and on an SM86 device (whose build ptxas
+/// opens with `IMAD.MOV.U32 R1, RZ, RZ, c[0x0][0x28]`); the source is set per thread from the
 /// case input's bit by ptxas's ISETP, which the emulated driver runs. Every result compares
 /// clean; a word whose result has bit 0 flipped (HSET2, HMNMX2) or whose P0 after it is
 /// flipped (HSETP2) is a mismatch, and only that word.
@@ -330,14 +331,15 @@ fn predicate_sources_p0_to_p6_are_compared_on_the_scaffold_road() {
         assert!(ws.len() >= 3, "{t}: {} {op} words fit {name}", ws.len());
         ws
     };
-    let sm80 = Target::ALL[0];
-    assert_eq!(sm80.sm, Target::SM80.sm);
+    let (sm80, sm86) = (Target::ALL[0], Target::ALL[1]);
+    assert_eq!((sm80.sm, sm86.sm), (Target::SM80.sm, Target::SM86.sm));
     let d = tmp("scaffold-psrc");
     let n = |s: &Value, k: &str| s["totals"][k].as_u64().unwrap_or(u64::MAX);
     for (t, ops, fault) in [
         (Target::DEFAULT, [Op::Hset2, Op::Hmnmx2], "flip-if"),
         (sm80, [Op::Hset2, Op::Hmnmx2], "flip-if"),
         (Target::DEFAULT, [Op::Hsetp2, Op::Hsetp2], "pred-flip-if"),
+        (sm86, [Op::Hsetp2, Op::Hsetp2], "pred-flip-if"),
     ] {
         let name = if ops[0] == Op::Hsetp2 { "hsetp2_rrr_p" } else { "hset2_rrr_p" };
         let mut words = words_of(t, ops[0], name, 4);

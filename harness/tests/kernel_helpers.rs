@@ -68,10 +68,10 @@ fn random_helpers(t: &Target, r: &mut Rng) -> (Vec<u128>, Vec<String>) {
                         (_, Op::P2r, "mask") => 1 + r.below(0xff),
                         // LDCU.64 (SM100/SM120's ULDC_64) prints offset 0 as [URZ], its index register
                         (_, Op::Uldc64, "offset") if t.sm >= 100 => (1 + r.below(0x3fff)) * 4,
-                        (_, Op::Ldc64 | Op::Uldc64 | Op::MovConst | Op::ImadWideU32Const, "offset") => r.below(0x4000) * 4 % 0x10000,
+                        (_, Op::Ldc64 | Op::Uldc64 | Op::MovConst | Op::ImadMovU32Const | Op::ImadWideU32Const, "offset") => r.below(0x4000) * 4 % 0x10000,
                         // offset 0 prints as [RZ], the index register (ptxas writes `LDC R9, c[0x3][RZ]`)
                         (_, Op::Ldc, "offset") => (1 + r.below(0x3fff)) * 4,
-                        (_, Op::Ldc64 | Op::Ldc | Op::Uldc64 | Op::MovConst, "bank") => r.below(18),
+                        (_, Op::Ldc64 | Op::Ldc | Op::Uldc64 | Op::MovConst | Op::ImadMovU32Const, "bank") => r.below(18),
                         (_, Op::ShfRU64Imm | Op::ShfRU32HiImm, "imm") => r.below(32),
                         _ => {
                             if k == 1 {

@@ -85,8 +85,8 @@ enum Misbehave {
 /// of the patcher's kernels that is no helper (`emu::Program::cases`): a batch kernel holds
 /// one per case, a digest kernel one; the digest kernel is the one that reads `SR_CTAID.X`
 /// (the batch kernels' threads index by `SR_TID.X` alone). A scaffold (ptxas's code, known
-/// by its prologue's `LDC R1, c[0x0][0x28]`, or `MOV R1, ...` on SM80..SM89) is one case
-/// whatever else it holds.
+/// by its prologue's `LDC R1, c[0x0][0x28]`, or `MOV R1, ...` or `IMAD.MOV.U32 R1, ...` on
+/// SM80..SM89) is one case whatever else it holds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 enum Fault {
     /// No fault injected.
@@ -119,9 +119,9 @@ impl Fault {
     /// What a launch of `p` does under this fault: None runs it.
     fn of(self, p: &Program) -> Option<Injected> {
         // a scaffold (the scaffold road) is ptxas's code, known by its prologue's `LDC R1,
-        // c[0x0][0x28]` (`MOV R1, c[0x0][0x28]` on SM80..SM89): one case, beside a decoy
-        // family word ptxas needs; never the digest
-        let ptxas = p.uses(HelperOp::Ldc) || p.uses(HelperOp::MovConst);
+        // c[0x0][0x28]` (`MOV R1, c[0x0][0x28]` or `IMAD.MOV.U32 R1, RZ, RZ, c[0x0][0x28]`
+        // on SM80..SM89): one case, beside a decoy family word ptxas needs; never the digest
+        let ptxas = p.uses(HelperOp::Ldc) || p.uses(HelperOp::MovConst) || p.uses(HelperOp::ImadMovU32Const);
         let multi = !ptxas && p.cases() > 1;
         let digest = !ptxas && p.uses(HelperOp::S2rCtaidX);
         match self {

@@ -571,7 +571,7 @@ fn run_warp(
                             }
                         }
                     }
-                    Op::Ldc | Op::MovConst => {
+                    Op::Ldc | Op::MovConst | Op::ImadMovU32Const => {
                         // a 32-bit constant: bank 0's stack pointer (ptxas's prologue) or bank 3's data
                         let v = match (a[2], a[1]) {
                             (0, o) if o == p.target.stack_pointer_offset => STACK_TOP,
@@ -706,10 +706,10 @@ fn operands(op: Op, a: &[u32; 4]) -> Operands {
         Op::Nop | Op::Exit | Op::BraSelf | Op::BraBack => (none(), none(), none(), none()),
         Op::S2rTidX | Op::S2rCtaidX => (none(), none(), r(a[0], 1), none()),
         Op::Ldc64 => (none(), none(), r(a[0], 2), none()),
-        Op::Ldc | Op::MovConst | Op::MovImm => (none(), none(), r(a[0], 1), none()),
+        Op::Ldc | Op::MovConst | Op::ImadMovU32Const | Op::MovImm => (none(), none(), r(a[0], 1), none()),
         Op::ImadWideU32Const => ([r(a[1], 1), r(a[2], 1)].concat(), none(), r(a[0], 2), none()),
         Op::Uldc64 => (none(), none(), none(), u(a[0], 2)),
-        Op::Iadd3Imm | Op::Mov | Op::SelNotP => (r(a[1], 1), none(), r(a[0], 1), none()),
+        Op::Iadd3Imm | Op::Mov | Op::ImadMovU32 | Op::SelNotP => (r(a[1], 1), none(), r(a[0], 1), none()),
         Op::ImadWideU32Imm => ([r(a[1], 1), r(a[3], 2)].concat(), none(), r(a[0], 2), none()),
         Op::LdgE => (r(a[1], 2), u(a[2], 2), r(a[0], 1), none()),
         Op::LdgE128 => (r(a[1], 2), u(a[2], 2), r(a[0], 4), none()),
@@ -860,7 +860,7 @@ fn lane_op(target: &Target, op: Op, a: &[u32; 4], g: &mut [u32; R_FILE], pr: &mu
         Op::S2rCtaidX => set(g, a[0], ctaid),
         Op::Ldc64 => set64(g, a[0], const0(target, launch, at, a[2], a[1])?),
         Op::Iadd3Imm => set(g, a[0], rd(g, a[1]).wrapping_add(a[2])),
-        Op::Mov => set(g, a[0], rd(g, a[1])),
+        Op::Mov | Op::ImadMovU32 => set(g, a[0], rd(g, a[1])),
         Op::MovImm => set(g, a[0], a[1]),
         // PT (7) is true: its negation selects Ra
         Op::SelNotP => set(g, a[0], if a[3] < PT as u32 && *pr >> a[3] & 1 == 1 { a[2] } else { rd(g, a[1]) }),
@@ -953,6 +953,46 @@ mod tests {
         for (t, rec) in mem.0[0].1.chunks_exact(16).enumerate() {
             assert_eq!(u64::from_le_bytes(rec[..8].try_into().unwrap()), t as u64 * 0x10001, "thread {t}");
             assert_eq!(u64::from_le_bytes(rec[8..].try_into().unwrap()), 0, "thread {t}: RZ:RZ stored");
+        }
+    }
+
+    /// SM80..SM89's ptxas writes moves as IMADs of RZ by RZ (the `hsetp2_rrr_p` builds):
+    /// ptxas's own words read as the family's ptxas-only helpers, and run as `MOV`s do, the
+    /// stack pointer's offset giving the driver's stack pointer; SM90's file has neither.
+    #[test]
+    fn sm8x_imad_moves_read_and_run_as_moves() {
+        use super::super::helpers::{encode_for, Sched};
+        let sm80 = Target::ALL[0];
+        let sp = 0x000f_e400_078e_00ff_0000_0a00_ff01_7624u128;
+        let mov = 0x000f_d600_078e_0006_0000_00ff_ff0a_7224u128;
+        assert_eq!(classify_for(sm80, sp), Some((Op::ImadMovU32Const, [1, 0x28, 0, 0])));
+        assert_eq!(classify_for(sm80, mov), Some((Op::ImadMovU32, [10, 6, 0, 0])));
+        assert_eq!((classify(sp), classify(mov)), (None, None), "SM90 reads neither");
+        let out = sm80.param_base + 8;
+        let prog: Vec<(Op, Vec<u32>)> = vec![
+            (Op::S2rTidX, vec![0]),
+            (Op::ImadMovU32Const, vec![1, sm80.stack_pointer_offset, 0]),
+            (Op::ImadMovU32, vec![2, 0]),
+            (Op::ImadMovU32, vec![3, 1]),
+            // R4:R5 = the output pointer, halves read apart
+            (Op::ImadMovU32Const, vec![4, out, 0]),
+            (Op::ImadMovU32Const, vec![5, out + 4, 0]),
+            (Op::ImadWideU32Imm, vec![4, 0, 8, 4]),
+            (Op::Uldc64, vec![6, sm80.descriptor_offset, 0]),
+            (Op::StgE64, vec![4, 2, 6]),
+            (Op::Exit, vec![]),
+        ];
+        let mut text: Vec<u128> = prog.iter().map(|(op, a)| encode_for(sm80, *op, a, Sched::safe(*op)).unwrap()).collect();
+        let exit = (text.len() as u32 - 1) * 16;
+        text.resize(16, encode_for(sm80, Op::Nop, &[], Sched::safe(Op::Nop)).unwrap());
+        let p = Program::load(&Image { target: sm80, text, bank3: vec![0; 16], regcount: 16, exits: vec![exit] }).unwrap();
+        let base = 0x1_0000u64;
+        let mut mem = Regions(vec![(base, vec![0xa5; 32 * 8])]);
+        let launch = Launch { grid: [1, 1, 1], block: [32, 1, 1], params: [0, base] };
+        run(&p, &launch, &mut mem, &mut reference_hook).unwrap();
+        for (t, rec) in mem.0[0].1.chunks_exact(8).enumerate() {
+            let got = [u32::from_le_bytes(rec[..4].try_into().unwrap()), u32::from_le_bytes(rec[4..].try_into().unwrap())];
+            assert_eq!(got, [t as u32, STACK_TOP], "thread {t}: R2 = tid, R3 = R1 = the stack pointer");
         }
     }
 

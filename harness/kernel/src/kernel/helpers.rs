@@ -56,12 +56,17 @@ pub enum Op {
     /// `SEL Rd, Ra, imm32, !Pp`: Rd = Pp ? imm : Ra; ptxas's `selp` of a predicate result
     /// (the HSETP2 scaffold stores its two predicates so).
     SelNotP,
+    /// `IMAD.MOV.U32 Rd, RZ, RZ, c[bank][offset]`: ptxas's sm_80..sm_89 prologue where it
+    /// writes `MOV Rd, c[][]` as an IMAD (the `hsetp2_rrr_p` scaffolds: the stack pointer).
+    ImadMovU32Const,
+    /// `IMAD.MOV.U32 Rd, RZ, RZ, Rc`: ptxas's sm_80..sm_89 register move written as an IMAD.
+    ImadMovU32,
 }
 
 impl Op {
     /// In the order a decoder should try them: `IMAD_IADD` (IMAD with the immediate 1)
     /// before `IMAD_IMM`.
-    pub const ALL: [Op; 31] = [
+    pub const ALL: [Op; 33] = [
         Op::Nop,
         Op::S2rTidX,
         Op::Ldc64,
@@ -93,6 +98,8 @@ impl Op {
         Op::MovImm,
         Op::ImadWideU32Const,
         Op::SelNotP,
+        Op::ImadMovU32Const,
+        Op::ImadMovU32,
     ];
     /// The op's name in the JSON file.
     pub fn name(self) -> &'static str {
@@ -128,6 +135,8 @@ impl Op {
             Op::MovImm => "MOV_IMM",
             Op::ImadWideU32Const => "IMAD_WIDE_U32_CONST",
             Op::SelNotP => "SEL_NOT_P",
+            Op::ImadMovU32Const => "IMAD_MOV_U32_CONST",
+            Op::ImadMovU32 => "IMAD_MOV_U32",
         }
     }
     /// Ops the patcher never places: they are read from ptxas's own code (the scaffold road's
@@ -135,7 +144,7 @@ impl Op {
     /// architectures have no such encoding (SM100 and SM120 reject `MOV` and `IMAD.WIDE.U32`
     /// with a `c[]` operand; ptxas loads with `LDC` there) leaves them out of its file.
     pub fn ptxas_only(self) -> bool {
-        matches!(self, Op::MovConst | Op::MovImm | Op::ImadWideU32Const | Op::SelNotP)
+        matches!(self, Op::MovConst | Op::MovImm | Op::ImadWideU32Const | Op::SelNotP | Op::ImadMovU32Const | Op::ImadMovU32)
     }
     /// Whether the op completes after a variable delay (it must set a scoreboard).
     pub fn variable_latency(self) -> bool {
