@@ -66,7 +66,7 @@ pub struct Scaffold {
     pub name: &'static str,
     pub ptx: &'static str,
     /// ptxas's build for each target, in [`Target::ALL`]'s order ([`Scaffold::cubin`]).
-    cubins: [&'static [u8]; 6],
+    cubins: [&'static [u8]; Target::ALL.len()],
 }
 
 impl Scaffold {
@@ -388,7 +388,7 @@ pub fn scaffolds() -> &'static [Result<Loaded, String>] {
 /// build for `target` serves no case (the cases it would have served are not runnable on
 /// this road there, unless another scaffold serves them).
 pub fn scaffolds_for(target: &'static Target) -> &'static [Result<Loaded, String>] {
-    static ALL: [OnceLock<Vec<Result<Loaded, String>>>; 6] = [const { OnceLock::new() }; 6];
+    static ALL: [OnceLock<Vec<Result<Loaded, String>>>; Target::ALL.len()] = [const { OnceLock::new() }; Target::ALL.len()];
     let Some(k) = Target::ALL.iter().position(|t| t.sm == target.sm) else { return &[] };
     ALL[k].get_or_init(|| SCAFFOLDS.iter().map(|s| load(s, Target::ALL[k])).collect())
 }
