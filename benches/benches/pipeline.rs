@@ -11,8 +11,8 @@
 
 use criterion::{criterion_group, Criterion, Throughput};
 use hmul2_harness::gpu::{ExecError, Executor, LaunchJob};
-use hmul2_harness::isa::decode;
-use hmul2_harness::kernel::runnable_words;
+use hmul2_harness::isa::{decode, Operand2};
+use hmul2_harness::kernel::{runnable_words, OUTPUT_RECORD};
 use hmul2_harness::run::engine::{input_seed, run_batch, EngineOptions};
 use hmul2_harness::run::pipeline::{Backend, Case, RealBackend};
 use hmul2_harness::run::vector_out::VectorWriter;
@@ -41,9 +41,12 @@ fn batches() -> Vec<Vec<(u64, u128)>> {
     items.chunks(BATCH).map(|c| c.to_vec()).collect()
 }
 
-/// What an agreeing GPU would write for `items`: built the way `run_batch` builds it, each
-/// output word the reference's value for the inputs the kernel really reads.
-fn agreeing_output(items: &[(u64, u128)]) -> Vec<u8> {
+/// What an agreeing GPU would write for `items`, launch by launch: the cases grouped as
+/// `run_batch` groups them (a case joins the first launch none of whose cases reads a word
+/// of constant bank 3 it reads: the kernel fills each bank word once a launch), each launch
+/// built the way `run_batch` builds it, each output record the reference's destination and
+/// predicate file for the inputs the kernel really reads.
+fn agreeing_output(items: &[(u64, u128)]) -> Vec<Vec<u8>> {
     let b = RealBackend::default();
     let o = opts();
     let cases: Vec<Case> = items
@@ -53,35 +56,67 @@ fn agreeing_output(items: &[(u64, u128)]) -> Vec<u8> {
             Case { word: w, inputs: b.input_set(&inst, input_seed(o.seed, i), o.inputs) }
         })
         .collect();
-    let p = b.build(&cases).expect("build");
-    let used = b.effective_inputs(&p, &cases).expect("effective inputs of a built batch");
-    let mut out = Vec::with_capacity(p.jobs[0].output_bytes);
-    for (c, ins) in cases.iter().zip(used) {
+    let bank_words = |c: &Case| -> Vec<i32> {
         let inst = decode(c.word).expect("decodes");
-        let mut r = vec![0u32; ins.len()];
-        // a word the reference leaves undefined (HFMA2 .RELU with a predicate operand, an
-        // INVALIDn field) is counted undefined by `run`, not compared: any output will do
-        if b.expect_batch(&inst, &ins, &mut r).is_err() {
-            r.fill(0);
+        std::iter::once(inst.b)
+            .chain(inst.c)
+            .filter_map(|o| match o {
+                Operand2::Const { offset, .. } => Some(offset / 4),
+                _ => None,
+            })
+            .collect()
+    };
+    let mut groups: Vec<(Vec<Case>, std::collections::BTreeSet<i32>)> = Vec::new();
+    for c in cases {
+        let read = bank_words(&c);
+        match groups.iter_mut().find(|g| read.iter().all(|w| !g.1.contains(w))) {
+            Some(g) => {
+                g.1.extend(read);
+                g.0.push(c);
+            }
+            None => groups.push((vec![c], read.into_iter().collect())),
         }
-        out.extend(r.iter().flat_map(|v| v.to_le_bytes()));
     }
-    assert_eq!(out.len(), p.jobs[0].output_bytes, "the output layout is case after case, 4 bytes per input");
-    out
+    groups
+        .into_iter()
+        .map(|(cases, _)| {
+            let p = b.build(&cases).expect("build");
+            let used = b.effective_inputs(&p, &cases).expect("effective inputs of a built batch");
+            let mut out = Vec::with_capacity(p.jobs[0].output_bytes);
+            for (c, ins) in cases.iter().zip(used) {
+                let inst = decode(c.word).expect("decodes");
+                let mut r = vec![0u32; ins.len()];
+                // a word the reference leaves undefined (HFMA2 .RELU with a predicate operand,
+                // an INVALIDn field) is counted undefined by `run`, not compared: any output will do
+                if b.expect_batch(&inst, &ins, &mut r).is_err() {
+                    r.fill(0);
+                }
+                // each input's record: the destination, then the predicate file after the word (P2R)
+                for (v, x) in r.iter().zip(&ins) {
+                    let preds = b.expect_preds(&inst, x).unwrap_or(x.pred) as u32;
+                    out.extend(v.to_le_bytes());
+                    out.extend(preds.to_le_bytes());
+                }
+            }
+            assert_eq!(out.len(), p.jobs[0].output_bytes, "the output layout is case after case, {OUTPUT_RECORD} bytes per input");
+            out
+        })
+        .collect()
 }
 
-/// A device that answers with a prepared output.
-struct Replay(Vec<u8>);
-impl Executor for Replay {
+/// A device that answers each launch with its prepared output, in order.
+struct Replay<'a>(std::slice::Iter<'a, Vec<u8>>);
+impl Executor for Replay<'_> {
     fn execute(&mut self, job: &LaunchJob) -> Result<Vec<u8>, ExecError> {
-        assert_eq!(job.output_bytes, self.0.len());
-        Ok(self.0.clone())
+        let out = self.0.next().expect("an output prepared for every launch");
+        assert_eq!(job.output_bytes, out.len());
+        Ok(out.clone())
     }
 }
 
 /// One batch as `run` handles it: run_batch, then the journal record and vector lines.
-fn host_batch(items: &[(u64, u128)], out: &[u8], sink: &mut Vec<u8>) -> u64 {
-    let mut exec = Replay(out.to_vec());
+fn host_batch(items: &[(u64, u128)], out: &[Vec<u8>], sink: &mut Vec<u8>) -> u64 {
+    let mut exec = Replay(out.iter());
     let r = run_batch(&RealBackend::default(), &mut exec, items, &opts(), &|_| None).expect("no setup error");
     let compared: u64 = r.record.items.iter().map(|i| i.totals.compared).sum();
     assert_eq!(r.record.items.iter().map(|i| i.totals.mismatches).sum::<u64>(), 0, "the agreeing output agrees");
@@ -92,7 +127,7 @@ fn host_batch(items: &[(u64, u128)], out: &[u8], sink: &mut Vec<u8>) -> u64 {
     compared
 }
 
-fn ratio_report(bs: &[Vec<(u64, u128)>], outs: &[Vec<u8>]) {
+fn ratio_report(bs: &[Vec<(u64, u128)>], outs: &[Vec<Vec<u8>>]) {
     let mut sink = Vec::new();
     let mut best = f64::MAX;
     let mut compared = 0;
@@ -202,7 +237,7 @@ fn exhaustive_report() {
 fn bench(c: &mut Criterion) {
     exhaustive_report();
     let bs = batches();
-    let outs: Vec<Vec<u8>> = bs.iter().map(|b| agreeing_output(b)).collect();
+    let outs: Vec<Vec<Vec<u8>>> = bs.iter().map(|b| agreeing_output(b)).collect();
     ratio_report(&bs, &outs);
     let mut g = c.benchmark_group("host");
     g.throughput(Throughput::Elements((BATCH * INPUTS) as u64));
